@@ -1,0 +1,47 @@
+"""User-facing errors: one root class, one subclass per area.
+
+Only the CLI entry point catches these; it prints ``str(error)`` and exits 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class RunnerError(Exception):
+    """A failure the user can act on; its message is shown without a traceback."""
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One problem in one file, printed as ``path:line:col: field: message``."""
+
+    path: str
+    line: int
+    col: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}:{self.col}"
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class ManifestError(RunnerError):
+    """A manifest is invalid; carries every problem found, not just the first."""
+
+    def __init__(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
+        self.problems = tuple(sorted(problems))
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class LedgerError(RunnerError):
+    """A ledger file cannot be read or written."""
+
+
+class SubmitError(RunnerError):
+    """Submission could not start or finish (credentials, backend, deadline)."""
+
+
+class GitError(RunnerError):
+    """A git operation failed in a way the user must resolve."""

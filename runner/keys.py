@@ -1,0 +1,38 @@
+"""Idempotency keys, experiment names and spec hashes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from runner.model import FORMAT_VERSION
+from runner.values import Value, canonical_json
+
+NAME_HEX = 12
+
+
+def point_key(sweep: str, workspace: str, revision: int, params: Mapping[str, Value]) -> str:
+    """sha256 of the canonical JSON of everything that makes a point the same experiment.
+
+    The task template is deliberately not part of it: editing the image shows as drift in the
+    plan instead of silently re-running every point. Bump `revision` to re-run.
+    """
+    identity = {
+        "format": FORMAT_VERSION,
+        "sweep": sweep,
+        "workspace": workspace,
+        "revision": revision,
+        "params": dict(params),
+    }
+    return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
+
+
+def experiment_name(sweep: str, key: str) -> str:
+    """`<sweep>-<first 12 hex of the key>`: at most 113 characters, a valid Beaker name."""
+    return f"{sweep}-{key[:NAME_HEX]}"
+
+
+def spec_hash(spec: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of a rendered spec document."""
+    return hashlib.sha256(canonical_json(spec).encode()).hexdigest()

@@ -1,0 +1,153 @@
+"""The ledger: the repository's record of which experiments a sweep has on Beaker.
+
+One file per sweep, `sweeps/ledger/<sweep>.jsonl`: a header line, then one JSON object per
+experiment sorted by key. Line-per-entry keeps diffs and reviews readable; entries are merged by
+key, never edited by hand. Writes are atomic (temp file + rename) under an exclusive lock on the
+ledger directory, and every write re-reads and merges, so concurrent runners never lose an entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runner.errors import LedgerError
+from runner.values import Value
+
+LEDGER_FORMAT = 1
+FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit", "params")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One submitted experiment."""
+
+    key: str
+    experiment: str
+    url: str
+    id: str
+    spec_hash: str
+    submitted_at: str
+    commit: str
+    params: Mapping[str, Value] = field(default_factory=dict)
+
+    def to_line(self) -> str:
+        data = asdict(self)
+        return json.dumps({k: data[k] for k in FIELDS}, ensure_ascii=False, sort_keys=False)
+
+
+@dataclass(frozen=True)
+class Ledger:
+    sweep: str
+    entries: Mapping[str, Entry]
+    """By key."""
+
+    def merged(self, new: Iterable[Entry]) -> Ledger:
+        """This ledger plus new entries; for one key the later submission wins."""
+        entries = dict(self.entries)
+        for entry in new:
+            old = entries.get(entry.key)
+            if old is None or (old != entry and entry.submitted_at >= old.submitted_at):
+                entries[entry.key] = entry
+        return Ledger(self.sweep, entries)
+
+
+def ledger_path(root: Path, sweep: str, kind: str = "beaker") -> Path:
+    """Beaker ledgers are committed under sweeps/ledger/; local runs live in .runs/ (ignored)."""
+    if kind == "local":
+        return root / ".runs" / sweep / "ledger.jsonl"
+    return root / "sweeps" / "ledger" / f"{sweep}.jsonl"
+
+
+def header(sweep: str) -> str:
+    return json.dumps(
+        {
+            "ledger": LEDGER_FORMAT,
+            "sweep": sweep,
+            "about": "Experiments submitted for this sweep, one per line after this header, sorted by"
+            " key. Written by `python -m runner submit`; merged by key; do not edit by hand.",
+        },
+        ensure_ascii=False,
+    )
+
+
+def read(path: Path, sweep: str) -> Ledger:
+    """The ledger at path; an absent file is an empty ledger."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Ledger(sweep, {})
+    return parse(text, str(path), sweep)
+
+
+def parse(text: str, source: str, sweep: str) -> Ledger:
+    entries: dict[str, Entry] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data: dict[str, Any] = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LedgerError(f"{source}:{number}: not valid JSON ({exc.msg})") from None
+        if "ledger" in data:
+            if data["ledger"] != LEDGER_FORMAT or data.get("sweep") != sweep:
+                raise LedgerError(
+                    f"{source}:{number}: header says ledger format {data.get('ledger')} for sweep"
+                    f" {data.get('sweep')!r}; expected format {LEDGER_FORMAT} for {sweep!r}"
+                )
+            continue
+        try:
+            entry = Entry(**{k: data[k] for k in FIELDS})
+        except (KeyError, TypeError):
+            missing = [k for k in FIELDS if k not in data]
+            raise LedgerError(f"{source}:{number}: entry is missing {', '.join(missing)}") from None
+        entries[entry.key] = entry
+    return Ledger(sweep, entries)
+
+
+def render(ledger: Ledger) -> str:
+    lines = [header(ledger.sweep)]
+    lines += [ledger.entries[k].to_line() for k in sorted(ledger.entries)]
+    return "\n".join(lines) + "\n"
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def record(path: Path, sweep: str, entries: Iterable[Entry]) -> Ledger:
+    """Merge entries into the ledger file atomically; safe against concurrent writers."""
+    new = list(entries)
+    with _locked(path.parent):
+        ledger = read(path, sweep).merged(new)
+        write_atomic(path, render(ledger))
+    return ledger
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temp file in the same directory, fsync, then rename over the target."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

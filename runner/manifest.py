@@ -1,0 +1,91 @@
+"""Load a manifest file into a validated Sweep: YAML 1.2, schema, then semantic checks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from runner.errors import ManifestError, Problem
+from runner.model import Placement, Space, Sweep
+from runner.params import parse_space
+from runner.schema import schema_problems
+from runner.space import duplicate_includes, unmatched_excludes, upper_bound
+from runner.spec import Renderer
+from runner.yaml12 import Document, field_path, load_file
+
+_FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def load_manifest(path: Path, display: str | None = None) -> Sweep:
+    """Parse and check one manifest; raises ManifestError listing every problem found."""
+    shown = display or str(path)
+    doc = load_file(path, shown)
+    problems = schema_problems(doc)
+    if problems:
+        raise ManifestError(problems)
+    space, problems = parse_space(doc)
+    problems += _file_problems(path, doc)
+    if not problems:
+        problems += _space_problems(doc, space)
+    if problems:
+        raise ManifestError(problems)
+    data = doc.data
+    beaker = data["beaker"]
+    sweep = Sweep(
+        path=PurePosixPath(shown),
+        name=data["name"],
+        description=data.get("description", ""),
+        revision=data.get("revision", 0),
+        draft=data.get("draft", False),
+        placement=Placement(
+            workspace=beaker["workspace"],
+            clusters=tuple(beaker["clusters"]),
+            budget=beaker.get("budget"),
+            priority=beaker.get("priority"),
+            preemptible=beaker.get("preemptible"),
+            retries=beaker.get("retries"),
+            timeout=beaker.get("timeout"),
+        ),
+        tasks=tuple(data["tasks"]),
+        space=space,
+        marks=doc.marks,
+    )
+    Renderer(sweep)  # compiles every template: unknown names and bad syntax fail here
+    return sweep
+
+
+def _problem(doc: Document, path: tuple[str | int, ...], message: str) -> Problem:
+    mark = doc.marks.value(path)
+    return Problem(doc.source, mark.line, mark.col, field_path(path), message)
+
+
+def _file_problems(path: Path, doc: Document) -> list[Problem]:
+    if path.suffix not in (".yaml", ".yml") or not _FILE_STEM.match(path.stem):
+        return [
+            _problem(doc, (), f"file name {path.name!r} is not allowed: use letters, digits, '.', '_', '-'"
+                     " and a .yaml or .yml suffix")
+        ]
+    return []
+
+
+def _space_problems(doc: Document, space: Space) -> list[Problem]:
+    bound = upper_bound(space)
+    if bound > space.max_points:
+        where = ("params", "max_points") if "max_points" in doc.data.get("params", {}) else ("params",)
+        return [
+            _problem(
+                doc,
+                where,
+                f"the sweep has {bound} points (before exclusions), more than max_points"
+                f" {space.max_points}; raise params.max_points if you mean it",
+            )
+        ]
+    problems = [
+        _problem(doc, ("params", "exclude", i), "matches no point of the grid")
+        for i in unmatched_excludes(space)
+    ]
+    problems += [
+        _problem(doc, ("params", "include", i), f"duplicate point: {reason}")
+        for i, reason in duplicate_includes(space)
+    ]
+    return problems

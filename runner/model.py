@@ -1,0 +1,85 @@
+"""The validated manifest as immutable values. Built by `runner.manifest`; read by everything else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from pathlib import PurePosixPath
+
+from runner.values import Value
+from runner.yaml12 import Mark, Marks
+
+FORMAT_VERSION = 1
+DEFAULT_MAX_POINTS = 1000
+BUILTINS = ("sweep", "experiment", "revision")
+"""Names every template may use besides the parameters."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    workspace: str
+    clusters: tuple[str, ...]
+    budget: str | None = None
+    priority: str | None = None
+    preemptible: bool | None = None
+    retries: int | None = None
+    timeout: str | None = None
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of the product: a single parameter, or several that vary together (zip)."""
+
+    names: tuple[str, ...]
+    values: tuple[tuple[Value, ...], ...]
+    """One tuple per position, aligned with names."""
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A partial (exclude) or full (include) assignment of parameters."""
+
+    values: tuple[tuple[str, Value], ...]
+    mark: Mark
+    paths: tuple[tuple[str | int, ...], ...] = field(default=(), compare=False)
+    """Document path of each value, aligned with values (for error messages)."""
+
+
+@dataclass(frozen=True)
+class Derived:
+    name: str
+    template: str
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class Space:
+    axes: tuple[Axis, ...] = ()
+    include: tuple[Assignment, ...] = ()
+    exclude: tuple[Assignment, ...] = ()
+    derived: tuple[Derived, ...] = ()
+    max_points: int = DEFAULT_MAX_POINTS
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        return tuple(name for axis in self.axes for name in axis.names)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One manifest: identity, placement, the raw task template and the parameter space."""
+
+    path: PurePosixPath
+    """Path shown to users and written into descriptions, relative to the repository root."""
+    name: str
+    description: str
+    revision: int
+    draft: bool
+    placement: Placement
+    tasks: tuple[Mapping[str, Any], ...]
+    """Task mappings exactly as the schema validated them; `runner.spec` compiles them."""
+    space: Space
+    marks: Marks = field(compare=False, repr=False)
+    """Source positions, so problems found while rendering can name a line."""

@@ -1,0 +1,187 @@
+"""Parse the `params:` section into a Space, with every semantic check the schema cannot express."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from runner import template
+from runner.errors import Problem
+from runner.model import BUILTINS, DEFAULT_MAX_POINTS, Assignment, Axis, Derived, Space
+from runner.values import Value, InvalidValue, identity, normalize
+from runner.yaml12 import Document, Mark, field_path
+
+Path = tuple[str | int, ...]
+
+
+class _Collector:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.problems: list[Problem] = []
+
+    def add(self, path: Path, message: str, key: bool = False) -> None:
+        mark = self.doc.marks.key(path) if key else self.doc.marks.value(path)
+        self.problems.append(Problem(self.doc.source, mark.line, mark.col, field_path(path), message))
+
+    def mark(self, path: Path) -> Mark:
+        return self.doc.marks.value(path)
+
+
+def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
+    """Build the Space from a schema-valid document; problems are returned, not raised."""
+    raw: Mapping[str, Any] = doc.data.get("params") or {}
+    out = _Collector(doc)
+    base: Path = ("params",)
+    axes: list[Axis] = []
+    seen: dict[str, Path] = {}
+
+    def claim(name: str, path: Path) -> bool:
+        if name in BUILTINS:
+            out.add(path, f"{name!r} is reserved (built-ins: {', '.join(BUILTINS)})", key=True)
+            return False
+        if name in seen:
+            out.add(path, f"parameter {name!r} is defined twice (first at {field_path(seen[name])})", key=True)
+            return False
+        seen[name] = path
+        return True
+
+    for name, values, path in _flatten(raw.get("grid") or {}, (*base, "grid")):
+        if claim(name, path):
+            column = _column(values, path, out)
+            axes.append(Axis((name,), tuple((v,) for v in column), out.mark(path)))
+    for g, group in enumerate(raw.get("zip") or []):
+        gpath: Path = (*base, "zip", g)
+        members = [(n, _column(v, p, out), p) for n, v, p in _flatten(group, gpath) if claim(n, p)]
+        lengths = {len(col) for _, col, _ in members}
+        if len(lengths) > 1:
+            sizes = ", ".join(f"{n} has {len(col)}" for n, col, _ in members)
+            out.add(gpath, f"zip lists must have equal lengths: {sizes}")
+        elif members:
+            rows = tuple(zip(*(col for _, col, _ in members), strict=True))
+            _no_duplicate_rows(rows, gpath, out)
+            axes.append(Axis(tuple(n for n, _, _ in members), rows, out.mark(gpath)))
+
+    space = Space(
+        axes=tuple(axes),
+        exclude=tuple(_assignments(raw.get("exclude") or [], (*base, "exclude"), out)),
+        include=tuple(_assignments(raw.get("include") or [], (*base, "include"), out)),
+        derived=tuple(_derived(raw.get("derived") or {}, (*base, "derived"), out, claim)),
+        max_points=int(raw.get("max_points", DEFAULT_MAX_POINTS)),
+    )
+    _check_assignments(space, out)
+    _check_derived(space, out)
+    _check_env_names(seen, out)
+    return space, out.problems
+
+
+def _flatten(node: Mapping[str, Any], path: Path, prefix: str = "") -> Iterator[tuple[str, Any, Path]]:
+    """Nested mappings of axes become dotted names: optim: {lr: [...]} is `optim.lr`."""
+    for key, value in node.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from _flatten(value, (*path, key), f"{name}.")
+        else:
+            yield name, value, (*path, key)
+
+
+def _column(values: list[Any], path: Path, out: _Collector) -> tuple[Value, ...]:
+    column: list[Value] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(values):
+        try:
+            value = normalize(raw)
+        except InvalidValue as exc:
+            out.add((*path, i), str(exc))
+            continue
+        ident = identity(value)
+        if ident in seen:
+            out.add((*path, i), f"duplicate value {ident} (also item {seen[ident]})")
+            continue
+        seen[ident] = i
+        column.append(value)
+    return tuple(column)
+
+
+def _no_duplicate_rows(rows: tuple[tuple[Value, ...], ...], path: Path, out: _Collector) -> None:
+    seen: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        ident = identity(list(row))
+        if ident in seen:
+            out.add(path, f"positions {seen[ident]} and {i} are the same combination {ident}")
+        seen.setdefault(ident, i)
+
+
+def _assignments(items: list[Any], path: Path, out: _Collector) -> Iterator[Assignment]:
+    for i, item in enumerate(items):
+        pairs: list[tuple[str, Value]] = []
+        paths: list[Path] = []
+        for name, raw, vpath in _flatten(item, (*path, i)):
+            try:
+                pairs.append((name, normalize(raw)))
+                paths.append(vpath)
+            except InvalidValue as exc:
+                out.add(vpath, str(exc))
+        yield Assignment(tuple(pairs), out.mark((*path, i)), tuple(paths))
+
+
+def _derived(
+    node: Mapping[str, Any], path: Path, out: _Collector, claim: Callable[[str, Path], bool]
+) -> Iterator[Derived]:
+    for name, text in node.items():
+        if claim(name, (*path, name)):
+            yield Derived(name, text, out.mark((*path, name)))
+
+
+def _check_assignments(space: Space, out: _Collector) -> None:
+    names = space.axis_names
+    domain = {
+        n: {identity(row[i]) for row in axis.values}
+        for axis in space.axes
+        for i, n in enumerate(axis.names)
+    }
+    known = ", ".join(names) or "none"
+    for kind, items in (("exclude", space.exclude), ("include", space.include)):
+        for i, item in enumerate(items):
+            ipath: Path = ("params", kind, i)
+            for (name, value), vpath in zip(item.values, item.paths, strict=True):
+                if name not in domain:
+                    out.add(vpath, f"unknown parameter {name!r} (axes: {known})", key=True)
+                elif kind == "exclude" and identity(value) not in domain[name]:
+                    out.add(vpath, f"{identity(value)} is not a value of axis {name!r}")
+            if kind == "include":
+                missing = [n for n in names if n not in dict(item.values)]
+                if missing:
+                    out.add(ipath, f"include must assign every axis parameter; missing {', '.join(missing)}")
+
+
+def _check_derived(space: Space, out: _Collector) -> None:
+    available = set(space.axis_names) | set(BUILTINS)
+    for item in space.derived:
+        dpath: Path = ("params", "derived", item.name)
+        try:
+            parsed = template.parse(item.template)
+        except template.TemplateError as exc:
+            out.add(dpath, str(exc))
+        else:
+            for ref in parsed.names:
+                if ref not in available:
+                    out.add(dpath, f"template names unknown parameter {ref!r} ({_known(available)})")
+        available.add(item.name)
+
+
+def _check_env_names(seen: Mapping[str, Path], out: _Collector) -> None:
+    by_env: dict[str, str] = {}
+    for name, path in seen.items():
+        env = param_env_name(name)
+        if env in by_env:
+            out.add(path, f"{name!r} and {by_env[env]!r} would both be passed as {env}", key=True)
+        by_env.setdefault(env, name)
+
+
+def param_env_name(name: str) -> str:
+    """The env var a task reads a parameter from: `optim.lr` is SWEEP_PARAM_OPTIM_LR."""
+    return "SWEEP_PARAM_" + name.replace(".", "_").upper()
+
+
+def _known(names: set[str]) -> str:
+    return "known: " + ", ".join(sorted(names))

@@ -1,0 +1,107 @@
+"""The plan: each point of a sweep compared with its ledger, Terraform style.
+
+`+` to submit, `=` already submitted, `~` submitted but the rendered spec changed since (kept as
+it is unless `revision` is bumped), `-` orphan (in the ledger, no longer in the manifest; reported,
+never cancelled). The same function feeds `expand --plan` and `submit`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from runner.errors import ManifestError, Problem
+from runner.ledger import Entry, Ledger
+from runner.model import Sweep
+from runner.space import iter_points
+from runner.spec import Rendered, Renderer
+from runner.values import Value
+
+SUBMIT, SUBMITTED, DRIFTED, ORPHAN = "+", "=", "~", "-"
+STATUS_WORDS = {SUBMIT: "to submit", SUBMITTED: "already submitted", DRIFTED: "drifted", ORPHAN: "orphaned"}
+
+
+@dataclass(frozen=True)
+class Row:
+    status: str
+    name: str
+    key: str
+    params: tuple[tuple[str, Value], ...]
+    rendered: Rendered | None
+    """None for orphans."""
+    entry: Entry | None
+    """The ledger entry, when there is one."""
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    sweep: Sweep
+    rows: tuple[Row, ...]
+
+    @property
+    def counts(self) -> Mapping[str, int]:
+        counts = Counter(row.status for row in self.rows)
+        return {status: counts.get(status, 0) for status in STATUS_WORDS}
+
+    @property
+    def to_submit(self) -> tuple[Row, ...]:
+        """What `submit` would create: nothing for a draft."""
+        return () if self.sweep.draft else tuple(r for r in self.rows if r.status == SUBMIT)
+
+    def summary(self) -> str:
+        counts = self.counts
+        text = (
+            f"Plan: {counts[SUBMIT]} to submit, {counts[SUBMITTED]} already submitted,"
+            f" {counts[DRIFTED]} drifted, {counts[ORPHAN]} orphaned"
+        )
+        if self.sweep.draft:
+            text += " (draft: never submitted to Beaker; delete `draft: true` to launch on merge)"
+        return text
+
+
+def render_sweep(sweep: Sweep) -> list[Rendered]:
+    """Every point rendered, or ManifestError with one problem per failing field."""
+    renderer = Renderer(sweep)
+    rendered: list[Rendered] = []
+    problems: dict[str, Problem] = {}
+    names: dict[str, Rendered] = {}
+    for point in iter_points(sweep.space):
+        try:
+            item = renderer.render(point)
+        except ManifestError as exc:
+            for problem in exc.problems:
+                problems.setdefault(problem.field, problem)
+            continue
+        clash = names.get(item.name)
+        if clash is not None:
+            problems.setdefault(
+                item.name,
+                Problem(str(sweep.path), 1, 1, "params", f"points {clash.key} and {item.key} share the"
+                        f" experiment name {item.name}; change revision to re-key the sweep"),
+            )
+        names[item.name] = item
+        rendered.append(item)
+    if problems:
+        raise ManifestError(list(problems.values()))
+    return rendered
+
+
+def build(sweep: Sweep, ledger: Ledger) -> SweepPlan:
+    rows: list[Row] = []
+    seen: set[str] = set()
+    for item in render_sweep(sweep):
+        entry = ledger.entries.get(item.key)
+        seen.add(item.key)
+        if entry is None:
+            status = SUBMIT
+        elif entry.spec_hash == item.spec_hash:
+            status = SUBMITTED
+        else:
+            status = DRIFTED
+        rows.append(Row(status, item.name, item.key, item.params, item, entry))
+    for key in sorted(set(ledger.entries) - seen):
+        entry = ledger.entries[key]
+        params = tuple(entry.params.items())
+        rows.append(Row(ORPHAN, entry.experiment, key, params, None, entry))
+    return SweepPlan(sweep, tuple(rows))

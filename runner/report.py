@@ -1,0 +1,90 @@
+"""Plans as a terminal table, GitHub markdown (PR comment, job summary) or JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from runner.plan import STATUS_WORDS, Row, SweepPlan
+from runner.values import as_text
+
+MARKDOWN_LIMIT = 60_000
+"""GitHub caps a comment at 65 536 characters; stay clear of it."""
+MARKDOWN_ROWS = 200
+"""Rows shown per sweep before the rest is summarised."""
+COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
+
+
+def params_text(params: Sequence[tuple[str, Any]]) -> str:
+    return " ".join(f"{k}={as_text(v)}" for k, v in params) or "-"
+
+
+def _cells(row: Row) -> list[str]:
+    return [row.status, row.name, row.key[:12], params_text(row.params)]
+
+
+HEADERS = ["", "experiment", "key", "params"]
+
+
+def table(plans: Sequence[SweepPlan]) -> str:
+    blocks = []
+    for plan in plans:
+        title = f"{plan.sweep.name} ({plan.sweep.path})"
+        body = tabulate([_cells(r) for r in plan.rows], headers=HEADERS, tablefmt="simple")
+        blocks.append(f"{title}\n{body}\n{plan.summary()}")
+    return "\n\n".join(blocks)
+
+
+def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
+    """One document for all sweeps, kept under GitHub's comment size by summarising big tables."""
+    total = {s: sum(p.counts[s] for p in plans) for s in STATUS_WORDS}
+    parts = [
+        COMMENT_MARKER,
+        f"## {heading}",
+        "",
+        ", ".join(f"**{total[s]}** {word}" for s, word in STATUS_WORDS.items())
+        + f" across {len(plans)} sweep(s).",
+    ]
+    for plan in plans:
+        parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", plan.summary(), ""]
+        rows = [r for r in plan.rows if r.status != "="] + [r for r in plan.rows if r.status == "="]
+        shown = rows[:MARKDOWN_ROWS]
+        cells = [[f"`{c}`" if i < 3 and c else c for i, c in enumerate(_cells(r))] for r in shown]
+        parts.append(tabulate(cells, headers=HEADERS, tablefmt="github"))
+        if len(rows) > len(shown):
+            parts.append(f"\n…and {len(rows) - len(shown)} more points (see the JSON plan for all).")
+    text = "\n".join(parts) + "\n"
+    if len(text) > MARKDOWN_LIMIT:
+        summary = [*parts[:4], ""] + [f"- `{p.sweep.name}`: {p.summary()}" for p in plans]
+        summary.append("\nThe full table is too large for a comment; run `python -m runner expand --plan`.")
+        text = "\n".join(summary)[:MARKDOWN_LIMIT] + "\n"
+    return text
+
+
+def as_json(plans: Sequence[SweepPlan]) -> str:
+    return json.dumps({"sweeps": [_plan_json(p) for p in plans]}, indent=2, ensure_ascii=False) + "\n"
+
+
+def _plan_json(plan: SweepPlan) -> dict[str, Any]:
+    return {
+        "name": plan.sweep.name,
+        "path": str(plan.sweep.path),
+        "draft": plan.sweep.draft,
+        "workspace": plan.sweep.placement.workspace,
+        "counts": {word.replace(" ", "_"): plan.counts[s] for s, word in STATUS_WORDS.items()},
+        "points": [
+            {
+                "status": row.status,
+                "experiment": row.name,
+                "key": row.key,
+                "params": dict(row.params),
+                "derived": dict(row.rendered.derived) if row.rendered else {},
+                "spec_hash": row.rendered.spec_hash if row.rendered else None,
+                "url": row.entry.url if row.entry else None,
+            }
+            for row in plan.rows
+        ],
+    }

@@ -1,0 +1,96 @@
+"""Expansion of a Space into points: lazily, in the order written, last axis fastest."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from runner.model import Space
+from runner.values import Value, identity
+
+
+@dataclass(frozen=True)
+class Point:
+    """The axis parameters of one grid point (or include), in axis order."""
+
+    params: tuple[tuple[str, Value], ...]
+    origin: str = "grid"
+    """`grid`, or `include[i]` for an extra point."""
+
+    def as_dict(self) -> dict[str, Value]:
+        return dict(self.params)
+
+
+def upper_bound(space: Space) -> int:
+    """Points before exclusions: computed from axis lengths alone, never by expanding."""
+    return math.prod(len(axis.values) for axis in space.axes) + len(space.include)
+
+
+def iter_points(space: Space) -> Iterator[Point]:
+    """Grid points minus exclusions, then the included points. Constant memory."""
+    names = space.axis_names
+    excludes = [
+        tuple((names.index(name), identity(value)) for name, value in item.values)
+        for item in space.exclude
+    ]
+    columns = [
+        [(row, tuple(identity(v) for v in row)) for row in axis.values] for axis in space.axes
+    ]
+    for combo in itertools.product(*columns):
+        values = tuple(v for row, _ in combo for v in row)
+        if excludes:
+            idents = tuple(i for _, row_ids in combo for i in row_ids)
+            if any(all(idents[i] == ident for i, ident in rule) for rule in excludes):
+                continue
+        yield Point(tuple(zip(names, values, strict=True)))
+    for i, item in enumerate(space.include):
+        given = dict(item.values)
+        yield Point(tuple((name, given[name]) for name in names), origin=f"include[{i}]")
+
+
+def count_points(space: Space) -> int:
+    """Exact number of points, streaming (no list of points is built)."""
+    return sum(1 for _ in iter_points(space))
+
+
+def _consistent(axis_rows: list[tuple[str, ...]], names: tuple[str, ...], given: dict[str, str]) -> bool:
+    """Whether some row of an axis agrees with every assigned value that belongs to this axis."""
+    checks = [(i, given[n]) for i, n in enumerate(names) if n in given]
+    return any(all(row[i] == ident for i, ident in checks) for row in axis_rows)
+
+
+def _identities(space: Space) -> list[list[tuple[str, ...]]]:
+    return [[tuple(identity(v) for v in row) for row in axis.values] for axis in space.axes]
+
+
+def unmatched_excludes(space: Space) -> list[int]:
+    """Indices of exclude rules that remove no grid point (a typo, most likely)."""
+    rows = _identities(space)
+    out = []
+    for i, rule in enumerate(space.exclude):
+        given = {name: identity(value) for name, value in rule.values}
+        if not all(_consistent(r, axis.names, given) for r, axis in zip(rows, space.axes, strict=True)):
+            out.append(i)
+    return out
+
+
+def duplicate_includes(space: Space) -> list[tuple[int, str]]:
+    """(index, reason) for each include that repeats a grid point or an earlier include."""
+    rows = _identities(space)
+    seen: dict[str, int] = {}
+    out = []
+    for i, item in enumerate(space.include):
+        given = {name: identity(value) for name, value in item.values}
+        ident = identity(sorted(given.items()))
+        in_grid = all(_consistent(r, axis.names, given) for r, axis in zip(rows, space.axes, strict=True))
+        excluded = any(
+            all(given.get(name) == identity(value) for name, value in rule.values) for rule in space.exclude
+        )
+        if ident in seen:
+            out.append((i, f"repeats include[{seen[ident]}]"))
+        elif space.axes and in_grid and not excluded:
+            out.append((i, "is already a point of the grid"))
+        seen.setdefault(ident, i)
+    return out

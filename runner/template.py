@@ -1,0 +1,104 @@
+"""String templates over point parameters: `lr{lr}-bs{batch_size}`, `{lr:.0e}`, `{{` for a brace.
+
+Deliberately not `str.format`: no attribute or index access, so a dotted name such as
+`{optim.lr}` is one parameter name and a template can never reach into Python objects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from runner.values import Value, as_text
+
+_FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+class TemplateError(Exception):
+    """The template text itself is malformed."""
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    spec: str
+
+
+@dataclass(frozen=True)
+class Template:
+    """A parsed template: literal strings and fields, in order."""
+
+    parts: tuple[str | Field, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parts if isinstance(p, Field))
+
+    @property
+    def is_literal(self) -> bool:
+        return not any(isinstance(p, Field) for p in self.parts)
+
+    def literal(self) -> str:
+        return "".join(p for p in self.parts if isinstance(p, str))
+
+    def render(self, params: Mapping[str, Value]) -> str:
+        out = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+            else:
+                out.append(_format(params[part.name], part.spec))
+        return "".join(out)
+
+    def render_value(self, params: Mapping[str, Value]) -> Value:
+        """Like render, but a template that is exactly one plain field keeps the value's type."""
+        if len(self.parts) == 1 and isinstance(self.parts[0], Field) and not self.parts[0].spec:
+            return params[self.parts[0].name]
+        return self.render(params)
+
+
+def _format(value: Value, spec: str) -> str:
+    if not spec:
+        return as_text(value)
+    try:
+        return format(value, spec)
+    except ValueError as exc:
+        raise TemplateError(f"format spec {spec!r} does not apply to {value!r}: {exc}") from None
+
+
+def parse(text: str) -> Template:
+    """Parse a template; raises TemplateError for a stray brace or a malformed field."""
+    parts: list[str | Field] = []
+    literal: list[str] = []
+    pos = 0
+    for match in _FIELD.finditer(text):
+        literal.append(text[pos : match.start()])
+        pos = match.end()
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            literal.append(token[0])
+            continue
+        if match.group(1) is None:
+            raise TemplateError(
+                f"unmatched {token!r} at character {match.start() + 1}"
+                f" (write {token * 2} for a literal brace)"
+            )
+        name, _, spec = match.group(1).partition(":")
+        name = name.strip()
+        if not _NAME.match(name):
+            raise TemplateError(
+                f"{{{match.group(1)}}} is not a parameter reference"
+                " (expected {name} or {name:format})"
+            )
+        joined = "".join(literal)
+        if joined:
+            parts.append(joined)
+        literal = []
+        parts.append(Field(name, spec))
+    literal.append(text[pos:])
+    tail = "".join(literal)
+    if tail:
+        parts.append(tail)
+    return Template(tuple(parts))

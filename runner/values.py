@@ -1,0 +1,51 @@
+"""Parameter values: normalisation, canonical JSON and the text form used in templates and env."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Union
+
+Value = Union[str, int, float, bool]
+
+
+class InvalidValue(ValueError):
+    """A value that cannot take part in a key (NaN, infinity, an unsupported type)."""
+
+
+def normalize(value: object) -> Value:
+    """Return the canonical form of a parameter value.
+
+    Integral floats become ints, so `3e6` and `3000000` are the same point; booleans stay
+    booleans, so `true` never equals `1`; NaN and infinities are refused.
+    """
+    if isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise InvalidValue(f"{value!r} is not allowed (NaN and infinity have no stable key)")
+        if value.is_integer():
+            return int(value)
+        return value
+    raise InvalidValue(f"{type(value).__name__} values are not allowed (use a string, number or bool)")
+
+
+def canonical_json(obj: Any) -> str:
+    """Compact JSON with sorted keys: the byte form that keys and hashes are computed over."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def identity(value: Value) -> str:
+    """A string that is equal for two values exactly when they are the same parameter value."""
+    return canonical_json(value)
+
+
+def as_text(value: Value) -> str:
+    """How a value is written into argv, env vars and names: `true`, `3000000`, `0.0003`."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)

@@ -1,0 +1,444 @@
+"""Load one YAML manifest with YAML 1.2 core-schema meaning, keeping source positions.
+
+PyYAML resolves plain scalars by YAML 1.1 rules (``yes`` is true, ``1e-4`` is a string, ``<<``
+merges, a repeated key silently wins). We take only pyyaml's parse *events* (from libyaml when
+it is available), compose them ourselves and resolve scalars with the YAML 1.2 core schema.
+
+Composition keeps aliases as shared nodes and counts the nodes the document would have with every
+alias expanded, so a "billion laughs" file stops at ``MAX_NODES`` without being materialised.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from runner.errors import ManifestError, Problem
+
+KeyPath = tuple[str | int, ...]
+
+MAX_NODES = 100_000  # nodes after expanding every alias; a 2 000-line manifest has ~5 000
+MAX_DEPTH = 100  # nesting levels, also after alias expansion; keeps recursion well bounded
+
+_LOADER: Callable[[str], Any] = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+
+_STD = "tag:yaml.org,2002:"
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT10 = re.compile(r"[-+]?[0-9]+")
+_INT8 = re.compile(r"0o[0-7]+")
+_INT16 = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_INF_NAN = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+_PLAIN_KEY = re.compile(r"[^.\[\]\s\"']+")
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A 1-based line and column in the source text."""
+
+    line: int
+    col: int
+
+
+_START = Mark(1, 1)
+
+
+@dataclass(frozen=True)
+class Marks:
+    """Positions of every mapping key and value, and every sequence item, by path."""
+
+    values: Mapping[KeyPath, Mark]
+    keys: Mapping[KeyPath, Mark]
+
+    def value(self, path: KeyPath) -> Mark:
+        """Where the value at ``path`` starts, else where its nearest existing ancestor starts."""
+        for end in range(len(path), 0, -1):
+            mark = self.values.get(path[:end])
+            if mark is not None:
+                return mark
+        return _START
+
+    def key(self, path: KeyPath) -> Mark:
+        """Where the mapping key naming ``path`` is written; falls back like ``value``."""
+        return self.keys.get(path) or self.value(path)
+
+
+@dataclass(frozen=True)
+class Document:
+    data: Any
+    marks: Marks
+    source: str
+
+
+def field_path(path: KeyPath) -> str:
+    """Render ``("tasks", 0, "image")`` as ``tasks[0].image``; the empty path is ``(root)``."""
+    if not path:
+        return "(root)"
+    parts: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        elif not _PLAIN_KEY.fullmatch(part):
+            parts.append(f"[{json.dumps(part, ensure_ascii=False)}]")
+        else:
+            parts.append(f".{part}" if parts else part)
+    return "".join(parts)
+
+
+class _Invalid(Exception):
+    """A scalar's text does not fit its tag."""
+
+
+def _to_int(text: str) -> int:
+    try:
+        if _INT10.fullmatch(text):
+            return int(text)
+        if _INT8.fullmatch(text) or _INT16.fullmatch(text):
+            return int(text, 0)
+    except ValueError:  # more digits than Python will convert (sys.get_int_max_str_digits)
+        raise _Invalid(f"integer {text[:20]}... has too many digits") from None
+    raise _Invalid(f"{text!r} is not a valid !!int")
+
+
+def _to_float(text: str) -> float:
+    if _INF_NAN.fullmatch(text):
+        return float(text.replace(".", "", 1))
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    try:
+        return float(_to_int(text))
+    except (_Invalid, OverflowError):
+        raise _Invalid(f"{text!r} is not a valid !!float") from None
+
+
+def _to_bool(text: str) -> bool:
+    if text in _BOOLS:
+        return _BOOLS[text]
+    raise _Invalid(f"{text!r} is not a valid !!bool (use true or false)")
+
+
+def _to_null(text: str) -> None:
+    if text not in _NULLS:
+        raise _Invalid(f"{text!r} is not a valid !!null")
+
+
+_SCALAR_TAGS: dict[str, Callable[[str], Any]] = {
+    _STD + "str": str,
+    _STD + "int": _to_int,
+    _STD + "float": _to_float,
+    _STD + "bool": _to_bool,
+    _STD + "null": _to_null,
+}
+_SEQ, _MAP = _STD + "seq", _STD + "map"
+
+
+def resolve_plain(text: str) -> Any:
+    """The YAML 1.2 core-schema value of an untagged plain scalar."""
+    if text in _NULLS:
+        return None
+    if text in _BOOLS:
+        return _BOOLS[text]
+    if not text or text[0] not in "0123456789+-.":
+        return text
+    if _INT10.fullmatch(text) or _INT8.fullmatch(text) or _INT16.fullmatch(text):
+        return _to_int(text)
+    if _FLOAT.fullmatch(text) or _INF_NAN.fullmatch(text):
+        return _to_float(text)
+    return text
+
+
+def _show_tag(tag: str) -> str:
+    if tag.startswith(_STD):
+        return "!!" + tag[len(_STD) :]
+    return tag if tag.startswith("!") else f"!<{tag}>"
+
+
+def _type_name(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+@dataclass(eq=False)
+class _Node:
+    kind: str  # "scalar", "seq", "map" or "alias"
+    mark: Mark
+    value: Any = None
+    raw: str = ""
+    plain: bool = False  # an untagged plain scalar
+    items: list[_Node] = field(default_factory=list)
+    pairs: list[tuple[str, _Node, _Node]] = field(default_factory=list)
+    target: _Node | None = None
+    size: int = 1
+    height: int = 0
+    open: bool = False
+
+    def describe(self) -> str:
+        real = self.target or self
+        return {"seq": "a list", "map": "a mapping"}.get(real.kind) or _type_name(real.value)
+
+
+@dataclass(eq=False)
+class _Frame:
+    node: _Node
+    path: KeyPath
+    key: _Node | None = None
+    key_name: str = ""
+    seen: dict[str, Mark] = field(default_factory=dict)
+
+
+class _Stop(Exception):
+    """Composition cannot go on; the reason is already in the problem list."""
+
+
+def _mark(event: yaml.Event) -> Mark:
+    return Mark(event.start_mark.line + 1, event.start_mark.column + 1)
+
+
+class _Composer:
+    """Turns parse events into a tree of ``_Node`` and collects every problem on the way."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.problems: list[Problem] = []
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, _Node] = {}
+        self.expanded = 0
+        self.documents = 0
+        self.root: _Node | None = None
+
+    def problem(self, mark: Mark, path: KeyPath | None, message: str) -> None:
+        where = "" if path is None else field_path(path)
+        self.problems.append(Problem(self.source, mark.line, mark.col, where, message))
+
+    def stop(self, mark: Mark, path: KeyPath | None, message: str) -> _Stop:
+        self.problem(mark, path, message)
+        return _Stop()
+
+    def run(self, loader: Any) -> None:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.ScalarEvent):
+                self.scalar(event)
+            elif isinstance(event, yaml.CollectionStartEvent):
+                self.start(event)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                self.end()
+            elif isinstance(event, yaml.AliasEvent):
+                self.alias(event)
+            elif isinstance(event, yaml.DocumentStartEvent):
+                self.document(event)
+            elif isinstance(event, yaml.DocumentEndEvent):
+                self.check_root()
+        if not self.documents:
+            self.problem(_START, None, "file is empty")
+
+    def document(self, event: yaml.DocumentStartEvent) -> None:
+        self.documents += 1
+        if self.documents > 1:
+            raise self.stop(_mark(event), None, "found a second document; one document per file")
+        if event.version not in (None, (1, 2)):
+            major, minor = event.version
+            message = f"%YAML {major}.{minor} is not supported; manifests are read as YAML 1.2"
+            self.problem(_mark(event), None, message)
+
+    def check_root(self) -> None:
+        root = self.root
+        if root is None or root.kind == "map":
+            return
+        if root.plain and root.raw == "":
+            self.problem(_START, None, "file is empty")
+        else:
+            message = f"the top level must be a mapping (key: value), got {root.describe()}"
+            self.problem(root.mark, (), message)
+
+    def child_path(self) -> KeyPath:
+        if not self.stack:
+            return ()
+        frame = self.stack[-1]
+        if frame.node.kind == "seq":
+            return (*frame.path, len(frame.node.items))
+        return frame.path if frame.key is None else (*frame.path, frame.key_name)
+
+    def count(self, node: _Node, mark: Mark, path: KeyPath) -> None:
+        self.expanded += node.size
+        if self.expanded > MAX_NODES:
+            raise self.stop(mark, path, f"aliases expand to more than {MAX_NODES} nodes")
+        if len(self.stack) + node.height > MAX_DEPTH:
+            raise self.stop(mark, path, f"nesting is deeper than {MAX_DEPTH} levels")
+
+    def scalar(self, event: yaml.ScalarEvent) -> None:
+        mark, path, tag, text = _mark(event), self.child_path(), event.tag, event.value
+        node = _Node("scalar", mark, text, text, plain=tag is None and event.implicit[0])
+        if node.plain:
+            try:
+                node.value = resolve_plain(text)
+            except _Invalid as error:
+                self.problem(mark, path, str(error))
+        elif tag in _SCALAR_TAGS:
+            try:
+                node.value = _SCALAR_TAGS[tag](text)
+            except _Invalid as error:
+                self.problem(mark, path, str(error))
+        elif tag is not None and tag != "!":
+            self.check_tag(tag, "a scalar", mark, path)
+        self.add(node, event.anchor, path)
+
+    def start(self, event: yaml.CollectionStartEvent) -> None:
+        mark, path = _mark(event), self.child_path()
+        kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
+        if event.tag not in (None, "!", _SEQ if kind == "seq" else _MAP):
+            self.check_tag(event.tag, "a list" if kind == "seq" else "a mapping", mark, path)
+        node = _Node(kind, mark, open=True)
+        self.count(node, mark, path)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = node
+        self.stack.append(_Frame(node, path))
+
+    def end(self) -> None:
+        node = self.stack.pop().node
+        node.open = False
+        self.attach(node)
+
+    def alias(self, event: yaml.AliasEvent) -> None:
+        mark, path, name = _mark(event), self.child_path(), event.anchor
+        target = self.anchors.get(name or "")
+        if target is None:
+            self.problem(mark, path, f"undefined alias *{name}")
+            target = _Node("scalar", mark)
+        elif target.open:
+            raise self.stop(mark, path, f"recursive alias *{name} refers to a node containing it")
+        node = _Node("alias", mark, target=target, size=target.size, height=target.height)
+        self.count(node, mark, path)
+        self.attach(node)
+
+    def add(self, node: _Node, anchor: str | None, path: KeyPath) -> None:
+        self.count(node, node.mark, path)
+        if anchor is not None:
+            self.anchors[anchor] = node
+        self.attach(node)
+
+    def check_tag(self, tag: str, kind: str, mark: Mark, path: KeyPath) -> None:
+        shown = _show_tag(tag)
+        if tag in _SCALAR_TAGS or tag in (_SEQ, _MAP):
+            self.problem(mark, path, f"tag {shown} cannot be applied to {kind}")
+        else:
+            allowed = "!!str, !!int, !!float, !!bool, !!null, !!seq, !!map"
+            self.problem(mark, path, f"unsupported tag {shown} (allowed: {allowed})")
+
+    def attach(self, node: _Node) -> None:
+        if not self.stack:
+            self.root = node
+            return
+        frame = self.stack[-1]
+        parent = frame.node
+        parent.size += node.size
+        parent.height = max(parent.height, node.height + 1)
+        if parent.kind == "seq":
+            parent.items.append(node)
+        elif frame.key is None:
+            frame.key, frame.key_name = node, self.key_name(frame, node)
+        else:
+            parent.pairs.append((frame.key_name, frame.key, node))
+            frame.key = None
+
+    def key_name(self, frame: _Frame, key: _Node) -> str:
+        real = key.target or key
+        if real.kind != "scalar" or not isinstance(real.value, str):
+            hint = f' (quote it: "{real.raw}")' if real.kind == "scalar" and real.raw else ""
+            self.problem(key.mark, frame.path, f"keys must be strings, got {key.describe()}{hint}")
+            return real.raw or "?"
+        name: str = real.value
+        if name == "<<" and real.plain:
+            message = "merge keys (<<) are not supported; write the keys out in full"
+            self.problem(key.mark, frame.path, message)
+        elif name in frame.seen:
+            first = frame.seen[name]
+            message = f"duplicate key {name!r} (first defined on line {first.line})"
+            self.problem(key.mark, (*frame.path, name), message)
+        else:
+            frame.seen[name] = key.mark
+        return name
+
+
+def _syntax_problem(error: yaml.YAMLError, text: str, source: str) -> Problem:
+    if isinstance(error, yaml.MarkedYAMLError):
+        mark = error.problem_mark or error.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = error.problem or error.context or "invalid YAML"
+        context_mark = error.context_mark
+        if error.problem and error.context and context_mark and context_mark.line + 1 != line:
+            message += f" ({error.context} started on line {context_mark.line + 1})"
+        return Problem(source, line, col, "", message)
+    if isinstance(error, yaml.reader.ReaderError):
+        # libyaml reports a byte offset, pure pyyaml a character index: find the character instead.
+        index = max(text.find(chr(error.character)), 0) if isinstance(error.character, int) else 0
+        line = text.count("\n", 0, index) + 1
+        col = index - (text.rfind("\n", 0, index) + 1) + 1
+        message = f"character U+{error.character:04X} is not allowed in YAML"
+        return Problem(source, line, col, "", message)
+    return Problem(source, 1, 1, "", str(error).splitlines()[0])
+
+
+def _build(node: _Node, path: KeyPath, values: dict[KeyPath, Mark], keys: dict[KeyPath, Mark]) -> Any:
+    """Plain Python data for ``node``; each alias becomes its own copy."""
+    if path:
+        values[path] = node.mark
+    real = node.target or node
+    if real.kind == "seq":
+        return [_build(item, (*path, i), values, keys) for i, item in enumerate(real.items)]
+    if real.kind == "map":
+        out: dict[str, Any] = {}
+        for name, key, value in real.pairs:
+            child = (*path, name)
+            keys[child] = key.mark
+            out[name] = _build(value, child, values, keys)
+        return out
+    return real.value
+
+
+def load(text: str, source: str) -> Document:
+    """Parse ``text`` as one YAML 1.2 mapping; raise ``ManifestError`` listing every problem."""
+    composer = _Composer(source)
+    try:
+        loader = _LOADER(text)
+    except yaml.YAMLError as error:  # the pure-Python reader checks characters up front
+        raise ManifestError([_syntax_problem(error, text, source)]) from None
+    try:
+        composer.run(loader)
+    except yaml.YAMLError as error:
+        composer.problems.append(_syntax_problem(error, text, source))
+    except _Stop:
+        pass
+    finally:
+        loader.dispose()
+    if composer.problems or composer.root is None:
+        raise ManifestError(composer.problems)
+    values: dict[KeyPath, Mark] = {}
+    keys: dict[KeyPath, Mark] = {}
+    data = _build(composer.root, (), values, keys)
+    return Document(data, Marks(values, keys), source)
+
+
+def load_file(path: pathlib.Path, display: str | None = None) -> Document:
+    """Load the manifest at ``path``; problems name it as ``display`` (default: the path)."""
+    source = display if display is not None else str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        problem = Problem(source, 1, 1, "", f"cannot read file: {error.strerror or error}")
+        raise ManifestError([problem]) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        col = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        problem = Problem(source, line, col, "", "file is not valid UTF-8")
+        raise ManifestError([problem]) from None
+    return load(text, source)

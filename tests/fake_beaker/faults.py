@@ -1,0 +1,133 @@
+"""Thread-safe, count-exact fault injection and call counting for the fake Beaker."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import Any, Literal
+
+CreateFaultKind = Literal["status", "reset", "late"]
+
+# Bodies the fake sends with injected statuses, unless the test passes ``message``. 502/503
+# get a plain-text body, like a load balancer, so beaker-py re-raises requests' HTTPError.
+DEFAULT_MESSAGES: dict[int, str | None] = {
+    429: "rate limit exceeded",
+    500: "internal server error",
+    502: None,
+    503: None,
+}
+
+
+@dataclass(frozen=True)
+class CreateFault:
+    """What to do with one create request.
+
+    ``status``: answer ``status`` without committing. ``reset``: commit, then close the
+    connection without a response. ``late``: commit, then answer after ``delay`` seconds.
+    """
+
+    kind: CreateFaultKind
+    status: int = 0
+    message: str | None = None
+    retry_after: float | None = None
+    delay: float = 0.0
+
+    def retry_after_header(self) -> str | None:
+        return None if self.retry_after is None else str(math.ceil(self.retry_after))
+
+
+class CallCounter:
+    """Counts calls by name (gRPC method name, or ``http:create``) from many threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def add(self, name: str) -> None:
+        with self._lock:
+            self._counts[name] += 1
+
+    def snapshot(self) -> Counter[str]:
+        with self._lock:
+            return Counter(self._counts)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+
+class FaultPlan:
+    """Faults queued for the next N calls, added latency, and a create rate limit."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self._lock = threading.Lock()
+        self._creates: deque[CreateFault] = deque()
+        self._rpcs: dict[str, deque[Any]] = {}
+        self._latency = latency
+        self._rate_limit: float | None = None
+        self._admitted: deque[float] = deque()
+
+    @property
+    def latency(self) -> float:
+        with self._lock:
+            return self._latency
+
+    @latency.setter
+    def latency(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("latency must be >= 0")
+        with self._lock:
+            self._latency = seconds
+
+    def add_create_faults(self, fault: CreateFault, times: int) -> None:
+        if times < 1:
+            raise ValueError("times must be >= 1")
+        with self._lock:
+            self._creates.extend([fault] * times)
+
+    def next_create_fault(self) -> CreateFault | None:
+        with self._lock:
+            return self._creates.popleft() if self._creates else None
+
+    def add_rpc_faults(self, rpc: str, code: Any, times: int) -> None:
+        """Queue gRPC status ``code`` (a grpc.StatusCode) for the next ``times`` calls."""
+        if times < 1:
+            raise ValueError("times must be >= 1")
+        with self._lock:
+            self._rpcs.setdefault(rpc, deque()).extend([code] * times)
+
+    def next_rpc_fault(self, rpc: str) -> Any | None:
+        with self._lock:
+            queue = self._rpcs.get(rpc)
+            return queue.popleft() if queue else None
+
+    def set_rate_limit(self, per_second: float | None) -> None:
+        if per_second is not None and per_second <= 0:
+            raise ValueError("rate limit must be > 0 creates per second")
+        with self._lock:
+            self._rate_limit = per_second
+            self._admitted.clear()
+
+    def admit_create(self) -> float | None:
+        """Record a create under the rate limit; return seconds to wait if it is over."""
+        now = time.monotonic()
+        with self._lock:
+            if self._rate_limit is None:
+                return None
+            while self._admitted and self._admitted[0] <= now - 1.0:
+                self._admitted.popleft()
+            if len(self._admitted) >= self._rate_limit:
+                return max(self._admitted[0] + 1.0 - now, 0.001)
+            self._admitted.append(now)
+            return None
+
+    def clear(self) -> None:
+        """Drop queued faults and the rate limit; keep the latency."""
+        with self._lock:
+            self._creates.clear()
+            self._rpcs.clear()
+            self._rate_limit = None
+            self._admitted.clear()

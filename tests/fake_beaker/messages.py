@@ -1,0 +1,131 @@
+"""Builds beaker-py's real protobuf messages (beaker_pb2) from the fake's records."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from beaker import beaker_pb2 as pb2
+
+from .records import Experiment, TaskRecord, UserRecord, WorkspaceRecord
+
+WORKLOAD_STATUS = {
+    "queued": pb2.WorkloadStatus.STATUS_QUEUED,
+    "running": pb2.WorkloadStatus.STATUS_RUNNING,
+    "succeeded": pb2.WorkloadStatus.STATUS_SUCCEEDED,
+    "failed": pb2.WorkloadStatus.STATUS_FAILED,
+    "canceled": pb2.WorkloadStatus.STATUS_CANCELED,
+}
+
+
+def timestamp(seconds: float) -> dict[str, int]:
+    """A google.protobuf.Timestamp in the mapping form message constructors accept."""
+    nanos = round(seconds * 1e9)
+    return {"seconds": nanos // 1_000_000_000, "nanos": nanos % 1_000_000_000}
+
+
+def user(record: UserRecord) -> pb2.User:
+    return pb2.User(id=record.id, name=record.name, display_name=record.name)
+
+
+def organization(org_id: str, name: str) -> pb2.Organization:
+    return pb2.Organization(id=org_id, name=name, display_name=name)
+
+
+def workspace(record: WorkspaceRecord, author: UserRecord) -> pb2.Workspace:
+    # Workspace.name is the full "org/name" (beaker-py builds the URL /ws/{name} from it).
+    return pb2.Workspace(
+        id=record.id,
+        name=record.full_name,
+        created=timestamp(record.created),
+        owner_org=organization(record.org_id, record.org),
+        author_user=user(author),
+    )
+
+
+def _container_spec(task: TaskRecord) -> pb2.ContainerSpec:
+    spec: dict[str, Any] = json.loads(task.spec)
+    image = spec.get("image") or {}
+    env = [
+        pb2.EnvironmentVariable(name=v["name"], secret_reference=v["secret"])
+        if v.get("secret") is not None
+        else pb2.EnvironmentVariable(name=v["name"], literal=str(v.get("value", "")))
+        for v in spec.get("envVars") or []
+    ]
+    return pb2.ContainerSpec(
+        image_id=image.get("beaker") or "",
+        docker_reference=image.get("docker") or "",
+        command=[str(c) for c in spec.get("command") or []],
+        arguments=[str(a) for a in spec.get("arguments") or []],
+        environment_variables=env,
+        result_path=(spec.get("result") or {}).get("path") or "",
+    )
+
+
+def task(record: Experiment, task_record: TaskRecord) -> pb2.Task:
+    return pb2.Task(
+        id=task_record.id,
+        experiment_id=record.id,
+        name=task_record.name,
+        author_id=record.author_id,
+        created=timestamp(record.created),
+        container_spec=_container_spec(task_record),
+        status=WORKLOAD_STATUS[record.status],
+    )
+
+
+def workload(record: Experiment) -> pb2.Workload:
+    fields: dict[str, Any] = {}
+    if record.status == "canceled":
+        fields.update(
+            canceled=timestamp(record.status_changed), canceled_for="canceled by the fake Beaker"
+        )
+    experiment = pb2.Experiment(
+        id=record.id,
+        name=record.name,
+        author_id=record.author_id,
+        workspace_id=record.workspace_id,
+        description=record.description,
+        tasks=[task(record, t) for t in record.tasks],
+        created=timestamp(record.created),
+        **fields,
+    )
+    return pb2.Workload(experiment=experiment, status=WORKLOAD_STATUS[record.status])
+
+
+def job_status(record: Experiment) -> pb2.JobStatus:
+    """Timestamps and exit code set the way Beaker sets them for each stage."""
+    created, changed = timestamp(record.created), timestamp(record.status_changed)
+    fields: dict[str, Any] = {"status": WORKLOAD_STATUS[record.status], "created": created}
+    if record.status in ("running", "succeeded", "failed"):
+        fields.update(scheduled=changed, started=changed)
+    if record.status in ("succeeded", "failed"):
+        fields.update(exited=changed, finalized=changed)
+    if record.status == "failed":
+        fields.update(failed=changed, message=f"exited with code {record.exit_code}")
+    if record.status == "canceled":
+        fields.update(
+            canceled=changed,
+            finalized=changed,
+            canceled_code=pb2.CancelationCode.CANCELATION_CODE_MANUAL,
+            canceled_for="canceled by the fake Beaker",
+        )
+    if record.exit_code is not None:
+        fields["exit_code"] = record.exit_code
+    return pb2.JobStatus(**fields)
+
+
+def job(record: Experiment, task_record: TaskRecord, workspace_name: str) -> pb2.Job:
+    return pb2.Job(
+        id=task_record.job_id,
+        task_id=task_record.id,
+        name=f"{record.name or record.id}-{task_record.name}",
+        author_id=record.author_id,
+        workspace_id=record.workspace_id,
+        workload_id=record.id,
+        status=job_status(record),
+        container_spec=_container_spec(task_record),
+        workspace_reference=workspace_name,
+        author_reference=record.author,
+        workload_created=timestamp(record.created),
+    )
