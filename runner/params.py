@@ -51,7 +51,12 @@ def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
             axes.append(Axis((name,), tuple((v,) for v in column), out.mark(path)))
     for g, group in enumerate(raw.get("zip") or []):
         gpath: Path = (*base, "zip", g)
-        members = [(n, _column(v, p, out), p) for n, v, p in _flatten(group, gpath) if claim(n, p)]
+        # A zip member may repeat a value (gpus: [8, 8]); only whole rows must differ.
+        members = [
+            (n, _column(v, p, out, unique=False), p)
+            for n, v, p in _flatten(group, gpath)
+            if claim(n, p)
+        ]
         lengths = {len(col) for _, col, _ in members}
         if len(lengths) > 1:
             sizes = ", ".join(f"{n} has {len(col)}" for n, col, _ in members)
@@ -84,7 +89,7 @@ def _flatten(node: Mapping[str, Any], path: Path, prefix: str = "") -> Iterator[
             yield name, value, (*path, key)
 
 
-def _column(values: list[Any], path: Path, out: _Collector) -> tuple[Value, ...]:
+def _column(values: list[Any], path: Path, out: _Collector, unique: bool = True) -> tuple[Value, ...]:
     column: list[Value] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(values):
@@ -94,7 +99,7 @@ def _column(values: list[Any], path: Path, out: _Collector) -> tuple[Value, ...]
             out.add((*path, i), str(exc))
             continue
         ident = identity(value)
-        if ident in seen:
+        if unique and ident in seen:
             out.add((*path, i), f"duplicate value {ident} (also item {seen[ident]})")
             continue
         seen[ident] = i
@@ -116,6 +121,10 @@ def _assignments(items: list[Any], path: Path, out: _Collector) -> Iterator[Assi
         pairs: list[tuple[str, Value]] = []
         paths: list[Path] = []
         for name, raw, vpath in _flatten(item, (*path, i)):
+            if any(name == other for other, _ in pairs):
+                # `optim.lr` and `optim: {lr: ...}` in one assignment: which value would win?
+                out.add(vpath, f"parameter {name!r} is assigned twice", key=True)
+                continue
             try:
                 pairs.append((name, normalize(raw)))
                 paths.append(vpath)

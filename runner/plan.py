@@ -46,8 +46,14 @@ class SweepPlan:
 
     @property
     def to_submit(self) -> tuple[Row, ...]:
-        """What `submit` would create: nothing for a draft."""
-        return () if self.sweep.draft else tuple(r for r in self.rows if r.status == SUBMIT)
+        """What `submit` would create on Beaker: nothing for a draft."""
+        return self.to_submit_on("beaker")
+
+    def to_submit_on(self, backend: str) -> tuple[Row, ...]:
+        """Drafts are never submitted to Beaker, but do run on the local backend."""
+        if self.sweep.draft and backend == "beaker":
+            return ()
+        return tuple(r for r in self.rows if r.status == SUBMIT)
 
     def summary(self) -> str:
         counts = self.counts

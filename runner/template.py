@@ -14,6 +14,9 @@ from runner.values import Value, as_text
 
 _FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_SIZES = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>[0-9]*)[,_]?(?:\.(?P<precision>[0-9]*))?")
+MAX_FORMAT_SIZE = 100
+"""Largest width or precision a format spec may ask for: `{lr:.999999999f}` would build a gigabyte."""
 
 
 class TemplateError(Exception):
@@ -62,6 +65,9 @@ class Template:
 def _format(value: Value, spec: str) -> str:
     if not spec:
         return as_text(value)
+    if isinstance(value, bool):
+        # format(True, ">5") is "True" (and "d" gives 1); a bool is written `true` everywhere.
+        value = as_text(value)
     try:
         return format(value, spec)
     except ValueError as exc:
@@ -91,6 +97,11 @@ def parse(text: str) -> Template:
             raise TemplateError(
                 f"{{{match.group(1)}}} is not a parameter reference"
                 " (expected {name} or {name:format})"
+            )
+        sizes = _SIZES.match(spec)
+        if sizes and any(int(n or 0) > MAX_FORMAT_SIZE for n in sizes.group("width", "precision")):
+            raise TemplateError(
+                f"format spec {spec!r} asks for a width or precision above {MAX_FORMAT_SIZE}"
             )
         joined = "".join(literal)
         if joined:

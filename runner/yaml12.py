@@ -37,6 +37,9 @@ _INT16 = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _INF_NAN = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 _PLAIN_KEY = re.compile(r"[^.\[\]\s\"']+")
+_BREAK = re.compile(r"\r\n|\r|\n")
+# Line breaks to YAML 1.1 (and pyyaml), ordinary characters to YAML 1.2: refused, not guessed.
+_DISPUTED_BREAKS = re.compile("[\x85\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ _SCALAR_TAGS: dict[str, Callable[[str], Any]] = {
 _SEQ, _MAP = _STD + "seq", _STD + "map"
 
 
-def resolve_plain(text: str) -> Any:
+def _resolve_plain(text: str) -> Any:
     """The YAML 1.2 core-schema value of an untagged plain scalar."""
     if text in _NULLS:
         return None
@@ -198,7 +201,8 @@ class _Stop(Exception):
 
 
 def _mark(event: yaml.Event) -> Mark:
-    return Mark(event.start_mark.line + 1, event.start_mark.column + 1)
+    mark = event.start_mark
+    return Mark(mark.line + 1, mark.column + 1) if mark else _START
 
 
 class _Composer:
@@ -278,7 +282,7 @@ class _Composer:
         node = _Node("scalar", mark, text, text, plain=tag is None and event.implicit[0])
         if node.plain:
             try:
-                node.value = resolve_plain(text)
+                node.value = _resolve_plain(text)
             except _Invalid as error:
                 self.problem(mark, path, str(error))
         elif tag in _SCALAR_TAGS:
@@ -367,6 +371,21 @@ class _Composer:
         return name
 
 
+def _position(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column of ``text[index]``, counting lines the way the parser does."""
+    breaks = list(_BREAK.finditer(text, 0, index))
+    return len(breaks) + 1, index - (breaks[-1].end() if breaks else 0) + 1
+
+
+def _disputed_breaks(text: str, source: str) -> list[Problem]:
+    problems = []
+    for found in _DISPUTED_BREAKS.finditer(text):
+        message = f"character U+{ord(found[0]):04X} is a line break in YAML 1.1 but not in 1.2"
+        line, col = _position(text, found.start())
+        problems.append(Problem(source, line, col, "", f"{message}; remove it or escape it"))
+    return problems
+
+
 def _syntax_problem(error: yaml.YAMLError, text: str, source: str) -> Problem:
     if isinstance(error, yaml.MarkedYAMLError):
         mark = error.problem_mark or error.context_mark
@@ -379,14 +398,14 @@ def _syntax_problem(error: yaml.YAMLError, text: str, source: str) -> Problem:
     if isinstance(error, yaml.reader.ReaderError):
         # libyaml reports a byte offset, pure pyyaml a character index: find the character instead.
         index = max(text.find(chr(error.character)), 0) if isinstance(error.character, int) else 0
-        line = text.count("\n", 0, index) + 1
-        col = index - (text.rfind("\n", 0, index) + 1) + 1
         message = f"character U+{error.character:04X} is not allowed in YAML"
-        return Problem(source, line, col, "", message)
+        return Problem(source, *_position(text, index), "", message)
     return Problem(source, 1, 1, "", str(error).splitlines()[0])
 
 
-def _build(node: _Node, path: KeyPath, values: dict[KeyPath, Mark], keys: dict[KeyPath, Mark]) -> Any:
+def _build(
+    node: _Node, path: KeyPath, values: dict[KeyPath, Mark], keys: dict[KeyPath, Mark]
+) -> Any:
     """Plain Python data for ``node``; each alias becomes its own copy."""
     if path:
         values[path] = node.mark
@@ -405,6 +424,9 @@ def _build(node: _Node, path: KeyPath, values: dict[KeyPath, Mark], keys: dict[K
 
 def load(text: str, source: str) -> Document:
     """Parse ``text`` as one YAML 1.2 mapping; raise ``ManifestError`` listing every problem."""
+    disputed = _disputed_breaks(text, source)
+    if disputed:
+        raise ManifestError(disputed)
     composer = _Composer(source)
     try:
         loader = _LOADER(text)

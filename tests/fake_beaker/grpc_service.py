@@ -12,6 +12,7 @@ this fake implements) surface BeakerServerUnavailableError to the caller.
 
 from __future__ import annotations
 
+import base64
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -26,23 +27,39 @@ from .records import Experiment
 from .state import State
 
 T = TypeVar("T")
-CURSOR_PREFIX = "fake-cursor:"
+TOKEN_PREFIX = "fake-page:"
+
+
+def _query(request: Any) -> tuple[Any, str]:
+    """A list request's options and the id of the last item already returned.
+
+    In ListWorkloadsRequest and ListJobsRequest, ``next_page_token`` and ``options`` share the
+    oneof ``opts``: a follow-up request carries only the token, so the token must carry the
+    query. Like the real service, the fake encodes the options into its (opaque) tokens.
+    """
+    if request.WhichOneof("opts") != "next_page_token":
+        return request.options, ""
+    token = request.next_page_token
+    encoded, _, after = token.removeprefix(TOKEN_PREFIX).rpartition(".")
+    if not token.startswith(TOKEN_PREFIX) or not encoded or not after:
+        raise ValueError(f"invalid page token {token!r}")
+    options = type(request.options).FromString(base64.urlsafe_b64decode(encoded))
+    return options, after
 
 
 def _page(
-    items: Sequence[T], cursor: Callable[[T], str], token: str, size: int
+    items: Sequence[T], cursor: Callable[[T], str], options: Any, after: str, size: int
 ) -> tuple[list[T], str]:
-    """One page of ``items`` after the item whose cursor is in ``token``, and the next token."""
-    start = 0
-    if token:
-        after = token.removeprefix(CURSOR_PREFIX)
-        keys = [cursor(item) for item in items]
-        if not token.startswith(CURSOR_PREFIX) or after not in keys:
-            raise ValueError(f"invalid page token {token!r}")
-        start = keys.index(after) + 1
+    """The page of ``items`` following the item whose cursor is ``after``, and the next token."""
+    keys = [cursor(item) for item in items]
+    if after and after not in keys:
+        raise ValueError(f"invalid page token: no item {after!r}")
+    start = keys.index(after) + 1 if after else 0
     page = list(items[start : start + size])
-    more = start + size < len(items)
-    return page, (CURSOR_PREFIX + cursor(page[-1]) if more and page else "")
+    if not page or start + size >= len(items):
+        return page, ""
+    encoded = base64.urlsafe_b64encode(options.SerializeToString()).decode()
+    return page, f"{TOKEN_PREFIX}{encoded}.{cursor(page[-1])}"
 
 
 def _descending(sort_clause: Any) -> bool:
@@ -51,6 +68,29 @@ def _descending(sort_clause: Any) -> bool:
 
 def _seconds(ts: Any) -> float:
     return float(ts.seconds) + ts.nanos / 1e9
+
+
+def _filter_workloads(items: list[Experiment], opts: Any) -> list[Experiment]:
+    """Apply ListWorkloadsRequest.Opts filters (organization_id is ignored) and sort order."""
+    if opts.HasField("workspace_id"):
+        items = [e for e in items if e.workspace_id == opts.workspace_id]
+    if opts.HasField("author_id"):
+        items = [e for e in items if opts.author_id in (e.author_id, e.author)]
+    if opts.HasField("name_or_description_substring"):
+        needle = opts.name_or_description_substring.casefold()
+        items = [e for e in items if needle in f"{e.name}\n{e.description}".casefold()]
+    if opts.workload_type == pb2.WorkloadType.WORKLOAD_TYPE_ENVIRONMENT:
+        items = []
+    if opts.statuses:
+        wanted = set(opts.statuses)
+        items = [e for e in items if messages.WORKLOAD_STATUS[e.status] in wanted]
+    if opts.HasField("job_finalized"):
+        items = [e for e in items if e.finalized == opts.job_finalized]
+    if opts.HasField("created_before"):
+        items = [e for e in items if e.created < _seconds(opts.created_before)]
+    if opts.HasField("created_after"):
+        items = [e for e in items if e.created > _seconds(opts.created_after)]
+    return items[::-1] if _descending(opts.sort_clause) else items
 
 
 class FakeBeakerServicer(beaker_pb2_grpc.BeakerServicer):
@@ -139,32 +179,10 @@ class FakeBeakerServicer(beaker_pb2_grpc.BeakerServicer):
     def ListWorkloads(
         self, request: pb2.ListWorkloadsRequest, context: Any
     ) -> pb2.ListWorkloadsResponse:
-        opts = request.options
-        items = self.state.experiments()
-        if opts.HasField("workspace_id"):
-            items = [e for e in items if e.workspace_id == opts.workspace_id]
-        if opts.HasField("author_id"):
-            items = [e for e in items if opts.author_id in (e.author_id, e.author)]
-        if opts.HasField("name_or_description_substring"):
-            needle = opts.name_or_description_substring.casefold()
-            items = [e for e in items if needle in f"{e.name}\n{e.description}".casefold()]
-        if opts.workload_type == pb2.WorkloadType.WORKLOAD_TYPE_ENVIRONMENT:
-            items = []
-        if opts.statuses:
-            wanted = set(opts.statuses)
-            items = [e for e in items if messages.WORKLOAD_STATUS[e.status] in wanted]
-        if opts.HasField("job_finalized"):
-            items = [e for e in items if e.finalized == opts.job_finalized]
-        if opts.HasField("created_before"):
-            items = [e for e in items if e.created < _seconds(opts.created_before)]
-        if opts.HasField("created_after"):
-            items = [e for e in items if e.created > _seconds(opts.created_after)]
-        if _descending(opts.sort_clause):
-            items.reverse()
         try:
-            page, token = _page(
-                items, lambda e: e.id, request.next_page_token, self._size(opts.page_size)
-            )
+            opts, after = _query(request)
+            items = _filter_workloads(self.state.experiments(), opts)
+            page, token = _page(items, lambda e: e.id, opts, after, self._size(opts.page_size))
         except ValueError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         return pb2.ListWorkloadsResponse(
@@ -189,7 +207,15 @@ class FakeBeakerServicer(beaker_pb2_grpc.BeakerServicer):
         return pb2.GetJobResponse(job=messages.job(record, task, record.workspace))
 
     def ListJobs(self, request: pb2.ListJobsRequest, context: Any) -> pb2.ListJobsResponse:
-        opts = request.options
+        try:
+            opts, after = _query(request)
+            jobs = self._filter_jobs(opts)
+            page, token = _page(jobs, lambda j: j.id, opts, after, self._size(opts.page_size))
+        except ValueError as e:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        return pb2.ListJobsResponse(jobs=page, next_page_token=token)
+
+    def _filter_jobs(self, opts: Any) -> list[pb2.Job]:
         if opts.HasField("environment_id"):
             records: list[Experiment] = []
         elif opts.HasField("task_id"):
@@ -207,13 +233,7 @@ class FakeBeakerServicer(beaker_pb2_grpc.BeakerServicer):
             jobs = [j for j in jobs if j.status.HasField("finalized") == opts.finalized]
         if _descending(opts.sort_clause):
             jobs.reverse()
-        try:
-            page, token = _page(
-                jobs, lambda j: j.id, request.next_page_token, self._size(opts.page_size)
-            )
-        except ValueError as e:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        return pb2.ListJobsResponse(jobs=page, next_page_token=token)
+        return jobs
 
 
 class FaultInterceptor(grpc.ServerInterceptor):

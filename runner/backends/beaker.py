@@ -1,0 +1,218 @@
+"""The Beaker backend: the only module that imports beaker-py.
+
+It turns a rendered spec document into beaker-py's `BeakerExperimentSpec` (checking that the
+round trip through beaker-py's types loses nothing), creates experiments by name, looks them up,
+lists them in bulk, and translates beaker-py's and requests' errors into the three kinds the
+submit protocol understands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import grpc
+import requests
+from beaker import Beaker, BeakerExperimentSpec
+from beaker import beaker_pb2 as pb2
+from beaker.exceptions import (
+    BeakerConfigurationError,
+    BeakerError,
+    BeakerExperimentConflict,
+    BeakerNotFoundError,
+    BeakerPermissionsError,
+    BeakerServerError,
+    BeakerWorkloadNotFound,
+    BeakerWorkspaceNotFound,
+)
+
+from runner.backends import Experiment, NameTaken, Rejected, Transient
+from runner.errors import SubmitError
+from runner.model import Sweep
+from runner.spec import Rendered
+
+T = TypeVar("T")
+KEY_IN_DESCRIPTION = re.compile(r"\[sweep-key ([0-9a-f]{64})\]")
+STATES = {
+    "STATUS_SUBMITTED": "queued",
+    "STATUS_QUEUED": "queued",
+    "STATUS_READY_TO_START": "queued",
+    "STATUS_INITIALIZING": "running",
+    "STATUS_RUNNING": "running",
+    "STATUS_STOPPING": "running",
+    "STATUS_UPLOADING_RESULTS": "running",
+    "STATUS_SUCCEEDED": "succeeded",
+    "STATUS_FAILED": "failed",
+    "STATUS_CANCELED": "canceled",
+}
+TOKEN_HELP = (
+    "no Beaker token found: set BEAKER_TOKEN (in CI: a repository secret) or run `beaker config set"
+    " user_token ...` to write ~/.beaker/config.yml"
+)
+
+
+class SpecMismatch(Exception):
+    """beaker-py's types would silently change the spec (e.g. drop a field it does not know)."""
+
+
+def to_beaker_spec(document: Mapping[str, Any]) -> BeakerExperimentSpec:
+    """The typed spec for a rendered document, refusing any lossy conversion."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # 'preemptible' is deprecated but valid
+        spec = BeakerExperimentSpec.from_json(json.loads(json.dumps(document)))
+        back = spec.to_json()
+    if _canonical(back) != _canonical(document):
+        raise SpecMismatch(f"beaker-py does not round-trip this spec: {_canonical(document)} != {_canonical(back)}")
+    return spec
+
+
+def _canonical(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, sort_keys=True)
+
+
+def has_credentials() -> bool:
+    """Whether beaker-py would find a token (env var or its config file)."""
+    if os.environ.get("BEAKER_TOKEN"):
+        return True
+    try:
+        from beaker.config import Config
+
+        return bool(Config.from_env().user_token)
+    except (BeakerConfigurationError, BeakerError, OSError, ValueError):
+        return False
+
+
+class BeakerBackend:
+    kind = "beaker"
+
+    def __init__(self, http_timeout: float | None = None) -> None:
+        if not has_credentials():
+            raise SubmitError(TOKEN_HELP)
+        try:
+            self.client = Beaker.from_env(check_for_upgrades=False)
+        except (BeakerConfigurationError, BeakerError) as exc:
+            raise SubmitError(f"cannot configure the Beaker client: {exc}") from None
+        if http_timeout is not None:
+            self.client.TIMEOUT = http_timeout  # instance setting; beaker-py reads self.TIMEOUT
+        self._workspaces: dict[str, pb2.Workspace] = {}
+        self._author: str | None = None
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _call(self, what: str, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except BeakerExperimentConflict:
+            raise NameTaken(what) from None
+        except BeakerWorkspaceNotFound as exc:
+            raise Rejected(f"{what}: workspace not found: {exc}") from None
+        except BeakerPermissionsError as exc:
+            raise Rejected(f"{what}: permission denied: {exc}") from None
+        except BeakerServerError as exc:
+            raise Transient(f"{what}: Beaker server error: {exc}") from None
+        except requests.exceptions.HTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else None
+            if status is not None and (status >= 500 or status == 429):
+                raise Transient(f"{what}: HTTP {status}", status != 429, _retry_after(exc.response)) from None
+            raise Rejected(f"{what}: HTTP {status}: {exc}") from None
+        except requests.exceptions.ConnectTimeout:
+            raise Transient(f"{what}: connect timeout", maybe_committed=False) from None
+        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+            raise Transient(f"{what}: {type(exc).__name__}: connection lost or reply late") from None
+        except grpc.RpcError as exc:
+            code = exc.code() if isinstance(exc, grpc.Call) else None
+            if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED):
+                raise Transient(f"{what}: gRPC {code.name}") from None
+            raise Rejected(f"{what}: gRPC {code}: {exc}") from None
+        except BeakerError as exc:
+            text = str(exc)
+            if text.startswith("[code=429]"):
+                raise Transient(f"{what}: rate limited ({text})", maybe_committed=False) from None
+            raise Rejected(f"{what}: {text}") from None
+
+    def _workspace(self, name: str) -> pb2.Workspace:
+        if name not in self._workspaces:
+            self._workspaces[name] = self._call(f"workspace {name}", lambda: self.client.workspace.get(name))
+        return self._workspaces[name]
+
+    def author(self) -> str:
+        if self._author is None:
+            self._author = self._call("current user", lambda: self.client.user_name)
+        return self._author
+
+    def _experiment(self, workload: pb2.Workload) -> Experiment:
+        exp = workload.experiment
+        match = KEY_IN_DESCRIPTION.search(exp.description)
+        state = STATES.get(pb2.WorkloadStatus.Name(workload.status), "unknown")
+        return Experiment(exp.name, exp.id, self.client.workload.url(workload), match.group(1) if match else None, state)
+
+    # -- Backend -------------------------------------------------------------------------------
+
+    def create(self, sweep: Sweep, point: Rendered) -> Experiment:
+        try:
+            spec = to_beaker_spec(point.spec)
+        except (SpecMismatch, TypeError, ValueError) as exc:
+            raise Rejected(f"invalid spec for {point.name}: {exc}") from None
+        workspace = self._workspace(sweep.placement.workspace)
+        workload = self._call(
+            f"create {point.name}",
+            lambda: self.client.experiment.create(name=point.name, spec=spec, workspace=workspace),
+        )
+        return self._experiment(workload)
+
+    def find(self, sweep: Sweep, name: str) -> Experiment | None:
+        author = self.author()
+
+        def get() -> pb2.Workload | None:
+            try:
+                return self.client.workload.get(f"{author}/{name}")
+            except (BeakerWorkloadNotFound, BeakerNotFoundError):
+                return None
+
+        workload = self._call(f"look up {author}/{name}", get)
+        return None if workload is None else self._experiment(workload)
+
+    def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
+        wanted = set(names)
+        workspace = self._workspace(sweep.placement.workspace)
+        org = sweep.placement.workspace.split("/", 1)[0]
+
+        def listing() -> dict[str, Experiment]:
+            found = {}
+            for workload in self.client.workload.list(
+                org=org, workspace=workspace, name_or_description=sweep.name
+            ):
+                if workload.experiment.name in wanted:
+                    found[workload.experiment.name] = self._experiment(workload)
+            return found
+
+        return self._call(f"list experiments of {sweep.name}", listing)
+
+    def exit_code(self, experiment: Experiment) -> int | None:
+        """Exit code of the latest job of a finished experiment (one call)."""
+
+        def latest() -> int | None:
+            workload = self.client.workload.get(experiment.id)
+            job = self.client.workload.get_latest_job(workload)
+            if job is None or not job.status.HasField("exited"):
+                return None
+            return int(job.status.exit_code)
+
+        return self._call(f"job of {experiment.name}", latest)
+
+
+def _retry_after(response: requests.Response | None) -> float | None:
+    if response is None:
+        return None
+    value = response.headers.get("Retry-After")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

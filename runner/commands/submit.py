@@ -1,0 +1,87 @@
+"""`submit`: create every `+` point of the plan on the backend, exactly once, and record it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from tabulate import tabulate
+
+from runner import report
+from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems
+from runner.errors import SubmitError
+from runner.progress import Progress
+
+DEFAULT_CONCURRENCY = 8
+
+
+def register(commands: Subparsers) -> None:
+    parser = commands.add_parser("submit", help="submit every point the plan marks '+'")
+    add_paths(parser)
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    parser.add_argument("--concurrency", type=_positive, default=DEFAULT_CONCURRENCY, help="experiments created at once (default 8)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="deadline for the whole run")
+    parser.add_argument("--backend", choices=("auto", "beaker", "local"), default="auto",
+                        help="auto: Beaker when credentials exist, else local (an error in CI)")
+    parser.add_argument("--http-timeout", type=float, metavar="SECONDS", help=argparse.SUPPRESS)
+    parser.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def in_ci() -> bool:
+    return bool(os.environ.get("CI") or os.environ.get("GITHUB_ACTIONS"))
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    cat = load_catalog(args)
+    raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
+    backend = _backend(args)
+    plans = cat.plans(kind=backend.kind)
+    print(report.table(plans), file=sys.stderr)
+    if args.dry_run:
+        backend.close()
+        return 0
+    from runner import gitrepo
+    from runner.submit import CREATED, ADOPTED, Options, Submitter
+
+    deadline = None if args.timeout is None else started + args.timeout
+    options = Options(root=cat.root, commit=gitrepo.head_commit(cat.root), concurrency=args.concurrency, deadline=deadline)
+    try:
+        outcomes = Submitter(backend, options, Progress()).run(plans)
+    finally:
+        backend.close()
+    bad = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]
+    done = len(outcomes) - len(bad)
+    print(f"submitted: {done} of {len(outcomes)} ({sum(o.status == CREATED for o in outcomes)} created,"
+          f" {sum(o.status == ADOPTED for o in outcomes)} adopted)", file=sys.stderr)
+    if bad:
+        rows = [[o.sweep, o.point.name, o.status, o.error] for o in bad]
+        print(tabulate(rows, headers=["sweep", "experiment", "status", "why"]), file=sys.stderr)
+        print(f"{len(bad)} point(s) not submitted; run submit again to retry only those", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _backend(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    choice = args.backend
+    if choice in ("auto", "beaker"):
+        from runner.backends.beaker import TOKEN_HELP, BeakerBackend, has_credentials
+
+        if has_credentials():
+            return BeakerBackend(http_timeout=args.http_timeout)
+        if choice == "beaker" or in_ci():
+            raise SubmitError(TOKEN_HELP + (" (CI never falls back to the local backend)" if in_ci() else ""))
+        choice = "local"
+    from runner.backends.local import LocalBackend
+
+    print("no Beaker credentials: running on the local backend (this machine)", file=sys.stderr)
+    return LocalBackend(args)

@@ -1,0 +1,248 @@
+"""Exactly-once submission: one experiment per point under retries, lost replies and races.
+
+The protocol, per point (its name is derived from its key, so it is the same in every run):
+1. Before anything is created, existing experiments are listed in bulk and adopted when they
+   carry the point's key. This repairs a ledger commit that never landed.
+2. Create under the deterministic name. On success, record the ledger entry at once.
+3. A transient failure (5xx, 429, reset, timeout, UNAVAILABLE) may have created the experiment
+   on the server. The next attempt first looks the name up and adopts what it finds.
+4. A name conflict (409) means "look it up": adopt it when it records our key, otherwise fail
+   the point loudly, naming the other experiment. A new name is never invented.
+5. Client errors are never retried. Attempts are bounded in number and time, and the whole run
+   by a deadline: a hung backend call is abandoned (daemon thread) and reported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tenacity
+
+from runner import ledger
+from runner.backends import Backend, Experiment, NameTaken, Rejected, Transient
+from runner.model import Sweep
+from runner.plan import SweepPlan
+from runner.progress import Progress
+from runner.spec import Rendered
+
+CREATED, ADOPTED, FAILED, UNFINISHED = "created", "adopted", "failed", "unfinished"
+
+
+class NameClash(Exception):
+    """The experiment name is taken by an experiment that is not this point's."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 8
+    per_point_seconds: float = 900.0
+    initial_wait: float = 1.0
+    max_wait: float = 60.0
+    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+    """Injectable so fault tests do not sleep for real."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    sweep: str
+    point: Rendered
+    status: str
+    experiment: Experiment | None = None
+    error: str = ""
+
+
+@dataclass
+class Options:
+    root: Path
+    commit: str
+    concurrency: int = 8
+    deadline: float | None = None
+    """time.monotonic() value after which no new work starts and the run reports."""
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+class Submitter:
+    def __init__(self, backend: Backend, options: Options, progress: Progress) -> None:
+        self.backend = backend
+        self.options = options
+        self.progress = progress
+        self._ledger_lock = threading.Lock()
+
+    # -- the run -------------------------------------------------------------------------------
+
+    def run(self, plans: Sequence[SweepPlan]) -> list[Outcome]:
+        jobs = [(plan.sweep, row.rendered) for plan in plans for row in plan.to_submit_on(self.backend.kind) if row.rendered]
+        self.progress.start(len(jobs))
+        outcomes: dict[tuple[str, str], Outcome] = {}
+        results: queue.Queue[Outcome] = queue.Queue()
+        pending = self._adopt_existing(plans, jobs, results)
+        work: queue.Queue[tuple[Sweep, Rendered]] = queue.Queue()
+        for job in pending:
+            work.put(job)
+        workers = max(1, min(self.options.concurrency, len(pending)))
+        for _ in range(workers if pending else 0):
+            threading.Thread(target=self._worker, args=(work, results), daemon=True).start()
+        while len(outcomes) < len(jobs):
+            try:
+                outcome = results.get(timeout=self._remaining())
+            except queue.Empty:
+                break  # deadline: whatever is still running is abandoned and reported
+            outcomes[(outcome.sweep, outcome.point.key)] = outcome
+            self.progress.done(outcome)
+        for sweep, point in jobs:
+            if (sweep.name, point.key) not in outcomes:
+                outcome = Outcome(sweep.name, point, UNFINISHED, error="deadline reached before it finished")
+                outcomes[(sweep.name, point.key)] = outcome
+        self.progress.finish()
+        return [outcomes[(s.name, p.key)] for s, p in jobs]
+
+    def _remaining(self) -> float | None:
+        if self.options.deadline is None:
+            return None
+        return max(0.0, self.options.deadline - time.monotonic())
+
+    def _expired(self) -> bool:
+        remaining = self._remaining()
+        return remaining is not None and remaining <= 0
+
+    def _worker(self, work: queue.Queue[tuple[Sweep, Rendered]], results: queue.Queue[Outcome]) -> None:
+        while True:
+            try:
+                sweep, point = work.get_nowait()
+            except queue.Empty:
+                return
+            if self._expired():
+                results.put(Outcome(sweep.name, point, UNFINISHED, error="deadline reached before it started"))
+                continue
+            results.put(self.submit_point(sweep, point))
+
+    # -- step 1: bulk adoption -----------------------------------------------------------------
+
+    def _adopt_existing(
+        self,
+        plans: Sequence[SweepPlan],
+        jobs: list[tuple[Sweep, Rendered]],
+        results: queue.Queue[Outcome],
+    ) -> list[tuple[Sweep, Rendered]]:
+        pending = []
+        for plan in plans:
+            mine = [(s, p) for s, p in jobs if s is plan.sweep]
+            if not mine:
+                continue
+            found = self._bounded(lambda: self.backend.existing(plan.sweep, [p.name for _, p in mine]))
+            for sweep, point in mine:
+                experiment = found.get(point.name) if found else None
+                if experiment is None:
+                    pending.append((sweep, point))
+                    continue
+                try:
+                    results.put(self._finish(sweep, point, self._adopt(point, experiment), ADOPTED))
+                except NameClash as exc:
+                    results.put(Outcome(sweep.name, point, FAILED, error=str(exc)))
+        return pending
+
+    def _bounded(self, call: Callable[[], dict[str, Experiment] | object]) -> dict[str, Experiment] | None:
+        """Run a bulk look-up, giving up (None) on failure or when the deadline passes."""
+        box: queue.Queue[object] = queue.Queue()
+
+        def target() -> None:
+            try:
+                box.put(call())
+            except Exception as exc:
+                box.put(exc)
+
+        threading.Thread(target=target, daemon=True).start()
+        try:
+            value = box.get(timeout=self._remaining())
+        except queue.Empty:
+            return None
+        if isinstance(value, Exception):
+            self.progress.note(f"bulk look-up failed ({value}); checking point by point instead")
+            return None
+        return dict(value)  # type: ignore[call-overload]
+
+    # -- steps 2-5: one point ------------------------------------------------------------------
+
+    def submit_point(self, sweep: Sweep, point: Rendered) -> Outcome:
+        ambiguous = False
+
+        def attempt() -> tuple[Experiment, str]:
+            nonlocal ambiguous
+            if ambiguous:
+                found = self.backend.find(sweep, point.name)
+                if found is not None:
+                    return self._adopt(point, found), ADOPTED
+            try:
+                return self.backend.create(sweep, point), CREATED
+            except NameTaken:
+                found = self.backend.find(sweep, point.name)
+                if found is None:
+                    ambiguous = True
+                    raise Transient(f"name {point.name} is taken but cannot be found yet") from None
+                return self._adopt(point, found), ADOPTED
+            except Transient as exc:
+                ambiguous = ambiguous or exc.maybe_committed
+                raise
+
+        try:
+            experiment, status = self._retrying()(attempt)
+        except Transient as exc:
+            return Outcome(sweep.name, point, FAILED, error=f"gave up after retries: {exc}")
+        except (Rejected, NameClash) as exc:
+            return Outcome(sweep.name, point, FAILED, error=str(exc))
+        return self._finish(sweep, point, experiment, status)
+
+    def _retrying(self) -> tenacity.Retrying:
+        policy = self.options.policy
+        backoff = tenacity.wait_exponential_jitter(initial=policy.initial_wait, max=policy.max_wait)
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome else None
+            delay = backoff(state)
+            if isinstance(error, Transient) and error.retry_after is not None:
+                delay = max(error.retry_after, 0.0)
+            remaining = self._remaining()
+            return delay if remaining is None else min(delay, remaining)
+
+        return tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(Transient),
+            stop=tenacity.stop_any(
+                tenacity.stop_after_attempt(policy.attempts),
+                tenacity.stop_after_delay(policy.per_point_seconds),
+                lambda state: self._expired(),
+            ),
+            wait=wait,
+            sleep=policy.sleep,
+            reraise=True,
+        )
+
+    def _adopt(self, point: Rendered, found: Experiment) -> Experiment:
+        if found.key != point.key:
+            raise NameClash(
+                f"experiment {found.name} ({found.url}) already exists but records key"
+                f" {found.key or 'none'}, not this point's {point.key}; it was not created by this"
+                " sweep, so it is left alone (rename the sweep or bump its revision)"
+            )
+        return found
+
+    def _finish(self, sweep: Sweep, point: Rendered, experiment: Experiment, status: str) -> Outcome:
+        entry = ledger.Entry(
+            key=point.key,
+            experiment=point.name,
+            url=experiment.url,
+            id=experiment.id,
+            spec_hash=point.spec_hash,
+            submitted_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            commit=self.options.commit,
+            params=dict(point.params),
+        )
+        path = ledger.ledger_path(self.options.root, sweep.name, self.backend.kind)
+        with self._ledger_lock:
+            ledger.record(path, sweep.name, [entry])
+        return Outcome(sweep.name, point, status, experiment)

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from runner import ledger
+from runner.errors import LedgerError
+
+
+def _entry(i: int, when: str = "2026-11-21T10:00:00Z") -> ledger.Entry:
+    key = f"{i:064x}"
+    return ledger.Entry(key, f"demo-{key[:12]}", f"https://beaker.org/ex/{i}", f"01ID{i}", "h" * 64, when, "c" * 40, {"lr": i / 10})
+
+
+def test_ledger_round_trips_with_header_and_sorted_entries(tmp_path: Path) -> None:
+    path = tmp_path / "demo.jsonl"
+    ledger.record(path, "demo", [_entry(3), _entry(1), _entry(2)])
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0])["sweep"] == "demo" and "do not edit" in json.loads(lines[0])["about"]
+    assert [json.loads(line)["key"] for line in lines[1:]] == [_entry(i).key for i in (1, 2, 3)]
+    assert ledger.read(path, "demo").entries == {e.key: e for e in (_entry(1), _entry(2), _entry(3))}
+
+
+def test_writing_the_same_entries_again_gives_the_same_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "demo.jsonl"
+    ledger.record(path, "demo", [_entry(1), _entry(2)])
+    first = path.read_bytes()
+    ledger.record(path, "demo", [_entry(2), _entry(1)])
+    assert path.read_bytes() == first
+    assert [p.name for p in tmp_path.iterdir()] == ["demo.jsonl"]  # no temp files left behind
+
+
+def test_merge_keeps_one_entry_per_key_and_the_later_submission(tmp_path: Path) -> None:
+    path = tmp_path / "demo.jsonl"
+    ledger.record(path, "demo", [_entry(1, "2026-01-01T00:00:00Z")])
+    ledger.record(path, "demo", [_entry(1, "2026-02-01T00:00:00Z"), _entry(2)])
+    entries = ledger.read(path, "demo").entries
+    assert len(entries) == 2 and entries[_entry(1).key].submitted_at == "2026-02-01T00:00:00Z"
+
+
+def test_missing_ledger_is_empty_and_corrupt_ledger_names_the_line(tmp_path: Path) -> None:
+    assert ledger.read(tmp_path / "none.jsonl", "demo").entries == {}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(ledger.header("demo") + "\n{not json\n")
+    with pytest.raises(LedgerError, match=r"bad.jsonl:2: not valid JSON"):
+        ledger.read(bad, "demo")
+    bad.write_text(ledger.header("other") + "\n")
+    with pytest.raises(LedgerError, match="expected format 1 for 'demo'"):
+        ledger.read(bad, "demo")
+
+
+def _writer(path: str, start: int) -> None:
+    for i in range(start, start + 25):
+        ledger.record(Path(path), "demo", [_entry(i)])
+
+
+def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "ledger" / "demo.jsonl"
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_writer, args=(str(path), n * 25)) for n in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert sorted(ledger.read(path, "demo").entries) == sorted(_entry(i).key for i in range(100))

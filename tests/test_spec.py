@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner.backends.beaker import to_beaker_spec
+from runner.errors import ManifestError
+from runner.plan import render_sweep
+from tests.conftest import PROJECT
+from tests.helpers import load, minimal
+
+EXAMPLES = sorted((PROJECT / "sweeps").glob("*.yaml"))
+GOLDEN = PROJECT / "tests" / "golden"
+
+
+def _rendered_json(path: Path) -> str:
+    sweep = load(PROJECT, path)
+    points = [{"name": r.name, "key": r.key, "spec_hash": r.spec_hash, "spec": r.spec} for r in render_sweep(sweep)]
+    return json.dumps(points, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_examples_match_golden_specs(path: Path) -> None:
+    golden = GOLDEN / f"{path.stem}.json"
+    actual = _rendered_json(path)
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(actual, encoding="utf-8")
+    assert actual == golden.read_text(encoding="utf-8"), f"rendering changed; UPDATE_GOLDEN=1 rewrites {golden}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_point_round_trips_through_beaker_types(path: Path) -> None:
+    for rendered in render_sweep(load(PROJECT, path)):
+        spec = to_beaker_spec(rendered.spec)
+        assert spec.to_json() == rendered.spec or json.dumps(spec.to_json(), sort_keys=True) == json.dumps(
+            rendered.spec, sort_keys=True
+        )
+        assert spec.tasks[0].context is not None
+
+
+def test_rendering_is_byte_identical_across_processes() -> None:
+    path = EXAMPLES[0]
+    code = f"from tests.test_spec import _rendered_json; from pathlib import Path; print(_rendered_json(Path({str(path)!r})), end='')"
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=PROJECT, env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True, text=True, check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1
+
+
+def _scaling() -> list[dict]:  # type: ignore[type-arg]
+    sweep = load(PROJECT, PROJECT / "sweeps" / "torchrun-scaling.yaml")
+    return [dict(r.spec) for r in render_sweep(sweep)]
+
+
+def test_multinode_points_get_gantry_defaults_and_single_node_points_do_not() -> None:
+    by_nodes = {}
+    for spec in _scaling():
+        task = spec["tasks"][0]
+        by_nodes[task.get("replicas", 1)] = task
+    multi = by_nodes[4]
+    assert multi["leaderSelection"] and multi["hostNetworking"]
+    assert multi["propagateFailure"] and multi["propagatePreemption"]
+    assert multi["synchronizedStartTimeout"] == 10 * 60 * 10**9  # the manifest overrides 5m
+    single = by_nodes[1]
+    assert "replicas" not in single and single["hostNetworking"] is False
+    assert "propagateFailure" not in single
+
+
+def test_tasks_see_parameters_sweep_key_and_experiment_name(tmp_path: Path) -> None:
+    sweep = load(tmp_path, minimal(tmp_path, extra='  derived:\n    run: "r-{lr}"\n'))
+    first = render_sweep(sweep)[0]
+    env = {e["name"]: e.get("value") for e in first.spec["tasks"][0]["envVars"]}
+    assert env["SWEEP_NAME"] == "demo"
+    assert env["SWEEP_POINT_KEY"] == first.key
+    assert env["SWEEP_EXPERIMENT"] == first.name
+    assert env["SWEEP_PARAM_LR"] == "0.1"
+    assert env["SWEEP_PARAM_RUN"] == "r-0.1"
+    assert json.loads(env["SWEEP_PARAMS"]) == {"lr": 0.1, "run": "r-0.1"}
+    assert first.spec["tasks"][0]["arguments"] == ["--lr=0.1"]
+    assert f"[sweep-key {first.key}]" in first.spec["description"]
+    assert "sweeps/demo.yaml" in first.spec["description"]
+
+
+def test_secrets_are_referenced_by_name_only(tmp_path: Path) -> None:
+    body = (PROJECT / "sweeps" / "dpo-open-instruct.yaml").read_text()
+    sweep = load(PROJECT, PROJECT / "sweeps" / "dpo-open-instruct.yaml")
+    assert "hf-token" in body
+    env = render_sweep(sweep)[0].spec["tasks"][0]["envVars"]
+    assert {"name": "HF_TOKEN", "secret": "hf-token"} in env
+    assert {"name": "WANDB_API_KEY", "secret": "wandb-api-key"} in env
+
+
+def test_template_that_renders_a_non_integer_replica_count_names_the_line_and_point(tmp_path: Path) -> None:
+    path = minimal(tmp_path, name="bad", body="""\
+version: 1
+name: bad
+beaker: {workspace: ai2/x, clusters: [ai2/c]}
+tasks:
+  - image: {beaker: org/image}
+    command: [run]
+    replicas: "{nodes}"
+params:
+  grid:
+    nodes: [2, two]
+""")
+    with pytest.raises(ManifestError) as info:
+        render_sweep(load(tmp_path, path))
+    assert str(info.value) == (
+        "sweeps/bad.yaml:7:15: tasks[0].replicas: replicas renders to 'two', which is not an integer (point nodes=two)"
+    )
+
+
+def test_editing_the_template_changes_the_spec_hash_but_not_the_key(tmp_path: Path) -> None:
+    path = minimal(tmp_path)
+    before = render_sweep(load(tmp_path, path))
+    path.write_text(path.read_text().replace("org/image", "org/image-v2"))
+    after = render_sweep(load(tmp_path, path))
+    assert [r.key for r in before] == [r.key for r in after]
+    assert all(a.spec_hash != b.spec_hash for a, b in zip(before, after, strict=True))
