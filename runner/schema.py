@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,28 @@ from runner.errors import Problem
 from runner.yaml12 import Document, field_path
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "sweep.schema.json"
+
+_NAME_RULE = "use letters, digits, '.', '_' and '-', starting with a letter or digit"
+PATTERN_RULES = {
+    "^[A-Za-z0-9][A-Za-z0-9._-]*$": _NAME_RULE,
+    "^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$": (
+        "expected 'org/name' (each part: letters, digits, '.', '_' and '-')"
+    ),
+    "^/": "must be an absolute path (starting with '/')",
+    "^[A-Za-z_][A-Za-z0-9_]*$": "use letters, digits and '_', not starting with a digit",
+    "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$": (
+        "use letters, digits and '_', not starting with a digit; '.' nests (e.g. 'optim.lr')"
+    ),
+    "^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$": (
+        "expected a duration such as '30m', '24h' or '1h30m' (units ns, us, ms, s, m, h)"
+    ),
+    "^[0-9]+(\\.[0-9]+)?\\s?([KMGTP]i?B?)?$": "expected a size such as '64GiB', '512MiB' or '1TB'",
+    "\\{[^{}]+\\}": "expected a template such as '{name}'",
+}
+"""What each pattern of the schema allows, in words; a test checks that none is missing."""
+
+_TYPE_WORDS = {"array": "list", "object": "mapping"}
+_YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
 
 
 @cache
@@ -42,21 +66,64 @@ def _problems_for(error: ValidationError, doc: Document) -> list[Problem]:
         allowed = sorted(error.schema.get("properties", {}))
         extras = [k for k in error.instance if k not in error.schema.get("properties", {})]
         return [_unknown(doc, (*path, extra), allowed) for extra in extras]
-    if kind == "propertyNames":
-        bad = error.instance if isinstance(error.instance, str) else None
-        return [_at(doc, path, _describe(error))] if bad is None else [
-            _at(doc, (*path, bad), f"invalid name {bad!r}: {_description(error)}", key=True)
-        ]
-    if kind in ("oneOf", "anyOf") and error.context:
-        # A branch whose type matched failed deeper inside: its errors say more than "no branch fit".
-        deeper = [
-            e
-            for e in error.context
-            if e.relative_path or (e.validator not in ("type", "required") and "description" in e.schema)
-        ]
-        if deeper:
-            return [p for e in deeper for p in _problems_for(e, doc)]
+    if "propertyNames" in error.relative_schema_path and isinstance(error.instance, str):
+        # propertyNames checks each key as a value of its own, and the error's path stops at the
+        # mapping: point at the key instead.
+        return [_at(doc, (*path, error.instance), _bad_name(error), key=True)]
+    names = _exactly_one_of(error.schema)
+    if names and kind in ("oneOf", "minProperties", "maxProperties"):
+        message = _exactly_one_message(names, error.instance)
+        return [] if message is None else [_at(doc, path, message)]
+    if kind == "uniqueItems":
+        return [_duplicate_item(doc, path, error.instance)]
+    if kind in ("oneOf", "anyOf"):
+        branch = _fitting_branch(error)
+        if branch:
+            return [p for e in branch for p in _problems_for(e, doc)]
     return [_at(doc, path, _describe(error))]
+
+
+def _fitting_branch(error: ValidationError) -> list[ValidationError]:
+    """The errors of the one alternative whose type matches the value, if exactly one does.
+
+    `-1` for "integer or template" fails the integer branch on `minimum`: saying so beats "not
+    valid under any alternative". A branch that only fails an undocumented pattern (the template
+    alternative, for a plain string) says less than the alternatives' description, so it is skipped.
+    """
+    branches: dict[int | str, list[ValidationError]] = {}
+    for e in error.context or []:
+        branches.setdefault(e.relative_schema_path[0], []).append(e)
+    fitting = [
+        errors
+        for errors in branches.values()
+        if not any(e.validator == "type" and not e.relative_path for e in errors)
+    ]
+    if len(fitting) != 1:
+        return []
+    errors = fitting[0]
+    if all(e.validator == "pattern" and "description" not in e.schema for e in errors):
+        return []
+    return errors
+
+
+def _exactly_one_of(schema: Any) -> list[str]:
+    """The field names of an 'exactly one of these' object (an image, a mount), else []."""
+    if not isinstance(schema, dict):
+        return []
+    branches = schema.get("oneOf", [])
+    if branches and all(set(b) == {"required"} and len(b["required"]) == 1 for b in branches):
+        return [b["required"][0] for b in branches]
+    if schema.get("maxProperties") == 1 and schema.get("properties"):
+        return list(schema["properties"])
+    return []
+
+
+def _exactly_one_message(names: list[str], instance: object) -> str | None:
+    present = [n for n in names if isinstance(instance, dict) and n in instance]
+    if len(present) == 1:  # the count is right: another problem (an unknown field) is the cause
+        return None
+    found = " and ".join(present) or "none"
+    return f"must have exactly one of {', '.join(names)}, got {found}"
 
 
 def _unknown(doc: Document, path: tuple[str | int, ...], allowed: list[str]) -> Problem:
@@ -73,59 +140,92 @@ def _at(doc: Document, path: tuple[Any, ...], message: str, key: bool = False) -
 
 
 def _description(error: ValidationError) -> str:
+    """The schema's description as a phrase: 'An axis ...' becomes 'an axis ...'."""
     schema = error.schema if isinstance(error.schema, dict) else {}
-    return str(schema.get("description", "")).rstrip(".")
+    text = str(schema.get("description", "")).rstrip(".")
+    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+        text = text[0].lower() + text[1:]
+    return text
+
+
+def _bad_name(error: ValidationError) -> str:
+    noun = re.sub(r"^(an?|the) ", "", _description(error).split(":")[0]) or "name"
+    return f"{_short(error.instance)} is not a valid {noun}: {_rule(error)}"
+
+
+def _rule(error: ValidationError) -> str:
+    if error.validator != "pattern":
+        return error.message
+    return PATTERN_RULES.get(error.validator_value) or f"must match {error.validator_value}"
 
 
 def _type_name(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "boolean"
-    return {"str": "string", "int": "integer", "float": "number", "dict": "mapping", "list": "list"}.get(
-        type(value).__name__, type(value).__name__
-    )
+        return "a boolean"
+    words = {str: "a string", int: "an integer", float: "a number", dict: "a mapping", list: "a list"}
+    return words.get(type(value), type(value).__name__)
+
+
+def _expected_types(arg: str | Sequence[str]) -> str:
+    """'integer' reads 'an integer'; ['string', 'number'] reads 'a string or number'."""
+    words = [_TYPE_WORDS.get(name, name) for name in ([arg] if isinstance(arg, str) else arg)]
+    text = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+    return f"{'an' if text[0] in 'aeiou' else 'a'} {text}"
+
+
+def _type_message(expected: str | Sequence[str], value: object) -> str:
+    got = "null" if value is None else f"{_type_name(value)} {_short(value)}"
+    message = f"expected {_expected_types(expected)}, got {got}"
+    if expected == "boolean" and isinstance(value, str) and value.lower() in _YAML11_BOOLS:
+        message += " (YAML 1.2 reads yes, no, on and off as strings: write true or false)"
+    return message
 
 
 def _describe(error: ValidationError) -> str:
     kind, value, arg = error.validator, error.instance, error.validator_value
     if kind == "required":
         missing = [name for name in arg if name not in value]
-        return f"missing required field {missing[0]!r}" if len(missing) == 1 else (
-            "missing required fields " + ", ".join(repr(m) for m in missing)
-        )
+        if len(missing) == 1:
+            return f"missing required field {missing[0]!r}"
+        return "missing required fields " + ", ".join(repr(m) for m in missing)
     if kind == "type":
-        expected = " or ".join(arg) if isinstance(arg, list) else arg
-        return f"expected {expected}, got {_type_name(value)} {_short(value)}".rstrip()
+        return _type_message(arg, value)
     if kind == "enum":
         return f"{_short(value)} is not allowed (allowed: {', '.join(str(v) for v in arg)})"
     if kind == "const":
         return f"must be {arg!r}, got {_short(value)}"
     if kind == "pattern":
-        return f"{_short(value)} is not valid: {_description(error) or 'must match ' + arg}"
-    if kind in ("minItems", "minProperties") and arg == 1:
+        return f"{_short(value)} is not valid: {_rule(error)}"
+    if kind in ("minItems", "minProperties", "minLength") and arg == 1:
         return "must not be empty"
     if kind == "minItems":
         return f"needs at least {arg} items, got {len(value)}"
     if kind == "maxItems":
         return f"allows at most {arg} items, got {len(value)}"
     if kind in ("maxProperties", "oneOf", "anyOf", "minProperties"):
-        return f"{_short(value)} is not valid: expected {_description(error).lower() or 'another form'}"
+        return f"{_short(value)} is not valid: expected {_description(error) or 'another form'}"
     if kind in ("minimum", "maximum"):
         word = "at least" if kind == "minimum" else "at most"
         return f"must be {word} {arg}, got {_short(value)}"
     if kind == "maxLength":
         return f"is {len(value)} characters long, at most {arg} allowed"
-    if kind == "minLength":
-        return "must not be empty"
-    if kind == "uniqueItems":
-        return "has duplicate items"
     return error.message
 
 
+def _duplicate_item(doc: Document, path: tuple[Any, ...], items: list[Any]) -> Problem:
+    seen: dict[str, int] = {}
+    for i, item in enumerate(items):
+        text = _short(item)
+        if text in seen:
+            return _at(doc, (*path, i), f"duplicate item {text} (also item {seen[text]})")
+        seen.setdefault(text, i)
+    return _at(doc, path, "has duplicate items")
+
+
 def _short(value: object) -> str:
-    if isinstance(value, dict | list):
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        return text if len(text) <= 60 else text[:57] + "..."
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 60 else text[:57] + '..."'
+    if len(text) <= 60:
+        return text
+    return text[:57] + ("..." if isinstance(value, dict | list) else '..."')

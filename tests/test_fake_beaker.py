@@ -183,7 +183,8 @@ def test_bad_requests_get_api_errors(
     with pytest.raises(BeakerError, match=r"^\[code=400\] .*at least one task"):
         beaker.experiment.create(name="empty", spec=BeakerExperimentSpec(), workspace=workspace)
     with pytest.raises(BeakerError, match=r"^\[code=404\] workspace"):
-        beaker.experiment.create(name="lost", spec=make_spec(), workspace="01NOSUCHWORKSPACE")
+        lost = pb2.Workspace(id="01NOSUCHWORKSPACE")
+        beaker.experiment.create(name="lost", spec=make_spec(), workspace=lost)
     assert fake_beaker.experiments() == []
 
 
@@ -302,8 +303,9 @@ def test_rate_limit_answers_429_beyond_r_per_second(
     create(beaker, workspace, "r2")
     with pytest.raises(BeakerError, match=r"^\[code=429\]") as info:
         create(beaker, workspace, "r3")
-    assert isinstance(info.value.__context__, requests.exceptions.HTTPError)
-    assert info.value.__context__.response.headers["Retry-After"] == "1"
+    context = info.value.__context__
+    assert isinstance(context, requests.exceptions.HTTPError) and context.response is not None
+    assert context.response.headers["Retry-After"] == "1"
     assert [e.name for e in fake_beaker.experiments()] == ["r1", "r2"]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
@@ -55,6 +56,29 @@ TOKEN_HELP = (
 )
 
 
+class _Client(Beaker):
+    """beaker-py's client, plus a note of the last Retry-After header seen on this thread.
+
+    beaker-py turns a 429 into `BeakerError("[code=429] ...")` without the response, so the
+    header would be lost; a response hook on each HTTP session keeps it.
+    """
+
+    retry_after = threading.local()
+
+    def _init_http_session(self) -> requests.Session:
+        session: requests.Session = super()._init_http_session()
+        session.hooks["response"].append(self._note_retry_after)
+        return session
+
+    @classmethod
+    def _note_retry_after(cls, response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        cls.retry_after.value = _retry_after(response) if response.status_code in (429, 503) else None
+
+    @classmethod
+    def last_retry_after(cls) -> float | None:
+        return getattr(cls.retry_after, "value", None)
+
+
 class SpecMismatch(Exception):
     """beaker-py's types would silently change the spec (e.g. drop a field it does not know)."""
 
@@ -93,7 +117,7 @@ class BeakerBackend:
         if not has_credentials():
             raise SubmitError(TOKEN_HELP)
         try:
-            self.client = Beaker.from_env(check_for_upgrades=False)
+            self.client = _Client.from_env(check_for_upgrades=False)
         except (BeakerConfigurationError, BeakerError) as exc:
             raise SubmitError(f"cannot configure the Beaker client: {exc}") from None
         if http_timeout is not None:
@@ -134,7 +158,9 @@ class BeakerBackend:
         except BeakerError as exc:
             text = str(exc)
             if text.startswith("[code=429]"):
-                raise Transient(f"{what}: rate limited ({text})", maybe_committed=False) from None
+                raise Transient(
+                    f"{what}: rate limited ({text})", maybe_committed=False, retry_after=_Client.last_retry_after()
+                ) from None
             raise Rejected(f"{what}: {text}") from None
 
     def _workspace(self, name: str) -> pb2.Workspace:

@@ -1,0 +1,229 @@
+"""The exactly-once protocol against the fake Beaker, over beaker-py's real wire protocols."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from beaker import Beaker, BeakerExperimentSpec
+
+from runner import catalog, ledger
+from runner.backends.beaker import BeakerBackend
+from runner.cli import main
+from runner.progress import Progress
+from runner.submit import ADOPTED, CREATED, FAILED, UNFINISHED, Options, Outcome, RetryPolicy, Submitter
+from tests.conftest import PROJECT
+from tests.fake_beaker.server import FakeBeaker
+from tests.helpers import write_manifest
+
+SWEEP = """\
+version: 1
+name: exact
+beaker:
+  workspace: ai2/sweeps-test
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py, "--lr={lr}", "--seed={seed}"]
+params:
+  grid:
+    lr: [0.1, 0.01, 0.001]
+    seed: [1, 2]
+"""
+POINTS = 6
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    write_manifest(tmp_path, SWEEP, "exact.yaml")
+    return tmp_path
+
+
+def run_submit(root: Path, *, concurrency: int = 3, http_timeout: float | None = None,
+               deadline: float | None = None, real_sleep: bool = False) -> tuple[list[Outcome], list[float]]:
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if real_sleep:
+            time.sleep(seconds)
+
+    plans = catalog.load(root, []).plans()
+    backend = BeakerBackend(http_timeout=http_timeout)
+    options = Options(root=root, commit="c0ffee", concurrency=concurrency, deadline=deadline,
+                      policy=RetryPolicy(sleep=sleep))
+    try:
+        outcomes = Submitter(backend, options, Progress(io.StringIO(), io.StringIO(), live=False)).run(plans)
+    finally:
+        backend.close()
+    return outcomes, sleeps
+
+
+def assert_exactly_once(root: Path, fake: FakeBeaker, points: int = POINTS) -> None:
+    counts = fake.count_by_name()
+    assert len(counts) == points and set(counts.values()) == {1}, counts
+    entries = ledger.read(ledger.ledger_path(root, "exact"), "exact").entries
+    assert sorted(e.experiment for e in entries.values()) == sorted(counts)
+    assert {e.id for e in entries.values()} == {x.id for x in fake.experiments()}
+    assert all(e.url.endswith(e.id) for e in entries.values())
+
+
+def test_submit_creates_every_point_once_and_records_urls(repo: Path, fake_beaker: FakeBeaker,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-C", str(repo), "submit"]) == 0
+    out = capsys.readouterr()
+    assert_exactly_once(repo, fake_beaker)
+    assert out.out.count("created exact-") == POINTS and fake_beaker.agent_address in out.out
+    assert fake_beaker.token not in out.out + out.err
+    assert fake_beaker.token not in ledger.ledger_path(repo, "exact").read_text()
+    spec = fake_beaker.experiments()[0].spec
+    assert "[sweep-key " in spec["description"]
+    fake_beaker.reset_calls()
+    assert main(["-C", str(repo), "submit"]) == 0  # rerun: everything is '=', no call at all
+    assert fake_beaker.calls.get("http:create", 0) == 0
+
+
+@pytest.mark.parametrize("status", [503, 502, 500, 429])
+def test_error_bursts_are_retried_and_create_each_point_once(repo: Path, fake_beaker: FakeBeaker, status: int) -> None:
+    fake_beaker.fail_creates(status, times=4, retry_after=7 if status == 429 else None)
+    outcomes, sleeps = run_submit(repo)
+    assert {o.status for o in outcomes} <= {CREATED, ADOPTED}
+    assert len(sleeps) == 4
+    if status == 429:
+        assert sleeps == [7.0] * 4  # Retry-After honoured, not the exponential backoff
+    assert_exactly_once(repo, fake_beaker)
+
+
+def test_commit_then_reset_adopts_instead_of_duplicating(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.reset_after_commit(times=3)
+    outcomes, _ = run_submit(repo)
+    assert sum(o.status == ADOPTED for o in outcomes) == 3
+    assert_exactly_once(repo, fake_beaker)
+
+
+def test_commit_then_late_reply_adopts_instead_of_duplicating(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.reply_late_after_commit(delay=1.5, times=2)
+    outcomes, _ = run_submit(repo, http_timeout=0.5)
+    assert sum(o.status == ADOPTED for o in outcomes) == 2
+    assert_exactly_once(repo, fake_beaker)
+
+
+def test_unavailable_rpcs_and_latency_and_rate_limit(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.unavailable("GetWorkload", times=1)
+    fake_beaker.unavailable("ResolveWorkspaceName", times=1)
+    fake_beaker.latency = 0.02
+    fake_beaker.rate_limit(4)
+    outcomes, sleeps = run_submit(repo, concurrency=6, real_sleep=True)  # Retry-After is honoured
+    assert {o.status for o in outcomes} <= {CREATED, ADOPTED}, [o.error for o in outcomes]
+    assert 1.0 in sleeps  # the fake's Retry-After: 1, seen through beaker-py's 429 error
+    assert_exactly_once(repo, fake_beaker)
+
+
+def test_server_restart_mid_run_creates_each_point_once(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.stop()
+    fake_beaker.restart()
+    fake_beaker.reset_after_commit(times=1)
+    outcomes, _ = run_submit(repo)
+    assert {o.status for o in outcomes} <= {CREATED, ADOPTED}
+    assert_exactly_once(repo, fake_beaker)
+
+
+def test_client_error_is_not_retried_and_is_reported_with_beakers_message(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.fail_creates(400, times=1, message="spec is invalid: image not found")
+    outcomes, sleeps = run_submit(repo, concurrency=1)
+    failed = [o for o in outcomes if o.status == FAILED]
+    assert len(failed) == 1 and "spec is invalid: image not found" in failed[0].error
+    assert sleeps == [] and fake_beaker.calls["http:create"] == POINTS
+    assert len(fake_beaker.count_by_name()) == POINTS - 1
+    outcomes, _ = run_submit(repo)  # a rerun submits only the failed point
+    assert [o.status for o in outcomes] == [CREATED]
+    assert_exactly_once(repo, fake_beaker)
+
+
+def test_name_taken_by_someone_else_fails_loudly_and_is_left_alone(repo: Path, fake_beaker: FakeBeaker) -> None:
+    plans = catalog.load(repo, []).plans()
+    victim = plans[0].rows[0].rendered
+    assert victim is not None
+    with Beaker.from_env(check_for_upgrades=False) as client:
+        other = BeakerExperimentSpec.from_json({"version": "v2", "description": "someone else's", "tasks": [
+            {"name": "main", "image": {"beaker": "x/y"}, "context": {}, "command": ["true"]}]})
+        client.experiment.create(name=victim.name, spec=other, workspace=client.workspace.get("ai2/sweeps-test"))
+    outcomes, _ = run_submit(repo)
+    failed = [o for o in outcomes if o.status == FAILED]
+    assert len(failed) == 1 and victim.name in failed[0].error and "left alone" in failed[0].error
+    assert fake_beaker.count_by_name()[victim.name] == 1
+    assert victim.key not in ledger.read(ledger.ledger_path(repo, "exact"), "exact").entries
+
+
+def test_lost_ledger_is_rebuilt_by_adopting_existing_experiments(repo: Path, fake_beaker: FakeBeaker) -> None:
+    run_submit(repo)
+    ledger.ledger_path(repo, "exact").unlink()
+    fake_beaker.reset_calls()
+    outcomes, _ = run_submit(repo)
+    assert [o.status for o in outcomes] == [ADOPTED] * POINTS
+    assert fake_beaker.calls.get("http:create", 0) == 0
+    assert fake_beaker.calls.get("ListWorkloads", 0) >= 1 and fake_beaker.calls.get("ResolveWorkloadName", 0) == 0
+    assert_exactly_once(repo, fake_beaker)
+
+
+def test_missing_token_is_a_one_line_error(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    assert main(["-C", str(repo), "submit"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: no Beaker token found: set BEAKER_TOKEN") and "\n" not in err
+    assert "CI never falls back" in err
+
+
+def _runner(root: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "runner", "-C", str(root), "submit", *extra], cwd=PROJECT,
+                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_entries(path: Path, count: int, proc: subprocess.Popen[str]) -> None:
+    for _ in range(600):
+        if path.exists() and len(path.read_text().splitlines()) - 1 >= count:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("runner made no progress")
+
+
+@pytest.mark.slow
+def test_runner_killed_mid_run_and_restarted_ends_with_one_experiment_per_point(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.latency = 0.3
+    proc = _runner(repo, "--concurrency", "1")
+    _wait_for_entries(ledger.ledger_path(repo, "exact"), 2, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    fake_beaker.latency = 0.0
+    again = _runner(repo)
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    assert_exactly_once(repo, fake_beaker)
+
+
+@pytest.mark.slow
+def test_two_runners_at_once_create_each_point_once(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.latency = 0.05
+    procs = [_runner(repo, "--concurrency", "3") for _ in range(2)]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    assert_exactly_once(repo, fake_beaker)
+    lines = ledger.ledger_path(repo, "exact").read_text().splitlines()
+    assert len(lines) == POINTS + 1
+
+
+@pytest.mark.slow
+def test_server_that_stays_down_ends_the_run_at_its_deadline(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.stop()
+    proc = _runner(repo, "--timeout", "3")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert f"{POINTS} point(s) not submitted" in err and "deadline" in err
+    assert UNFINISHED in err
