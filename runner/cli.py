@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from runner.commands import expand, validate
+from runner.commands import expand, status, submit, validate
 from runner.errors import RunnerError
 
 EXIT_USER_ERROR = 1
@@ -22,24 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     parser.add_argument("-C", dest="directory", default=".", help="repository root (default: .)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    validate.register(commands)
-    expand.register(commands)
-    _register_optional(commands)
+    for command in (validate, expand, submit, status):
+        command.register(commands)
     return parser
-
-
-def _register_optional(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Commands that need more than the pure core register themselves here, imported lazily."""
-    import importlib
-
-    for name in ("submit", "status", "local", "github"):
-        try:
-            module = importlib.import_module(f"runner.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"runner.commands.{name}":
-                raise
-            continue
-        module.register(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -59,23 +59,29 @@ def schema_problems(doc: Document) -> list[Problem]:
     return sorted(problems.values())
 
 
+def _parts(error: ValidationError) -> tuple[str, Any, Any, dict[str, Any]]:
+    """The error's keyword, value, keyword argument and schema (the stubs type them loosely)."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    return str(error.validator), error.instance, error.validator_value, schema
+
+
 def _problems_for(error: ValidationError, doc: Document) -> list[Problem]:
     path = tuple(error.absolute_path)
-    kind = error.validator
+    kind, value, _, schema = _parts(error)
     if kind == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
-        extras = [k for k in error.instance if k not in error.schema.get("properties", {})]
-        return [_unknown(doc, (*path, extra), allowed) for extra in extras]
-    if "propertyNames" in error.relative_schema_path and isinstance(error.instance, str):
+        known = schema.get("properties", {})
+        extras = [k for k in value if k not in known]
+        return [_unknown(doc, (*path, extra), sorted(known)) for extra in extras]
+    if "propertyNames" in error.relative_schema_path and isinstance(value, str):
         # propertyNames checks each key as a value of its own, and the error's path stops at the
         # mapping: point at the key instead.
-        return [_at(doc, (*path, error.instance), _bad_name(error), key=True)]
-    names = _exactly_one_of(error.schema)
+        return [_at(doc, (*path, value), _bad_name(error), key=True)]
+    names = _exactly_one_of(schema)
     if names and kind in ("oneOf", "minProperties", "maxProperties"):
-        message = _exactly_one_message(names, error.instance)
+        message = _exactly_one_message(names, value)
         return [] if message is None else [_at(doc, path, message)]
     if kind == "uniqueItems":
-        return [_duplicate_item(doc, path, error.instance)]
+        return [_duplicate_item(doc, path, value)]
     if kind in ("oneOf", "anyOf"):
         branch = _fitting_branch(error)
         if branch:
@@ -101,15 +107,13 @@ def _fitting_branch(error: ValidationError) -> list[ValidationError]:
     if len(fitting) != 1:
         return []
     errors = fitting[0]
-    if all(e.validator == "pattern" and "description" not in e.schema for e in errors):
+    if all(e.validator == "pattern" and "description" not in _parts(e)[3] for e in errors):
         return []
     return errors
 
 
-def _exactly_one_of(schema: Any) -> list[str]:
+def _exactly_one_of(schema: dict[str, Any]) -> list[str]:
     """The field names of an 'exactly one of these' object (an image, a mount), else []."""
-    if not isinstance(schema, dict):
-        return []
     branches = schema.get("oneOf", [])
     if branches and all(set(b) == {"required"} and len(b["required"]) == 1 for b in branches):
         return [b["required"][0] for b in branches]
@@ -141,8 +145,7 @@ def _at(doc: Document, path: tuple[Any, ...], message: str, key: bool = False) -
 
 def _description(error: ValidationError) -> str:
     """The schema's description as a phrase: 'An axis ...' becomes 'an axis ...'."""
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    text = str(schema.get("description", "")).rstrip(".")
+    text = str(_parts(error)[3].get("description", "")).rstrip(".")
     if len(text) > 1 and text[0].isupper() and not text[1].isupper():
         text = text[0].lower() + text[1:]
     return text
@@ -150,13 +153,14 @@ def _description(error: ValidationError) -> str:
 
 def _bad_name(error: ValidationError) -> str:
     noun = re.sub(r"^(an?|the) ", "", _description(error).split(":")[0]) or "name"
-    return f"{_short(error.instance)} is not a valid {noun}: {_rule(error)}"
+    return f"{_short(_parts(error)[1])} is not a valid {noun}: {_rule(error)}"
 
 
 def _rule(error: ValidationError) -> str:
-    if error.validator != "pattern":
+    kind, _, pattern, _ = _parts(error)
+    if kind != "pattern":
         return error.message
-    return PATTERN_RULES.get(error.validator_value) or f"must match {error.validator_value}"
+    return PATTERN_RULES.get(pattern) or f"must match {pattern}"
 
 
 def _type_name(value: object) -> str:
@@ -164,7 +168,13 @@ def _type_name(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    words = {str: "a string", int: "an integer", float: "a number", dict: "a mapping", list: "a list"}
+    words = {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        dict: "a mapping",
+        list: "a list",
+    }
     return words.get(type(value), type(value).__name__)
 
 
@@ -184,7 +194,7 @@ def _type_message(expected: str | Sequence[str], value: object) -> str:
 
 
 def _describe(error: ValidationError) -> str:
-    kind, value, arg = error.validator, error.instance, error.validator_value
+    kind, value, arg, _ = _parts(error)
     if kind == "required":
         missing = [name for name in arg if name not in value]
         if len(missing) == 1:

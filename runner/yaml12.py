@@ -14,7 +14,7 @@ import json
 import pathlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -53,24 +53,30 @@ class Mark:
 _START = Mark(1, 1)
 
 
-@dataclass(frozen=True)
+Pos = tuple[int, int]  # (line, col), 1-based; Mark objects are made only when asked for
+
+
 class Marks:
     """Positions of every mapping key and value, and every sequence item, by path."""
 
-    values: Mapping[KeyPath, Mark]
-    keys: Mapping[KeyPath, Mark]
+    __slots__ = ("_keys", "_values")
+
+    def __init__(self, values: Mapping[KeyPath, Pos], keys: Mapping[KeyPath, Pos]) -> None:
+        self._values = values
+        self._keys = keys
 
     def value(self, path: KeyPath) -> Mark:
         """Where the value at ``path`` starts, else where its nearest existing ancestor starts."""
         for end in range(len(path), 0, -1):
-            mark = self.values.get(path[:end])
-            if mark is not None:
-                return mark
+            pos = self._values.get(path[:end])
+            if pos is not None:
+                return Mark(*pos)
         return _START
 
     def key(self, path: KeyPath) -> Mark:
         """Where the mapping key naming ``path`` is written; falls back like ``value``."""
-        return self.keys.get(path) or self.value(path)
+        pos = self._keys.get(path)
+        return Mark(*pos) if pos is not None else self.value(path)
 
 
 @dataclass(frozen=True)
@@ -168,41 +174,47 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
-@dataclass(eq=False)
 class _Node:
-    kind: str  # "scalar", "seq", "map" or "alias"
-    mark: Mark
-    value: Any = None
-    raw: str = ""
-    plain: bool = False  # an untagged plain scalar
-    items: list[_Node] = field(default_factory=list)
-    pairs: list[tuple[str, _Node, _Node]] = field(default_factory=list)
-    target: _Node | None = None
-    size: int = 1
-    height: int = 0
-    open: bool = False
+    """A composed node; an alias is a node of its own that points at its anchor's node."""
+
+    __slots__ = ("children", "height", "kind", "open", "plain", "pos", "raw", "size", "target")
+
+    def __init__(self, kind: str, pos: Pos, value: Any = None, raw: str = "") -> None:
+        self.kind = kind  # "scalar", "seq", "map" or "alias"
+        self.pos = pos
+        self.raw = raw
+        self.plain = False  # an untagged plain scalar
+        self.target: _Node | None = None
+        # a scalar's value; a list's items; a mapping's (name, key node, value node) triples
+        self.children: Any = value
+        self.size = 1  # nodes in this subtree with aliases expanded
+        self.height = 0
+        self.open = False
 
     def describe(self) -> str:
         real = self.target or self
-        return {"seq": "a list", "map": "a mapping"}.get(real.kind) or _type_name(real.value)
+        kinds = {"seq": "a list", "map": "a mapping"}
+        return kinds.get(real.kind) or _type_name(real.children)
 
 
-@dataclass(eq=False)
 class _Frame:
-    node: _Node
-    path: KeyPath
-    key: _Node | None = None
-    key_name: str = ""
-    seen: dict[str, Mark] = field(default_factory=dict)
+    __slots__ = ("key", "key_name", "node", "path", "seen")
+
+    def __init__(self, node: _Node, path: KeyPath) -> None:
+        self.node = node
+        self.path = path
+        self.key: _Node | None = None  # a mapping's key waiting for its value
+        self.key_name = ""
+        self.seen: dict[str, Pos] = {}
 
 
 class _Stop(Exception):
     """Composition cannot go on; the reason is already in the problem list."""
 
 
-def _mark(event: yaml.Event) -> Mark:
+def _pos(event: yaml.Event) -> Pos:
     mark = event.start_mark
-    return Mark(mark.line + 1, mark.column + 1) if mark else _START
+    return (mark.line + 1, mark.column + 1) if mark else (1, 1)
 
 
 class _Composer:
@@ -217,124 +229,127 @@ class _Composer:
         self.documents = 0
         self.root: _Node | None = None
 
-    def problem(self, mark: Mark, path: KeyPath | None, message: str) -> None:
+    def problem(self, pos: Pos, path: KeyPath | None, message: str) -> None:
         where = "" if path is None else field_path(path)
-        self.problems.append(Problem(self.source, mark.line, mark.col, where, message))
+        self.problems.append(Problem(self.source, pos[0], pos[1], where, message))
 
-    def stop(self, mark: Mark, path: KeyPath | None, message: str) -> _Stop:
-        self.problem(mark, path, message)
+    def stop(self, pos: Pos, path: KeyPath | None, message: str) -> _Stop:
+        self.problem(pos, path, message)
         return _Stop()
 
     def run(self, loader: Any) -> None:
-        while loader.check_event():
-            event = loader.get_event()
-            if isinstance(event, yaml.ScalarEvent):
-                self.scalar(event)
-            elif isinstance(event, yaml.CollectionStartEvent):
-                self.start(event)
-            elif isinstance(event, yaml.CollectionEndEvent):
-                self.end()
-            elif isinstance(event, yaml.AliasEvent):
-                self.alias(event)
-            elif isinstance(event, yaml.DocumentStartEvent):
-                self.document(event)
-            elif isinstance(event, yaml.DocumentEndEvent):
-                self.check_root()
+        handlers: dict[type, Callable[[Any], None]] = {
+            yaml.ScalarEvent: self.scalar,
+            yaml.MappingStartEvent: self.start,
+            yaml.SequenceStartEvent: self.start,
+            yaml.MappingEndEvent: self.end,
+            yaml.SequenceEndEvent: self.end,
+            yaml.AliasEvent: self.alias,
+            yaml.DocumentStartEvent: self.document,
+            yaml.DocumentEndEvent: self.check_root,
+        }
+        check, get = loader.check_event, loader.get_event
+        while check():
+            event = get()
+            handler = handlers.get(type(event))
+            if handler is not None:
+                handler(event)
         if not self.documents:
-            self.problem(_START, None, "file is empty")
+            self.problem((1, 1), None, "file is empty")
 
     def document(self, event: yaml.DocumentStartEvent) -> None:
         self.documents += 1
         if self.documents > 1:
-            raise self.stop(_mark(event), None, "found a second document; one document per file")
+            raise self.stop(_pos(event), None, "found a second document; one document per file")
         if event.version not in (None, (1, 2)):
             major, minor = event.version
             message = f"%YAML {major}.{minor} is not supported; manifests are read as YAML 1.2"
-            self.problem(_mark(event), None, message)
+            self.problem(_pos(event), None, message)
 
-    def check_root(self) -> None:
+    def check_root(self, _event: yaml.DocumentEndEvent) -> None:
         root = self.root
         if root is None or root.kind == "map":
             return
         if root.plain and root.raw == "":
-            self.problem(_START, None, "file is empty")
+            self.problem((1, 1), None, "file is empty")
         else:
             message = f"the top level must be a mapping (key: value), got {root.describe()}"
-            self.problem(root.mark, (), message)
+            self.problem(root.pos, (), message)
 
     def child_path(self) -> KeyPath:
+        """Path of the node being composed (computed only when needed: it is not cheap)."""
         if not self.stack:
             return ()
         frame = self.stack[-1]
         if frame.node.kind == "seq":
-            return (*frame.path, len(frame.node.items))
+            return (*frame.path, len(frame.node.children))
         return frame.path if frame.key is None else (*frame.path, frame.key_name)
 
-    def count(self, node: _Node, mark: Mark, path: KeyPath) -> None:
+    def count(self, node: _Node) -> None:
         self.expanded += node.size
         if self.expanded > MAX_NODES:
-            raise self.stop(mark, path, f"aliases expand to more than {MAX_NODES} nodes")
+            message = f"aliases expand to more than {MAX_NODES} nodes"
+            raise self.stop(node.pos, self.child_path(), message)
         if len(self.stack) + node.height > MAX_DEPTH:
-            raise self.stop(mark, path, f"nesting is deeper than {MAX_DEPTH} levels")
+            message = f"nesting is deeper than {MAX_DEPTH} levels"
+            raise self.stop(node.pos, self.child_path(), message)
 
     def scalar(self, event: yaml.ScalarEvent) -> None:
-        mark, path, tag, text = _mark(event), self.child_path(), event.tag, event.value
-        node = _Node("scalar", mark, text, text, plain=tag is None and event.implicit[0])
-        if node.plain:
-            try:
-                node.value = _resolve_plain(text)
-            except _Invalid as error:
-                self.problem(mark, path, str(error))
-        elif tag in _SCALAR_TAGS:
-            try:
-                node.value = _SCALAR_TAGS[tag](text)
-            except _Invalid as error:
-                self.problem(mark, path, str(error))
-        elif tag is not None and tag != "!":
-            self.check_tag(tag, "a scalar", mark, path)
-        self.add(node, event.anchor, path)
-
-    def start(self, event: yaml.CollectionStartEvent) -> None:
-        mark, path = _mark(event), self.child_path()
-        kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
-        if event.tag not in (None, "!", _SEQ if kind == "seq" else _MAP):
-            self.check_tag(event.tag, "a list" if kind == "seq" else "a mapping", mark, path)
-        node = _Node(kind, mark, open=True)
-        self.count(node, mark, path)
+        tag, text = event.tag, event.value
+        node = _Node("scalar", _pos(event), text, text)
+        try:
+            if tag is None:
+                if event.implicit[0]:
+                    node.plain = True
+                    node.children = _resolve_plain(text)
+            elif tag in _SCALAR_TAGS:
+                node.children = _SCALAR_TAGS[tag](text)
+            elif tag != "!":  # the non-specific tag: a string
+                self.check_tag(tag, "a scalar", node.pos)
+        except _Invalid as error:
+            self.problem(node.pos, self.child_path(), str(error))
+        self.count(node)
         if event.anchor is not None:
             self.anchors[event.anchor] = node
-        self.stack.append(_Frame(node, path))
+        self.attach(node)
 
-    def end(self) -> None:
+    def start(self, event: yaml.CollectionStartEvent) -> None:
+        kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
+        node = _Node(kind, _pos(event), [])
+        if event.tag not in (None, "!", _SEQ if kind == "seq" else _MAP):
+            self.check_tag(event.tag, "a list" if kind == "seq" else "a mapping", node.pos)
+        node.open = True
+        self.count(node)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = node
+        self.stack.append(_Frame(node, self.child_path()))
+
+    def end(self, _event: yaml.CollectionEndEvent) -> None:
         node = self.stack.pop().node
         node.open = False
         self.attach(node)
 
     def alias(self, event: yaml.AliasEvent) -> None:
-        mark, path, name = _mark(event), self.child_path(), event.anchor
+        pos, name = _pos(event), event.anchor
         target = self.anchors.get(name or "")
         if target is None:
-            self.problem(mark, path, f"undefined alias *{name}")
-            target = _Node("scalar", mark)
+            self.problem(pos, self.child_path(), f"undefined alias *{name}")
+            target = _Node("scalar", pos)
         elif target.open:
-            raise self.stop(mark, path, f"recursive alias *{name} refers to a node containing it")
-        node = _Node("alias", mark, target=target, size=target.size, height=target.height)
-        self.count(node, mark, path)
+            message = f"recursive alias *{name} refers to a node containing it"
+            raise self.stop(pos, self.child_path(), message)
+        node = _Node("alias", pos)
+        node.target, node.size, node.height = target, target.size, target.height
+        self.count(node)
         self.attach(node)
 
-    def add(self, node: _Node, anchor: str | None, path: KeyPath) -> None:
-        self.count(node, node.mark, path)
-        if anchor is not None:
-            self.anchors[anchor] = node
-        self.attach(node)
-
-    def check_tag(self, tag: str, kind: str, mark: Mark, path: KeyPath) -> None:
+    def check_tag(self, tag: str, kind: str, pos: Pos) -> None:
         shown = _show_tag(tag)
         if tag in _SCALAR_TAGS or tag in (_SEQ, _MAP):
-            self.problem(mark, path, f"tag {shown} cannot be applied to {kind}")
+            self.problem(pos, self.child_path(), f"tag {shown} cannot be applied to {kind}")
         else:
             allowed = "!!str, !!int, !!float, !!bool, !!null, !!seq, !!map"
-            self.problem(mark, path, f"unsupported tag {shown} (allowed: {allowed})")
+            self.problem(pos, self.child_path(), f"unsupported tag {shown} (allowed: {allowed})")
 
     def attach(self, node: _Node) -> None:
         if not self.stack:
@@ -343,32 +358,49 @@ class _Composer:
         frame = self.stack[-1]
         parent = frame.node
         parent.size += node.size
-        parent.height = max(parent.height, node.height + 1)
+        if node.height >= parent.height:
+            parent.height = node.height + 1
         if parent.kind == "seq":
-            parent.items.append(node)
+            parent.children.append(node)
         elif frame.key is None:
             frame.key, frame.key_name = node, self.key_name(frame, node)
         else:
-            parent.pairs.append((frame.key_name, frame.key, node))
+            parent.children.append((frame.key_name, frame.key, node))
             frame.key = None
 
     def key_name(self, frame: _Frame, key: _Node) -> str:
         real = key.target or key
-        if real.kind != "scalar" or not isinstance(real.value, str):
+        if real.kind != "scalar" or not isinstance(real.children, str):
             hint = f' (quote it: "{real.raw}")' if real.kind == "scalar" and real.raw else ""
-            self.problem(key.mark, frame.path, f"keys must be strings, got {key.describe()}{hint}")
+            self.problem(key.pos, frame.path, f"keys must be strings, got {key.describe()}{hint}")
             return real.raw or "?"
-        name: str = real.value
+        name: str = real.children
         if name == "<<" and real.plain:
             message = "merge keys (<<) are not supported; write the keys out in full"
-            self.problem(key.mark, frame.path, message)
+            self.problem(key.pos, frame.path, message)
         elif name in frame.seen:
-            first = frame.seen[name]
-            message = f"duplicate key {name!r} (first defined on line {first.line})"
-            self.problem(key.mark, (*frame.path, name), message)
+            message = f"duplicate key {name!r} (first defined on line {frame.seen[name][0]})"
+            self.problem(key.pos, (*frame.path, name), message)
         else:
-            frame.seen[name] = key.mark
+            frame.seen[name] = key.pos
         return name
+
+
+def _build(node: _Node, path: KeyPath, values: dict[KeyPath, Pos], keys: dict[KeyPath, Pos]) -> Any:
+    """Plain Python data for ``node``; each alias becomes its own copy."""
+    if path:
+        values[path] = node.pos
+    real = node.target or node
+    if real.kind == "seq":
+        return [_build(item, (*path, i), values, keys) for i, item in enumerate(real.children)]
+    if real.kind == "map":
+        out: dict[str, Any] = {}
+        for name, key, value in real.children:
+            child = (*path, name)
+            keys[child] = key.pos
+            out[name] = _build(value, child, values, keys)
+        return out
+    return real.children
 
 
 def _position(text: str, index: int) -> tuple[int, int]:
@@ -403,25 +435,6 @@ def _syntax_problem(error: yaml.YAMLError, text: str, source: str) -> Problem:
     return Problem(source, 1, 1, "", str(error).splitlines()[0])
 
 
-def _build(
-    node: _Node, path: KeyPath, values: dict[KeyPath, Mark], keys: dict[KeyPath, Mark]
-) -> Any:
-    """Plain Python data for ``node``; each alias becomes its own copy."""
-    if path:
-        values[path] = node.mark
-    real = node.target or node
-    if real.kind == "seq":
-        return [_build(item, (*path, i), values, keys) for i, item in enumerate(real.items)]
-    if real.kind == "map":
-        out: dict[str, Any] = {}
-        for name, key, value in real.pairs:
-            child = (*path, name)
-            keys[child] = key.mark
-            out[name] = _build(value, child, values, keys)
-        return out
-    return real.value
-
-
 def load(text: str, source: str) -> Document:
     """Parse ``text`` as one YAML 1.2 mapping; raise ``ManifestError`` listing every problem."""
     disputed = _disputed_breaks(text, source)
@@ -442,8 +455,8 @@ def load(text: str, source: str) -> Document:
         loader.dispose()
     if composer.problems or composer.root is None:
         raise ManifestError(composer.problems)
-    values: dict[KeyPath, Mark] = {}
-    keys: dict[KeyPath, Mark] = {}
+    values: dict[KeyPath, Pos] = {}
+    keys: dict[KeyPath, Pos] = {}
     data = _build(composer.root, (), values, keys)
     return Document(data, Marks(values, keys), source)
 
@@ -464,3 +477,12 @@ def load_file(path: pathlib.Path, display: str | None = None) -> Document:
         problem = Problem(source, line, col, "", "file is not valid UTF-8")
         raise ManifestError([problem]) from None
     return load(text, source)
+
+
+def dump(data: Any) -> str:
+    """Block-style YAML with sorted keys; every scalar reads back the same under YAML 1.1 and 1.2."""
+    return str(
+        yaml.safe_dump(
+            data, sort_keys=True, default_flow_style=False, allow_unicode=True, width=100
+        )
+    )

@@ -227,3 +227,25 @@ def test_server_that_stays_down_ends_the_run_at_its_deadline(repo: Path, fake_be
     assert proc.returncode == 1
     assert f"{POINTS} point(s) not submitted" in err and "deadline" in err
     assert UNFINISHED in err
+
+
+def test_status_lists_live_states_and_exit_codes_in_few_calls(repo: Path, fake_beaker: FakeBeaker,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    run_submit(repo)
+    experiments = fake_beaker.experiments()
+    fake_beaker.set_job_status(experiments[0].id, "running")
+    fake_beaker.set_job_status(experiments[1].id, "failed", exit_code=3)
+    fake_beaker.set_job_status(experiments[2].id, "succeeded", exit_code=0)
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+    assert main(["-C", str(repo), "status", "--format", "json"]) == 0
+    import json
+
+    points = {p["experiment"]: p for p in json.loads(capsys.readouterr().out)["sweeps"][0]["points"]}
+    assert points[experiments[0].name]["state"] == "running"
+    assert (points[experiments[1].name]["state"], points[experiments[1].name]["exit_code"]) == ("failed", 3)
+    assert (points[experiments[2].name]["state"], points[experiments[2].name]["exit_code"]) == ("succeeded", 0)
+    assert {points[e.name]["state"] for e in experiments[3:]} == {"queued"}
+    assert fake_beaker.calls.get("ResolveWorkloadName", 0) == 0  # listed, not looked up one by one
+    assert main(["-C", str(repo), "status"]) == 0
+    assert "failed" in capsys.readouterr().out

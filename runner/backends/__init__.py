@@ -63,5 +63,9 @@ class Backend(Protocol):
         """Those of names that exist, found with as few calls as the backend allows."""
         ...
 
+    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
+        """Live state of the named experiments (with exit codes of finished ones), in bulk."""
+        ...
+
     def close(self) -> None:
         ...

@@ -8,6 +8,7 @@ submit protocol understands.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -221,8 +222,14 @@ class BeakerBackend:
 
         return self._call(f"list experiments of {sweep.name}", listing)
 
-    def exit_code(self, experiment: Experiment) -> int | None:
-        """Exit code of the latest job of a finished experiment (one call)."""
+    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
+        """One paged listing for the states; one job call per finished experiment for its exit code."""
+        found = self.existing(sweep, names)
+        return {name: self._with_exit_code(exp) for name, exp in found.items()}
+
+    def _with_exit_code(self, experiment: Experiment) -> Experiment:
+        if experiment.state not in ("succeeded", "failed"):
+            return experiment
 
         def latest() -> int | None:
             workload = self.client.workload.get(experiment.id)
@@ -231,7 +238,8 @@ class BeakerBackend:
                 return None
             return int(job.status.exit_code)
 
-        return self._call(f"job of {experiment.name}", latest)
+        code = self._call(f"job of {experiment.name}", latest)
+        return dataclasses.replace(experiment, exit_code=code)
 
 
 def _retry_after(response: requests.Response | None) -> float | None:

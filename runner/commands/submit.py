@@ -10,6 +10,7 @@ import time
 from tabulate import tabulate
 
 from runner import report
+from runner.backends import Backend
 from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems
 from runner.errors import SubmitError
 from runner.progress import Progress
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     cat = load_catalog(args)
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
-    backend = _backend(args)
+    backend = make_backend(args)
     plans = cat.plans(kind=backend.kind)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
@@ -71,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _backend(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def make_backend(args: argparse.Namespace, announce: bool = True) -> Backend:
+    """Beaker when asked or when credentials exist; local otherwise (never silently in CI)."""
     choice = args.backend
     if choice in ("auto", "beaker"):
         from runner.backends.beaker import TOKEN_HELP, BeakerBackend, has_credentials
@@ -83,5 +85,6 @@ def _backend(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         choice = "local"
     from runner.backends.local import LocalBackend
 
-    print("no Beaker credentials: running on the local backend (this machine)", file=sys.stderr)
+    if announce and args.backend == "auto":
+        print("no Beaker credentials found: using the local backend (this machine)", file=sys.stderr)
     return LocalBackend(args)
