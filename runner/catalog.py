@@ -21,11 +21,14 @@ class Catalog:
 
     def plans(self, kind: str = "beaker", use_ledgers: bool = True) -> list[plan.SweepPlan]:
         """Plan every valid sweep against its ledger (or an empty one); problems raise."""
-        plans, problems = [], []
+        plans: list[plan.SweepPlan] = []
+        problems: list[Problem] = []
         for sweep in self.sweeps:
             try:
                 path = ledger.ledger_path(self.root, sweep.name, kind)
-                record = ledger.read(path, sweep.name) if use_ledgers else ledger.Ledger(sweep.name, {})
+                record = (
+                    ledger.read(path, sweep.name) if use_ledgers else ledger.Ledger(sweep.name, {})
+                )
                 plans.append(plan.build(sweep, record))
             except ManifestError as exc:
                 problems += exc.problems
@@ -50,8 +53,13 @@ def load(root: Path, paths: Sequence[str]) -> Catalog:
         if first is not None:
             mark = sweep.marks.value(("name",))
             problems.append(
-                Problem(shown, mark.line, mark.col, "name",
-                        f"sweep name {sweep.name!r} is already used by {first.path}")
+                Problem(
+                    shown,
+                    mark.line,
+                    mark.col,
+                    "name",
+                    f"sweep name {sweep.name!r} is already used by {first.path}",
+                )
             )
             continue
         owners[sweep.name] = sweep

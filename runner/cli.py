@@ -41,5 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        print(f"unexpected error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", file=sys.stderr)
+        print(
+            f"unexpected error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
+            file=sys.stderr,
+        )
         return EXIT_UNEXPECTED

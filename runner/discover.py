@@ -15,7 +15,9 @@ def find_root(start: Path) -> Path:
     for candidate in (start, *start.parents):
         if (candidate / SWEEPS_DIR).is_dir():
             return candidate
-    raise RunnerError(f"no {SWEEPS_DIR}/ directory at or above {start}; run from the repository root")
+    raise RunnerError(
+        f"no {SWEEPS_DIR}/ directory at or above {start}; run from the repository root"
+    )
 
 
 def manifests(root: Path, paths: list[str]) -> list[Path]:

@@ -24,7 +24,9 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}:{self.col}"
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
 
 
 class ManifestError(RunnerError):

@@ -62,8 +62,12 @@ def _problem(doc: Document, path: tuple[str | int, ...], message: str) -> Proble
 def _file_problems(path: Path, doc: Document) -> list[Problem]:
     if path.suffix not in (".yaml", ".yml") or not _FILE_STEM.match(path.stem):
         return [
-            _problem(doc, (), f"file name {path.name!r} is not allowed: use letters, digits, '.', '_', '-'"
-                     " and a .yaml or .yml suffix")
+            _problem(
+                doc,
+                (),
+                f"file name {path.name!r} is not allowed: use letters, digits, '.', '_', '-'"
+                " and a .yaml or .yml suffix",
+            )
         ]
     return []
 
@@ -71,7 +75,9 @@ def _file_problems(path: Path, doc: Document) -> list[Problem]:
 def _space_problems(doc: Document, space: Space) -> list[Problem]:
     bound = upper_bound(space)
     if bound > space.max_points:
-        where = ("params", "max_points") if "max_points" in doc.data.get("params", {}) else ("params",)
+        where = (
+            ("params", "max_points") if "max_points" in doc.data.get("params", {}) else ("params",)
+        )
         return [
             _problem(
                 doc,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from pathlib import PurePosixPath
+from typing import Any
 
 from runner.values import Value
 from runner.yaml12 import Mark, Marks

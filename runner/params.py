@@ -8,7 +8,7 @@ from typing import Any
 from runner import template
 from runner.errors import Problem
 from runner.model import BUILTINS, DEFAULT_MAX_POINTS, Assignment, Axis, Derived, Space
-from runner.values import Value, InvalidValue, identity, normalize
+from runner.values import InvalidValue, Value, identity, normalize
 from runner.yaml12 import Document, Mark, field_path
 
 Path = tuple[str | int, ...]
@@ -21,7 +21,9 @@ class _Collector:
 
     def add(self, path: Path, message: str, key: bool = False) -> None:
         mark = self.doc.marks.key(path) if key else self.doc.marks.value(path)
-        self.problems.append(Problem(self.doc.source, mark.line, mark.col, field_path(path), message))
+        self.problems.append(
+            Problem(self.doc.source, mark.line, mark.col, field_path(path), message)
+        )
 
     def mark(self, path: Path) -> Mark:
         return self.doc.marks.value(path)
@@ -40,7 +42,11 @@ def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
             out.add(path, f"{name!r} is reserved (built-ins: {', '.join(BUILTINS)})", key=True)
             return False
         if name in seen:
-            out.add(path, f"parameter {name!r} is defined twice (first at {field_path(seen[name])})", key=True)
+            out.add(
+                path,
+                f"parameter {name!r} is defined twice (first at {field_path(seen[name])})",
+                key=True,
+            )
             return False
         seen[name] = path
         return True
@@ -79,7 +85,9 @@ def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
     return space, out.problems
 
 
-def _flatten(node: Mapping[str, Any], path: Path, prefix: str = "") -> Iterator[tuple[str, Any, Path]]:
+def _flatten(
+    node: Mapping[str, Any], path: Path, prefix: str = ""
+) -> Iterator[tuple[str, Any, Path]]:
     """Nested mappings of axes become dotted names: optim: {lr: [...]} is `optim.lr`."""
     for key, value in node.items():
         name = f"{prefix}{key}"
@@ -89,7 +97,9 @@ def _flatten(node: Mapping[str, Any], path: Path, prefix: str = "") -> Iterator[
             yield name, value, (*path, key)
 
 
-def _column(values: list[Any], path: Path, out: _Collector, unique: bool = True) -> tuple[Value, ...]:
+def _column(
+    values: list[Any], path: Path, out: _Collector, unique: bool = True
+) -> tuple[Value, ...]:
     column: list[Value] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(values):
@@ -160,7 +170,10 @@ def _check_assignments(space: Space, out: _Collector) -> None:
             if kind == "include":
                 missing = [n for n in names if n not in dict(item.values)]
                 if missing:
-                    out.add(ipath, f"include must assign every axis parameter; missing {', '.join(missing)}")
+                    out.add(
+                        ipath,
+                        f"include must assign every axis parameter; missing {', '.join(missing)}",
+                    )
 
 
 def _check_derived(space: Space, out: _Collector) -> None:
@@ -174,7 +187,9 @@ def _check_derived(space: Space, out: _Collector) -> None:
         else:
             for ref in parsed.names:
                 if ref not in available:
-                    out.add(dpath, f"template names unknown parameter {ref!r} ({_known(available)})")
+                    out.add(
+                        dpath, f"template names unknown parameter {ref!r} ({_known(available)})"
+                    )
         available.add(item.name)
 
 

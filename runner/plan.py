@@ -19,7 +19,12 @@ from runner.spec import Rendered, Renderer
 from runner.values import Value
 
 SUBMIT, SUBMITTED, DRIFTED, ORPHAN = "+", "=", "~", "-"
-STATUS_WORDS = {SUBMIT: "to submit", SUBMITTED: "already submitted", DRIFTED: "drifted", ORPHAN: "orphaned"}
+STATUS_WORDS = {
+    SUBMIT: "to submit",
+    SUBMITTED: "already submitted",
+    DRIFTED: "drifted",
+    ORPHAN: "orphaned",
+}
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,14 @@ def render_sweep(sweep: Sweep) -> list[Rendered]:
         if clash is not None:
             problems.setdefault(
                 item.name,
-                Problem(str(sweep.path), 1, 1, "params", f"points {clash.key} and {item.key} share the"
-                        f" experiment name {item.name}; change revision to re-key the sweep"),
+                Problem(
+                    str(sweep.path),
+                    1,
+                    1,
+                    "params",
+                    f"points {clash.key} and {item.key} share the"
+                    f" experiment name {item.name}; change revision to re-key the sweep",
+                ),
             )
         names[item.name] = item
         rendered.append(item)

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 
 
 class Progress:
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, live: bool | None = None) -> None:
+    def __init__(
+        self, out: TextIO | None = None, err: TextIO | None = None, live: bool | None = None
+    ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.live = self.err.isatty() if live is None else live
@@ -39,11 +41,19 @@ class Progress:
             self.counts[outcome.status] += 1
             self._clear()
             if outcome.experiment is not None:
-                print(f"{outcome.status} {outcome.point.name} {outcome.experiment.url}", file=self.out, flush=True)
+                print(
+                    f"{outcome.status} {outcome.point.name} {outcome.experiment.url}",
+                    file=self.out,
+                    flush=True,
+                )
             if not self.live:
                 finished = sum(self.counts.values())
                 detail = outcome.experiment.url if outcome.experiment else outcome.error
-                print(f"[{finished}/{self.total}] {outcome.status} {outcome.point.name}: {detail}", file=self.err, flush=True)
+                print(
+                    f"[{finished}/{self.total}] {outcome.status} {outcome.point.name}: {detail}",
+                    file=self.err,
+                    flush=True,
+                )
             self._bar()
 
     def finish(self) -> None:
@@ -57,7 +67,9 @@ class Progress:
         width = 30
         filled = width * finished // self.total
         parts = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
-        self.err.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} {parts}")
+        self.err.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} {parts}"
+        )
         self.err.flush()
 
     def _clear(self) -> None:

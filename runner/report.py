@@ -55,17 +55,23 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
         cells = [[f"`{c}`" if i < 3 and c else c for i, c in enumerate(_cells(r))] for r in shown]
         parts.append(tabulate(cells, headers=HEADERS, tablefmt="github"))
         if len(rows) > len(shown):
-            parts.append(f"\n…and {len(rows) - len(shown)} more points (see the JSON plan for all).")
+            parts.append(
+                f"\n…and {len(rows) - len(shown)} more points (see the JSON plan for all)."
+            )
     text = "\n".join(parts) + "\n"
     if len(text) > MARKDOWN_LIMIT:
         summary = [*parts[:4], ""] + [f"- `{p.sweep.name}`: {p.summary()}" for p in plans]
-        summary.append("\nThe full table is too large for a comment; run `python -m runner expand --plan`.")
+        summary.append(
+            "\nThe full table is too large for a comment; run `python -m runner expand --plan`."
+        )
         text = "\n".join(summary)[:MARKDOWN_LIMIT] + "\n"
     return text
 
 
 def as_json(plans: Sequence[SweepPlan]) -> str:
-    return json.dumps({"sweeps": [_plan_json(p) for p in plans]}, indent=2, ensure_ascii=False) + "\n"
+    return (
+        json.dumps({"sweeps": [_plan_json(p) for p in plans]}, indent=2, ensure_ascii=False) + "\n"
+    )
 
 
 def _plan_json(plan: SweepPlan) -> dict[str, Any]:

@@ -55,7 +55,9 @@ def count_points(space: Space) -> int:
     return sum(1 for _ in iter_points(space))
 
 
-def _consistent(axis_rows: list[tuple[str, ...]], names: tuple[str, ...], given: dict[str, str]) -> bool:
+def _consistent(
+    axis_rows: list[tuple[str, ...]], names: tuple[str, ...], given: dict[str, str]
+) -> bool:
     """Whether some row of an axis agrees with every assigned value that belongs to this axis."""
     checks = [(i, given[n]) for i, n in enumerate(names) if n in given]
     return any(all(row[i] == ident for i, ident in checks) for row in axis_rows)
@@ -71,7 +73,9 @@ def unmatched_excludes(space: Space) -> list[int]:
     out = []
     for i, rule in enumerate(space.exclude):
         given = {name: identity(value) for name, value in rule.values}
-        if not all(_consistent(r, axis.names, given) for r, axis in zip(rows, space.axes, strict=True)):
+        if not all(
+            _consistent(r, axis.names, given) for r, axis in zip(rows, space.axes, strict=True)
+        ):
             out.append(i)
     return out
 
@@ -84,9 +88,12 @@ def duplicate_includes(space: Space) -> list[tuple[int, str]]:
     for i, item in enumerate(space.include):
         given = {name: identity(value) for name, value in item.values}
         ident = identity(sorted(given.items()))
-        in_grid = all(_consistent(r, axis.names, given) for r, axis in zip(rows, space.axes, strict=True))
+        in_grid = all(
+            _consistent(r, axis.names, given) for r, axis in zip(rows, space.axes, strict=True)
+        )
         excluded = any(
-            all(given.get(name) == identity(value) for name, value in rule.values) for rule in space.exclude
+            all(given.get(name) == identity(value) for name, value in rule.values)
+            for rule in space.exclude
         )
         if ident in seen:
             out.append((i, f"repeats include[{seen[ident]}]"))

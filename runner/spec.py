@@ -68,7 +68,10 @@ class Renderer:
         self.problems: list[Problem] = []
         self._known = set(sweep.space.axis_names) | {d.name for d in sweep.space.derived}
         self._known |= set(BUILTINS)
-        self._derived = [(d.name, self._slot(d.template, ("params", "derived", d.name))) for d in sweep.space.derived]
+        self._derived = [
+            (d.name, self._slot(d.template, ("params", "derived", d.name)))
+            for d in sweep.space.derived
+        ]
         self._tasks = [self._compile_task(t, ("tasks", i)) for i, t in enumerate(sweep.tasks)]
         names = [t.get("name") for t in sweep.tasks]
         if len(sweep.tasks) > 1 and any(name is None for name in names):
@@ -84,7 +87,9 @@ class Renderer:
 
     def _problem(self, path: Path, message: str) -> None:
         mark = self.sweep.marks.value(path)
-        self.problems.append(Problem(str(self.sweep.path), mark.line, mark.col, field_path(path), message))
+        self.problems.append(
+            Problem(str(self.sweep.path), mark.line, mark.col, field_path(path), message)
+        )
 
     def _slot(self, raw: object, path: Path) -> _Slot:
         text = raw if isinstance(raw, str) else as_text(normalize(raw))
@@ -95,7 +100,10 @@ class Renderer:
             return _Slot(template.Template((text,)), path)
         for name in parsed.names:
             if name not in self._known:
-                self._problem(path, f"template names unknown parameter {name!r} (known: {', '.join(sorted(self._known))})")
+                self._problem(
+                    path,
+                    f"template names unknown parameter {name!r} (known: {', '.join(sorted(self._known))})",
+                )
         return _Slot(parsed, path)
 
     def _compile_task(self, task: Mapping[str, Any], path: Path) -> dict[str, Any]:
@@ -104,7 +112,10 @@ class Renderer:
         for i, name in enumerate(env_names):
             key = "env" if i < len(task.get("env", {})) else "secrets"
             if name.startswith(("SWEEP_", "BEAKER_")):
-                self._problem((*path, key, name), f"{name} is reserved (SWEEP_* and BEAKER_* are set by the runner and Beaker)")
+                self._problem(
+                    (*path, key, name),
+                    f"{name} is reserved (SWEEP_* and BEAKER_* are set by the runner and Beaker)",
+                )
             elif name in env_names[:i]:
                 self._problem((*path, key, name), f"{name} is set both in env and in secrets")
         resources = task.get("resources", {})
@@ -112,7 +123,9 @@ class Renderer:
             "name": slot(task.get("name") or "main", (*path, "name")),
             "image": {k: slot(v, (*path, "image", k)) for k, v in task["image"].items()},
             "command": [slot(v, (*path, "command", i)) for i, v in enumerate(task["command"])],
-            "arguments": [slot(v, (*path, "arguments", i)) for i, v in enumerate(task.get("arguments", []))],
+            "arguments": [
+                slot(v, (*path, "arguments", i)) for i, v in enumerate(task.get("arguments", []))
+            ],
             "env": [(k, slot(v, (*path, "env", k))) for k, v in task.get("env", {}).items()],
             "secrets": list(task.get("secrets", {}).items()),
             "mounts": [
@@ -132,7 +145,12 @@ class Renderer:
         params = point.as_dict()
         key = point_key(sweep.name, sweep.placement.workspace, sweep.revision, params)
         name = experiment_name(sweep.name, key)
-        env: dict[str, Value] = {**params, "sweep": sweep.name, "experiment": name, "revision": sweep.revision}
+        env: dict[str, Value] = {
+            **params,
+            "sweep": sweep.name,
+            "experiment": name,
+            "revision": sweep.revision,
+        }
         derived: list[tuple[str, Value]] = []
         for dname, slot in self._derived:
             value = slot.template.render_value(env)
@@ -140,12 +158,18 @@ class Renderer:
             derived.append((dname, value))
         context = _PointContext(self, point, env, key, name, tuple(derived))
         tasks = [context.task(t) for t in self._tasks]
-        spec: dict[str, Any] = {"version": "v2", "description": context.description(), "tasks": tasks}
+        spec: dict[str, Any] = {
+            "version": "v2",
+            "description": context.description(),
+            "tasks": tasks,
+        }
         if sweep.placement.budget:
             spec["budget"] = sweep.placement.budget
         if sweep.placement.retries is not None:
             spec["retry"] = {"allowedTaskRetries": sweep.placement.retries}
-        return Rendered(key, name, point.params, tuple(derived), spec, spec_hash(spec), point.origin)
+        return Rendered(
+            key, name, point.params, tuple(derived), spec, spec_hash(spec), point.origin
+        )
 
     def render_all(self) -> Iterator[Rendered]:
         for point in iter_points(self.sweep.space):
@@ -164,14 +188,23 @@ class _PointContext:
         name: str,
         derived: tuple[tuple[str, Value], ...],
     ) -> None:
-        self.r, self.point, self.env, self.key, self.name, self.derived = renderer, point, env, key, name, derived
+        self.r, self.point, self.env, self.key, self.name, self.derived = (
+            renderer,
+            point,
+            env,
+            key,
+            name,
+            derived,
+        )
 
     def fail(self, slot: _Slot, message: str) -> ManifestError:
         sweep = self.r.sweep
         mark = sweep.marks.value(slot.path)
         where = ", ".join(f"{k}={as_text(v)}" for k, v in self.point.params) or "the only point"
         text = f"{message} (point {where})"
-        return ManifestError([Problem(str(sweep.path), mark.line, mark.col, field_path(slot.path), text)])
+        return ManifestError(
+            [Problem(str(sweep.path), mark.line, mark.col, field_path(slot.path), text)]
+        )
 
     def text(self, slot: _Slot) -> str:
         try:
@@ -185,7 +218,11 @@ class _PointContext:
             number = normalize(value if not isinstance(value, str) else json.loads(value))
         except (ValueError, TypeError):
             number = value
-        if isinstance(number, bool) or not isinstance(number, int | float) or (integer and not isinstance(number, int)):
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int | float)
+            or (integer and not isinstance(number, int))
+        ):
             kind = "an integer" if integer else "a number"
             raise self.fail(slot, f"{what} renders to {value!r}, which is not {kind}")
         if number < minimum:
@@ -196,8 +233,10 @@ class _PointContext:
         placement = self.r.sweep.placement
         name = self.text(compiled["name"])
         if not _BEAKER_NAME.match(name) or len(name) > 128:
-            raise self.fail(compiled["name"], f"task name renders to {name!r}, not a valid Beaker name")
-        (kind, image_slot), = compiled["image"].items()
+            raise self.fail(
+                compiled["name"], f"task name renders to {name!r}, not a valid Beaker name"
+            )
+        ((kind, image_slot),) = compiled["image"].items()
         image = self.text(image_slot)
         if not image.strip():
             raise self.fail(image_slot, "image renders to an empty string")
@@ -231,7 +270,9 @@ class _PointContext:
             doc["leaderSelection"] = multinode["leader_selection"]
             doc["propagateFailure"] = multinode["propagate_failure"]
             doc["propagatePreemption"] = multinode["propagate_preemption"]
-            doc["synchronizedStartTimeout"] = to_nanoseconds(multinode["synchronized_start_timeout"])
+            doc["synchronizedStartTimeout"] = to_nanoseconds(
+                multinode["synchronized_start_timeout"]
+            )
         else:
             doc["hostNetworking"] = False
             doc["leaderSelection"] = False
@@ -255,7 +296,12 @@ class _PointContext:
         return out
 
     def mount(self, compiled: Mapping[str, _Slot]) -> dict[str, Any]:
-        source_key = {"weka": "weka", "dataset": "beaker", "secret": "secret", "host_path": "hostPath"}
+        source_key = {
+            "weka": "weka",
+            "dataset": "beaker",
+            "secret": "secret",
+            "host_path": "hostPath",
+        }
         doc: dict[str, Any] = {}
         for field, slot in compiled.items():
             if field in source_key:
@@ -264,7 +310,9 @@ class _PointContext:
         if "sub_path" in compiled:
             doc["subPath"] = self.text(compiled["sub_path"])
         if not doc["mountPath"].startswith("/"):
-            raise self.fail(compiled["path"], f"mount path renders to {doc['mountPath']!r}, not absolute")
+            raise self.fail(
+                compiled["path"], f"mount path renders to {doc['mountPath']!r}, not absolute"
+            )
         return doc
 
     def resources(self, compiled: Mapping[str, _Slot]) -> dict[str, Any]:

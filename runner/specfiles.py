@@ -22,6 +22,8 @@ def save(directory: Path, plans: Sequence[SweepPlan]) -> int:
                 f"# Beaker experiment spec for {row.name} (sweep {plan.sweep.name}, {plan.sweep.path}).\n"
                 f"# Rendered by `python -m runner expand --save-specs`; key {row.key}.\n"
             )
-            (target / f"{row.name}.yaml").write_text(head + yaml12.dump(row.rendered.spec), encoding="utf-8")
+            (target / f"{row.name}.yaml").write_text(
+                head + yaml12.dump(row.rendered.spec), encoding="utf-8"
+            )
             written += 1
     return written

@@ -15,10 +15,11 @@ The protocol, per point (its name is derived from its key, so it is the same in 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,16 @@ from runner.progress import Progress
 from runner.spec import Rendered
 
 CREATED, ADOPTED, FAILED, UNFINISHED = "created", "adopted", "failed", "unfinished"
+
+
+class _StopWhen(tenacity.stop.stop_base):
+    """Stop retrying once a condition holds (here: the run's deadline has passed)."""
+
+    def __init__(self, condition: Callable[[], bool]) -> None:
+        self.condition = condition
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        return self.condition()
 
 
 class NameClash(Exception):
@@ -77,7 +88,12 @@ class Submitter:
     # -- the run -------------------------------------------------------------------------------
 
     def run(self, plans: Sequence[SweepPlan]) -> list[Outcome]:
-        jobs = [(plan.sweep, row.rendered) for plan in plans for row in plan.to_submit_on(self.backend.kind) if row.rendered]
+        jobs = [
+            (plan.sweep, row.rendered)
+            for plan in plans
+            for row in plan.to_submit_on(self.backend.kind)
+            if row.rendered
+        ]
         self.progress.start(len(jobs))
         outcomes: dict[tuple[str, str], Outcome] = {}
         results: queue.Queue[Outcome] = queue.Queue()
@@ -97,7 +113,9 @@ class Submitter:
             self.progress.done(outcome)
         for sweep, point in jobs:
             if (sweep.name, point.key) not in outcomes:
-                outcome = Outcome(sweep.name, point, UNFINISHED, error="deadline reached before it finished")
+                outcome = Outcome(
+                    sweep.name, point, UNFINISHED, error="deadline reached before it finished"
+                )
                 outcomes[(sweep.name, point.key)] = outcome
         self.progress.finish()
         return [outcomes[(s.name, p.key)] for s, p in jobs]
@@ -111,14 +129,20 @@ class Submitter:
         remaining = self._remaining()
         return remaining is not None and remaining <= 0
 
-    def _worker(self, work: queue.Queue[tuple[Sweep, Rendered]], results: queue.Queue[Outcome]) -> None:
+    def _worker(
+        self, work: queue.Queue[tuple[Sweep, Rendered]], results: queue.Queue[Outcome]
+    ) -> None:
         while True:
             try:
                 sweep, point = work.get_nowait()
             except queue.Empty:
                 return
             if self._expired():
-                results.put(Outcome(sweep.name, point, UNFINISHED, error="deadline reached before it started"))
+                results.put(
+                    Outcome(
+                        sweep.name, point, UNFINISHED, error="deadline reached before it started"
+                    )
+                )
                 continue
             results.put(self.submit_point(sweep, point))
 
@@ -135,7 +159,8 @@ class Submitter:
             mine = [(s, p) for s, p in jobs if s is plan.sweep]
             if not mine:
                 continue
-            found = self._bounded(lambda: self.backend.existing(plan.sweep, [p.name for _, p in mine]))
+            names = [p.name for _, p in mine]
+            found = self._bounded(functools.partial(self.backend.existing, plan.sweep, names))
             for sweep, point in mine:
                 experiment = found.get(point.name) if found else None
                 if experiment is None:
@@ -147,7 +172,9 @@ class Submitter:
                     results.put(Outcome(sweep.name, point, FAILED, error=str(exc)))
         return pending
 
-    def _bounded(self, call: Callable[[], dict[str, Experiment] | object]) -> dict[str, Experiment] | None:
+    def _bounded(
+        self, call: Callable[[], dict[str, Experiment] | object]
+    ) -> dict[str, Experiment] | None:
         """Run a bulk look-up, giving up (None) on failure or when the deadline passes."""
         box: queue.Queue[object] = queue.Queue()
 
@@ -165,7 +192,8 @@ class Submitter:
         if isinstance(value, Exception):
             self.progress.note(f"bulk look-up failed ({value}); checking point by point instead")
             return None
-        return dict(value)  # type: ignore[call-overload]
+        assert isinstance(value, Mapping)
+        return dict(value)
 
     # -- steps 2-5: one point ------------------------------------------------------------------
 
@@ -215,7 +243,7 @@ class Submitter:
             stop=tenacity.stop_any(
                 tenacity.stop_after_attempt(policy.attempts),
                 tenacity.stop_after_delay(policy.per_point_seconds),
-                lambda state: self._expired(),
+                _StopWhen(self._expired),
             ),
             wait=wait,
             sleep=policy.sleep,
@@ -231,7 +259,9 @@ class Submitter:
             )
         return found
 
-    def _finish(self, sweep: Sweep, point: Rendered, experiment: Experiment, status: str) -> Outcome:
+    def _finish(
+        self, sweep: Sweep, point: Rendered, experiment: Experiment, status: str
+    ) -> Outcome:
         entry = ledger.Entry(
             key=point.key,
             experiment=point.name,

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any, Union
 
-Value = Union[str, int, float, bool]
+Value = Union[str, int, float, bool]  # noqa: UP007  (a runtime alias; `|` needs 3.10 objects)
 
 
 class InvalidValue(ValueError):
@@ -29,12 +29,16 @@ def normalize(value: object) -> Value:
         if value.is_integer():
             return int(value)
         return value
-    raise InvalidValue(f"{type(value).__name__} values are not allowed (use a string, number or bool)")
+    raise InvalidValue(
+        f"{type(value).__name__} values are not allowed (use a string, number or bool)"
+    )
 
 
 def canonical_json(obj: Any) -> str:
     """Compact JSON with sorted keys: the byte form that keys and hashes are computed over."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def identity(value: Value) -> str:

@@ -480,7 +480,10 @@ def load_file(path: pathlib.Path, display: str | None = None) -> Document:
 
 
 def dump(data: Any) -> str:
-    """Block-style YAML with sorted keys; every scalar reads back the same under YAML 1.1 and 1.2."""
+    """Block-style YAML with sorted keys.
+
+    Every scalar reads back the same under YAML 1.1 and 1.2.
+    """
     return str(
         yaml.safe_dump(
             data, sort_keys=True, default_flow_style=False, allow_unicode=True, width=100

@@ -20,7 +20,9 @@ def _undraft(root: Path) -> None:
         path.write_text(path.read_text().replace("draft: true", "draft: false"))
 
 
-def test_expand_plan_lists_every_example_point(project_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_expand_plan_lists_every_example_point(
+    project_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["-C", str(project_copy), "expand", "--plan"]) == 0
     out = capsys.readouterr().out
     assert out.count("\n+ ") == 12 + 7 + 7
@@ -39,22 +41,49 @@ def test_plan_statuses_against_a_ledger(tmp_path: Path, capsys: pytest.CaptureFi
     points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
     first, second = points
     entries = [
-        ledger.Entry(first["key"], first["experiment"], "https://x/1", "1", first["spec_hash"], "t", "c", {"lr": 0.1}),
-        ledger.Entry(second["key"], second["experiment"], "https://x/2", "2", "0" * 64, "t", "c", {"lr": 0.01}),
-        ledger.Entry("f" * 64, "demo-ffffffffffff", "https://x/3", "3", "0" * 64, "t", "c", {"lr": 9}),
+        ledger.Entry(
+            first["key"],
+            first["experiment"],
+            "https://x/1",
+            "1",
+            first["spec_hash"],
+            "t",
+            "c",
+            {"lr": 0.1},
+        ),
+        ledger.Entry(
+            second["key"],
+            second["experiment"],
+            "https://x/2",
+            "2",
+            "0" * 64,
+            "t",
+            "c",
+            {"lr": 0.01},
+        ),
+        ledger.Entry(
+            "f" * 64, "demo-ffffffffffff", "https://x/3", "3", "0" * 64, "t", "c", {"lr": 9}
+        ),
     ]
     ledger.record(ledger.ledger_path(tmp_path, "demo"), "demo", entries)
     path.write_text(path.read_text().replace("[0.1, 0.01]", "[0.1, 0.01, 0.001]"))
-    assert main(["-C", str(tmp_path), "expand", "--plan", "--format", "json", "--detailed-exitcode"]) == 2
+    assert (
+        main(["-C", str(tmp_path), "expand", "--plan", "--format", "json", "--detailed-exitcode"])
+        == 2
+    )
     plan = json.loads(capsys.readouterr().out)["sweeps"][0]
     assert [p["status"] for p in plan["points"]] == ["=", "~", "+", "-"]
     assert plan["counts"] == {"to_submit": 1, "already_submitted": 1, "drifted": 1, "orphaned": 1}
     assert plan["points"][0]["url"] == "https://x/1"
     assert main(["-C", str(tmp_path), "expand", "--plan"]) == 0
-    assert "Plan: 1 to submit, 1 already submitted, 1 drifted, 1 orphaned" in capsys.readouterr().out
+    assert (
+        "Plan: 1 to submit, 1 already submitted, 1 drifted, 1 orphaned" in capsys.readouterr().out
+    )
 
 
-def test_markdown_plan_of_a_huge_sweep_stays_under_the_comment_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_markdown_plan_of_a_huge_sweep_stays_under_the_comment_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     values = ", ".join(str(i) for i in range(100))
     minimal(tmp_path, extra=f"    seed: [{values}]\n    bs: [{values}]\n  max_points: 20000\n")
     assert main(["-C", str(tmp_path), "expand", "--plan", "--format", "markdown"]) == 0
@@ -68,21 +97,31 @@ def test_save_specs_writes_files_beaker_py_reads_back(project_copy: Path, tmp_pa
     assert main(["-C", str(project_copy), "expand", "--save-specs", str(out)]) == 0
     files = sorted(out.rglob("*.yaml"))
     assert len(files) == 26
-    golden = {p["name"]: p["spec"] for p in json.loads((PROJECT / "tests/golden/torchrun-scaling.json").read_text())}
+    golden = {
+        p["name"]: p["spec"]
+        for p in json.loads((PROJECT / "tests/golden/torchrun-scaling.json").read_text())
+    }
     for path in files:
         spec = BeakerExperimentSpec.from_file(path)
         if path.stem in golden:
-            assert json.dumps(spec.to_json(), sort_keys=True) == json.dumps(golden[path.stem], sort_keys=True)
+            assert json.dumps(spec.to_json(), sort_keys=True) == json.dumps(
+                golden[path.stem], sort_keys=True
+            )
 
 
-def test_invalid_manifest_fails_with_one_line_per_problem_and_no_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_manifest_fails_with_one_line_per_problem_and_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = minimal(tmp_path)
     path.write_text(path.read_text().replace("clusters:", "clustres:"))
     assert main(["-C", str(tmp_path), "expand", "--plan"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert "beaker: missing required field 'clusters'" in err
-    assert "sweeps/demo.yaml:5:3: beaker.clustres: unknown field 'clustres' (did you mean 'clusters'?" in err
+    assert (
+        "sweeps/demo.yaml:5:3: beaker.clustres: unknown field 'clustres' (did you mean 'clusters'?"
+        in err
+    )
 
 
 def test_validate_reports_counts(project_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,11 +129,16 @@ def test_validate_reports_counts(project_copy: Path, capsys: pytest.CaptureFixtu
     assert "3 manifest(s) valid, 26 point(s)" in capsys.readouterr().err
 
 
-def test_two_manifests_with_one_sweep_name_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_manifests_with_one_sweep_name_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     minimal(tmp_path)
     (tmp_path / "sweeps" / "copy.yaml").write_text((tmp_path / "sweeps" / "demo.yaml").read_text())
     assert main(["-C", str(tmp_path), "validate"]) == 1
-    assert "sweeps/demo.yaml:2:7: name: sweep name 'demo' is already used by sweeps/copy.yaml" in capsys.readouterr().err
+    assert (
+        "sweeps/demo.yaml:2:7: name: sweep name 'demo' is already used by sweeps/copy.yaml"
+        in capsys.readouterr().err
+    )
 
 
 def test_expand_plan_does_not_import_beaker_grpc_or_git(project_copy: Path) -> None:
@@ -102,10 +146,18 @@ def test_expand_plan_does_not_import_beaker_grpc_or_git(project_copy: Path) -> N
         "import sys; from runner.cli import main; rc = main(['-C', sys.argv[1], 'expand', '--plan']);"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'beaker', 'grpc', 'git', 'requests'}))"
     )
-    result = subprocess.run([sys.executable, "-c", code, str(project_copy)], capture_output=True, text=True, check=True, cwd=PROJECT)
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(project_copy)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PROJECT,
+    )
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_module_entry_point_and_help() -> None:
-    result = subprocess.run([sys.executable, "-m", "runner", "--help"], capture_output=True, text=True, cwd=PROJECT)
+    result = subprocess.run(
+        [sys.executable, "-m", "runner", "--help"], capture_output=True, text=True, cwd=PROJECT
+    )
     assert result.returncode == 0 and "expand" in result.stdout and "submit" in result.stdout

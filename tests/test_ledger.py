@@ -12,16 +12,29 @@ from runner.errors import LedgerError
 
 def _entry(i: int, when: str = "2026-11-21T10:00:00Z") -> ledger.Entry:
     key = f"{i:064x}"
-    return ledger.Entry(key, f"demo-{key[:12]}", f"https://beaker.org/ex/{i}", f"01ID{i}", "h" * 64, when, "c" * 40, {"lr": i / 10})
+    return ledger.Entry(
+        key,
+        f"demo-{key[:12]}",
+        f"https://beaker.org/ex/{i}",
+        f"01ID{i}",
+        "h" * 64,
+        when,
+        "c" * 40,
+        {"lr": i / 10},
+    )
 
 
 def test_ledger_round_trips_with_header_and_sorted_entries(tmp_path: Path) -> None:
     path = tmp_path / "demo.jsonl"
     ledger.record(path, "demo", [_entry(3), _entry(1), _entry(2)])
     lines = path.read_text().splitlines()
-    assert json.loads(lines[0])["sweep"] == "demo" and "do not edit" in json.loads(lines[0])["about"]
+    assert (
+        json.loads(lines[0])["sweep"] == "demo" and "do not edit" in json.loads(lines[0])["about"]
+    )
     assert [json.loads(line)["key"] for line in lines[1:]] == [_entry(i).key for i in (1, 2, 3)]
-    assert ledger.read(path, "demo").entries == {e.key: e for e in (_entry(1), _entry(2), _entry(3))}
+    assert ledger.read(path, "demo").entries == {
+        e.key: e for e in (_entry(1), _entry(2), _entry(3))
+    }
 
 
 def test_writing_the_same_entries_again_gives_the_same_bytes(tmp_path: Path) -> None:

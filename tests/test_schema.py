@@ -1,4 +1,4 @@
-"""The manifest schema itself: valid 2020-12, closed objects, documented, and the examples pass it."""
+"""The manifest schema itself: valid 2020-12, closed, documented; the examples pass it."""
 
 from __future__ import annotations
 
@@ -86,7 +86,9 @@ def test_every_object_decides_its_unknown_keys(schema: dict[str, Any]) -> None:
         if extra is False:
             assert node.get("properties"), f"{where}: closed object without properties"
         else:
-            assert isinstance(extra, dict), f"{where}: additionalProperties must be false or a schema"
+            assert isinstance(extra, dict), (
+                f"{where}: additionalProperties must be false or a schema"
+            )
             assert "properties" not in node, f"{where}: a map with fixed properties is ambiguous"
             assert "propertyNames" in node, f"{where}: a map must constrain its key names"
 

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,10 @@ GOLDEN = PROJECT / "tests" / "golden"
 
 def _rendered_json(path: Path) -> str:
     sweep = load(PROJECT, path)
-    points = [{"name": r.name, "key": r.key, "spec_hash": r.spec_hash, "spec": r.spec} for r in render_sweep(sweep)]
+    points = [
+        {"name": r.name, "key": r.key, "spec_hash": r.spec_hash, "spec": r.spec}
+        for r in render_sweep(sweep)
+    ]
     return json.dumps(points, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -31,16 +35,18 @@ def test_examples_match_golden_specs(path: Path) -> None:
     if os.environ.get("UPDATE_GOLDEN"):
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(actual, encoding="utf-8")
-    assert actual == golden.read_text(encoding="utf-8"), f"rendering changed; UPDATE_GOLDEN=1 rewrites {golden}"
+    assert actual == golden.read_text(encoding="utf-8"), (
+        f"rendering changed; UPDATE_GOLDEN=1 rewrites {golden}"
+    )
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_every_example_point_round_trips_through_beaker_types(path: Path) -> None:
     for rendered in render_sweep(load(PROJECT, path)):
         spec = to_beaker_spec(rendered.spec)
-        assert spec.to_json() == rendered.spec or json.dumps(spec.to_json(), sort_keys=True) == json.dumps(
-            rendered.spec, sort_keys=True
-        )
+        assert spec.to_json() == rendered.spec or json.dumps(
+            spec.to_json(), sort_keys=True
+        ) == json.dumps(rendered.spec, sort_keys=True)
         assert spec.tasks[0].context is not None
 
 
@@ -49,15 +55,19 @@ def test_rendering_is_byte_identical_across_processes() -> None:
     code = f"from tests.test_spec import _rendered_json; from pathlib import Path; print(_rendered_json(Path({str(path)!r})), end='')"
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", code], cwd=PROJECT, env={**os.environ, "PYTHONHASHSEED": seed},
-            capture_output=True, text=True, check=True,
+            [sys.executable, "-c", code],
+            cwd=PROJECT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         for seed in ("1", "2", "3")
     }
     assert len(outputs) == 1
 
 
-def _scaling() -> list[dict]:  # type: ignore[type-arg]
+def _scaling() -> list[dict[str, Any]]:
     sweep = load(PROJECT, PROJECT / "sweeps" / "torchrun-scaling.yaml")
     return [dict(r.spec) for r in render_sweep(sweep)]
 
@@ -100,8 +110,13 @@ def test_secrets_are_referenced_by_name_only(tmp_path: Path) -> None:
     assert {"name": "WANDB_API_KEY", "secret": "wandb-api-key"} in env
 
 
-def test_template_that_renders_a_non_integer_replica_count_names_the_line_and_point(tmp_path: Path) -> None:
-    path = minimal(tmp_path, name="bad", body="""\
+def test_template_that_renders_a_non_integer_replica_count_names_the_line_and_point(
+    tmp_path: Path,
+) -> None:
+    path = minimal(
+        tmp_path,
+        name="bad",
+        body="""\
 version: 1
 name: bad
 beaker: {workspace: ai2/x, clusters: [ai2/c]}
@@ -112,7 +127,8 @@ tasks:
 params:
   grid:
     nodes: [2, two]
-""")
+""",
+    )
     with pytest.raises(ManifestError) as info:
         render_sweep(load(tmp_path, path))
     assert str(info.value) == (

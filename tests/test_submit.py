@@ -17,7 +17,16 @@ from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.progress import Progress
-from runner.submit import ADOPTED, CREATED, FAILED, UNFINISHED, Options, Outcome, RetryPolicy, Submitter
+from runner.submit import (
+    ADOPTED,
+    CREATED,
+    FAILED,
+    UNFINISHED,
+    Options,
+    Outcome,
+    RetryPolicy,
+    Submitter,
+)
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import write_manifest
@@ -45,8 +54,14 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run_submit(root: Path, *, concurrency: int = 3, http_timeout: float | None = None,
-               deadline: float | None = None, real_sleep: bool = False) -> tuple[list[Outcome], list[float]]:
+def run_submit(
+    root: Path,
+    *,
+    concurrency: int = 3,
+    http_timeout: float | None = None,
+    deadline: float | None = None,
+    real_sleep: bool = False,
+) -> tuple[list[Outcome], list[float]]:
     sleeps: list[float] = []
 
     def sleep(seconds: float) -> None:
@@ -56,10 +71,17 @@ def run_submit(root: Path, *, concurrency: int = 3, http_timeout: float | None =
 
     plans = catalog.load(root, []).plans()
     backend = BeakerBackend(http_timeout=http_timeout)
-    options = Options(root=root, commit="c0ffee", concurrency=concurrency, deadline=deadline,
-                      policy=RetryPolicy(sleep=sleep))
+    options = Options(
+        root=root,
+        commit="c0ffee",
+        concurrency=concurrency,
+        deadline=deadline,
+        policy=RetryPolicy(sleep=sleep),
+    )
     try:
-        outcomes = Submitter(backend, options, Progress(io.StringIO(), io.StringIO(), live=False)).run(plans)
+        outcomes = Submitter(
+            backend, options, Progress(io.StringIO(), io.StringIO(), live=False)
+        ).run(plans)
     finally:
         backend.close()
     return outcomes, sleeps
@@ -74,8 +96,9 @@ def assert_exactly_once(root: Path, fake: FakeBeaker, points: int = POINTS) -> N
     assert all(e.url.endswith(e.id) for e in entries.values())
 
 
-def test_submit_creates_every_point_once_and_records_urls(repo: Path, fake_beaker: FakeBeaker,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_submit_creates_every_point_once_and_records_urls(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["-C", str(repo), "submit"]) == 0
     out = capsys.readouterr()
     assert_exactly_once(repo, fake_beaker)
@@ -90,7 +113,9 @@ def test_submit_creates_every_point_once_and_records_urls(repo: Path, fake_beake
 
 
 @pytest.mark.parametrize("status", [503, 502, 500, 429])
-def test_error_bursts_are_retried_and_create_each_point_once(repo: Path, fake_beaker: FakeBeaker, status: int) -> None:
+def test_error_bursts_are_retried_and_create_each_point_once(
+    repo: Path, fake_beaker: FakeBeaker, status: int
+) -> None:
     fake_beaker.fail_creates(status, times=4, retry_after=7 if status == 429 else None)
     outcomes, sleeps = run_submit(repo)
     assert {o.status for o in outcomes} <= {CREATED, ADOPTED}
@@ -100,14 +125,18 @@ def test_error_bursts_are_retried_and_create_each_point_once(repo: Path, fake_be
     assert_exactly_once(repo, fake_beaker)
 
 
-def test_commit_then_reset_adopts_instead_of_duplicating(repo: Path, fake_beaker: FakeBeaker) -> None:
+def test_commit_then_reset_adopts_instead_of_duplicating(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
     fake_beaker.reset_after_commit(times=3)
     outcomes, _ = run_submit(repo)
     assert sum(o.status == ADOPTED for o in outcomes) == 3
     assert_exactly_once(repo, fake_beaker)
 
 
-def test_commit_then_late_reply_adopts_instead_of_duplicating(repo: Path, fake_beaker: FakeBeaker) -> None:
+def test_commit_then_late_reply_adopts_instead_of_duplicating(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
     fake_beaker.reply_late_after_commit(delay=1.5, times=2)
     outcomes, _ = run_submit(repo, http_timeout=0.5)
     assert sum(o.status == ADOPTED for o in outcomes) == 2
@@ -125,7 +154,9 @@ def test_unavailable_rpcs_and_latency_and_rate_limit(repo: Path, fake_beaker: Fa
     assert_exactly_once(repo, fake_beaker)
 
 
-def test_server_restart_mid_run_creates_each_point_once(repo: Path, fake_beaker: FakeBeaker) -> None:
+def test_server_restart_mid_run_creates_each_point_once(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
     fake_beaker.stop()
     fake_beaker.restart()
     fake_beaker.reset_after_commit(times=1)
@@ -134,7 +165,9 @@ def test_server_restart_mid_run_creates_each_point_once(repo: Path, fake_beaker:
     assert_exactly_once(repo, fake_beaker)
 
 
-def test_client_error_is_not_retried_and_is_reported_with_beakers_message(repo: Path, fake_beaker: FakeBeaker) -> None:
+def test_client_error_is_not_retried_and_is_reported_with_beakers_message(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
     fake_beaker.fail_creates(400, times=1, message="spec is invalid: image not found")
     outcomes, sleeps = run_submit(repo, concurrency=1)
     failed = [o for o in outcomes if o.status == FAILED]
@@ -146,14 +179,25 @@ def test_client_error_is_not_retried_and_is_reported_with_beakers_message(repo: 
     assert_exactly_once(repo, fake_beaker)
 
 
-def test_name_taken_by_someone_else_fails_loudly_and_is_left_alone(repo: Path, fake_beaker: FakeBeaker) -> None:
+def test_name_taken_by_someone_else_fails_loudly_and_is_left_alone(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
     plans = catalog.load(repo, []).plans()
     victim = plans[0].rows[0].rendered
     assert victim is not None
     with Beaker.from_env(check_for_upgrades=False) as client:
-        other = BeakerExperimentSpec.from_json({"version": "v2", "description": "someone else's", "tasks": [
-            {"name": "main", "image": {"beaker": "x/y"}, "context": {}, "command": ["true"]}]})
-        client.experiment.create(name=victim.name, spec=other, workspace=client.workspace.get("ai2/sweeps-test"))
+        other = BeakerExperimentSpec.from_json(
+            {
+                "version": "v2",
+                "description": "someone else's",
+                "tasks": [
+                    {"name": "main", "image": {"beaker": "x/y"}, "context": {}, "command": ["true"]}
+                ],
+            }
+        )
+        client.experiment.create(
+            name=victim.name, spec=other, workspace=client.workspace.get("ai2/sweeps-test")
+        )
     outcomes, _ = run_submit(repo)
     failed = [o for o in outcomes if o.status == FAILED]
     assert len(failed) == 1 and victim.name in failed[0].error and "left alone" in failed[0].error
@@ -161,18 +205,25 @@ def test_name_taken_by_someone_else_fails_loudly_and_is_left_alone(repo: Path, f
     assert victim.key not in ledger.read(ledger.ledger_path(repo, "exact"), "exact").entries
 
 
-def test_lost_ledger_is_rebuilt_by_adopting_existing_experiments(repo: Path, fake_beaker: FakeBeaker) -> None:
+def test_lost_ledger_is_rebuilt_by_adopting_existing_experiments(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
     run_submit(repo)
     ledger.ledger_path(repo, "exact").unlink()
     fake_beaker.reset_calls()
     outcomes, _ = run_submit(repo)
     assert [o.status for o in outcomes] == [ADOPTED] * POINTS
     assert fake_beaker.calls.get("http:create", 0) == 0
-    assert fake_beaker.calls.get("ListWorkloads", 0) >= 1 and fake_beaker.calls.get("ResolveWorkloadName", 0) == 0
+    assert (
+        fake_beaker.calls.get("ListWorkloads", 0) >= 1
+        and fake_beaker.calls.get("ResolveWorkloadName", 0) == 0
+    )
     assert_exactly_once(repo, fake_beaker)
 
 
-def test_missing_token_is_a_one_line_error(repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_token_is_a_one_line_error(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CI", "true")
     assert main(["-C", str(repo), "submit"]) == 1
     err = capsys.readouterr().err.strip()
@@ -181,8 +232,14 @@ def test_missing_token_is_a_one_line_error(repo: Path, capsys: pytest.CaptureFix
 
 
 def _runner(root: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "runner", "-C", str(root), "submit", *extra], cwd=PROJECT,
-                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "runner", "-C", str(root), "submit", *extra],
+        cwd=PROJECT,
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_entries(path: Path, count: int, proc: subprocess.Popen[str]) -> None:
@@ -195,7 +252,9 @@ def _wait_for_entries(path: Path, count: int, proc: subprocess.Popen[str]) -> No
 
 
 @pytest.mark.slow
-def test_runner_killed_mid_run_and_restarted_ends_with_one_experiment_per_point(repo: Path, fake_beaker: FakeBeaker) -> None:
+def test_runner_killed_mid_run_and_restarted_ends_with_one_experiment_per_point(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
     fake_beaker.latency = 0.3
     proc = _runner(repo, "--concurrency", "1")
     _wait_for_entries(ledger.ledger_path(repo, "exact"), 2, proc)
@@ -203,7 +262,7 @@ def test_runner_killed_mid_run_and_restarted_ends_with_one_experiment_per_point(
     proc.wait()
     fake_beaker.latency = 0.0
     again = _runner(repo)
-    out, err = again.communicate(timeout=120)
+    _, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
     assert_exactly_once(repo, fake_beaker)
 
@@ -220,17 +279,20 @@ def test_two_runners_at_once_create_each_point_once(repo: Path, fake_beaker: Fak
 
 
 @pytest.mark.slow
-def test_server_that_stays_down_ends_the_run_at_its_deadline(repo: Path, fake_beaker: FakeBeaker) -> None:
+def test_server_that_stays_down_ends_the_run_at_its_deadline(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
     fake_beaker.stop()
     proc = _runner(repo, "--timeout", "3")
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
     assert f"{POINTS} point(s) not submitted" in err and "deadline" in err
     assert UNFINISHED in err
 
 
-def test_status_lists_live_states_and_exit_codes_in_few_calls(repo: Path, fake_beaker: FakeBeaker,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_lists_live_states_and_exit_codes_in_few_calls(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
     run_submit(repo)
     experiments = fake_beaker.experiments()
     fake_beaker.set_job_status(experiments[0].id, "running")
@@ -241,10 +303,18 @@ def test_status_lists_live_states_and_exit_codes_in_few_calls(repo: Path, fake_b
     assert main(["-C", str(repo), "status", "--format", "json"]) == 0
     import json
 
-    points = {p["experiment"]: p for p in json.loads(capsys.readouterr().out)["sweeps"][0]["points"]}
+    points = {
+        p["experiment"]: p for p in json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    }
     assert points[experiments[0].name]["state"] == "running"
-    assert (points[experiments[1].name]["state"], points[experiments[1].name]["exit_code"]) == ("failed", 3)
-    assert (points[experiments[2].name]["state"], points[experiments[2].name]["exit_code"]) == ("succeeded", 0)
+    assert (points[experiments[1].name]["state"], points[experiments[1].name]["exit_code"]) == (
+        "failed",
+        3,
+    )
+    assert (points[experiments[2].name]["state"], points[experiments[2].name]["exit_code"]) == (
+        "succeeded",
+        0,
+    )
     assert {points[e.name]["state"] for e in experiments[3:]} == {"queued"}
     assert fake_beaker.calls.get("ResolveWorkloadName", 0) == 0  # listed, not looked up one by one
     assert main(["-C", str(repo), "status"]) == 0

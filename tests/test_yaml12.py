@@ -4,7 +4,7 @@ import math
 import pathlib
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -595,12 +595,19 @@ def test_two_thousand_lines_load_fast(parser: str) -> None:
             "    resources:\n      gpus: 8",
         ]
     text = "\n".join(lines) + "\n"
-    best = math.inf
-    for _ in range(3):
-        started = time.perf_counter()
-        load(text, "m")
-        best = min(best, time.perf_counter() - started)
-    assert best < 0.1
+
+    def best_of_three(read: Callable[[], object]) -> float:
+        best = math.inf
+        for _ in range(3):
+            started = time.perf_counter()
+            read()
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    took = best_of_three(lambda: load(text, "m"))
+    # ~25 ms on an idle machine; on a busy one, allow twice what pyyaml's own C loader needs.
+    baseline = best_of_three(lambda: yaml.load(text, Loader=yaml.CSafeLoader))
+    assert took < max(0.1, 2 * baseline)
 
 
 # --- properties ---------------------------------------------------------------------------------

@@ -33,7 +33,9 @@ class Experiment:
 class Transient(Exception):
     """Worth retrying. `maybe_committed`: the request may have taken effect before it failed."""
 
-    def __init__(self, message: str, maybe_committed: bool = True, retry_after: float | None = None):
+    def __init__(
+        self, message: str, maybe_committed: bool = True, retry_after: float | None = None
+    ):
         super().__init__(message)
         self.maybe_committed = maybe_committed
         self.retry_after = retry_after
@@ -67,5 +69,4 @@ class Backend(Protocol):
         """Live state of the named experiments (with exit codes of finished ones), in bulk."""
         ...
 
-    def close(self) -> None:
-        ...
+    def close(self) -> None: ...

@@ -73,7 +73,9 @@ class _Client(Beaker):
 
     @classmethod
     def _note_retry_after(cls, response: requests.Response, *args: Any, **kwargs: Any) -> None:
-        cls.retry_after.value = _retry_after(response) if response.status_code in (429, 503) else None
+        cls.retry_after.value = (
+            _retry_after(response) if response.status_code in (429, 503) else None
+        )
 
     @classmethod
     def last_retry_after(cls) -> float | None:
@@ -91,7 +93,9 @@ def to_beaker_spec(document: Mapping[str, Any]) -> BeakerExperimentSpec:
         spec = BeakerExperimentSpec.from_json(json.loads(json.dumps(document)))
         back = spec.to_json()
     if _canonical(back) != _canonical(document):
-        raise SpecMismatch(f"beaker-py does not round-trip this spec: {_canonical(document)} != {_canonical(back)}")
+        raise SpecMismatch(
+            f"beaker-py does not round-trip this spec: {_canonical(document)} != {_canonical(back)}"
+        )
     return spec
 
 
@@ -122,7 +126,7 @@ class BeakerBackend:
         except (BeakerConfigurationError, BeakerError) as exc:
             raise SubmitError(f"cannot configure the Beaker client: {exc}") from None
         if http_timeout is not None:
-            self.client.TIMEOUT = http_timeout  # instance setting; beaker-py reads self.TIMEOUT
+            self.client.TIMEOUT = http_timeout  # type: ignore[misc]  # beaker-py reads self.TIMEOUT
         self._workspaces: dict[str, pb2.Workspace] = {}
         self._author: str | None = None
 
@@ -145,28 +149,40 @@ class BeakerBackend:
         except requests.exceptions.HTTPError as exc:
             status = exc.response.status_code if exc.response is not None else None
             if status is not None and (status >= 500 or status == 429):
-                raise Transient(f"{what}: HTTP {status}", status != 429, _retry_after(exc.response)) from None
+                raise Transient(
+                    f"{what}: HTTP {status}", status != 429, _retry_after(exc.response)
+                ) from None
             raise Rejected(f"{what}: HTTP {status}: {exc}") from None
         except requests.exceptions.ConnectTimeout:
             raise Transient(f"{what}: connect timeout", maybe_committed=False) from None
         except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-            raise Transient(f"{what}: {type(exc).__name__}: connection lost or reply late") from None
+            raise Transient(
+                f"{what}: {type(exc).__name__}: connection lost or reply late"
+            ) from None
         except grpc.RpcError as exc:
             code = exc.code() if isinstance(exc, grpc.Call) else None
-            if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED):
+            if code in (
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+            ):
                 raise Transient(f"{what}: gRPC {code.name}") from None
             raise Rejected(f"{what}: gRPC {code}: {exc}") from None
         except BeakerError as exc:
             text = str(exc)
             if text.startswith("[code=429]"):
                 raise Transient(
-                    f"{what}: rate limited ({text})", maybe_committed=False, retry_after=_Client.last_retry_after()
+                    f"{what}: rate limited ({text})",
+                    maybe_committed=False,
+                    retry_after=_Client.last_retry_after(),
                 ) from None
             raise Rejected(f"{what}: {text}") from None
 
     def _workspace(self, name: str) -> pb2.Workspace:
         if name not in self._workspaces:
-            self._workspaces[name] = self._call(f"workspace {name}", lambda: self.client.workspace.get(name))
+            self._workspaces[name] = self._call(
+                f"workspace {name}", lambda: self.client.workspace.get(name)
+            )
         return self._workspaces[name]
 
     def author(self) -> str:
@@ -178,7 +194,13 @@ class BeakerBackend:
         exp = workload.experiment
         match = KEY_IN_DESCRIPTION.search(exp.description)
         state = STATES.get(pb2.WorkloadStatus.Name(workload.status), "unknown")
-        return Experiment(exp.name, exp.id, self.client.workload.url(workload), match.group(1) if match else None, state)
+        return Experiment(
+            exp.name,
+            exp.id,
+            self.client.workload.url(workload),
+            match.group(1) if match else None,
+            state,
+        )
 
     # -- Backend -------------------------------------------------------------------------------
 
@@ -214,7 +236,9 @@ class BeakerBackend:
         def listing() -> dict[str, Experiment]:
             found = {}
             for workload in self.client.workload.list(
-                org=org, workspace=workspace, name_or_description=sweep.name
+                org=org,  # type: ignore[arg-type]  # beaker-py resolves an org name too
+                workspace=workspace,
+                name_or_description=sweep.name,
             ):
                 if workload.experiment.name in wanted:
                     found[workload.experiment.name] = self._experiment(workload)

@@ -9,12 +9,15 @@ from pathlib import Path
 from runner import catalog, discover
 from runner.errors import ManifestError
 
-Subparsers = argparse._SubParsersAction  # type: ignore[type-arg]
+Subparsers = argparse._SubParsersAction
 
 
 def add_paths(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", help="manifests or directories (default: every manifest under sweeps/)"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="manifests or directories (default: every manifest under sweeps/)",
     )
 
 

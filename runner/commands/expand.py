@@ -14,17 +14,25 @@ EXIT_CHANGES = 2
 
 
 def register(commands: Subparsers) -> None:
-    parser = commands.add_parser("expand", help="expand sweeps into points; with --plan, compare with the ledgers")
+    parser = commands.add_parser(
+        "expand", help="expand sweeps into points; with --plan, compare with the ledgers"
+    )
     add_paths(parser)
-    parser.add_argument("--plan", action="store_true", help="show each point's status against its ledger")
+    parser.add_argument(
+        "--plan", action="store_true", help="show each point's status against its ledger"
+    )
     parser.add_argument("--format", choices=("table", "markdown", "json"), default="table")
     parser.add_argument(
         "--detailed-exitcode",
         action="store_true",
         help="exit 2 when the plan has points to submit (0: nothing to do, 1: invalid)",
     )
-    parser.add_argument("--save-specs", metavar="DIR", help="write each point's Beaker spec as YAML under DIR")
-    parser.add_argument("--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument(
+        "--save-specs", metavar="DIR", help="write each point's Beaker spec as YAML under DIR"
+    )
+    parser.add_argument(
+        "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
     parser.set_defaults(run=run)
 
 

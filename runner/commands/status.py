@@ -30,20 +30,24 @@ def run(args: argparse.Namespace) -> int:
     sweeps: list[dict[str, Any]] = []
     try:
         for sweep in cat.sweeps:
-            entries = ledger.read(ledger.ledger_path(cat.root, sweep.name, backend.kind), sweep.name).entries
+            entries = ledger.read(
+                ledger.ledger_path(cat.root, sweep.name, backend.kind), sweep.name
+            ).entries
             ordered = sorted(entries.values(), key=lambda e: e.experiment)
             live = backend.states(sweep, [e.experiment for e in ordered]) if ordered else {}
             points = []
             for entry in ordered:
                 exp = live.get(entry.experiment)
-                points.append({
-                    "experiment": entry.experiment,
-                    "state": exp.state if exp else "missing",
-                    "exit_code": exp.exit_code if exp else None,
-                    "params": dict(entry.params),
-                    "metrics": dict(exp.metrics) if exp else {},
-                    "url": entry.url,
-                })
+                points.append(
+                    {
+                        "experiment": entry.experiment,
+                        "state": exp.state if exp else "missing",
+                        "exit_code": exp.exit_code if exp else None,
+                        "params": dict(entry.params),
+                        "metrics": dict(exp.metrics) if exp else {},
+                        "url": entry.url,
+                    }
+                )
             sweeps.append({"name": sweep.name, "path": str(sweep.path), "points": points})
     finally:
         backend.close()
@@ -59,13 +63,23 @@ def _render(sweeps: list[dict[str, Any]], fmt: str) -> str:
         metric_names = sorted({m for p in sweep["points"] for m in p["metrics"]})
         headers = ["experiment", "state", "exit", "params", *metric_names, "url"]
         rows = [
-            [p["experiment"], p["state"], "" if p["exit_code"] is None else p["exit_code"], params_text(list(p["params"].items())),
-             *[_metric(p["metrics"].get(m)) for m in metric_names], p["url"]]
+            [
+                p["experiment"],
+                p["state"],
+                "" if p["exit_code"] is None else p["exit_code"],
+                params_text(list(p["params"].items())),
+                *[_metric(p["metrics"].get(m)) for m in metric_names],
+                p["url"],
+            ]
             for p in sweep["points"]
         ]
         title = f"{sweep['name']} ({sweep['path']})"
         if fmt == "markdown":
-            body = tabulate(rows, headers=headers, tablefmt="github") if rows else "_nothing submitted yet_"
+            body = (
+                tabulate(rows, headers=headers, tablefmt="github")
+                if rows
+                else "_nothing submitted yet_"
+            )
             blocks.append(f"### `{sweep['name']}` — `{sweep['path']}`\n\n{body}")
         else:
             body = tabulate(rows, headers=headers) if rows else "nothing submitted yet"

@@ -22,10 +22,21 @@ def register(commands: Subparsers) -> None:
     parser = commands.add_parser("submit", help="submit every point the plan marks '+'")
     add_paths(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the plan and stop")
-    parser.add_argument("--concurrency", type=_positive, default=DEFAULT_CONCURRENCY, help="experiments created at once (default 8)")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="deadline for the whole run")
-    parser.add_argument("--backend", choices=("auto", "beaker", "local"), default="auto",
-                        help="auto: Beaker when credentials exist, else local (an error in CI)")
+    parser.add_argument(
+        "--concurrency",
+        type=_positive,
+        default=DEFAULT_CONCURRENCY,
+        help="experiments created at once (default 8)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="deadline for the whole run"
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("auto", "beaker", "local"),
+        default="auto",
+        help="auto: Beaker when credentials exist, else local (an error in CI)",
+    )
     parser.add_argument("--http-timeout", type=float, metavar="SECONDS", help=argparse.SUPPRESS)
     parser.set_defaults(run=run)
 
@@ -52,22 +63,33 @@ def run(args: argparse.Namespace) -> int:
         backend.close()
         return 0
     from runner import gitrepo
-    from runner.submit import CREATED, ADOPTED, Options, Submitter
+    from runner.submit import ADOPTED, CREATED, Options, Submitter
 
     deadline = None if args.timeout is None else started + args.timeout
-    options = Options(root=cat.root, commit=gitrepo.head_commit(cat.root), concurrency=args.concurrency, deadline=deadline)
+    options = Options(
+        root=cat.root,
+        commit=gitrepo.head_commit(cat.root),
+        concurrency=args.concurrency,
+        deadline=deadline,
+    )
     try:
         outcomes = Submitter(backend, options, Progress()).run(plans)
     finally:
         backend.close()
     bad = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]
     done = len(outcomes) - len(bad)
-    print(f"submitted: {done} of {len(outcomes)} ({sum(o.status == CREATED for o in outcomes)} created,"
-          f" {sum(o.status == ADOPTED for o in outcomes)} adopted)", file=sys.stderr)
+    print(
+        f"submitted: {done} of {len(outcomes)} ({sum(o.status == CREATED for o in outcomes)} created,"
+        f" {sum(o.status == ADOPTED for o in outcomes)} adopted)",
+        file=sys.stderr,
+    )
     if bad:
         rows = [[o.sweep, o.point.name, o.status, o.error] for o in bad]
         print(tabulate(rows, headers=["sweep", "experiment", "status", "why"]), file=sys.stderr)
-        print(f"{len(bad)} point(s) not submitted; run submit again to retry only those", file=sys.stderr)
+        print(
+            f"{len(bad)} point(s) not submitted; run submit again to retry only those",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -81,10 +103,14 @@ def make_backend(args: argparse.Namespace, announce: bool = True) -> Backend:
         if has_credentials():
             return BeakerBackend(http_timeout=args.http_timeout)
         if choice == "beaker" or in_ci():
-            raise SubmitError(TOKEN_HELP + (" (CI never falls back to the local backend)" if in_ci() else ""))
+            raise SubmitError(
+                TOKEN_HELP + (" (CI never falls back to the local backend)" if in_ci() else "")
+            )
         choice = "local"
     from runner.backends.local import LocalBackend
 
     if announce and args.backend == "auto":
-        print("no Beaker credentials found: using the local backend (this machine)", file=sys.stderr)
+        print(
+            "no Beaker credentials found: using the local backend (this machine)", file=sys.stderr
+        )
     return LocalBackend(args)
