@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from runner.commands import expand, status, submit, validate
+from runner.commands import expand, github, status, submit, validate
 from runner.errors import RunnerError
 
 EXIT_USER_ERROR = 1
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     parser.add_argument("-C", dest="directory", default=".", help="repository root (default: .)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (validate, expand, submit, status):
+    for command in (validate, expand, submit, status, github):
         command.register(commands)
     return parser
 

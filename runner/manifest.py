@@ -27,11 +27,22 @@ def load_manifest(path: Path, display: str | None = None) -> Sweep:
     problems += _file_problems(path, doc)
     if not problems:
         problems += _space_problems(doc, space)
+    sweep = _build(doc, shown, space)
+    try:
+        Renderer(sweep)  # compiles every template: unknown names and bad syntax fail here
+    except ManifestError as exc:
+        # With a broken params section the derived checks were already reported there.
+        skip = "params." if problems else "\0"
+        problems += [p for p in exc.problems if not p.field.startswith(skip)]
     if problems:
         raise ManifestError(problems)
+    return sweep
+
+
+def _build(doc: Document, shown: str, space: Space) -> Sweep:
     data = doc.data
     beaker = data["beaker"]
-    sweep = Sweep(
+    return Sweep(
         path=PurePosixPath(shown),
         name=data["name"],
         description=data.get("description", ""),
@@ -50,8 +61,6 @@ def load_manifest(path: Path, display: str | None = None) -> Sweep:
         space=space,
         marks=doc.marks,
     )
-    Renderer(sweep)  # compiles every template: unknown names and bad syntax fail here
-    return sweep
 
 
 def _problem(doc: Document, path: tuple[str | int, ...], message: str) -> Problem:
@@ -60,16 +69,13 @@ def _problem(doc: Document, path: tuple[str | int, ...], message: str) -> Proble
 
 
 def _file_problems(path: Path, doc: Document) -> list[Problem]:
-    if path.suffix not in (".yaml", ".yml") or not _FILE_STEM.match(path.stem):
-        return [
-            _problem(
-                doc,
-                (),
-                f"file name {path.name!r} is not allowed: use letters, digits, '.', '_', '-'"
-                " and a .yaml or .yml suffix",
-            )
-        ]
-    return []
+    if path.suffix in (".yaml", ".yml") and _FILE_STEM.match(path.stem):
+        return []
+    message = (
+        f"file name {path.name!r} is not allowed: use letters, digits, '.', '_' and '-', start with a"
+        " letter or digit, and end in .yaml or .yml"
+    )
+    return [Problem(doc.source, 1, 1, "", message)]
 
 
 def _space_problems(doc: Document, space: Space) -> list[Problem]:

@@ -16,7 +16,8 @@ from jsonschema.exceptions import ValidationError
 from runner.errors import Problem
 from runner.yaml12 import Document, field_path
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "sweep.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent / "sweep.schema.json"
+"""A symlink to schemas/sweep.schema.json, so installed packages carry the schema too."""
 
 _NAME_RULE = "use letters, digits, '.', '_' and '-', starting with a letter or digit"
 PATTERN_RULES = {
@@ -44,8 +45,6 @@ _YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
     path = SCHEMA_PATH
-    if not path.exists():  # installed as a package: the schema ships inside it
-        path = Path(__file__).resolve().parent / "sweep.schema.json"
     schema = json.loads(path.read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
 

@@ -76,10 +76,16 @@ class Renderer:
         names = [t.get("name") for t in sweep.tasks]
         if len(sweep.tasks) > 1 and any(name is None for name in names):
             self._problem(("tasks",), "with more than one task, every task needs a name")
-        literal = [n for n in names if n is not None and "{" not in n]
-        for i, n in enumerate(literal):
-            if n in literal[:i]:
-                self._problem(("tasks",), f"task name {n!r} is used twice")
+        first: dict[str, int] = {}
+        for i, n in enumerate(names):
+            if n is None or "{" in n:
+                continue
+            if n in first:
+                self._problem(
+                    ("tasks", i, "name"),
+                    f"task name {n!r} is used twice (first at tasks[{first[n]}].name)",
+                )
+            first.setdefault(n, i)
         if self.problems:
             raise ManifestError(self.problems)
 
@@ -151,12 +157,11 @@ class Renderer:
             "experiment": name,
             "revision": sweep.revision,
         }
-        derived: list[tuple[str, Value]] = []
+        context = _PointContext(self, point, env, key, name)
         for dname, slot in self._derived:
-            value = slot.template.render_value(env)
-            env[dname] = value
-            derived.append((dname, value))
-        context = _PointContext(self, point, env, key, name, tuple(derived))
+            env[dname] = context.value(slot)
+        derived = tuple((dname, env[dname]) for dname, _ in self._derived)
+        context.derived = derived
         tasks = [context.task(t) for t in self._tasks]
         spec: dict[str, Any] = {
             "version": "v2",
@@ -180,22 +185,10 @@ class _PointContext:
     """Rendering state of one point: turns compiled slots into spec fields, checking each."""
 
     def __init__(
-        self,
-        renderer: Renderer,
-        point: Point,
-        env: Mapping[str, Value],
-        key: str,
-        name: str,
-        derived: tuple[tuple[str, Value], ...],
+        self, renderer: Renderer, point: Point, env: Mapping[str, Value], key: str, name: str
     ) -> None:
-        self.r, self.point, self.env, self.key, self.name, self.derived = (
-            renderer,
-            point,
-            env,
-            key,
-            name,
-            derived,
-        )
+        self.r, self.point, self.env, self.key, self.name = renderer, point, env, key, name
+        self.derived: tuple[tuple[str, Value], ...] = ()
 
     def fail(self, slot: _Slot, message: str) -> ManifestError:
         sweep = self.r.sweep
@@ -212,8 +205,14 @@ class _PointContext:
         except template.TemplateError as exc:
             raise self.fail(slot, str(exc)) from None
 
+    def value(self, slot: _Slot) -> Value:
+        try:
+            return slot.template.render_value(self.env)
+        except template.TemplateError as exc:
+            raise self.fail(slot, str(exc)) from None
+
     def number(self, slot: _Slot, what: str, minimum: int, integer: bool = True) -> int | float:
-        value = slot.template.render_value(self.env)
+        value = self.value(slot)
         try:
             number = normalize(value if not isinstance(value, str) else json.loads(value))
         except (ValueError, TypeError):

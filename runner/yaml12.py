@@ -23,7 +23,7 @@ from runner.errors import ManifestError, Problem
 
 KeyPath = tuple[str | int, ...]
 
-MAX_NODES = 100_000  # nodes after expanding every alias; a 2 000-line manifest has ~5 000
+MAX_NODES = 100_000  # nodes after expanding every alias; a 2 000-line manifest has ~8 000
 MAX_DEPTH = 100  # nesting levels, also after alias expansion; keeps recursion well bounded
 
 _LOADER: Callable[[str], Any] = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
@@ -81,6 +81,8 @@ class Marks:
 
 @dataclass(frozen=True)
 class Document:
+    """A loaded manifest: a dict of plain Python values, and where each of them was written."""
+
     data: Any
     marks: Marks
     source: str

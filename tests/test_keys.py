@@ -56,12 +56,16 @@ def test_integral_float_and_int_give_the_same_key_once_normalised() -> None:
 
 
 def test_dotted_name_differs_from_plain_name() -> None:
-    assert point_key("s", "ai2/w", 0, {"optim.lr": 1}) != point_key("s", "ai2/w", 0, {"optim_lr": 1})
+    assert point_key("s", "ai2/w", 0, {"optim.lr": 1}) != point_key(
+        "s", "ai2/w", 0, {"optim_lr": 1}
+    )
 
 
 @given(sweep_names, workspaces, st.integers(0, 1000), param_dicts)
 @settings(max_examples=100, deadline=None)
-def test_point_key_is_hex_sha256(sweep: str, workspace: str, revision: int, params: dict[str, Value]) -> None:
+def test_point_key_is_hex_sha256(
+    sweep: str, workspace: str, revision: int, params: dict[str, Value]
+) -> None:
     key = point_key(sweep, workspace, revision, params)
     assert re.fullmatch(r"[0-9a-f]{64}", key)
     assert key == point_key(sweep, workspace, revision, dict(reversed(params.items())))
@@ -124,10 +128,14 @@ def test_spec_hash_is_stable_under_key_order() -> None:
     first = {
         "version": "v2",
         "budget": "ai2/oe",
-        "tasks": [{"name": "main", "image": {"beaker": "x"}, "envVars": [{"name": "A", "value": "1"}]}],
+        "tasks": [
+            {"name": "main", "image": {"beaker": "x"}, "envVars": [{"name": "A", "value": "1"}]}
+        ],
     }
     second = {
-        "tasks": [{"envVars": [{"value": "1", "name": "A"}], "image": {"beaker": "x"}, "name": "main"}],
+        "tasks": [
+            {"envVars": [{"value": "1", "name": "A"}], "image": {"beaker": "x"}, "name": "main"}
+        ],
         "budget": "ai2/oe",
         "version": "v2",
     }
@@ -142,8 +150,12 @@ def test_spec_hash_changes_with_content_and_list_order() -> None:
     assert spec_hash({"x": True}) != spec_hash({"x": 1})
 
 
-@given(st.dictionaries(st.text(max_size=4), st.dictionaries(st.text(max_size=4), scalars, max_size=4)))
+@given(
+    st.dictionaries(st.text(max_size=4), st.dictionaries(st.text(max_size=4), scalars, max_size=4))
+)
 @settings(max_examples=100, deadline=None)
-def test_spec_hash_ignores_insertion_order_at_every_level(spec: dict[str, dict[str, Value]]) -> None:
+def test_spec_hash_ignores_insertion_order_at_every_level(
+    spec: dict[str, dict[str, Value]],
+) -> None:
     shuffled = {k: dict(reversed(v.items())) for k, v in reversed(spec.items())}
     assert spec_hash(spec) == spec_hash(shuffled)

@@ -49,7 +49,10 @@ def test_grid_axes_in_order_written() -> None:
         """
     )
     assert space.axis_names == ("lr", "batch_size")
-    assert [axis.values for axis in space.axes] == [((0.0001,), (0.0003,)), ((512,), (1024,), (2048,))]
+    assert [axis.values for axis in space.axes] == [
+        ((0.0001,), (0.0003,)),
+        ((512,), (1024,), (2048,)),
+    ]
     assert space.max_points == 50
 
 
@@ -78,7 +81,9 @@ def test_nested_grid_and_dotted_names_are_equivalent() -> None:
 
 def test_nested_and_dotted_assignments_are_equivalent() -> None:
     head = "params:\n  grid: {optim: {lr: [1, 2]}, seed: [0, 1]}\n"
-    nested = space_of(head + "  exclude: [{optim: {lr: 1}}]\n  include: [{optim: {lr: 3}, seed: 0}]\n")
+    nested = space_of(
+        head + "  exclude: [{optim: {lr: 1}}]\n  include: [{optim: {lr: 3}, seed: 0}]\n"
+    )
     dotted = space_of(head + "  exclude: [{optim.lr: 1}]\n  include: [{optim.lr: 3, seed: 0}]\n")
     assert [a.values for a in nested.exclude] == [a.values for a in dotted.exclude]
     assert [a.values for a in nested.include] == [a.values for a in dotted.include]
@@ -109,7 +114,9 @@ def test_a_grid_parameter_again_in_zip_is_an_error() -> None:
 @pytest.mark.parametrize("name", ["sweep", "experiment", "revision"])
 def test_builtin_names_are_reserved(name: str) -> None:
     problems = problems_of(f"params:\n  grid:\n    {name}: [1]\n")
-    assert problems == [f"3:5: params.grid.{name}: {name!r} is reserved (built-ins: sweep, experiment, revision)"]
+    assert problems == [
+        f"3:5: params.grid.{name}: {name!r} is reserved (built-ins: sweep, experiment, revision)"
+    ]
 
 
 def test_duplicate_values_on_an_axis() -> None:
@@ -180,8 +187,12 @@ def test_exclude_value_that_is_not_on_the_axis() -> None:
 
 
 def test_include_must_assign_every_axis() -> None:
-    problems = problems_of("params:\n  grid: {a: [1], b: [2]}\n  zip: [{c: [1]}]\n  include: [{a: 5}]\n")
-    assert problems == ["4:13: params.include[0]: include must assign every axis parameter; missing b, c"]
+    problems = problems_of(
+        "params:\n  grid: {a: [1], b: [2]}\n  zip: [{c: [1]}]\n  include: [{a: 5}]\n"
+    )
+    assert problems == [
+        "4:13: params.include[0]: include must assign every axis parameter; missing b, c"
+    ]
 
 
 def test_include_may_use_values_outside_the_axes() -> None:

@@ -27,7 +27,6 @@ from runner.space import (
     unmatched_excludes,
     upper_bound,
 )
-from runner.values import identity, normalize
 
 SWEEPS = pathlib.Path(__file__).resolve().parent.parent / "sweeps"
 
@@ -238,7 +237,9 @@ def big_grid(axes: int, size: int) -> str:
 
 def test_upper_bound_does_not_expand() -> None:
     # 10^12 points: expanding them would never finish, so returning at all proves it does not.
-    space = space_of(big_grid(12, 10) + "include:\n  - {" + ", ".join(f"p{i}: 99" for i in range(12)) + "}\n")
+    space = space_of(
+        big_grid(12, 10) + "include:\n  - {" + ", ".join(f"p{i}: 99" for i in range(12)) + "}\n"
+    )
     assert upper_bound(space) == 10**12 + 1
     first = next(iter_points(space))
     assert first.params == tuple((f"p{i}", 0) for i in range(12))
@@ -316,14 +317,18 @@ def test_key_changes_with_workspace_revision_name_and_parameters(tmp_path: pathl
 
 Raw = bool | int | float | str
 Pairs = tuple[tuple[str, Raw], ...]
+Ident = tuple[str, Raw]
 
 GRID_NAMES = ("lr", "optim.wd", "data.batch.size", "model")
 ZIP_NAMES = (("nodes", "sched.warmup"), ("gpus", "tp"))
 # Every dotted name has its own first part, so nesting them keeps the order written.
 
 
-def ident(value: Raw) -> str:
-    return identity(normalize(value))
+def ident(value: Raw) -> tuple[str, Raw]:
+    """The brute force's own idea of "the same value", independent of runner.values."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return (type(value).__name__, value)
 
 
 raw_values = st.one_of(
@@ -353,7 +358,9 @@ class Model:
         return tuple(name for names, _ in self.axes for name in names)
 
     def domain(self, name: str) -> list[Raw]:
-        return [row[names.index(name)] for names, rows in self.axes if name in names for row in rows]
+        return [
+            row[names.index(name)] for names, rows in self.axes if name in names for row in rows
+        ]
 
 
 @st.composite
@@ -389,22 +396,22 @@ def models(draw: st.DrawFn) -> Model:
     return replace(model, exclude=exclude, include=include)
 
 
-def grid_points(model: Model) -> list[dict[str, str]]:
-    """Brute force: every combination of axis rows, as {name: identity}."""
+def grid_points(model: Model) -> list[dict[str, Ident]]:
+    """Brute force: every combination of axis rows, as {name: ident}."""
     out = []
     for combo in itertools.product(*(rows for _, rows in model.axes)):
-        point: dict[str, str] = {}
+        point: dict[str, Ident] = {}
         for (names, _), row in zip(model.axes, combo, strict=True):
             point.update((n, ident(v)) for n, v in zip(names, row, strict=True))
         out.append(point)
     return out
 
 
-def matches(point: dict[str, str], rule: Pairs) -> bool:
+def matches(point: dict[str, Ident], rule: Pairs) -> bool:
     return all(point[name] == ident(value) for name, value in rule)
 
 
-def expected_points(model: Model) -> list[tuple[tuple[str, str], ...]]:
+def expected_points(model: Model) -> list[tuple[tuple[str, Ident], ...]]:
     kept = [p for p in grid_points(model) if not any(matches(p, rule) for rule in model.exclude)]
     extra = [{n: ident(v) for n, v in item} for item in model.include]
     return [tuple((n, p[n]) for n in model.names) for p in kept + extra]
@@ -417,7 +424,7 @@ def expected_unmatched(model: Model) -> list[int]:
 
 def expected_duplicates(model: Model) -> list[int]:
     kept = [p for p in grid_points(model) if not any(matches(p, rule) for rule in model.exclude)]
-    seen: list[dict[str, str]] = []
+    seen: list[dict[str, Ident]] = []
     out = []
     for i, item in enumerate(model.include):
         point = {n: ident(v) for n, v in item}
@@ -430,9 +437,13 @@ def expected_duplicates(model: Model) -> list[int]:
 def valid(model: Model) -> Model:
     """The model without the excludes and includes a manifest would refuse."""
     unmatched = set(expected_unmatched(model))
-    model = replace(model, exclude=tuple(r for i, r in enumerate(model.exclude) if i not in unmatched))
+    model = replace(
+        model, exclude=tuple(r for i, r in enumerate(model.exclude) if i not in unmatched)
+    )
     duplicates = set(expected_duplicates(model))
-    return replace(model, include=tuple(r for i, r in enumerate(model.include) if i not in duplicates))
+    return replace(
+        model, include=tuple(r for i, r in enumerate(model.include) if i not in duplicates)
+    )
 
 
 # -- writing a model as YAML, two ways --
@@ -455,8 +466,10 @@ def spell(value: Raw, alt: bool) -> str:
 
 
 def seq(values: tuple[Raw, ...], alt: bool) -> str:
-    return "[ " + " ,  ".join(spell(v, alt) for v in values) + " ]" if alt else (
-        "[" + ", ".join(spell(v, False) for v in values) + "]"
+    return (
+        "[ " + " ,  ".join(spell(v, alt) for v in values) + " ]"
+        if alt
+        else ("[" + ", ".join(spell(v, False) for v in values) + "]")
     )
 
 
@@ -531,8 +544,9 @@ def load_text(text: str) -> Sweep:
         return load_manifest(path, "sweeps/sweep.yaml")
 
 
-def observed(space: Space) -> list[tuple[tuple[str, str], ...]]:
-    return [tuple((n, identity(v)) for n, v in p.params) for p in iter_points(space)]
+def observed(space: Space) -> list[tuple[tuple[str, Ident], ...]]:
+    """The expanded points; values as they come out, so an unnormalised 3e6 shows as a float."""
+    return [tuple((n, (type(v).__name__, v)) for n, v in p.params) for p in iter_points(space)]
 
 
 @given(models(), st.booleans())

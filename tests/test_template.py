@@ -111,7 +111,8 @@ def test_stray_brace_error_says_where_and_how_to_escape() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["{}", "{a b}", "{0}", "{1abc}", "{a..b}", "{a.}", "{.a}", "{x[0]}", "{x!r}", "{:>3}", "{-x}"]
+    "text",
+    ["{}", "{a b}", "{0}", "{1abc}", "{a..b}", "{a.}", "{.a}", "{x[0]}", "{x!r}", "{:>3}", "{-x}"],
 )
 def test_malformed_field_is_an_error(text: str) -> None:
     with pytest.raises(TemplateError, match="is not a parameter reference"):
@@ -165,7 +166,9 @@ def test_escaped_text_parses_to_itself(text: str) -> None:
     assert parsed.render({}) == text
 
 
-names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,5}(\.[A-Za-z_][A-Za-z0-9_]{0,5}){0,2}", fullmatch=True)
+names = st.from_regex(
+    r"[A-Za-z_][A-Za-z0-9_]{0,5}(\.[A-Za-z_][A-Za-z0-9_]{0,5}){0,2}", fullmatch=True
+)
 values = st.one_of(
     st.booleans(),
     st.integers(),

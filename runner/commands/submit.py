@@ -9,9 +9,10 @@ import time
 
 from tabulate import tabulate
 
-from runner import report
+from runner import github, report
 from runner.backends import Backend
 from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems
+from runner.commands.github import apply_event, check_commit, commit_back
 from runner.errors import SubmitError
 from runner.progress import Progress
 
@@ -38,6 +39,22 @@ def register(commands: Subparsers) -> None:
         help="auto: Beaker when credentials exist, else local (an error in CI)",
     )
     parser.add_argument("--http-timeout", type=float, metavar="SECONDS", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--commit",
+        action="store_true",
+        help="then commit the ledger files that changed, and only those (manifests must match HEAD)",
+    )
+    parser.add_argument(
+        "--push",
+        action="store_true",
+        help="with --commit: push to the current branch, rebuilding the commit if a push races",
+    )
+    parser.add_argument(
+        "--github-event",
+        action="store_true",
+        help="in GitHub Actions: take manifests, dry run and concurrency from a workflow_dispatch"
+        " event, and submit from the default branch only",
+    )
     parser.set_defaults(run=run)
 
 
@@ -54,13 +71,16 @@ def in_ci() -> bool:
 
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
+    branch = apply_event(args) if args.github_event else None
     cat = load_catalog(args)
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
+    target = check_commit(args, cat, branch)  # refuses before anything is created
     backend = make_backend(args)
     plans = cat.plans(kind=backend.kind)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
         backend.close()
+        github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
         return 0
     from runner import gitrepo
     from runner.submit import ADOPTED, CREATED, Options, Submitter
@@ -76,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         outcomes = Submitter(backend, options, Progress()).run(plans)
     finally:
         backend.close()
+    note = commit_back(args, cat.root, target)  # failed points too: what was created is recorded
+    github.append_summary(github.submit_summary(outcomes, note))
     bad = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]
     done = len(outcomes) - len(bad)
     print(

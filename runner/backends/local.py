@@ -1,0 +1,294 @@
+"""The local backend: each point's tasks run as processes on this machine, as on Beaker.
+
+`create` runs a point to completion in the calling worker thread (the submit protocol already
+bounds how many run at once) and additionally waits for enough of this machine's CPUs and GPUs.
+Runs live in `.runs/<sweep>/<experiment>/` (see `runner.rundir`) and are recorded in the local
+ledger beside them, never in the committed Beaker ledger. Lookups read the run directories:
+only finished runs count as existing, so the ledger never records a run that might still crash;
+a point another runner is running is waited for, and a crashed runner's point is run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from runner import discover, ledger
+from runner.backends import Experiment, NameTaken, Rejected
+from runner.machine import Machine
+from runner.model import Sweep
+from runner.rundir import (
+    FAILED,
+    RUNNING,
+    Replica,
+    RunDir,
+    RunState,
+    Stopping,
+    new_state,
+    stop_leftovers,
+)
+from runner.spec import Rendered
+from runner.supervisor import Launch, Supervisor
+
+LOOPBACK = "127.0.0.1"
+PYTHONS = ("python", "python3")
+"""argv[0] values replaced by this interpreter, so a virtualenv's python runs the tasks."""
+
+
+@dataclass(frozen=True)
+class ReplicaPlan:
+    """A replica to launch, with what it needs from the machine."""
+
+    launch: Launch
+    cpus: int
+    gpus: int
+
+
+class LocalBackend:
+    kind = "local"
+    grace = 10.0
+    """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.root = discover.find_root(Path(args.directory).resolve())
+        self._machine: Machine | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._said: set[str] = set()
+        self._active = 0
+        self._idle = threading.Condition()
+
+    def run_dir(self, sweep: str, name: str) -> RunDir:
+        return RunDir(ledger.ledger_path(self.root, sweep, self.kind).parent / name)
+
+    def say(self, text: str, once: str | None = None) -> None:
+        """A note on stderr; with `once`, only the first time that topic comes up."""
+        with self._lock:
+            if once is not None:
+                if once in self._said:
+                    return
+                self._said.add(once)
+            print(text, file=sys.stderr, flush=True)
+
+    # -- lookups ------------------------------------------------------------------------------
+
+    def _observe(self, run: RunDir) -> tuple[RunState | None, bool]:
+        """A run's state and whether a live runner is running it right now."""
+        state = run.read()
+        if state is None or state.status != RUNNING:
+            return state, False
+        if run.supervised():
+            return state, True
+        state = run.read()  # it may have finished, or been taken over, since the first read
+        return state, state is not None and state.status == RUNNING and run.supervised()
+
+    def _lookup(self, sweep: Sweep, name: str, finished_only: bool) -> Experiment | None:
+        run = self.run_dir(sweep.name, name)
+        state, live = self._observe(run)
+        if state is None:
+            return None
+        if state.finished or (live and not finished_only):
+            return self._experiment(run, state, live)
+        if not live:
+            self._resumable(run, state)
+        return None
+
+    def _resumable(self, run: RunDir, state: RunState) -> None:
+        if state.status == RUNNING:
+            text = (
+                f"stale run {state.experiment}: its runner (pid {state.runner_pid} on"
+                f" {state.runner_host}, started {state.started_at}) is gone; starting it again"
+            )
+        else:
+            text = f"interrupted run {state.experiment}: starting it again"
+        self.say(text, once=str(run.path))
+
+    def _experiment(self, run: RunDir, state: RunState, live: bool) -> Experiment:
+        """A stale or interrupted run shows as 'canceled' (submit again resumes it)."""
+        return Experiment(
+            name=state.experiment,
+            id=state.experiment,
+            url=run.url,
+            key=state.key,
+            state=state.status if state.finished or live else "canceled",
+            exit_code=state.exit_code if state.finished else None,
+            metrics=run.metrics(),
+        )
+
+    def find(self, sweep: Sweep, name: str) -> Experiment | None:
+        return self._lookup(sweep, name, finished_only=False)
+
+    def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
+        """Finished runs only: a running point is left to `create`, which waits for it."""
+        found = {name: self._lookup(sweep, name, finished_only=True) for name in names}
+        return {name: exp for name, exp in found.items() if exp is not None}
+
+    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
+        found = {}
+        for name in names:
+            run = self.run_dir(sweep.name, name)
+            state, live = self._observe(run)
+            if state is not None:
+                found[name] = self._experiment(run, state, live)
+        return found
+
+    # -- running ------------------------------------------------------------------------------
+
+    def create(self, sweep: Sweep, point: Rendered) -> Experiment:
+        if self._stop.is_set():
+            raise Rejected(f"{point.name}: the runner is stopping")
+        run = self.run_dir(sweep.name, point.name)
+        replicas = self._replicas(point, run)
+        self.say(
+            f"local backend: images are not used; tasks run on this machine in {self.root},"
+            f" with python = {sys.executable}",
+            once="image",
+        )
+        try:
+            with self._busy(), run.claim(self._stop):
+                previous = run.read()
+                if previous is not None and (previous.finished or previous.key != point.key):
+                    raise NameTaken(point.name)
+                if previous is not None:
+                    self._resumable(run, previous)
+                    leftovers = stop_leftovers(previous)
+                    if leftovers:
+                        self.say(f"stopped leftover processes of {point.name}: {leftovers}")
+                run.reset()
+                state = self._run(point, run, replicas)
+        except Stopping as exc:
+            raise Rejected(str(exc)) from None
+        if state.status == FAILED:
+            logs = [r.log for r in state.replicas if f"{r.task}/{r.rank}" == state.cause]
+            self.say(
+                f"run {point.name} failed: replica {state.cause} exited {state.exit_code}"
+                f" (log: {run.path / logs[0] if logs else run.path})"
+            )
+        return self._experiment(run, state, live=False)
+
+    def _run(self, point: Rendered, run: RunDir, replicas: Sequence[ReplicaPlan]) -> RunState:
+        machine = self.machine()
+        cpus = sum(r.cpus for r in replicas)
+        gpus = sum(r.gpus for r in replicas)
+        if gpus > len(machine.gpus):
+            self.say(
+                f"{point.name} asks for {gpus} GPU(s) and this machine has {len(machine.gpus)};"
+                " points get the GPUs there are (BEAKER_ASSIGNED_GPU_COUNT says how many)",
+                once="gpus",
+            )
+        with machine.reserve(cpus, gpus, self._stop) as ids:
+            launches = _assign_gpus(replicas, ids, bool(machine.gpus))
+            states = tuple(Replica(x.task, x.rank, x.log) for x in launches)
+            state = new_state(run.path.parent.name, point.name, point.key, states)
+            return Supervisor(run, state, launches, self.root, self._stop, self.grace).run()
+
+    def machine(self) -> Machine:
+        with self._lock:
+            if self._machine is None:
+                self._machine = Machine.detect()
+            return self._machine
+
+    @contextlib.contextmanager
+    def _busy(self) -> Iterator[None]:
+        with self._idle:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._active -= 1
+                self._idle.notify_all()
+
+    def close(self) -> None:
+        """Stop runs still going (they are recorded as interrupted, to be resumed)."""
+        self._stop.set()
+        with self._idle:
+            self._idle.wait_for(lambda: self._active == 0, timeout=self.grace + 5)
+
+    # -- translating a spec into processes ----------------------------------------------------
+
+    def _replicas(self, point: Rendered, run: RunDir) -> list[ReplicaPlan]:
+        tasks: list[Mapping[str, Any]] = list(point.spec["tasks"])
+        out = []
+        for task in tasks:
+            argv = [str(a) for a in (*task["command"], *task.get("arguments", ()))]
+            argv[0] = self._program(point.name, argv[0])
+            env = {**os.environ, "PYTHONUNBUFFERED": os.environ.get("PYTHONUNBUFFERED", "1")}
+            missing = []
+            for var in task.get("envVars", ()):
+                if "value" in var:
+                    env[var["name"]] = var["value"]
+                elif var["name"] not in os.environ:
+                    missing.append(var["name"])
+            if missing:
+                names = ", ".join(missing)
+                self.say(
+                    f"secrets are not available locally; not set: {names} (export them to pass"
+                    " them through)",
+                    once=f"secrets {names}",
+                )
+            count = int(task.get("replicas", 1))
+            resources = task.get("resources", {})
+            for rank in range(count):
+                contract = {
+                    "BEAKER_REPLICA_RANK": str(rank),
+                    "BEAKER_REPLICA_COUNT": str(count),
+                    "BEAKER_LEADER_REPLICA_HOSTNAME": LOOPBACK,
+                    "BEAKER_EXPERIMENT_ID": point.name,
+                    "RESULTS_DIR": str(run.results),
+                }
+                log = (
+                    f"replica-{rank}.log"
+                    if len(tasks) == 1
+                    else f"{task['name']}-replica-{rank}.log"
+                )
+                launch = Launch(
+                    task["name"],
+                    rank,
+                    tuple(argv),
+                    {**env, **contract},
+                    log,
+                    bool(task.get("propagateFailure", False)),
+                )
+                cpus = max(1, math.ceil(resources.get("cpuCount", 1)))
+                out.append(ReplicaPlan(launch, cpus, int(resources.get("gpuCount", 0))))
+        return out
+
+    def _program(self, name: str, program: str) -> str:
+        if program in PYTHONS:
+            return sys.executable
+        found = (self.root / program).is_file() if os.sep in program else shutil.which(program)
+        if not found:
+            raise Rejected(
+                f"{name}: cannot run {program!r}: not found on this machine (the local backend"
+                " runs each task's command here, without its image)"
+            )
+        return program
+
+
+def _assign_gpus(
+    replicas: Sequence[ReplicaPlan], ids: Sequence[str], has_gpus: bool
+) -> list[Launch]:
+    """Each replica's slice of the reserved GPUs (shared round-robin when there are too few)."""
+    launches, offset = [], 0
+    for replica in replicas:
+        mine = (
+            [ids[(offset + i) % len(ids)] for i in range(min(replica.gpus, len(ids)))]
+            if ids
+            else []
+        )
+        offset += replica.gpus
+        env = {**replica.launch.env, "BEAKER_ASSIGNED_GPU_COUNT": str(len(mine))}
+        if has_gpus:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(mine)
+        launches.append(replace(replica.launch, env=env))
+    return launches

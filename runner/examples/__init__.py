@@ -1,0 +1,1 @@
+"""Example programs that sweeps can run; `sweeps/quickstart.yaml` runs `toy_trainer`."""

@@ -1,0 +1,111 @@
+"""A toy training script: linear regression by minibatch gradient descent, standard library only.
+
+It behaves like a real trainer under the runner: hyperparameters come from argv, falling back to
+the SWEEP_PARAM_* variables every point gets (so `--lr` or SWEEP_PARAM_LR); Beaker's replica
+contract (BEAKER_REPLICA_RANK, BEAKER_REPLICA_COUNT) picks this replica's shard of the data; and
+replica 0 writes `$RESULTS_DIR/metrics.json`, which `python -m runner status` shows as columns.
+The replicas do not talk to each other (a real multi-node job would all-reduce through
+BEAKER_LEADER_REPLICA_HOSTNAME); each trains on its own shard and reports its progress.
+
+    python -m runner.examples.toy_trainer --lr 0.1 --steps 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+FEATURES = 8
+SAMPLES = 1024
+DATA_SEED = 1234
+FAILED = 3
+"""Exit code of a replica told to fail (--fail-rank)."""
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"SWEEP_PARAM_{name}", default)
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="toy linear-regression trainer")
+    parser.add_argument("--lr", type=float, default=float(_env("LR", "0.05")))
+    parser.add_argument("--steps", type=int, default=int(_env("STEPS", "300")))
+    parser.add_argument("--batch-size", type=int, default=int(_env("BATCH_SIZE", "32")))
+    parser.add_argument("--seed", type=int, default=int(_env("SEED", "0")))
+    parser.add_argument(
+        "--step-sleep",
+        type=float,
+        default=float(_env("STEP_SLEEP", "0")),
+        help="seconds to sleep after each step, to imitate a slower model",
+    )
+    parser.add_argument(
+        "--fail-rank",
+        type=int,
+        default=int(_env("FAIL_RANK", "-1")),
+        help=f"this replica exits with code {FAILED} after its first step (for trying failures)",
+    )
+    return parser.parse_args(argv)
+
+
+def dataset() -> tuple[list[list[float]], list[float]]:
+    """The same synthetic data in every replica: y = x·w + noise, for a fixed random w."""
+    rng = random.Random(DATA_SEED)
+    weights = [rng.uniform(-1, 1) for _ in range(FEATURES)]
+    xs = [[rng.gauss(0, 1) for _ in range(FEATURES)] for _ in range(SAMPLES)]
+    ys = [sum(a * b for a, b in zip(x, weights)) + rng.gauss(0, 0.1) for x in xs]
+    return xs, ys
+
+
+def mse(w: list[float], xs: list[list[float]], ys: list[float]) -> float:
+    return sum((sum(a * b for a, b in zip(x, w)) - y) ** 2 for x, y in zip(xs, ys)) / len(xs)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse(argv)
+    rank = int(os.environ.get("BEAKER_REPLICA_RANK", "0"))
+    count = int(os.environ.get("BEAKER_REPLICA_COUNT", "1"))
+    leader = os.environ.get("BEAKER_LEADER_REPLICA_HOSTNAME", "localhost")
+    print(f"replica {rank} of {count} (leader {leader}): lr={args.lr} steps={args.steps}")
+    started = time.monotonic()
+    xs, ys = dataset()
+    shard = list(range(rank, SAMPLES, count))
+    rng = random.Random(args.seed * 1000 + rank)
+    w = [0.0] * FEATURES
+    for step in range(1, args.steps + 1):
+        batch = rng.sample(shard, min(args.batch_size, len(shard)))
+        grad = [0.0] * FEATURES
+        for i in batch:
+            err = sum(a * b for a, b in zip(xs[i], w)) - ys[i]
+            for j in range(FEATURES):
+                grad[j] += 2 * err * xs[i][j] / len(batch)
+        w = [a - args.lr * g for a, g in zip(w, grad)]
+        if rank == args.fail_rank:
+            print(f"replica {rank}: failing on purpose (--fail-rank {rank})", file=sys.stderr)
+            return FAILED
+        if step % 100 == 0 or step == args.steps:
+            print(f"step {step} loss {mse(w, xs, ys):.6g}", flush=True)
+        if args.step_sleep:
+            time.sleep(args.step_sleep)
+    loss = mse(w, xs, ys)
+    if rank == 0:
+        metrics = {
+            "final_loss": loss if math.isfinite(loss) else str(loss),
+            "steps": args.steps,
+            "seconds": round(time.monotonic() - started, 3),
+        }
+        results = Path(os.environ.get("RESULTS_DIR", "."))
+        results.mkdir(parents=True, exist_ok=True)
+        (results / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    print(f"replica {rank} done: final loss {loss:.6g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,150 @@
+"""GitHub Actions' environment: the triggering event, the job summary and step outputs.
+
+Workflows stay thin: they run `python -m runner ...`, and this module reads what GitHub provides
+(`GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH`, `GITHUB_REF`) and writes what GitHub shows
+(`GITHUB_STEP_SUMMARY`, `GITHUB_OUTPUT`). Outside Actions every writer is a no-op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runner.errors import RunnerError
+
+if TYPE_CHECKING:
+    from runner.submit import Outcome
+
+ALL = ("", "all", "*")
+"""What the `manifests` dispatch input may say to mean every manifest under sweeps/."""
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """The inputs of a `workflow_dispatch` run of the submit workflow."""
+
+    paths: tuple[str, ...] = ()
+    """Empty: every manifest under sweeps/."""
+    dry_run: bool = False
+    concurrency: int | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    """push, pull_request, workflow_dispatch, ..."""
+    ref: str
+    """GITHUB_REF, e.g. refs/heads/main."""
+    default_branch: str | None
+    dispatch: Dispatch | None
+    """Set for workflow_dispatch events only."""
+
+    @property
+    def branch(self) -> str | None:
+        return self.ref.removeprefix("refs/heads/") if self.ref.startswith("refs/heads/") else None
+
+
+def read_event(environ: Mapping[str, str] = os.environ) -> Event:
+    """The event this workflow run was triggered by; a RunnerError outside GitHub Actions."""
+    path = environ.get("GITHUB_EVENT_PATH")
+    if not path:
+        raise RunnerError(
+            "GITHUB_EVENT_PATH is not set: --github-event works in GitHub Actions only"
+        )
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RunnerError(f"cannot read the GitHub event at {path}: {exc}") from None
+    return parse_event(environ.get("GITHUB_EVENT_NAME", ""), environ.get("GITHUB_REF", ""), payload)
+
+
+def parse_event(name: str, ref: str, payload: Mapping[str, Any]) -> Event:
+    repository = payload.get("repository") or {}
+    dispatch = None
+    if name == "workflow_dispatch":
+        dispatch = parse_dispatch(payload.get("inputs") or {})
+    return Event(name, ref, repository.get("default_branch"), dispatch)
+
+
+def parse_dispatch(inputs: Mapping[str, Any]) -> Dispatch:
+    """Inputs arrive as strings in the event payload ('true', '8'); booleans are accepted too."""
+    manifests = str(inputs.get("manifests") or "").strip()
+    paths = (
+        () if manifests.lower() in ALL else tuple(p for p in re.split(r"[\s,]+", manifests) if p)
+    )
+    raw = str(inputs.get("concurrency") or "").strip()
+    concurrency = None
+    if raw:
+        try:
+            concurrency = int(float(raw))
+        except ValueError:
+            raise RunnerError(f"dispatch input concurrency must be a number, not {raw!r}") from None
+        if concurrency < 1:
+            raise RunnerError("dispatch input concurrency must be at least 1")
+    return Dispatch(paths, str(inputs.get("dry_run", "false")).lower() == "true", concurrency)
+
+
+def check_submit_branch(event: Event, dry_run: bool) -> None:
+    """Submitting is for the default branch, where manifests arrive reviewed; dry runs go anywhere."""
+    if dry_run or event.default_branch is None or event.branch == event.default_branch:
+        return
+    raise RunnerError(
+        f"submit runs on the default branch ({event.default_branch}) only, where manifests arrive"
+        f" through reviewed pull requests; this run is on {event.ref or 'no branch'}."
+        " Dispatch it on the default branch, or tick dry run."
+    )
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def append_summary(markdown: str, environ: Mapping[str, str] = os.environ) -> bool:
+    """Append to the job summary; False when there is none (not in Actions)."""
+    path = environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return False
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
+    return True
+
+
+def set_outputs(values: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> bool:
+    """Write step outputs; multi-line values use a random heredoc delimiter, as GitHub documents."""
+    path = environ.get("GITHUB_OUTPUT")
+    if not path:
+        return False
+    lines = []
+    for name, value in values.items():
+        if "\n" in value:
+            delimiter = f"EOF_{uuid.uuid4().hex}"
+            lines += [f"{name}<<{delimiter}", value, delimiter]
+        else:
+            lines.append(f"{name}={value}")
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return True
+
+
+def submit_summary(outcomes: Sequence[Outcome], note: str = "") -> str:
+    """The job summary of a submit run: every experiment it created or adopted, with its URL."""
+    lines = ["## Sweep submission", ""]
+    if not outcomes:
+        lines.append("Nothing to submit: every point of every sweep is already recorded.")
+    else:
+        lines += ["| sweep | experiment | status | URL or error |", "|---|---|---|---|"]
+        for o in outcomes:
+            detail = o.experiment.url if o.experiment else o.error
+            lines.append(f"| `{o.sweep}` | `{o.point.name}` | {o.status} | {_cell(detail)} |")
+    if note:
+        lines += ["", note]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,215 @@
+"""A local run's directory: its state file, its lock, per-replica logs and its results.
+
+`<root>/.runs/<sweep>/<experiment>/` holds `state.json` (written atomically at every change),
+`replica-<rank>.log` per replica, `results/` (the replicas' RESULTS_DIR) and `.lock`. The runner
+supervising the run holds an exclusive flock on `.lock` for as long as it runs; the kernel drops
+it when that process dies, however it dies. So a state file that says "running" while nobody holds
+the lock was left by a crashed runner: the run is stale and may be started again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+import shutil
+import signal
+import socket
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from runner.errors import RunnerError
+from runner.ledger import write_atomic
+
+STATE_FORMAT = 1
+RUNNING, SUCCEEDED, FAILED, INTERRUPTED = "running", "succeeded", "failed", "interrupted"
+FINISHED = (SUCCEEDED, FAILED)
+ABOUT = (
+    "State of one local run, written by `python -m runner submit` (local backend) at every"
+    " change; do not edit. Delete the sweep's .runs/<sweep>/ directory to run it again."
+)
+
+
+class Stopping(Exception):
+    """The runner is shutting down; the run was left (or never started) and can be resumed."""
+
+
+@dataclass(frozen=True)
+class Replica:
+    task: str
+    rank: int
+    log: str
+    """File name of its log, in the run directory."""
+    pid: int | None = None
+    pid_started: int | None = None
+    """The process's start time (clock ticks since boot, Linux); tells a reused pid apart."""
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True)
+class RunState:
+    sweep: str
+    experiment: str
+    key: str
+    status: str
+    runner_pid: int
+    runner_host: str
+    started_at: str
+    finished_at: str | None = None
+    exit_code: int | None = None
+    """The first failing replica's exit code (128 + signal when killed), or 0."""
+    cause: str | None = None
+    """Which replica failed first, as 'task/rank'."""
+    replicas: tuple[Replica, ...] = field(default_factory=tuple)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    def to_json(self) -> str:
+        data = {"state": STATE_FORMAT, "about": ABOUT, **asdict(self)}
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> RunState:
+        data = json.loads(text)
+        if data.pop("state", None) != STATE_FORMAT:
+            raise ValueError(f"state format is not {STATE_FORMAT}")
+        data.pop("about", None)
+        data["replicas"] = tuple(Replica(**r) for r in data.get("replicas", ()))
+        return cls(**data)
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_state(sweep: str, experiment: str, key: str, replicas: tuple[Replica, ...]) -> RunState:
+    return RunState(
+        sweep=sweep,
+        experiment=experiment,
+        key=key,
+        status=RUNNING,
+        runner_pid=os.getpid(),
+        runner_host=socket.gethostname(),
+        started_at=now(),
+        replicas=replicas,
+    )
+
+
+class RunDir:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.state_file = path / "state.json"
+        self.lock_file = path / ".lock"
+        self.results = path / "results"
+
+    @property
+    def url(self) -> str:
+        return self.path.resolve().as_uri()
+
+    def read(self) -> RunState | None:
+        """The recorded state; None when there is none (never started, or started just now)."""
+        try:
+            return RunState.from_json(self.state_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (ValueError, TypeError, KeyError) as exc:
+            raise RunnerError(
+                f"{self.state_file}: unreadable run state ({exc}); delete {self.path} to run it"
+                " again"
+            ) from None
+
+    def write(self, state: RunState) -> None:
+        write_atomic(self.state_file, state.to_json())
+
+    def supervised(self) -> bool:
+        """Whether a live runner holds this run's lock (so it is running it right now)."""
+        try:
+            fd = os.open(self.lock_file, os.O_RDWR)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # releases the lock if this probe took it
+        return False
+
+    @contextlib.contextmanager
+    def claim(self, stop: threading.Event, poll: float = 0.2) -> Iterator[None]:
+        """Hold the run's lock; waits while another runner holds it (raises Stopping on stop)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if stop.wait(poll):
+                        raise Stopping(f"stopped while waiting for {self.path}") from None
+            yield
+        finally:
+            os.close(fd)
+
+    def reset(self) -> None:
+        """Empty the directory (keeping the lock) for a fresh start; results/ is recreated."""
+        for child in self.path.iterdir():
+            if child == self.lock_file:
+                continue
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+        self.results.mkdir()
+
+    def metrics(self) -> Mapping[str, object]:
+        """The flat numbers and strings a run wrote to results/metrics.json; {} if none."""
+        try:
+            data: Any = json.loads((self.results / "metrics.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {
+            str(k): v for k, v in sorted(data.items()) if isinstance(v, int | float | str | bool)
+        }
+
+
+def process_started(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (Linux /proc), None if unknown or gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def stop_leftovers(state: RunState) -> list[int]:
+    """Kill the replica process groups a crashed runner left running; returns their pids.
+
+    A pid is only signalled when its recorded start time proves it is still the same process.
+    """
+    stopped = []
+    for replica in state.replicas:
+        if replica.pid is None or replica.exit_code is not None or replica.pid_started is None:
+            continue
+        if process_started(replica.pid) != replica.pid_started:
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(replica.pid, signal.SIGKILL)
+            stopped.append(replica.pid)
+    return stopped
+
+
+def with_replica(state: RunState, index: int, **changes: Any) -> RunState:
+    replicas = list(state.replicas)
+    replicas[index] = replace(replicas[index], **changes)
+    return replace(state, replicas=tuple(replicas))
