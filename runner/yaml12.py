@@ -481,13 +481,31 @@ def load_file(path: pathlib.Path, display: str | None = None) -> Document:
     return load(text, source)
 
 
-def dump(data: Any) -> str:
-    """Block-style YAML with sorted keys.
+class _Dumper(yaml.SafeDumper):
+    """Quotes every string that YAML 1.2 would read as something else (`1e-4`, `0o17`)."""
 
-    Every scalar reads back the same under YAML 1.1 and 1.2.
-    """
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        try:
+            plain_is_string = isinstance(_resolve_plain(data), str)
+        except _Invalid:  # an unreadable plain scalar is safest quoted
+            plain_is_string = False
+        if not plain_is_string:
+            return self.represent_scalar("tag:yaml.org,2002:str", data, style="'")
+        return super().represent_str(data)
+
+
+_Dumper.add_representer(str, _Dumper.represent_str)
+
+
+def dump(data: Any) -> str:
+    """Block-style YAML with sorted keys; every scalar reads back the same under YAML 1.1 and 1.2."""
     return str(
-        yaml.safe_dump(
-            data, sort_keys=True, default_flow_style=False, allow_unicode=True, width=100
+        yaml.dump(
+            data,
+            Dumper=_Dumper,
+            sort_keys=True,
+            default_flow_style=False,
+            allow_unicode=True,
+            width=100,
         )
     )
