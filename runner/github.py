@@ -131,7 +131,7 @@ def set_outputs(values: Mapping[str, str], environ: Mapping[str, str] = os.envir
     return True
 
 
-def submit_summary(outcomes: Sequence[Outcome], note: str = "") -> str:
+def submit_summary(outcomes: Sequence[Outcome]) -> str:
     """The job summary of a submit run: every experiment it created or adopted, with its URL."""
     lines = ["## Sweep submission", ""]
     if not outcomes:
@@ -141,8 +141,6 @@ def submit_summary(outcomes: Sequence[Outcome], note: str = "") -> str:
         for o in outcomes:
             detail = o.experiment.url if o.experiment else o.error
             lines.append(f"| `{o.sweep}` | `{o.point.name}` | {o.status} | {_cell(detail)} |")
-    if note:
-        lines += ["", note]
     return "\n".join(lines) + "\n"
 
 

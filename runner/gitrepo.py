@@ -67,6 +67,9 @@ class PushPolicy:
         return min(self.max_wait, self.initial_wait * 2 ** (attempt - 1)) * random.uniform(0.5, 1)
 
 
+DEFAULT_POLICY = PushPolicy()
+
+
 @dataclass(frozen=True)
 class Pushed:
     sha: str | None
@@ -95,7 +98,9 @@ def _git(repo: git.Repo, command: str, *args: str) -> str:
     try:
         return str(getattr(repo.git, command)(*args))
     except git.GitCommandError as exc:
-        detail = (exc.stderr or exc.stdout or str(exc)).strip().removeprefix("stderr: ").strip("'")
+        detail = str(exc.stderr or exc.stdout or exc).strip()
+        if detail.startswith("stderr: '") and detail.endswith("'"):
+            detail = detail[len("stderr: '") : -1].strip()
         raise GitError(f"git {command} failed: {detail}") from None
 
 
@@ -205,7 +210,7 @@ def commit_ledgers(root: Path) -> Commit | None:
 
 def publish(root: Path, target: Target, policy: PushPolicy | None = None) -> Pushed:
     """Push the ledger commits HEAD has over the remote branch; rebuild and retry on races."""
-    policy = policy or PushPolicy()
+    policy = policy or DEFAULT_POLICY
     repo = _open(root)
     tracking = f"refs/remotes/{target.remote}/{target.branch}"
     _fetch(repo, target)
@@ -240,16 +245,6 @@ def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -
     for path, entries in zip(files, ours, strict=True):
         ledger.record(top / path, entries.sweep, entries.entries.values())
     commit_ledgers(root)
-
-
-def _has_ref(repo: git.Repo, ref: str) -> bool:
-    import git
-
-    try:
-        repo.git.rev_parse("--verify", "--quiet", ref)
-    except git.GitCommandError:
-        return False
-    return True
 
 
 def _fetch(repo: git.Repo, target: Target) -> None:

@@ -92,20 +92,19 @@ def check_commit(
     return gitrepo.resolve_target(cat.root, branch) if args.push else None
 
 
-def commit_back(args: argparse.Namespace, root: Path, target: gitrepo.Target | None) -> str:
-    """Commit (and push) the ledgers after a submit; one line saying what happened."""
+def commit_back(args: argparse.Namespace, root: Path, target: gitrepo.Target | None) -> None:
+    """Commit (and push) the ledgers after a submit, and say what happened, also in the summary."""
     if not args.commit:
-        return ""
+        return
     made = gitrepo.commit_ledgers(root)
-    line = f"Committed {made.sha[:12]}: {made.message}" if made else "No ledger changed: no commit."
+    lines = [f"Committed {made.sha[:12]}: {made.message}" if made else "No ledger changed."]
     if target is not None:
         pushed = gitrepo.publish(root, target)
-        if pushed.sha:
-            line = f"Pushed {pushed.sha[:12]} to {target.remote}/{target.branch}."
-            if made:
-                line += f" {made.message}"
-        elif made:
-            line = f"{target.remote}/{target.branch} already records every entry: nothing pushed."
+        where = f"{target.remote}/{target.branch}"
+        lines.append(
+            f"Pushed {pushed.sha[:12]} to {where}." if pushed.sha else f"{where} is up to date."
+        )
         github.set_outputs({"commit": pushed.sha or ""})
-    print(line, file=sys.stderr)
-    return line
+    for line in lines:
+        print(line, file=sys.stderr)
+    github.append_summary("\n" + "\n\n".join(lines) + "\n")

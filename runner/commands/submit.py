@@ -96,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
         outcomes = Submitter(backend, options, Progress()).run(plans)
     finally:
         backend.close()
-    note = commit_back(args, cat.root, target)  # failed points too: what was created is recorded
-    github.append_summary(github.submit_summary(outcomes, note))
+    github.append_summary(github.submit_summary(outcomes))
+    commit_back(args, cat.root, target)  # after failures too: what was created is recorded
     bad = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]
     done = len(outcomes) - len(bad)
     print(

@@ -1,0 +1,165 @@
+"""Commit-back of ledgers on real repositories: what is committed, what is pushed, and races."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from runner import gitrepo, ledger
+from runner.errors import GitError
+from tests.gitworld import World, commit_all, git, make_world, write
+
+LEDGER = "sweeps/ledger/exact.jsonl"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    return make_world(tmp_path)
+
+
+def entry(n: int, at: str = "2026-01-01T00:00:00Z") -> ledger.Entry:
+    key = f"{n:064x}"
+    return ledger.Entry(key, f"exact-{key[:12]}", f"https://beaker/ex/{n}", str(n), "h", at, "c")
+
+
+def record(repo: Path, *entries: ledger.Entry) -> None:
+    ledger.record(repo / LEDGER, "exact", entries)
+
+
+def keys_on_origin(world: World) -> dict[str, str]:
+    parsed = ledger.parse(world.show(LEDGER), LEDGER, "exact").entries
+    return {e.id: e.submitted_at for e in parsed.values()}
+
+
+def test_commit_message_names_sweeps_and_counts_and_skips_ci() -> None:
+    assert (
+        gitrepo.commit_message({"other": 3, "exact": 12})
+        == "Record 15 Beaker experiments for exact (12), other (3) [skip ci]"
+    )
+    assert gitrepo.commit_message({"one": 1}) == "Record 1 Beaker experiment for one (1) [skip ci]"
+
+
+def test_commit_counts_only_new_or_changed_entries(world: World) -> None:
+    clone = world.clone("c")
+    record(clone, entry(1), entry(2))
+    first = gitrepo.commit_ledgers(clone)
+    assert first is not None and first.files == (LEDGER,) and "exact (2)" in first.message
+    assert gitrepo.commit_ledgers(clone) is None  # nothing changed since
+    record(clone, entry(3))
+    second = gitrepo.commit_ledgers(clone)
+    assert second is not None and "Record 1 Beaker experiment for exact (1)" in second.message
+
+
+def test_untracked_or_edited_manifests_are_refused(world: World) -> None:
+    clone = world.clone("c")
+    manifest = next((clone / "sweeps").glob("*.yaml"))
+    gitrepo.ensure_committed(clone, [manifest])
+    manifest.write_text(manifest.read_text() + "\n# edited\n")
+    with pytest.raises(GitError, match=re.escape(manifest.name)):
+        gitrepo.ensure_committed(clone, [manifest])
+    new = clone / "sweeps" / "new.yaml"
+    new.write_text("version: 1\n")
+    with pytest.raises(GitError, match=r"new\.yaml"):
+        gitrepo.ensure_committed(clone, [new])
+
+
+def test_outside_a_repository_and_on_a_detached_head_are_errors(
+    world: World, tmp_path: Path
+) -> None:
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(GitError, match="not inside a git repository"):
+        gitrepo.commit_ledgers(tmp_path / "plain")
+    clone = world.clone("c")
+    assert gitrepo.resolve_target(clone) == gitrepo.Target("origin", "main")
+    git(clone, "checkout", "--quiet", "--detach")
+    with pytest.raises(GitError, match="detached"):
+        gitrepo.resolve_target(clone)
+    assert gitrepo.resolve_target(clone, "main") == gitrepo.Target("origin", "main")
+
+
+def test_a_race_on_the_same_ledger_merges_entries_by_key(world: World) -> None:
+    ours, theirs = world.ci_checkout("ours"), world.clone("theirs")
+    record(theirs, entry(1), entry(2, at="2026-01-01T00:00:00Z"))
+    commit_all(theirs, "Their run's ledger [skip ci]")
+    git(theirs, "push", "--quiet", "origin", "main")
+    record(ours, entry(2, at="2026-01-02T00:00:00Z"), entry(3))
+    gitrepo.commit_ledgers(ours)
+    waits: list[float] = []
+
+    pushed = gitrepo.publish(
+        ours, gitrepo.Target("origin", "main"), gitrepo.PushPolicy(sleep=waits.append)
+    )
+
+    assert pushed.sha == world.head() and pushed.attempts == 2 and len(waits) == 1
+    assert keys_on_origin(world) == {
+        "1": "2026-01-01T00:00:00Z",
+        "2": "2026-01-02T00:00:00Z",  # the later submission of one key wins
+        "3": "2026-01-01T00:00:00Z",
+    }
+    assert "Record 2 Beaker experiments for exact (2)" in world.message()
+
+
+def test_retries_are_bounded_and_a_later_run_still_lands_everything(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ours, racer = world.ci_checkout("ours"), world.clone("racer")
+    real_fetch = gitrepo._fetch
+
+    def fetch_then_someone_pushes(repo: object, target: gitrepo.Target) -> None:
+        """Every time we catch up, somebody else pushes before we do."""
+        real_fetch(repo, target)  # type: ignore[arg-type]
+        notes = racer / "NOTES.md"
+        write(racer, "NOTES.md", (notes.read_text() if notes.exists() else "") + "one more\n")
+        commit_all(racer, "Another push")
+        git(racer, "push", "--quiet", "origin", "main")
+
+    monkeypatch.setattr(gitrepo, "_fetch", fetch_then_someone_pushes)
+    record(ours, entry(1))
+    gitrepo.commit_ledgers(ours)
+    waits: list[float] = []
+    policy = gitrepo.PushPolicy(attempts=3, sleep=waits.append)
+    with pytest.raises(GitError, match="after 3 attempts"):
+        gitrepo.publish(ours, gitrepo.Target("origin", "main"), policy)
+    assert len(waits) == 2 and waits[0] <= waits[1] * 2
+    assert (
+        git(world.origin, "ls-tree", "main", LEDGER) == ""
+    )  # nothing of ours landed, nothing forced
+
+    monkeypatch.setattr(gitrepo, "_fetch", real_fetch)
+    assert gitrepo.publish(ours, gitrepo.Target("origin", "main"), policy).sha == world.head()
+    assert keys_on_origin(world) == {"1": "2026-01-01T00:00:00Z"}
+
+
+def test_only_ledger_commits_are_pushed(world: World) -> None:
+    clone = world.clone("c")
+    write(clone, "sweeps/unreviewed.yaml", "version: 1\n")
+    commit_all(clone, "A manifest nobody reviewed")
+    record(clone, entry(1))
+    gitrepo.commit_ledgers(clone)
+    before = world.head()
+    with pytest.raises(GitError, match="pull request"):
+        gitrepo.publish(clone, gitrepo.Target("origin", "main"))
+    assert world.head() == before
+
+
+def test_a_refused_push_is_reported_with_advice_and_not_retried(world: World) -> None:
+    hook = world.origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'GH006: Protected branch update failed' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    clone = world.clone("c")
+    record(clone, entry(1))
+    gitrepo.commit_ledgers(clone)
+    waits: list[float] = []
+    with pytest.raises(GitError, match="Branch protection"):
+        gitrepo.publish(
+            clone, gitrepo.Target("origin", "main"), gitrepo.PushPolicy(sleep=waits.append)
+        )
+    assert waits == []
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    policy = gitrepo.PushPolicy(initial_wait=2, max_wait=10)
+    waits = [policy.wait(n) for n in range(1, 6)]
+    assert 1 <= waits[0] <= 2 and 2 <= waits[1] <= 4 and all(5 <= w <= 10 for w in waits[3:])
