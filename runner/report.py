@@ -40,14 +40,14 @@ def table(plans: Sequence[SweepPlan]) -> str:
 
 def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
     """One document for all sweeps, kept under GitHub's comment size by summarising big tables."""
-    total = {s: sum(p.counts[s] for p in plans) for s in STATUS_WORDS}
-    parts = [
-        COMMENT_MARKER,
-        f"## {heading}",
-        "",
-        ", ".join(f"**{total[s]}** {word}" for s, word in STATUS_WORDS.items())
-        + f" across {len(plans)} sweep(s).",
-    ]
+    live = [p for p in plans if not p.sweep.draft]
+    total = {s: sum(p.counts[s] for p in live) for s in STATUS_WORDS}
+    headline = ", ".join(f"**{total[s]}** {word}" for s, word in STATUS_WORDS.items())
+    headline += f" across {len(live)} sweep(s)."
+    drafts = len(plans) - len(live)
+    if drafts:
+        headline += f" {drafts} draft sweep(s) shown below submit nothing."
+    parts = [COMMENT_MARKER, f"## {heading}", "", headline]
     for plan in plans:
         parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", plan.summary(), ""]
         rows = [r for r in plan.rows if r.status != "="] + [r for r in plan.rows if r.status == "="]

@@ -25,7 +25,7 @@ def test_expand_plan_lists_every_example_point(
 ) -> None:
     assert main(["-C", str(project_copy), "expand", "--plan"]) == 0
     out = capsys.readouterr().out
-    assert out.count("\n+ ") == 12 + 7 + 7
+    assert out.count("\n+ ") == 12 + 7 + 7 + 5  # lr-bs grid, scaling, DPO, quickstart
     assert "Plan: 12 to submit, 0 already submitted, 0 drifted, 0 orphaned (draft" in out
 
 
@@ -96,7 +96,7 @@ def test_save_specs_writes_files_beaker_py_reads_back(project_copy: Path, tmp_pa
     out = tmp_path / "specs"
     assert main(["-C", str(project_copy), "expand", "--save-specs", str(out)]) == 0
     files = sorted(out.rglob("*.yaml"))
-    assert len(files) == 26
+    assert len(files) == 31
     golden = {
         p["name"]: p["spec"]
         for p in json.loads((PROJECT / "tests/golden/torchrun-scaling.json").read_text())
@@ -126,7 +126,7 @@ def test_invalid_manifest_fails_with_one_line_per_problem_and_no_traceback(
 
 def test_validate_reports_counts(project_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-C", str(project_copy), "validate"]) == 0
-    assert "3 manifest(s) valid, 26 point(s)" in capsys.readouterr().err
+    assert "4 manifest(s) valid, 31 point(s)" in capsys.readouterr().err
 
 
 def test_two_manifests_with_one_sweep_name_are_refused(
@@ -161,3 +161,13 @@ def test_module_entry_point_and_help() -> None:
         [sys.executable, "-m", "runner", "--help"], capture_output=True, text=True, cwd=PROJECT
     )
     assert result.returncode == 0 and "expand" in result.stdout and "submit" in result.stdout
+
+
+def test_markdown_headline_counts_only_what_a_merge_would_submit(
+    project_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    minimal(project_copy, name="live")
+    assert main(["-C", str(project_copy), "expand", "--plan", "--format", "markdown"]) == 0
+    text = capsys.readouterr().out
+    drafts = len(list((project_copy / "sweeps").glob("*.yaml"))) - 1
+    assert f"**2** to submit, **0** already submitted, **0** drifted, **0** orphaned across 1 sweep(s). {drafts} draft" in text
