@@ -8,7 +8,7 @@ from typing import Any
 from runner import template
 from runner.errors import Problem
 from runner.model import BUILTINS, DEFAULT_MAX_POINTS, Assignment, Axis, Derived, Space
-from runner.values import InvalidValue, Value, identity, normalize
+from runner.values import InvalidValue, Value, canonical_json, identity, normalize
 from runner.yaml12 import Document, Mark, field_path
 
 Path = tuple[str | int, ...]
@@ -120,7 +120,7 @@ def _column(
 def _no_duplicate_rows(rows: tuple[tuple[Value, ...], ...], path: Path, out: _Collector) -> None:
     seen: dict[str, int] = {}
     for i, row in enumerate(rows):
-        ident = identity(list(row))
+        ident = canonical_json(list(row))
         if ident in seen:
             out.add(path, f"positions {seen[ident]} and {i} are the same combination {ident}")
         seen.setdefault(ident, i)

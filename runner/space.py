@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from runner.model import Space
-from runner.values import Value, identity
+from runner.values import Value, canonical_json, identity
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def duplicate_includes(space: Space) -> list[tuple[int, str]]:
     out = []
     for i, item in enumerate(space.include):
         given = {name: identity(value) for name, value in item.values}
-        ident = identity(sorted(given.items()))
+        ident = canonical_json(sorted(given.items()))
         in_grid = all(
             _consistent(r, axis.names, given) for r, axis in zip(rows, space.axes, strict=True)
         )

@@ -14,9 +14,10 @@ from runner.values import Value, as_text
 
 _FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_SIZES = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>[0-9]*)[,_]?(?:\.(?P<precision>[0-9]*))?")
+# [[fill]align][sign][z][#][0][width][grouping][.precision]: only the two sizes matter here.
+_SIZES = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(\.(?P<precision>\d*))?")
 MAX_FORMAT_SIZE = 100
-"""Largest width or precision a format spec may ask for: `{lr:.999999999f}` would build a gigabyte."""
+"""Largest width or precision in a format spec: `{lr:.999999999f}` would build a gigabyte."""
 
 
 class TemplateError(Exception):

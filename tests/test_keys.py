@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,10 @@ scalars = st.one_of(
 ).map(normalize)
 param_names = st.from_regex(r"[a-z_][a-z0-9_]{0,6}(\.[a-z_][a-z0-9_]{0,6})?", fullmatch=True)
 param_dicts = st.dictionaries(param_names, scalars, max_size=5)
+
+
+def differs_from(old: Value) -> Callable[[Value], bool]:
+    return lambda new: identity(new) != identity(old)
 
 
 # --- point_key ----------------------------------------------------------------------------------
@@ -83,7 +88,7 @@ def test_point_key_changes_with_every_input(
     assert point_key(sweep, other_workspace, revision, params) != key
     assert point_key(sweep, workspace, revision + 1, params) != key
     for name, value in params.items():
-        new = data.draw(scalars.filter(lambda v, old=value: identity(v) != identity(old)), name)
+        new = data.draw(scalars.filter(differs_from(value)), name)
         assert point_key(sweep, workspace, revision, {**params, name: new}) != key
     extra = data.draw(param_names.filter(lambda n: n not in params), "extra name")
     assert point_key(sweep, workspace, revision, {**params, extra: 1}) != key

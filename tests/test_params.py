@@ -202,11 +202,10 @@ def test_include_may_use_values_outside_the_axes() -> None:
 
 @pytest.mark.parametrize("kind", ["exclude", "include"])
 def test_a_parameter_assigned_twice_in_one_assignment(kind: str) -> None:
-    problems = problems_of(
-        f"params:\n  grid: {{optim: {{lr: [1, 2]}}}}\n  {kind}: [{{optim.lr: 1, optim: {{lr: 2}}}}]\n"
-    )
+    grid = "grid: {optim: {lr: [1, 2]}}"
+    problems = problems_of(f"params:\n  {grid}\n  {kind}: [{{optim.lr: 1, optim: {{lr: 2}}}}]\n")
     assert len(problems) == 1
-    assert "params." + kind + "[0].optim.lr: parameter 'optim.lr' is assigned twice" in problems[0]
+    assert f"params.{kind}[0].optim.lr: parameter 'optim.lr' is assigned twice" in problems[0]
 
 
 def test_nan_in_an_assignment_is_a_problem() -> None:
@@ -272,5 +271,6 @@ def test_param_env_name() -> None:
 def test_names_that_share_an_env_var_are_an_error() -> None:
     problems = problems_of("params:\n  grid: {optim.lr: [1], optim_lr: [2]}\n")
     assert problems == [
-        "2:25: params.grid.optim_lr: 'optim_lr' and 'optim.lr' would both be passed as SWEEP_PARAM_OPTIM_LR"
+        "2:25: params.grid.optim_lr: 'optim_lr' and 'optim.lr' would both be passed as"
+        " SWEEP_PARAM_OPTIM_LR"
     ]

@@ -324,7 +324,7 @@ ZIP_NAMES = (("nodes", "sched.warmup"), ("gpus", "tp"))
 # Every dotted name has its own first part, so nesting them keeps the order written.
 
 
-def ident(value: Raw) -> tuple[str, Raw]:
+def ident(value: Raw) -> Ident:
     """The brute force's own idea of "the same value", independent of runner.values."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -383,16 +383,21 @@ def models(draw: st.DrawFn) -> Model:
     model = Model(grid, tuple(zips), (), ())
     names = model.names
 
-    def assignment(subset: list[str], fresh: bool) -> Pairs:
-        pick = st.sampled_from
-        return tuple(
-            (n, draw(pick(model.domain(n)) | raw_values if fresh else pick(model.domain(n))))
-            for n in subset
-        )
+    def partial(subset: list[str]) -> Pairs:
+        """Values from the axes, each name on its own (zip members may not fit together)."""
+        return tuple((n, draw(st.sampled_from(model.domain(n)))) for n in subset)
+
+    def full() -> Pairs:
+        """Per axis, one of its rows (so often a grid point) or new values."""
+        pairs: list[tuple[str, Raw]] = []
+        for names, rows in model.axes:
+            fresh = st.tuples(*[raw_values] * len(names))
+            pairs.extend(zip(names, draw(st.sampled_from(rows) | fresh), strict=True))
+        return tuple(pairs)
 
     subsets = st.lists(st.sampled_from(names), min_size=1, unique=True)
-    exclude = tuple(assignment(draw(subsets), False) for _ in range(draw(st.integers(0, 3))))
-    include = tuple(assignment(list(names), True) for _ in range(draw(st.integers(0, 3))))
+    exclude = tuple(partial(draw(subsets)) for _ in range(draw(st.integers(0, 3))))
+    include = tuple(full() for _ in range(draw(st.integers(0, 3))))
     return replace(model, exclude=exclude, include=include)
 
 
