@@ -67,6 +67,9 @@ def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
         if len(lengths) > 1:
             sizes = ", ".join(f"{n} has {len(col)}" for n, col, _ in members)
             out.add(gpath, f"zip lists must have equal lengths: {sizes}")
+            # Keep the names known (truncated rows) so exclude/include naming them do not cascade.
+            rows = tuple(zip(*(col for _, col, _ in members), strict=False))
+            axes.append(Axis(tuple(n for n, _, _ in members), rows, out.mark(gpath)))
         elif members:
             rows = tuple(zip(*(col for _, col, _ in members), strict=True))
             _no_duplicate_rows(rows, gpath, out)

@@ -420,11 +420,23 @@ def _disputed_breaks(text: str, source: str) -> list[Problem]:
     return problems
 
 
+def _line_indent_has_tab(text: str, index: int) -> bool:
+    lines = text.split("\n")
+    if not 0 <= index < len(lines):
+        return False
+    line = lines[index]
+    return "\t" in line[: len(line) - len(line.lstrip(" \t"))]
+
+
 def _syntax_problem(error: yaml.YAMLError, text: str, source: str) -> Problem:
     if isinstance(error, yaml.MarkedYAMLError):
         mark = error.problem_mark or error.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         message = error.problem or error.context or "invalid YAML"
+        if mark and _line_indent_has_tab(text, mark.line):
+            return Problem(
+                source, line, 1, "", "tab character in indentation; YAML indents with spaces only"
+            )
         context_mark = error.context_mark
         if error.problem and error.context and context_mark and context_mark.line + 1 != line:
             message += f" ({error.context} started on line {context_mark.line + 1})"
