@@ -72,15 +72,20 @@ class Supervisor:
     def run(self) -> RunState:
         """Start every replica and wait for all of them; raises Stopping when asked to stop."""
         self.run_dir.write(self.state)
-        for index, launch in enumerate(self.launches):
-            if not self._start(index, launch):
-                break  # a replica that cannot start fails the run: start no more
-        while self.alive:
-            if self.stop.is_set():
-                self._interrupt()
-            self._reap()
-            self._escalate()
-            self.stop.wait(POLL_SECONDS)
+        try:
+            for index, launch in enumerate(self.launches):
+                if not self._start(index, launch):
+                    break  # a replica that cannot start fails the run: start no more
+            while self.alive:
+                if self.stop.is_set():
+                    self._interrupt()
+                self._reap()
+                self._escalate()
+                self.stop.wait(POLL_SECONDS)
+        except BaseException:
+            for index in self.alive:  # never leave replicas running unsupervised
+                self._signal(index, signal.SIGKILL)
+            raise
         codes = [r.exit_code for r in self.state.replicas]
         status = SUCCEEDED if codes and all(c == 0 for c in codes) else FAILED
         code = self.state.exit_code if self.state.exit_code is not None else 0
@@ -151,7 +156,9 @@ class Supervisor:
             self._reap()
             self._escalate()
             time.sleep(POLL_SECONDS)
-        self._record(replace(self.state, status=INTERRUPTED, finished_at=now()))
+        self._record(
+            replace(self.state, status=INTERRUPTED, finished_at=now(), exit_code=None, cause=None)
+        )
         raise Stopping(f"{self.state.experiment} was interrupted; submit again to resume it")
 
     def _record(self, state: RunState) -> None:

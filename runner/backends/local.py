@@ -24,6 +24,7 @@ from typing import Any
 
 from runner import discover, ledger
 from runner.backends import Experiment, NameTaken, Rejected
+from runner.errors import RunnerError
 from runner.machine import Machine
 from runner.model import Sweep
 from runner.rundir import (
@@ -125,7 +126,10 @@ class LocalBackend:
         )
 
     def find(self, sweep: Sweep, name: str) -> Experiment | None:
-        return self._lookup(sweep, name, finished_only=False)
+        try:
+            return self._lookup(sweep, name, finished_only=False)
+        except RunnerError as exc:
+            raise Rejected(str(exc)) from None
 
     def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
         """Finished runs only: a running point is left to `create`, which waits for it."""
@@ -153,6 +157,8 @@ class LocalBackend:
             f" with python = {sys.executable}",
             once="image",
         )
+        if run.supervised():
+            self.say(f"{point.name} is being run by another runner; waiting for it to finish")
         try:
             with self._busy(), run.claim(self._stop):
                 previous = run.read()
@@ -165,8 +171,8 @@ class LocalBackend:
                         self.say(f"stopped leftover processes of {point.name}: {leftovers}")
                 run.reset()
                 state = self._run(point, run, replicas)
-        except Stopping as exc:
-            raise Rejected(str(exc)) from None
+        except (Stopping, RunnerError, OSError) as exc:
+            raise Rejected(f"{point.name}: {exc}") from None
         if state.status == FAILED:
             logs = [r.log for r in state.replicas if f"{r.task}/{r.rank}" == state.cause]
             self.say(
@@ -212,6 +218,8 @@ class LocalBackend:
         """Stop runs still going (they are recorded as interrupted, to be resumed)."""
         self._stop.set()
         with self._idle:
+            if self._active:
+                self.say(f"stopping {self._active} local run(s); the next submit resumes them")
             self._idle.wait_for(lambda: self._active == 0, timeout=self.grace + 5)
 
     # -- translating a spec into processes ----------------------------------------------------

@@ -59,12 +59,15 @@ def dataset() -> tuple[list[list[float]], list[float]]:
     rng = random.Random(DATA_SEED)
     weights = [rng.uniform(-1, 1) for _ in range(FEATURES)]
     xs = [[rng.gauss(0, 1) for _ in range(FEATURES)] for _ in range(SAMPLES)]
-    ys = [sum(a * b for a, b in zip(x, weights)) + rng.gauss(0, 0.1) for x in xs]
+    ys = [sum(a * b for a, b in zip(x, weights, strict=True)) + rng.gauss(0, 0.1) for x in xs]
     return xs, ys
 
 
 def mse(w: list[float], xs: list[list[float]], ys: list[float]) -> float:
-    return sum((sum(a * b for a, b in zip(x, w)) - y) ** 2 for x, y in zip(xs, ys)) / len(xs)
+    return sum(
+        (sum(a * b for a, b in zip(x, w, strict=True)) - y) ** 2
+        for x, y in zip(xs, ys, strict=True)
+    ) / len(xs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,10 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch = rng.sample(shard, min(args.batch_size, len(shard)))
         grad = [0.0] * FEATURES
         for i in batch:
-            err = sum(a * b for a, b in zip(xs[i], w)) - ys[i]
+            err = sum(a * b for a, b in zip(xs[i], w, strict=True)) - ys[i]
             for j in range(FEATURES):
                 grad[j] += 2 * err * xs[i][j] / len(batch)
-        w = [a - args.lr * g for a, g in zip(w, grad)]
+        w = [a - args.lr * g for a, g in zip(w, grad, strict=True)]
         if rank == args.fail_rank:
             print(f"replica {rank}: failing on purpose (--fail-rank {rank})", file=sys.stderr)
             return FAILED
@@ -100,9 +103,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "steps": args.steps,
             "seconds": round(time.monotonic() - started, 3),
         }
-        results = Path(os.environ.get("RESULTS_DIR", "."))
-        results.mkdir(parents=True, exist_ok=True)
-        (results / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+        results = os.environ.get("RESULTS_DIR")
+        if results:  # the runner always sets it; run by hand without it, just print
+            Path(results).mkdir(parents=True, exist_ok=True)
+            (Path(results) / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+        else:
+            print(f"metrics (set RESULTS_DIR to write metrics.json): {json.dumps(metrics)}")
     print(f"replica {rank} done: final loss {loss:.6g}")
     return 0
 
