@@ -144,7 +144,14 @@ class Submitter:
                     )
                 )
                 continue
-            results.put(self.submit_point(sweep, point))
+            try:
+                results.put(self.submit_point(sweep, point))
+            except Exception as exc:  # a bug must fail this point, not hang the run
+                results.put(
+                    Outcome(
+                        sweep.name, point, FAILED, error=f"unexpected {type(exc).__name__}: {exc}"
+                    )
+                )
 
     # -- step 1: bulk adoption -----------------------------------------------------------------
 

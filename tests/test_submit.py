@@ -319,3 +319,11 @@ def test_status_lists_live_states_and_exit_codes_in_few_calls(
     assert fake_beaker.calls.get("ResolveWorkloadName", 0) == 0  # listed, not looked up one by one
     assert main(["-C", str(repo), "status"]) == 0
     assert "failed" in capsys.readouterr().out
+
+
+def test_without_credentials_a_bare_submit_runs_nothing_locally(
+    project_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-C", str(project_copy), "submit"]) == 1
+    assert "the local backend runs only the manifests you name" in capsys.readouterr().err
+    assert not (project_copy / ".runs").exists()

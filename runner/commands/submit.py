@@ -76,6 +76,12 @@ def run(args: argparse.Namespace) -> int:
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
     target = check_commit(args, cat, branch)  # refuses before anything is created
     backend = make_backend(args)
+    if backend.kind == "local" and args.backend == "auto" and not args.paths:
+        backend.close()
+        raise SubmitError(
+            "no Beaker credentials, and the local backend runs only the manifests you name"
+            " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
+        )
     plans = cat.plans(kind=backend.kind)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
