@@ -170,4 +170,7 @@ def test_markdown_headline_counts_only_what_a_merge_would_submit(
     assert main(["-C", str(project_copy), "expand", "--plan", "--format", "markdown"]) == 0
     text = capsys.readouterr().out
     drafts = len(list((project_copy / "sweeps").glob("*.yaml"))) - 1
-    assert f"**2** to submit, **0** already submitted, **0** drifted, **0** orphaned across 1 sweep(s). {drafts} draft" in text
+    assert (
+        f"**2** to submit, **0** already submitted, **0** drifted, **0** orphaned across 1 sweep(s). {drafts} draft"
+        in text
+    )
