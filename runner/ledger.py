@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from runner.values import Value
 
 LEDGER_FORMAT = 1
 FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit", "params")
+_LINE_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,9 @@ class Entry:
     params: Mapping[str, Value] = field(default_factory=dict)
 
     def to_line(self) -> str:
-        data = asdict(self)
-        return json.dumps({k: data[k] for k in FIELDS}, ensure_ascii=False, sort_keys=False)
+        data: dict[str, Any] = {k: getattr(self, k) for k in FIELDS}
+        data["params"] = dict(self.params)
+        return _LINE_JSON.encode(data)
 
 
 @dataclass(frozen=True)
@@ -113,9 +115,31 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
 
 
 def render(ledger: Ledger) -> str:
-    lines = [header(ledger.sweep)]
-    lines += [ledger.entries[k].to_line() for k in sorted(ledger.entries)]
-    return "\n".join(lines) + "\n"
+    return _render(ledger, {})[0]
+
+
+_Lines = dict[str, tuple[Entry, str]]
+"""Each entry's line by key, with the entry it was written from."""
+
+
+def _render(ledger: Ledger, known: _Lines) -> tuple[str, _Lines]:
+    """The file text, reusing the lines of `known` entries that are the very same objects."""
+    lines: _Lines = {}
+    for key in sorted(ledger.entries):
+        entry = ledger.entries[key]
+        cached = known.get(key)
+        lines[key] = cached if cached and cached[0] is entry else (entry, entry.to_line())
+    text = "\n".join([header(ledger.sweep), *(line for _, line in lines.values())]) + "\n"
+    return text, lines
+
+
+_last_written: dict[Path, tuple[str, Ledger, _Lines]] = {}
+"""Per ledger file, what this process last wrote there: the text, its ledger and its lines.
+
+`submit` records every experiment the moment it exists, so a 1 000-point sweep writes its ledger
+1 000 times; re-parsing and re-encoding every earlier entry each time made that quadratic. When
+the file still holds exactly the text written last, that ledger is reused instead of parsed.
+"""
 
 
 @contextlib.contextmanager
@@ -133,8 +157,20 @@ def record(path: Path, sweep: str, entries: Iterable[Entry]) -> Ledger:
     """Merge entries into the ledger file atomically; safe against concurrent writers."""
     new = list(entries)
     with _locked(path.parent):
-        ledger = read(path, sweep).merged(new)
-        write_atomic(path, render(ledger))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = None
+        last = _last_written.get(path)
+        if last is not None and last[0] == text and last[1].sweep == sweep:
+            current, known = last[1], last[2]
+        else:
+            current = Ledger(sweep, {}) if text is None else parse(text, str(path), sweep)
+            known = {}
+        ledger = current.merged(new)
+        text, lines = _render(ledger, known)
+        write_atomic(path, text)
+        _last_written[path] = (text, ledger, lines)
     return ledger
 
 

@@ -7,8 +7,10 @@ never cancelled). The same function feeds `expand --plan` and `submit`.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from runner.errors import ManifestError, Problem
@@ -71,9 +73,30 @@ class SweepPlan:
         return text
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Rendering keeps a dozen new containers per point and frees none, and none form a cycle.
+
+    Left running, the cyclic garbage collector re-scans the points rendered so far, again and
+    again, for nothing: more than a tenth of the time of a 10 000-point plan.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def render_sweep(sweep: Sweep) -> list[Rendered]:
     """Every point rendered, or ManifestError with one problem per failing field."""
     renderer = Renderer(sweep)
+    with _collector_paused():
+        return _render_points(sweep, renderer)
+
+
+def _render_points(sweep: Sweep, renderer: Renderer) -> list[Rendered]:
     rendered: list[Rendered] = []
     problems: dict[str, Problem] = {}
     names: dict[str, Rendered] = {}
@@ -105,9 +128,14 @@ def render_sweep(sweep: Sweep) -> list[Rendered]:
 
 
 def build(sweep: Sweep, ledger: Ledger) -> SweepPlan:
+    with _collector_paused():
+        return _compare(sweep, render_sweep(sweep), ledger)
+
+
+def _compare(sweep: Sweep, rendered: list[Rendered], ledger: Ledger) -> SweepPlan:
     rows: list[Row] = []
     seen: set[str] = set()
-    for item in render_sweep(sweep):
+    for item in rendered:
         entry = ledger.entries.get(item.key)
         seen.add(item.key)
         if entry is None:

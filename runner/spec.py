@@ -8,6 +8,8 @@ The document is exactly the JSON that beaker-py's `BeakerExperimentSpec.to_json(
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -32,6 +34,9 @@ MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "synchronized_start_timeout": "5m",
 }
 _BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
+_PARAMS_JSON = json.JSONEncoder(sort_keys=True).encode
+"""`json.dumps(..., sort_keys=True)` without building an encoder for every point."""
+_nanoseconds = functools.lru_cache(maxsize=64)(to_nanoseconds)
 Path = tuple[str | int, ...]
 
 
@@ -55,9 +60,15 @@ class _Slot:
 
     template: template.Template
     path: Path
+    literal: str | None = dataclasses.field(init=False, compare=False)
+    """The text, when the template has no field: most slots, rendered once instead of per point."""
+
+    def __post_init__(self) -> None:
+        literal = self.template.literal() if self.template.is_literal else None
+        object.__setattr__(self, "literal", literal)
 
     def text(self, env: Mapping[str, Value]) -> str:
-        return self.template.render(env)
+        return self.literal if self.literal is not None else self.template.render(env)
 
 
 class Renderer:
@@ -68,6 +79,12 @@ class Renderer:
         self.problems: list[Problem] = []
         self._known = set(sweep.space.axis_names) | {d.name for d in sweep.space.derived}
         self._known |= set(BUILTINS)
+        self._env_names = {
+            name: param_env_name(name)
+            for name in (*sweep.space.axis_names, *(d.name for d in sweep.space.derived))
+        }
+        self._literal_numbers: dict[Path, int | float] = {}
+        """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
         self._derived = [
             (d.name, self._slot(d.template, ("params", "derived", d.name)))
             for d in sweep.space.derived
@@ -200,8 +217,10 @@ class _PointContext:
         )
 
     def text(self, slot: _Slot) -> str:
+        if slot.literal is not None:
+            return slot.literal
         try:
-            return slot.text(self.env)
+            return slot.template.render(self.env)
         except template.TemplateError as exc:
             raise self.fail(slot, str(exc)) from None
 
@@ -212,6 +231,9 @@ class _PointContext:
             raise self.fail(slot, str(exc)) from None
 
     def number(self, slot: _Slot, what: str, minimum: int, integer: bool = True) -> int | float:
+        known = self.r._literal_numbers.get(slot.path)
+        if known is not None:
+            return known
         value = self.value(slot)
         try:
             number = normalize(value if not isinstance(value, str) else json.loads(value))
@@ -226,6 +248,8 @@ class _PointContext:
             raise self.fail(slot, f"{what} renders to {value!r}, which is not {kind}")
         if number < minimum:
             raise self.fail(slot, f"{what} renders to {number}, must be at least {minimum}")
+        if slot.literal is not None:
+            self.r._literal_numbers[slot.path] = number
         return number
 
     def task(self, compiled: Mapping[str, Any]) -> dict[str, Any]:
@@ -269,14 +293,12 @@ class _PointContext:
             doc["leaderSelection"] = multinode["leader_selection"]
             doc["propagateFailure"] = multinode["propagate_failure"]
             doc["propagatePreemption"] = multinode["propagate_preemption"]
-            doc["synchronizedStartTimeout"] = to_nanoseconds(
-                multinode["synchronized_start_timeout"]
-            )
+            doc["synchronizedStartTimeout"] = _nanoseconds(multinode["synchronized_start_timeout"])
         else:
             doc["hostNetworking"] = False
             doc["leaderSelection"] = False
         if placement.timeout:
-            doc["timeout"] = to_nanoseconds(placement.timeout)
+            doc["timeout"] = _nanoseconds(placement.timeout)
         return doc
 
     def env_vars(self, compiled: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -289,9 +311,10 @@ class _PointContext:
             {"name": "SWEEP_EXPERIMENT", "value": self.name},
             {"name": "SWEEP_POINT_KEY", "value": self.key},
             {"name": "SWEEP_REVISION", "value": str(sweep.revision)},
-            {"name": "SWEEP_PARAMS", "value": json.dumps(dict(everything), sort_keys=True)},
+            {"name": "SWEEP_PARAMS", "value": _PARAMS_JSON(dict(everything))},
         ]
-        out += [{"name": param_env_name(k), "value": as_text(v)} for k, v in everything]
+        names = self.r._env_names
+        out += [{"name": names[k], "value": as_text(v)} for k, v in everything]
         return out
 
     def mount(self, compiled: Mapping[str, _Slot]) -> dict[str, Any]:

@@ -34,11 +34,15 @@ def normalize(value: object) -> Value:
     )
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+"""What `json.dumps` would build on every call with these arguments; it holds no state."""
+
+
 def canonical_json(obj: Any) -> str:
     """Compact JSON with sorted keys: the byte form that keys and hashes are computed over."""
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _CANONICAL.encode(obj)
 
 
 def identity(value: Value) -> str:
