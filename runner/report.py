@@ -6,8 +6,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tabulate import tabulate
-
 from runner.plan import STATUS_WORDS, Row, SweepPlan
 from runner.values import as_text
 
@@ -16,6 +14,15 @@ MARKDOWN_LIMIT = 60_000
 MARKDOWN_ROWS = 200
 """Rows shown per sweep before the rest is summarised."""
 COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
+
+
+def tabulate(
+    rows: Sequence[Sequence[Any]], headers: Sequence[str], tablefmt: str = "simple"
+) -> str:
+    """tabulate, imported on first use: it costs ~45 ms of start-up that most commands never need."""
+    from tabulate import tabulate as render
+
+    return str(render(rows, headers=list(headers), tablefmt=tablefmt))
 
 
 def params_text(params: Sequence[tuple[str, Any]]) -> str:

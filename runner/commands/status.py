@@ -7,12 +7,10 @@ import json
 import sys
 from typing import Any
 
-from tabulate import tabulate
-
 from runner import ledger
 from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems
 from runner.commands.submit import make_backend
-from runner.report import params_text
+from runner.report import params_text, tabulate
 
 
 def register(commands: Subparsers) -> None:

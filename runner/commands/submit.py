@@ -7,8 +7,6 @@ import os
 import sys
 import time
 
-from tabulate import tabulate
-
 from runner import github, report
 from runner.backends import Backend
 from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems
@@ -113,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if bad:
         rows = [[o.sweep, o.point.name, o.status, o.error] for o in bad]
-        print(tabulate(rows, headers=["sweep", "experiment", "status", "why"]), file=sys.stderr)
+        print(
+            report.tabulate(rows, headers=["sweep", "experiment", "status", "why"]), file=sys.stderr
+        )
         print(
             f"{len(bad)} point(s) not submitted; run submit again to retry only those",
             file=sys.stderr,

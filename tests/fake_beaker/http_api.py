@@ -105,6 +105,7 @@ class CreateEndpoint:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else small replies wait ~40 ms on a delayed ACK
     timeout = 60
     server: ApiServer
 
