@@ -18,22 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PROJECT
-
-SWEEP = """\
-version: 1
-name: exact
-beaker:
-  workspace: ai2/sweeps-test
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
-    command: [python, train.py, "--lr={lr}", "--seed={seed}"]
-params:
-  grid:
-    lr: [0.1, 0.01, 0.001]
-    seed: [1, 2]
-"""
-POINTS = 6
+from tests.helpers import SWEEP
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -38,3 +38,21 @@ def minimal(root: Path, name: str = "demo", extra: str = "", body: str | None = 
 
 def load(root: Path, path: Path) -> Sweep:
     return load_manifest(path, path.relative_to(root).as_posix())
+
+
+# The six-point sweep the submit and GitOps tests create on the fake Beaker.
+SWEEP = """\
+version: 1
+name: exact
+beaker:
+  workspace: ai2/sweeps-test
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py, "--lr={lr}", "--seed={seed}"]
+params:
+  grid:
+    lr: [0.1, 0.01, 0.001]
+    seed: [1, 2]
+"""
+POINTS = 6

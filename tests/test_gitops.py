@@ -19,8 +19,6 @@ from runner.report import COMMENT_MARKER
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import (
-    POINTS,
-    SWEEP,
     World,
     commit_all,
     git,
@@ -29,6 +27,7 @@ from tests.gitworld import (
     merge_sweep,
     write,
 )
+from tests.helpers import POINTS, SWEEP
 
 LEDGER = "sweeps/ledger/exact.jsonl"
 SUBMIT = ["submit", "--commit", "--push", "--github-event"]

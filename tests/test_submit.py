@@ -29,23 +29,7 @@ from runner.submit import (
 )
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import write_manifest
-
-SWEEP = """\
-version: 1
-name: exact
-beaker:
-  workspace: ai2/sweeps-test
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
-    command: [python, train.py, "--lr={lr}", "--seed={seed}"]
-params:
-  grid:
-    lr: [0.1, 0.01, 0.001]
-    seed: [1, 2]
-"""
-POINTS = 6
+from tests.helpers import POINTS, SWEEP, write_manifest
 
 
 @pytest.fixture

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     cat = load_catalog(args)
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
     target = check_commit(args, cat, branch)  # refuses before anything is created
-    backend = make_backend(args)
+    backend = make_backend(args, announce=bool(args.paths))
     if backend.kind == "local" and args.backend == "auto" and not args.paths:
         backend.close()
         raise SubmitError(
