@@ -1,27 +1,30 @@
 """Render each point of a sweep to a Beaker experiment spec document.
 
 The document is exactly the JSON that beaker-py's `BeakerExperimentSpec.to_json()` produces
-(camelCase, durations in nanoseconds); `runner.beaker_spec` turns it into the typed
+(camelCase, durations in nanoseconds); `runner.backends.beaker` turns it into the typed
 `BeakerExperimentSpec` and proves the round trip is lossless. Rendering here is pure and cheap
-(no beaker import, no clock, no randomness), so `expand --plan` renders thousands of points fast.
+(no beaker import, no clock, no randomness): the tasks compile once into slots
+(`runner.slots`), the document into a skeleton per shape of point (`runner.document`), and each
+point only fills the skeleton's holes and hashes the text.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
+import hashlib
 import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from runner import template
-from runner.durations import to_nanoseconds
+from runner.document import Document
 from runner.errors import ManifestError, Problem
-from runner.keys import experiment_name, point_key, spec_hash
+from runner.keys import experiment_name, point_key
 from runner.model import BUILTINS, Sweep
 from runner.params import param_env_name
+from runner.skeleton import Skeleton
+from runner.slots import Path, PointContext, Slot
 from runner.space import Point, iter_points
 from runner.values import Value, as_text, normalize
 from runner.yaml12 import field_path
@@ -33,11 +36,6 @@ MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "propagate_preemption": True,
     "synchronized_start_timeout": "5m",
 }
-_BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
-_PARAMS_JSON = json.JSONEncoder(sort_keys=True).encode
-"""`json.dumps(..., sort_keys=True)` without building an encoder for every point."""
-_nanoseconds = functools.lru_cache(maxsize=64)(to_nanoseconds)
-Path = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -49,26 +47,16 @@ class Rendered:
     params: tuple[tuple[str, Value], ...]
     """Axis parameters (the key's input), in axis order."""
     derived: tuple[tuple[str, Value], ...]
-    spec: Mapping[str, Any]
+    spec_json: str
+    """The spec document as canonical JSON (sorted keys, compact): exactly what `spec_hash` hashes."""
     spec_hash: str
     origin: str = "grid"
 
-
-@dataclass(frozen=True)
-class _Slot:
-    """One templated string in the task template, with where it came from."""
-
-    template: template.Template
-    path: Path
-    literal: str | None = dataclasses.field(init=False, compare=False)
-    """The text, when the template has no field: most slots, rendered once instead of per point."""
-
-    def __post_init__(self) -> None:
-        literal = self.template.literal() if self.template.is_literal else None
-        object.__setattr__(self, "literal", literal)
-
-    def text(self, env: Mapping[str, Value]) -> str:
-        return self.literal if self.literal is not None else self.template.render(env)
+    @functools.cached_property
+    def spec(self) -> Mapping[str, Any]:
+        """The spec document (parsed on first use: a plan only needs its hash)."""
+        result: Mapping[str, Any] = json.loads(self.spec_json)
+        return result
 
 
 class Renderer:
@@ -85,6 +73,8 @@ class Renderer:
         }
         self._literal_numbers: dict[Path, int | float] = {}
         """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
+        self._skeletons: dict[tuple[bool, ...], Skeleton[PointContext]] = {}
+        """The spec with holes, per shape of point: which tasks are multi-node."""
         self._derived = [
             (d.name, self._slot(d.template, ("params", "derived", d.name)))
             for d in sweep.space.derived
@@ -114,20 +104,20 @@ class Renderer:
             Problem(str(self.sweep.path), mark.line, mark.col, field_path(path), message)
         )
 
-    def _slot(self, raw: object, path: Path) -> _Slot:
+    def _slot(self, raw: object, path: Path) -> Slot:
         text = raw if isinstance(raw, str) else as_text(normalize(raw))
         try:
             parsed = template.parse(text)
         except template.TemplateError as exc:
             self._problem(path, str(exc))
-            return _Slot(template.Template((text,)), path)
+            return Slot(template.Template((text,)), path)
         for name in parsed.names:
             if name not in self._known:
                 self._problem(
                     path,
                     f"template names unknown parameter {name!r} (known: {', '.join(sorted(self._known))})",
                 )
-        return _Slot(parsed, path)
+        return Slot(parsed, path)
 
     def _compile_task(self, task: Mapping[str, Any], path: Path) -> dict[str, Any]:
         slot = self._slot
@@ -174,186 +164,30 @@ class Renderer:
             "experiment": name,
             "revision": sweep.revision,
         }
-        context = _PointContext(self, point, env, key, name)
+        context = PointContext(sweep, point, env, (key, name), self._literal_numbers)
         for dname, slot in self._derived:
             env[dname] = context.value(slot)
-        derived = tuple((dname, env[dname]) for dname, _ in self._derived)
-        context.derived = derived
-        tasks = [context.task(t) for t in self._tasks]
-        spec: dict[str, Any] = {
-            "version": "v2",
-            "description": context.description(),
-            "tasks": tasks,
-        }
-        if sweep.placement.budget:
-            spec["budget"] = sweep.placement.budget
-        if sweep.placement.retries is not None:
-            spec["retry"] = {"allowedTaskRetries": sweep.placement.retries}
+        context.derived = tuple((dname, env[dname]) for dname, _ in self._derived)
+        context.replicas = tuple(
+            int(context.number(task["replicas"], "replicas", 1)) for task in self._tasks
+        )
+        shape = tuple(n > 1 for n in context.replicas)
+        skeleton = self._skeletons.get(shape)
+        if skeleton is None:
+            document = Document(sweep, self._tasks, self._env_names, context)
+            skeleton = Skeleton(document.spec())
+            self._skeletons[shape] = skeleton
+        text = skeleton.fill(context)
         return Rendered(
-            key, name, point.params, tuple(derived), spec, spec_hash(spec), point.origin
+            key,
+            name,
+            point.params,
+            context.derived,
+            text,
+            hashlib.sha256(text.encode()).hexdigest(),
+            point.origin,
         )
 
     def render_all(self) -> Iterator[Rendered]:
         for point in iter_points(self.sweep.space):
             yield self.render(point)
-
-
-class _PointContext:
-    """Rendering state of one point: turns compiled slots into spec fields, checking each."""
-
-    def __init__(
-        self, renderer: Renderer, point: Point, env: Mapping[str, Value], key: str, name: str
-    ) -> None:
-        self.r, self.point, self.env, self.key, self.name = renderer, point, env, key, name
-        self.derived: tuple[tuple[str, Value], ...] = ()
-
-    def fail(self, slot: _Slot, message: str) -> ManifestError:
-        sweep = self.r.sweep
-        mark = sweep.marks.value(slot.path)
-        where = ", ".join(f"{k}={as_text(v)}" for k, v in self.point.params) or "the only point"
-        text = f"{message} (point {where})"
-        return ManifestError(
-            [Problem(str(sweep.path), mark.line, mark.col, field_path(slot.path), text)]
-        )
-
-    def text(self, slot: _Slot) -> str:
-        if slot.literal is not None:
-            return slot.literal
-        try:
-            return slot.template.render(self.env)
-        except template.TemplateError as exc:
-            raise self.fail(slot, str(exc)) from None
-
-    def value(self, slot: _Slot) -> Value:
-        try:
-            return slot.template.render_value(self.env)
-        except template.TemplateError as exc:
-            raise self.fail(slot, str(exc)) from None
-
-    def number(self, slot: _Slot, what: str, minimum: int, integer: bool = True) -> int | float:
-        known = self.r._literal_numbers.get(slot.path)
-        if known is not None:
-            return known
-        value = self.value(slot)
-        try:
-            number = normalize(value if not isinstance(value, str) else json.loads(value))
-        except (ValueError, TypeError):
-            number = value
-        if (
-            isinstance(number, bool)
-            or not isinstance(number, int | float)
-            or (integer and not isinstance(number, int))
-        ):
-            kind = "an integer" if integer else "a number"
-            raise self.fail(slot, f"{what} renders to {value!r}, which is not {kind}")
-        if number < minimum:
-            raise self.fail(slot, f"{what} renders to {number}, must be at least {minimum}")
-        if slot.literal is not None:
-            self.r._literal_numbers[slot.path] = number
-        return number
-
-    def task(self, compiled: Mapping[str, Any]) -> dict[str, Any]:
-        placement = self.r.sweep.placement
-        name = self.text(compiled["name"])
-        if not _BEAKER_NAME.match(name) or len(name) > 128:
-            raise self.fail(
-                compiled["name"], f"task name renders to {name!r}, not a valid Beaker name"
-            )
-        ((kind, image_slot),) = compiled["image"].items()
-        image = self.text(image_slot)
-        if not image.strip():
-            raise self.fail(image_slot, "image renders to an empty string")
-        doc: dict[str, Any] = {
-            "name": name,
-            "image": {kind: image},
-            "command": [self.text(s) for s in compiled["command"]],
-        }
-        if compiled["arguments"]:
-            doc["arguments"] = [self.text(s) for s in compiled["arguments"]]
-        doc["envVars"] = self.env_vars(compiled)
-        mounts = [self.mount(m) for m in compiled["mounts"]]
-        if mounts:
-            doc["datasets"] = mounts
-        doc["result"] = {"path": self.text(compiled["result"])}
-        resources = self.resources(compiled["resources"])
-        if resources:
-            doc["resources"] = resources
-        context: dict[str, Any] = {}
-        if placement.priority:
-            context["priority"] = placement.priority
-        if placement.preemptible is not None:
-            context["preemptible"] = placement.preemptible
-        doc["context"] = context
-        doc["constraints"] = {"cluster": list(placement.clusters)}
-        replicas = int(self.number(compiled["replicas"], "replicas", 1))
-        multinode = compiled["multinode"]
-        if replicas > 1:
-            doc["replicas"] = replicas
-            doc["hostNetworking"] = multinode["host_networking"]
-            doc["leaderSelection"] = multinode["leader_selection"]
-            doc["propagateFailure"] = multinode["propagate_failure"]
-            doc["propagatePreemption"] = multinode["propagate_preemption"]
-            doc["synchronizedStartTimeout"] = _nanoseconds(multinode["synchronized_start_timeout"])
-        else:
-            doc["hostNetworking"] = False
-            doc["leaderSelection"] = False
-        if placement.timeout:
-            doc["timeout"] = _nanoseconds(placement.timeout)
-        return doc
-
-    def env_vars(self, compiled: Mapping[str, Any]) -> list[dict[str, str]]:
-        out = [{"name": k, "value": self.text(s)} for k, s in compiled["env"]]
-        out += [{"name": k, "secret": secret} for k, secret in compiled["secrets"]]
-        sweep = self.r.sweep
-        everything = [*self.point.params, *self.derived]
-        out += [
-            {"name": "SWEEP_NAME", "value": sweep.name},
-            {"name": "SWEEP_EXPERIMENT", "value": self.name},
-            {"name": "SWEEP_POINT_KEY", "value": self.key},
-            {"name": "SWEEP_REVISION", "value": str(sweep.revision)},
-            {"name": "SWEEP_PARAMS", "value": _PARAMS_JSON(dict(everything))},
-        ]
-        names = self.r._env_names
-        out += [{"name": names[k], "value": as_text(v)} for k, v in everything]
-        return out
-
-    def mount(self, compiled: Mapping[str, _Slot]) -> dict[str, Any]:
-        source_key = {
-            "weka": "weka",
-            "dataset": "beaker",
-            "secret": "secret",
-            "host_path": "hostPath",
-        }
-        doc: dict[str, Any] = {}
-        for field, slot in compiled.items():
-            if field in source_key:
-                doc["source"] = {source_key[field]: self.text(slot)}
-        doc["mountPath"] = self.text(compiled["path"])
-        if "sub_path" in compiled:
-            doc["subPath"] = self.text(compiled["sub_path"])
-        if not doc["mountPath"].startswith("/"):
-            raise self.fail(
-                compiled["path"], f"mount path renders to {doc['mountPath']!r}, not absolute"
-            )
-        return doc
-
-    def resources(self, compiled: Mapping[str, _Slot]) -> dict[str, Any]:
-        doc: dict[str, Any] = {}
-        if "cpus" in compiled:
-            doc["cpuCount"] = self.number(compiled["cpus"], "cpus", 0, integer=False)
-        if "gpus" in compiled:
-            doc["gpuCount"] = int(self.number(compiled["gpus"], "gpus", 0))
-        if "memory" in compiled:
-            doc["memory"] = self.text(compiled["memory"])
-        if "shared_memory" in compiled:
-            doc["sharedMemory"] = self.text(compiled["shared_memory"])
-        return doc
-
-    def description(self) -> str:
-        sweep = self.r.sweep
-        params = ", ".join(f"{k}={as_text(v)}" for k, v in self.point.params) or "no parameters"
-        if len(params) > 300:
-            params = params[:297] + "..."
-        lead = f"{sweep.description.strip()} | " if sweep.description.strip() else ""
-        text = f"{lead}sweep {sweep.name} point {params} ({sweep.path})"
-        return f"{text[:700]} [sweep-key {self.key}]"

@@ -11,7 +11,9 @@ import pytest
 
 from runner.backends.beaker import to_beaker_spec
 from runner.errors import ManifestError
+from runner.keys import spec_hash
 from runner.plan import render_sweep
+from runner.values import canonical_json
 from tests.conftest import PROJECT
 from tests.helpers import load, minimal
 
@@ -143,3 +145,75 @@ def test_editing_the_template_changes_the_spec_hash_but_not_the_key(tmp_path: Pa
     after = render_sweep(load(tmp_path, path))
     assert [r.key for r in before] == [r.key for r in after]
     assert all(a.spec_hash != b.spec_hash for a, b in zip(before, after, strict=True))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_spec_text_is_the_canonical_json_of_the_spec_and_its_hash_is_the_spec_hash(
+    path: Path,
+) -> None:
+    for rendered in render_sweep(load(PROJECT, path)):
+        assert rendered.spec_json == canonical_json(rendered.spec)
+        assert rendered.spec_hash == spec_hash(rendered.spec)
+
+
+def test_points_of_different_shapes_in_one_sweep_each_get_their_own_document(
+    tmp_path: Path,
+) -> None:
+    path = minimal(
+        tmp_path,
+        name="mixed",
+        body="""\
+version: 1
+name: mixed
+beaker: {workspace: ai2/x, clusters: [ai2/c]}
+tasks:
+  - image: {beaker: org/image}
+    command: [run, "--nodes={nodes}"]
+    replicas: "{nodes}"
+    resources: {gpus: "{gpus}"}
+params:
+  grid:
+    nodes: [1, 2, 3, 4]
+    gpus: [0, 8]
+""",
+    )
+    specs = [r.spec["tasks"][0] for r in render_sweep(load(tmp_path, path))]
+    assert [(t["command"][1], t.get("replicas"), t["resources"]["gpuCount"]) for t in specs] == [
+        ("--nodes=1", None, 0),
+        ("--nodes=1", None, 8),
+        ("--nodes=2", 2, 0),
+        ("--nodes=2", 2, 8),
+        ("--nodes=3", 3, 0),
+        ("--nodes=3", 3, 8),
+        ("--nodes=4", 4, 0),
+        ("--nodes=4", 4, 8),
+    ]
+    assert [t["leaderSelection"] for t in specs] == [False, False] + [True] * 6
+    assert all("propagateFailure" not in t for t in specs if "replicas" not in t)
+
+
+def test_a_templated_value_is_checked_for_each_point(
+    tmp_path: Path,
+) -> None:
+    path = minimal(
+        tmp_path,
+        name="paths",
+        body="""\
+version: 1
+name: paths
+beaker: {workspace: ai2/x, clusters: [ai2/c]}
+tasks:
+  - image: {beaker: org/image}
+    command: [run]
+    resources: {gpus: "{gpus}"}
+params:
+  grid:
+    gpus: [8, 1, -1, 0]
+""",
+    )
+    with pytest.raises(ManifestError) as info:
+        render_sweep(load(tmp_path, path))
+    assert str(info.value) == (
+        "sweeps/paths.yaml:7:23: tasks[0].resources.gpus: gpus renders to -1, must be at least 0"
+        " (point gpus=-1)"
+    )

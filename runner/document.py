@@ -1,0 +1,161 @@
+"""The spec document of a sweep's points, as a skeleton with a hole for each per-point value."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Union
+
+from runner.durations import to_nanoseconds
+from runner.model import Sweep
+from runner.skeleton import Hole, json_string
+from runner.slots import Check, PointContext, Slot
+from runner.values import as_text
+
+_BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
+_nanoseconds = functools.lru_cache(maxsize=64)(to_nanoseconds)
+Field = Union[str, int, float, Hole[PointContext]]  # noqa: UP007  (a runtime alias)
+
+
+def _task_name_problem(name: str) -> str | None:
+    if _BEAKER_NAME.match(name) and len(name) <= 128:
+        return None
+    return f"task name renders to {name!r}, not a valid Beaker name"
+
+
+def _image_problem(image: str) -> str | None:
+    return None if image.strip() else "image renders to an empty string"
+
+
+def _mount_path_problem(path: str) -> str | None:
+    return None if path.startswith("/") else f"mount path renders to {path!r}, not absolute"
+
+
+class Document:
+    """The spec document of one shape of point, with a hole for each value that varies by point.
+
+    Literal slots are checked here, once, against the first point of this shape (which an error
+    names); templated ones become holes, checked as each point fills them.
+    """
+
+    def __init__(
+        self,
+        sweep: Sweep,
+        tasks: Sequence[Mapping[str, Any]],
+        env_names: Mapping[str, str],
+        first: PointContext,
+    ) -> None:
+        self.sweep, self.tasks, self.env_names, self.first = sweep, tasks, env_names, first
+
+    def string(self, slot: Slot, check: Check | None = None) -> Field:
+        if slot.literal is not None:
+            return self.first.text(slot, check)
+        return Hole(lambda point: json_string(point.text(slot, check)))
+
+    def number(self, slot: Slot, what: str, minimum: int, integer: bool = True) -> Field:
+        if slot.literal is not None:
+            return self.first.number(slot, what, minimum, integer)
+        # repr is how the JSON encoder writes a number (normalize has ruled out bools).
+        return Hole(lambda point: repr(point.number(slot, what, minimum, integer)))
+
+    def spec(self) -> dict[str, Any]:
+        sweep = self.sweep
+        spec: dict[str, Any] = {
+            "version": "v2",
+            "description": Hole(lambda point: json_string(point.description())),
+            "tasks": [self.task(t, i) for i, t in enumerate(self.tasks)],
+        }
+        if sweep.placement.budget:
+            spec["budget"] = sweep.placement.budget
+        if sweep.placement.retries is not None:
+            spec["retry"] = {"allowedTaskRetries": sweep.placement.retries}
+        return spec
+
+    def task(self, compiled: Mapping[str, Any], index: int) -> dict[str, Any]:
+        placement = self.sweep.placement
+        ((kind, image_slot),) = compiled["image"].items()
+        doc: dict[str, Any] = {
+            "name": self.string(compiled["name"], _task_name_problem),
+            "image": {kind: self.string(image_slot, _image_problem)},
+            "command": [self.string(s) for s in compiled["command"]],
+        }
+        if compiled["arguments"]:
+            doc["arguments"] = [self.string(s) for s in compiled["arguments"]]
+        doc["envVars"] = self.env_vars(compiled)
+        mounts = [self.mount(m) for m in compiled["mounts"]]
+        if mounts:
+            doc["datasets"] = mounts
+        doc["result"] = {"path": self.string(compiled["result"])}
+        resources = self.resources(compiled["resources"])
+        if resources:
+            doc["resources"] = resources
+        context: dict[str, Any] = {}
+        if placement.priority:
+            context["priority"] = placement.priority
+        if placement.preemptible is not None:
+            context["preemptible"] = placement.preemptible
+        doc["context"] = context
+        doc["constraints"] = {"cluster": list(placement.clusters)}
+        multinode = compiled["multinode"]
+        if self.first.replicas[index] > 1:
+            doc["replicas"] = self.number(compiled["replicas"], "replicas", 1)
+            doc["hostNetworking"] = multinode["host_networking"]
+            doc["leaderSelection"] = multinode["leader_selection"]
+            doc["propagateFailure"] = multinode["propagate_failure"]
+            doc["propagatePreemption"] = multinode["propagate_preemption"]
+            doc["synchronizedStartTimeout"] = _nanoseconds(multinode["synchronized_start_timeout"])
+        else:
+            doc["hostNetworking"] = False
+            doc["leaderSelection"] = False
+        if placement.timeout:
+            doc["timeout"] = _nanoseconds(placement.timeout)
+        return doc
+
+    def env_vars(self, compiled: Mapping[str, Any]) -> list[dict[str, Field]]:
+        out = [{"name": k, "value": self.string(s)} for k, s in compiled["env"]]
+        out += [{"name": k, "secret": secret} for k, secret in compiled["secrets"]]
+        sweep = self.sweep
+        out += [
+            {"name": "SWEEP_NAME", "value": sweep.name},
+            {"name": "SWEEP_EXPERIMENT", "value": Hole(lambda point: json_string(point.name))},
+            {"name": "SWEEP_POINT_KEY", "value": Hole(lambda point: json_string(point.key))},
+            {"name": "SWEEP_REVISION", "value": str(sweep.revision)},
+            {"name": "SWEEP_PARAMS", "value": Hole(lambda point: json_string(point.params_json()))},
+        ]
+        return out + [
+            {"name": env_name, "value": Hole(_env_value(name))}
+            for name, env_name in self.env_names.items()
+        ]
+
+    def mount(self, compiled: Mapping[str, Slot]) -> dict[str, Any]:
+        source_key = {
+            "weka": "weka",
+            "dataset": "beaker",
+            "secret": "secret",
+            "host_path": "hostPath",
+        }
+        doc: dict[str, Any] = {}
+        for field, slot in compiled.items():
+            if field in source_key:
+                doc["source"] = {source_key[field]: self.string(slot)}
+        doc["mountPath"] = self.string(compiled["path"], _mount_path_problem)
+        if "sub_path" in compiled:
+            doc["subPath"] = self.string(compiled["sub_path"])
+        return doc
+
+    def resources(self, compiled: Mapping[str, Slot]) -> dict[str, Any]:
+        doc: dict[str, Any] = {}
+        if "cpus" in compiled:
+            doc["cpuCount"] = self.number(compiled["cpus"], "cpus", 0, integer=False)
+        if "gpus" in compiled:
+            doc["gpuCount"] = self.number(compiled["gpus"], "gpus", 0)
+        if "memory" in compiled:
+            doc["memory"] = self.string(compiled["memory"])
+        if "shared_memory" in compiled:
+            doc["sharedMemory"] = self.string(compiled["shared_memory"])
+        return doc
+
+
+def _env_value(name: str) -> Callable[[PointContext], str]:
+    return lambda point: json_string(as_text(point.env[name]))

@@ -1,0 +1,119 @@
+"""Templated fields of a sweep's tasks, compiled once, and their values at one point."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from runner import template
+from runner.errors import ManifestError, Problem
+from runner.model import Sweep
+from runner.space import Point
+from runner.values import Value, as_text, normalize
+from runner.yaml12 import field_path
+
+Path = tuple[str | int, ...]
+Check = Callable[[str], "str | None"]
+"""A check of a rendered string: the problem with it, or None."""
+_PARAMS_JSON = json.JSONEncoder(sort_keys=True).encode
+"""`json.dumps(..., sort_keys=True)` without building an encoder for every point."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One templated string in the task template, with where it came from."""
+
+    template: template.Template
+    path: Path
+    literal: str | None = dataclasses.field(init=False, compare=False)
+    """The text, when the template has no field: most slots, rendered once instead of per point."""
+
+    def __post_init__(self) -> None:
+        literal = self.template.literal() if self.template.is_literal else None
+        object.__setattr__(self, "literal", literal)
+
+    def text(self, env: Mapping[str, Value]) -> str:
+        return self.literal if self.literal is not None else self.template.render(env)
+
+
+class PointContext:
+    """Rendering state of one point: evaluates compiled slots, checking each."""
+
+    def __init__(
+        self,
+        sweep: Sweep,
+        point: Point,
+        env: Mapping[str, Value],
+        identity: tuple[str, str],
+        literal_numbers: dict[Path, int | float],
+    ) -> None:
+        self.sweep, self.point, self.env = sweep, point, env
+        self.key, self.name = identity
+        self.literal_numbers = literal_numbers
+        """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
+        self.derived: tuple[tuple[str, Value], ...] = ()
+        self.replicas: tuple[int, ...] = ()
+
+    def fail(self, slot: Slot, message: str) -> ManifestError:
+        sweep = self.sweep
+        mark = sweep.marks.value(slot.path)
+        where = ", ".join(f"{k}={as_text(v)}" for k, v in self.point.params) or "the only point"
+        text = f"{message} (point {where})"
+        return ManifestError(
+            [Problem(str(sweep.path), mark.line, mark.col, field_path(slot.path), text)]
+        )
+
+    def text(self, slot: Slot, check: Check | None = None) -> str:
+        if slot.literal is not None:
+            text = slot.literal
+        else:
+            try:
+                text = slot.template.render(self.env)
+            except template.TemplateError as exc:
+                raise self.fail(slot, str(exc)) from None
+        problem = check(text) if check else None
+        if problem:
+            raise self.fail(slot, problem)
+        return text
+
+    def value(self, slot: Slot) -> Value:
+        try:
+            return slot.template.render_value(self.env)
+        except template.TemplateError as exc:
+            raise self.fail(slot, str(exc)) from None
+
+    def number(self, slot: Slot, what: str, minimum: int, integer: bool = True) -> int | float:
+        known = self.literal_numbers.get(slot.path)
+        if known is not None:
+            return known
+        value = self.value(slot)
+        try:
+            number = normalize(value if not isinstance(value, str) else json.loads(value))
+        except (ValueError, TypeError):
+            number = value
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int | float)
+            or (integer and not isinstance(number, int))
+        ):
+            kind = "an integer" if integer else "a number"
+            raise self.fail(slot, f"{what} renders to {value!r}, which is not {kind}")
+        if number < minimum:
+            raise self.fail(slot, f"{what} renders to {number}, must be at least {minimum}")
+        if slot.literal is not None:
+            self.literal_numbers[slot.path] = number
+        return number
+
+    def params_json(self) -> str:
+        return _PARAMS_JSON(dict((*self.point.params, *self.derived)))
+
+    def description(self) -> str:
+        sweep = self.sweep
+        params = ", ".join(f"{k}={as_text(v)}" for k, v in self.point.params) or "no parameters"
+        if len(params) > 300:
+            params = params[:297] + "..."
+        lead = f"{sweep.description.strip()} | " if sweep.description.strip() else ""
+        text = f"{lead}sweep {sweep.name} point {params} ({sweep.path})"
+        return f"{text[:700]} [sweep-key {self.key}]"
