@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Union
@@ -11,7 +12,7 @@ from runner.durations import to_nanoseconds
 from runner.model import Sweep
 from runner.skeleton import Hole, json_string
 from runner.slots import Check, PointContext, Slot
-from runner.values import as_text
+from runner.values import Value, as_text
 
 _BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 _nanoseconds = functools.lru_cache(maxsize=64)(to_nanoseconds)
@@ -63,7 +64,7 @@ class Document:
         sweep = self.sweep
         spec: dict[str, Any] = {
             "version": "v2",
-            "description": Hole(lambda point: json_string(point.description())),
+            "description": self.description(),
             "tasks": [self.task(t, i) for i, t in enumerate(self.tasks)],
         }
         if sweep.placement.budget:
@@ -121,12 +122,38 @@ class Document:
             {"name": "SWEEP_EXPERIMENT", "value": Hole(lambda point: json_string(point.name))},
             {"name": "SWEEP_POINT_KEY", "value": Hole(lambda point: json_string(point.key))},
             {"name": "SWEEP_REVISION", "value": str(sweep.revision)},
-            {"name": "SWEEP_PARAMS", "value": Hole(lambda point: json_string(point.params_json()))},
+            {"name": "SWEEP_PARAMS", "value": self.params_json()},
         ]
         return out + [
             {"name": env_name, "value": Hole(_env_value(name))}
             for name, env_name in self.env_names.items()
         ]
+
+    def params_json(self) -> Hole[PointContext]:
+        """Every parameter, derived ones too, as `json.dumps(..., sort_keys=True)` writes them."""
+        keys = [(_ascii_json(name) + ": ", name) for name in sorted(self.env_names)]
+
+        def fill(point: PointContext) -> str:
+            env = point.env
+            items = ", ".join([key + _ascii_json(env[name]) for key, name in keys])
+            return json_string("{" + items + "}")
+
+        return Hole(fill)
+
+    def description(self) -> Hole[PointContext]:
+        """What the sweep is, which point this is, and the key (`find` and `adopt` read it back)."""
+        sweep = self.sweep
+        lead = f"{sweep.description.strip()} | " if sweep.description.strip() else ""
+        head, tail = f"{lead}sweep {sweep.name} point ", f" ({sweep.path})"
+
+        def fill(point: PointContext) -> str:
+            params = ", ".join([f"{k}={as_text(v)}" for k, v in point.point.params])
+            if len(params) > 300:
+                params = params[:297] + "..."
+            text = (head + (params or "no parameters") + tail)[:700]
+            return json_string(f"{text} [sweep-key {point.key}]")
+
+        return Hole(fill)
 
     def mount(self, compiled: Mapping[str, Slot]) -> dict[str, Any]:
         source_key = {
@@ -155,6 +182,18 @@ class Document:
         if "shared_memory" in compiled:
             doc["sharedMemory"] = self.string(compiled["shared_memory"])
         return doc
+
+
+_ascii_string: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+
+def _ascii_json(value: Value) -> str:
+    """A value as `json.dumps` writes it by default (ASCII only)."""
+    if isinstance(value, str):
+        return _ascii_string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)  # int and float: the encoder's own int.__repr__ and float.__repr__
 
 
 def _env_value(name: str) -> Callable[[PointContext], str]:

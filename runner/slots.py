@@ -17,8 +17,6 @@ from runner.yaml12 import field_path
 Path = tuple[str | int, ...]
 Check = Callable[[str], "str | None"]
 """A check of a rendered string: the problem with it, or None."""
-_PARAMS_JSON = json.JSONEncoder(sort_keys=True).encode
-"""`json.dumps(..., sort_keys=True)` without building an encoder for every point."""
 
 
 @dataclass(frozen=True)
@@ -105,15 +103,3 @@ class PointContext:
         if slot.literal is not None:
             self.literal_numbers[slot.path] = number
         return number
-
-    def params_json(self) -> str:
-        return _PARAMS_JSON(dict((*self.point.params, *self.derived)))
-
-    def description(self) -> str:
-        sweep = self.sweep
-        params = ", ".join(f"{k}={as_text(v)}" for k, v in self.point.params) or "no parameters"
-        if len(params) > 300:
-            params = params[:297] + "..."
-        lead = f"{sweep.description.strip()} | " if sweep.description.strip() else ""
-        text = f"{lead}sweep {sweep.name} point {params} ({sweep.path})"
-        return f"{text[:700]} [sweep-key {self.key}]"

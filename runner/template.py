@@ -6,6 +6,7 @@ Deliberately not `str.format`: no attribute or index access, so a dotted name su
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,6 +36,20 @@ class Template:
     """A parsed template: literal strings and fields, in order."""
 
     parts: tuple[str | Field, ...]
+    _texts: list[str] = dataclasses.field(init=False, compare=False, repr=False)
+    """Each part's text, "" where a field goes: a point copies it and fills the fields in."""
+    _fields: tuple[tuple[int, str, str], ...] = dataclasses.field(
+        init=False, compare=False, repr=False
+    )
+    """(position, name, format spec) of each field."""
+
+    def __post_init__(self) -> None:
+        texts = [p if isinstance(p, str) else "" for p in self.parts]
+        fields = tuple(
+            (i, p.name, p.spec) for i, p in enumerate(self.parts) if isinstance(p, Field)
+        )
+        object.__setattr__(self, "_texts", texts)
+        object.__setattr__(self, "_fields", fields)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -48,12 +63,9 @@ class Template:
         return "".join(p for p in self.parts if isinstance(p, str))
 
     def render(self, params: Mapping[str, Value]) -> str:
-        out = []
-        for part in self.parts:
-            if isinstance(part, str):
-                out.append(part)
-            else:
-                out.append(_format(params[part.name], part.spec))
+        out = self._texts.copy()
+        for i, name, spec in self._fields:
+            out[i] = _format(params[name], spec) if spec else as_text(params[name])
         return "".join(out)
 
     def render_value(self, params: Mapping[str, Value]) -> Value:

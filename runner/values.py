@@ -52,6 +52,11 @@ def identity(value: Value) -> str:
 
 def as_text(value: Value) -> str:
     """How a value is written into argv, env vars and names: `true`, `3000000`, `0.0003`."""
+    kind = type(value)  # exact types first: this runs for every field of every point
+    if kind is str:
+        return value  # type: ignore[return-value]  # mypy does not narrow on `type(x) is`
+    if kind is int:
+        return int.__repr__(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
