@@ -75,7 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rank = int(os.environ.get("BEAKER_REPLICA_RANK", "0"))
     count = int(os.environ.get("BEAKER_REPLICA_COUNT", "1"))
     leader = os.environ.get("BEAKER_LEADER_REPLICA_HOSTNAME", "localhost")
-    print(f"replica {rank} of {count} (leader {leader}): lr={args.lr} steps={args.steps}")
+    # Flushed: a replica stopped by its sibling's failure must still leave this line in its log.
+    print(
+        f"replica {rank} of {count} (leader {leader}): lr={args.lr} steps={args.steps}",
+        flush=True,
+    )
     started = time.monotonic()
     xs, ys = dataset()
     shard = list(range(rank, SAMPLES, count))
