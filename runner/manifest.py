@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from runner.errors import ManifestError, Problem
-from runner.model import Placement, Space, Sweep
+from runner.model import DEFAULT_MAX_POINTS, Placement, Space, Sweep
 from runner.params import parse_space
 from runner.schema import schema_problems
 from runner.space import duplicate_includes, unmatched_excludes, upper_bound
@@ -20,6 +23,9 @@ def load_manifest(path: Path, display: str | None = None) -> Sweep:
     """Parse and check one manifest; raises ManifestError listing every problem found."""
     shown = display or str(path)
     doc = load_file(path, shown)
+    problems = _too_many_points(doc)  # before the checks that cost time per value written
+    if problems:
+        raise ManifestError(problems)
     problems = schema_problems(doc)
     if problems:
         raise ManifestError(problems)
@@ -78,20 +84,64 @@ def _file_problems(path: Path, doc: Document) -> list[Problem]:
     return [Problem(doc.source, 1, 1, "", message)]
 
 
-def _space_problems(doc: Document, space: Space) -> list[Problem]:
-    bound = upper_bound(space)
-    if bound > space.max_points:
-        where = (
-            ("params", "max_points") if "max_points" in doc.data.get("params", {}) else ("params",)
+def _too_many_points(doc: Document) -> list[Problem]:
+    """The max_points refusal, from list lengths alone, before anything looks at each value.
+
+    The schema and parameter checks cost time in proportion to the values written, which a
+    refused grid of a million points should not spend. For a well-formed params section this is
+    exactly `upper_bound`; for anything else it says nothing and the full checks report it.
+    """
+    params = doc.data.get("params")
+    if not isinstance(params, Mapping):
+        return []
+    limit = params.get("max_points", DEFAULT_MAX_POINTS)
+    grid, groups, include = params.get("grid", {}), params.get("zip", []), params.get("include", [])
+    if type(limit) is not int or limit < 1 or not isinstance(groups, list):
+        return []
+    if not isinstance(include, list):
+        return []
+    lengths = _lengths(grid)
+    for group in groups:
+        sizes = set(_lengths(group) or [None])
+        lengths.append(sizes.pop() if len(sizes) == 1 else None)
+    if None in lengths:
+        return []
+    bound = math.prod(n for n in lengths if n is not None) + len(include)
+    return _max_points_problem(doc, bound, limit)
+
+
+def _lengths(node: Any) -> list[int | None]:
+    """Lengths of the axes of a grid or zip mapping (nested mappings included); None: malformed."""
+    if not isinstance(node, Mapping):
+        return [None]
+    out: list[int | None] = []
+    for value in node.values():
+        out += _lengths(value) if isinstance(value, Mapping) else [_length(value)]
+    return out
+
+
+def _length(value: Any) -> int | None:
+    return len(value) if isinstance(value, list) and value else None
+
+
+def _max_points_problem(doc: Document, bound: int, limit: int) -> list[Problem]:
+    if bound <= limit:
+        return []
+    where = ("params", "max_points") if "max_points" in doc.data.get("params", {}) else ("params",)
+    return [
+        _problem(
+            doc,
+            where,
+            f"the sweep has {bound} points (before exclusions), more than max_points"
+            f" {limit}; raise params.max_points if you mean it",
         )
-        return [
-            _problem(
-                doc,
-                where,
-                f"the sweep has {bound} points (before exclusions), more than max_points"
-                f" {space.max_points}; raise params.max_points if you mean it",
-            )
-        ]
+    ]
+
+
+def _space_problems(doc: Document, space: Space) -> list[Problem]:
+    too_many = _max_points_problem(doc, upper_bound(space), space.max_points)
+    if too_many:
+        return too_many
     problems = [
         _problem(doc, ("params", "exclude", i), "matches no point of the grid")
         for i in unmatched_excludes(space)
