@@ -39,6 +39,8 @@ class Slot:
 class PointContext:
     """Rendering state of one point: evaluates compiled slots, checking each."""
 
+    __slots__ = ("derived", "env", "key", "literal_numbers", "name", "point", "replicas", "sweep")
+
     def __init__(
         self,
         sweep: Sweep,
@@ -50,7 +52,7 @@ class PointContext:
         self.sweep, self.point, self.env = sweep, point, env
         self.key, self.name = identity
         self.literal_numbers = literal_numbers
-        """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
+        # Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path.
         self.derived: tuple[tuple[str, Value], ...] = ()
         self.replicas: tuple[int, ...] = ()
 

@@ -75,6 +75,8 @@ class Renderer:
         """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
         self._skeletons: dict[tuple[bool, ...], Skeleton[PointContext]] = {}
         """The spec with holes, per shape of point: which tasks are multi-node."""
+        self._replicas: tuple[int, ...] | None = None
+        """Each task's replica count, once known to be the same at every point."""
         self._derived = [
             (d.name, self._slot(d.template, ("params", "derived", d.name)))
             for d in sweep.space.derived
@@ -168,9 +170,14 @@ class Renderer:
         for dname, slot in self._derived:
             env[dname] = context.value(slot)
         context.derived = tuple((dname, env[dname]) for dname, _ in self._derived)
-        context.replicas = tuple(
-            int(context.number(task["replicas"], "replicas", 1)) for task in self._tasks
-        )
+        replicas = self._replicas
+        if replicas is None:
+            replicas = tuple(
+                int(context.number(task["replicas"], "replicas", 1)) for task in self._tasks
+            )
+            if all(task["replicas"].literal is not None for task in self._tasks):
+                self._replicas = replicas  # the same for every point
+        context.replicas = replicas
         shape = tuple(n > 1 for n in context.replicas)
         skeleton = self._skeletons.get(shape)
         if skeleton is None:
