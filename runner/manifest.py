@@ -9,12 +9,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.errors import ManifestError, Problem
+from runner.marks import Document, field_path
 from runner.model import DEFAULT_MAX_POINTS, Placement, Space, Sweep
 from runner.params import parse_space
 from runner.schema import schema_problems
 from runner.space import duplicate_includes, unmatched_excludes, upper_bound
 from runner.spec import Renderer
-from runner.yaml12 import Document, field_path, load_file
+from runner.yaml12 import load_file
 
 _FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 

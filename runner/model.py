@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from runner.marks import Mark, Marks
 from runner.values import Value
-from runner.yaml12 import Mark, Marks
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_POINTS = 1000

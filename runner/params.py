@@ -7,9 +7,9 @@ from typing import Any
 
 from runner import template
 from runner.errors import Problem
+from runner.marks import Document, Mark, field_path
 from runner.model import BUILTINS, DEFAULT_MAX_POINTS, Assignment, Axis, Derived, Space
 from runner.values import InvalidValue, Value, canonical_json, identity, normalize
-from runner.yaml12 import Document, Mark, field_path
 
 Path = tuple[str | int, ...]
 

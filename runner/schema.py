@@ -14,7 +14,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError
 
 from runner.errors import Problem
-from runner.yaml12 import Document, field_path
+from runner.marks import Document, field_path
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "sweep.schema.json"
 """A symlink to schemas/sweep.schema.json, so installed packages carry the schema too."""

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from runner import template
 from runner.errors import ManifestError, Problem
+from runner.marks import field_path
 from runner.model import Sweep
 from runner.space import Point
 from runner.values import Value, as_text, normalize
-from runner.yaml12 import field_path
 
 Path = tuple[str | int, ...]
 Check = Callable[[str], "str | None"]

@@ -21,13 +21,13 @@ from runner import template
 from runner.document import Document
 from runner.errors import ManifestError, Problem
 from runner.keys import experiment_name, point_key
+from runner.marks import field_path
 from runner.model import BUILTINS, Sweep
 from runner.params import param_env_name
 from runner.skeleton import Skeleton
 from runner.slots import Path, PointContext, Slot
 from runner.space import Point, iter_points
 from runner.values import Value, as_text, normalize
-from runner.yaml12 import field_path
 
 MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "leader_selection": True,

@@ -10,170 +10,25 @@ alias expanded, so a "billion laughs" file stops at ``MAX_NODES`` without being 
 
 from __future__ import annotations
 
-import json
 import pathlib
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
 from runner.errors import ManifestError, Problem
-
-KeyPath = tuple[str | int, ...]
+from runner.marks import Document, KeyPath, Marks, Pos, field_path
+from runner.scalars import MAP, SCALAR_TAGS, SEQ, Invalid, resolve_plain, show_tag, type_name
 
 MAX_NODES = 100_000  # nodes after expanding every alias; a 2 000-line manifest has ~8 000
 MAX_DEPTH = 100  # nesting levels, also after alias expansion; keeps recursion well bounded
 
 _LOADER: Callable[[str], Any] = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
-_STD = "tag:yaml.org,2002:"
-_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
-_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_INT10 = re.compile(r"[-+]?[0-9]+")
-_INT8 = re.compile(r"0o[0-7]+")
-_INT16 = re.compile(r"0x[0-9a-fA-F]+")
-_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_INF_NAN = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
-_PLAIN_KEY = re.compile(r"[^.\[\]\s\"']+")
 _BREAK = re.compile(r"\r\n|\r|\n")
 # Line breaks to YAML 1.1 (and pyyaml), ordinary characters to YAML 1.2: refused, not guessed.
 _DISPUTED_BREAKS = re.compile("[\x85\u2028\u2029]")
-
-
-@dataclass(frozen=True)
-class Mark:
-    """A 1-based line and column in the source text."""
-
-    line: int
-    col: int
-
-
-_START = Mark(1, 1)
-
-
-Pos = tuple[int, int]  # (line, col), 1-based; Mark objects are made only when asked for
-
-
-class Marks:
-    """Positions of every mapping key and value, and every sequence item, by path."""
-
-    __slots__ = ("_keys", "_values")
-
-    def __init__(self, values: Mapping[KeyPath, Pos], keys: Mapping[KeyPath, Pos]) -> None:
-        self._values = values
-        self._keys = keys
-
-    def value(self, path: KeyPath) -> Mark:
-        """Where the value at ``path`` starts, else where its nearest existing ancestor starts."""
-        for end in range(len(path), 0, -1):
-            pos = self._values.get(path[:end])
-            if pos is not None:
-                return Mark(*pos)
-        return _START
-
-    def key(self, path: KeyPath) -> Mark:
-        """Where the mapping key naming ``path`` is written; falls back like ``value``."""
-        pos = self._keys.get(path)
-        return Mark(*pos) if pos is not None else self.value(path)
-
-
-@dataclass(frozen=True)
-class Document:
-    """A loaded manifest: a dict of plain Python values, and where each of them was written."""
-
-    data: Any
-    marks: Marks
-    source: str
-
-
-def field_path(path: KeyPath) -> str:
-    """Render ``("tasks", 0, "image")`` as ``tasks[0].image``; the empty path is ``(root)``."""
-    if not path:
-        return "(root)"
-    parts: list[str] = []
-    for part in path:
-        if isinstance(part, int):
-            parts.append(f"[{part}]")
-        elif not _PLAIN_KEY.fullmatch(part):
-            parts.append(f"[{json.dumps(part, ensure_ascii=False)}]")
-        else:
-            parts.append(f".{part}" if parts else part)
-    return "".join(parts)
-
-
-class _Invalid(Exception):
-    """A scalar's text does not fit its tag."""
-
-
-def _to_int(text: str) -> int:
-    try:
-        if _INT10.fullmatch(text):
-            return int(text)
-        if _INT8.fullmatch(text) or _INT16.fullmatch(text):
-            return int(text, 0)
-    except ValueError:  # more digits than Python will convert (sys.get_int_max_str_digits)
-        raise _Invalid(f"integer {text[:20]}... has too many digits") from None
-    raise _Invalid(f"{text!r} is not a valid !!int")
-
-
-def _to_float(text: str) -> float:
-    if _INF_NAN.fullmatch(text):
-        return float(text.replace(".", "", 1))
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    try:
-        return float(_to_int(text))
-    except (_Invalid, OverflowError):
-        raise _Invalid(f"{text!r} is not a valid !!float") from None
-
-
-def _to_bool(text: str) -> bool:
-    if text in _BOOLS:
-        return _BOOLS[text]
-    raise _Invalid(f"{text!r} is not a valid !!bool (use true or false)")
-
-
-def _to_null(text: str) -> None:
-    if text not in _NULLS:
-        raise _Invalid(f"{text!r} is not a valid !!null")
-
-
-_SCALAR_TAGS: dict[str, Callable[[str], Any]] = {
-    _STD + "str": str,
-    _STD + "int": _to_int,
-    _STD + "float": _to_float,
-    _STD + "bool": _to_bool,
-    _STD + "null": _to_null,
-}
-_SEQ, _MAP = _STD + "seq", _STD + "map"
-
-
-def _resolve_plain(text: str) -> Any:
-    """The YAML 1.2 core-schema value of an untagged plain scalar."""
-    if text in _NULLS:
-        return None
-    if text in _BOOLS:
-        return _BOOLS[text]
-    if not text or text[0] not in "0123456789+-.":
-        return text
-    if _INT10.fullmatch(text) or _INT8.fullmatch(text) or _INT16.fullmatch(text):
-        return _to_int(text)
-    if _FLOAT.fullmatch(text) or _INF_NAN.fullmatch(text):
-        return _to_float(text)
-    return text
-
-
-def _show_tag(tag: str) -> str:
-    if tag.startswith(_STD):
-        return "!!" + tag[len(_STD) :]
-    return tag if tag.startswith("!") else f"!<{tag}>"
-
-
-def _type_name(value: Any) -> str:
-    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 class _Node:
@@ -196,7 +51,7 @@ class _Node:
     def describe(self) -> str:
         real = self.target or self
         kinds = {"seq": "a list", "map": "a mapping"}
-        return kinds.get(real.kind) or _type_name(real.children)
+        return kinds.get(real.kind) or type_name(real.children)
 
 
 class _Frame:
@@ -303,12 +158,12 @@ class _Composer:
             if tag is None:
                 if event.implicit[0]:
                     node.plain = True
-                    node.children = _resolve_plain(text)
-            elif tag in _SCALAR_TAGS:
-                node.children = _SCALAR_TAGS[tag](text)
+                    node.children = resolve_plain(text)
+            elif tag in SCALAR_TAGS:
+                node.children = SCALAR_TAGS[tag](text)
             elif tag != "!":  # the non-specific tag: a string
                 self.check_tag(tag, "a scalar", node.pos)
-        except _Invalid as error:
+        except Invalid as error:
             self.problem(node.pos, self.child_path(), str(error))
         self.count(node)
         if event.anchor is not None:
@@ -318,7 +173,7 @@ class _Composer:
     def start(self, event: yaml.CollectionStartEvent) -> None:
         kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
         node = _Node(kind, _pos(event), [])
-        if event.tag not in (None, "!", _SEQ if kind == "seq" else _MAP):
+        if event.tag not in (None, "!", SEQ if kind == "seq" else MAP):
             self.check_tag(event.tag, "a list" if kind == "seq" else "a mapping", node.pos)
         node.open = True
         self.count(node)
@@ -346,8 +201,8 @@ class _Composer:
         self.attach(node)
 
     def check_tag(self, tag: str, kind: str, pos: Pos) -> None:
-        shown = _show_tag(tag)
-        if tag in _SCALAR_TAGS or tag in (_SEQ, _MAP):
+        shown = show_tag(tag)
+        if tag in SCALAR_TAGS or tag in (SEQ, MAP):
             self.problem(pos, self.child_path(), f"tag {shown} cannot be applied to {kind}")
         else:
             allowed = "!!str, !!int, !!float, !!bool, !!null, !!seq, !!map"
@@ -498,8 +353,8 @@ class _Dumper(yaml.SafeDumper):
 
     def represent_str(self, data: str) -> yaml.ScalarNode:
         try:
-            plain_is_string = isinstance(_resolve_plain(data), str)
-        except _Invalid:  # an unreadable plain scalar is safest quoted
+            plain_is_string = isinstance(resolve_plain(data), str)
+        except Invalid:  # an unreadable plain scalar is safest quoted
             plain_is_string = False
         if not plain_is_string:
             return self.represent_scalar("tag:yaml.org,2002:str", data, style="'")

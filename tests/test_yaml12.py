@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from runner import yaml12
 from runner.errors import ManifestError
-from runner.yaml12 import MAX_DEPTH, MAX_NODES, Mark, field_path, load, load_file
+from runner.marks import Mark, field_path
+from runner.yaml12 import MAX_DEPTH, MAX_NODES, load, load_file
 
 HAS_LIBYAML = hasattr(yaml, "CBaseLoader")
 
