@@ -212,6 +212,17 @@ class FakeBeaker:
     def reset_calls(self) -> None:
         self._calls.reset()
 
+    @property
+    def posting_connections(self) -> int:
+        """HTTPS connections (each a TCP and TLS handshake) that carried at least one POST,
+        since the server last started; also at ``GET /_fake/connections``."""
+        return self._http.posting_connections if self._http is not None else 0
+
+    @property
+    def open_connections(self) -> int:
+        """HTTPS connections open now (a client's close reaches the server a moment later)."""
+        return self._http.open_connections if self._http is not None else 0
+
     # Faults. Each applies to the next ``times`` matching calls, across threads, exactly.
 
     @property
