@@ -37,7 +37,7 @@ class Reply:
     body: bytes
     content_type: str = "application/json"
     retry_after: str | None = None
-    then: str = "send"  # "send", "reset" (close without answering), or "late"
+    then: str = "send"  # "send", "reset" (close without answering), "late" or "garbled"
     delay: float = 0.0
 
 
@@ -143,6 +143,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.then == "late":
             self.server.stopping.wait(reply.delay)
+        if reply.then == "garbled":
+            reply = Reply(200, b"<html><body>Welcome</body></html>", content_type="text/html")
         self._send(reply)
 
     def _send(self, reply: Reply) -> None:

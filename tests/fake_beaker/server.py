@@ -261,6 +261,10 @@ class FakeBeaker:
         """Commit the next creates, then hold the response for ``delay`` seconds."""
         self._faults.add_create_faults(CreateFault("late", delay=delay), times)
 
+    def garble_after_commit(self, times: int = 1) -> None:
+        """Commit the next creates, then answer 200 with an HTML page instead of the experiment."""
+        self._faults.add_create_faults(CreateFault("garbled"), times)
+
     def fail_rpc(self, rpc: str, code: Any, times: int = 1) -> None:
         """Fail the next ``times`` calls of gRPC method ``rpc`` with ``code`` (grpc.StatusCode)."""
         if not callable(getattr(beaker_pb2_grpc.BeakerServicer, rpc, None)):
