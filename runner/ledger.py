@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,31 +116,8 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
 
 
 def render(ledger: Ledger) -> str:
-    return _render(ledger, {})[0]
-
-
-_Lines = dict[str, tuple[Entry, str]]
-"""Each entry's line by key, with the entry it was written from."""
-
-
-def _render(ledger: Ledger, known: _Lines) -> tuple[str, _Lines]:
-    """The file text, reusing the lines of `known` entries that are the very same objects."""
-    lines: _Lines = {}
-    for key in sorted(ledger.entries):
-        entry = ledger.entries[key]
-        cached = known.get(key)
-        lines[key] = cached if cached and cached[0] is entry else (entry, entry.to_line())
-    text = "\n".join([header(ledger.sweep), *(line for _, line in lines.values())]) + "\n"
-    return text, lines
-
-
-_last_written: dict[Path, tuple[str, Ledger, _Lines]] = {}
-"""Per ledger file, what this process last wrote there: the text, its ledger and its lines.
-
-`submit` records every experiment the moment it exists, so a 1 000-point sweep writes its ledger
-1 000 times; re-parsing and re-encoding every earlier entry each time made that quadratic. When
-the file still holds exactly the text written last, that ledger is reused instead of parsed.
-"""
+    lines = [ledger.entries[key].to_line() for key in sorted(ledger.entries)]
+    return "\n".join([header(ledger.sweep), *lines]) + "\n"
 
 
 @contextlib.contextmanager
@@ -157,21 +135,42 @@ def record(path: Path, sweep: str, entries: Iterable[Entry]) -> Ledger:
     """Merge entries into the ledger file atomically; safe against concurrent writers."""
     new = list(entries)
     with _locked(path.parent):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = None
-        last = _last_written.get(path)
-        if last is not None and last[0] == text and last[1].sweep == sweep:
-            current, known = last[1], last[2]
-        else:
-            current = Ledger(sweep, {}) if text is None else parse(text, str(path), sweep)
-            known = {}
-        ledger = current.merged(new)
-        text, lines = _render(ledger, known)
-        write_atomic(path, text)
-        _last_written[path] = (text, ledger, lines)
+        ledger = read(path, sweep).merged(new)
+        write_atomic(path, render(ledger))
     return ledger
+
+
+class Pending:
+    """Entries not yet written, by ledger file, written together once `every` seconds have
+    passed since the oldest of them arrived.
+
+    `submit` records its successes through this: writing a file re-reads, merges and fsyncs
+    it, so once per experiment it cost more than the experiment's own request.
+    """
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self._files: dict[tuple[Path, str], list[Entry]] = {}
+        self._due: float | None = None
+
+    def add(self, path: Path, sweep: str, entry: Entry) -> None:
+        self._files.setdefault((path, sweep), []).append(entry)
+        if self._due is None:
+            self._due = time.monotonic() + self.every
+
+    def due_in(self) -> float | None:
+        """Seconds until the entries should be written (0.0 when overdue); None when none wait."""
+        return None if self._due is None else max(0.0, self._due - time.monotonic())
+
+    def flush(self) -> None:
+        """Write every waiting entry, one write per file; on failure the rest wait for a retry."""
+        try:
+            while self._files:
+                (path, sweep), entries = next(iter(self._files.items()))
+                record(path, sweep, entries)
+                del self._files[(path, sweep)]
+        finally:
+            self._due = time.monotonic() + self.every if self._files else None
 
 
 def write_atomic(path: Path, text: str) -> None:
