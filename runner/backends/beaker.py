@@ -98,15 +98,20 @@ class SpecMismatch(Exception):
 
 def to_beaker_spec(document: Mapping[str, Any]) -> BeakerExperimentSpec:
     """The typed spec for a rendered document, refusing any lossy conversion."""
+    return _round_trip(document)[0]
+
+
+def _round_trip(document: Mapping[str, Any]) -> tuple[BeakerExperimentSpec, dict[str, Any]]:
+    """The typed spec and its JSON (what beaker-py sends), checked to equal the document."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # 'preemptible' is deprecated but valid
         spec = BeakerExperimentSpec.from_json(json.loads(json.dumps(document)))
-        back = spec.to_json()
+        back: dict[str, Any] = spec.to_json()
     if _canonical(back) != _canonical(document):
         raise SpecMismatch(
             f"beaker-py does not round-trip this spec: {_canonical(document)} != {_canonical(back)}"
         )
-    return spec
+    return spec, back
 
 
 def _canonical(doc: Mapping[str, Any]) -> str:
@@ -223,7 +228,7 @@ class BeakerBackend:
         headers, timeout, retries and error mapping are beaker-py's.
         """
         try:
-            spec = to_beaker_spec(point.spec)
+            _, spec_json = _round_trip(point.spec)  # spec.to_json() once: it is costly
         except (SpecMismatch, TypeError, ValueError) as exc:
             raise Rejected(f"invalid spec for {point.name}: {exc}") from None
         workspace = self._workspace(sweep.placement.workspace)
@@ -235,7 +240,7 @@ class BeakerBackend:
                 f"workspaces/{workspace.id}/experiments",
                 method="POST",
                 query={"name": point.name},
-                data=spec.to_json(),
+                data=spec_json,
                 exceptions_for_status={409: BeakerExperimentConflict(point.name)},
             )
             try:
