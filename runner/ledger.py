@@ -116,8 +116,31 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
 
 
 def render(ledger: Ledger) -> str:
-    lines = [ledger.entries[key].to_line() for key in sorted(ledger.entries)]
-    return "\n".join([header(ledger.sweep), *lines]) + "\n"
+    return _render(ledger, {})[0]
+
+
+_Lines = dict[str, tuple[Entry, str]]
+"""Each entry's line by key, with the entry it was encoded from."""
+
+
+def _render(ledger: Ledger, known: _Lines) -> tuple[str, _Lines]:
+    """The file text, reusing the lines of `known` entries that are the very same objects."""
+    lines: _Lines = {}
+    for key in sorted(ledger.entries):
+        entry = ledger.entries[key]
+        cached = known.get(key)
+        lines[key] = cached if cached and cached[0] is entry else (entry, entry.to_line())
+    text = "\n".join([header(ledger.sweep), *(line for _, line in lines.values())]) + "\n"
+    return text, lines
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What one write left in a file: its text, the ledger it holds and that ledger's lines."""
+
+    text: str
+    ledger: Ledger
+    lines: _Lines
 
 
 @contextlib.contextmanager
@@ -133,11 +156,25 @@ def _locked(directory: Path) -> Iterator[None]:
 
 def record(path: Path, sweep: str, entries: Iterable[Entry]) -> Ledger:
     """Merge entries into the ledger file atomically; safe against concurrent writers."""
-    new = list(entries)
+    return _record(path, sweep, list(entries), None).ledger
+
+
+def _record(path: Path, sweep: str, new: list[Entry], last: _Written | None) -> _Written:
+    """`record`, skipping the parse and re-encoding when the file still holds `last`'s text."""
     with _locked(path.parent):
-        ledger = read(path, sweep).merged(new)
-        write_atomic(path, render(ledger))
-    return ledger
+        try:
+            text: str | None = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = None
+        if last is not None and text == last.text:
+            current, known = last.ledger, last.lines
+        else:  # first write, or another runner wrote in between
+            current = Ledger(sweep, {}) if text is None else parse(text, str(path), sweep)
+            known = {}
+        ledger = current.merged(new)
+        text, lines = _render(ledger, known)
+        write_atomic(path, text)
+    return _Written(text, ledger, lines)
 
 
 class Pending:
@@ -145,13 +182,16 @@ class Pending:
     passed since the oldest of them arrived.
 
     `submit` records its successes through this: writing a file re-reads, merges and fsyncs
-    it, so once per experiment it cost more than the experiment's own request.
+    it, so once per experiment it cost more than the experiment's own request. What it wrote
+    last is kept, so a file nobody else touched since is neither parsed nor re-encoded again:
+    otherwise each write would cost time in proportion to the whole ledger.
     """
 
     def __init__(self, every: float) -> None:
         self.every = every
         self._files: dict[tuple[Path, str], list[Entry]] = {}
         self._due: float | None = None
+        self._written: dict[tuple[Path, str], _Written] = {}
 
     def add(self, path: Path, sweep: str, entry: Entry) -> None:
         self._files.setdefault((path, sweep), []).append(entry)
@@ -166,9 +206,9 @@ class Pending:
         """Write every waiting entry, one write per file; on failure the rest wait for a retry."""
         try:
             while self._files:
-                (path, sweep), entries = next(iter(self._files.items()))
-                record(path, sweep, entries)
-                del self._files[(path, sweep)]
+                file, entries = next(iter(self._files.items()))
+                self._written[file] = _record(*file, entries, self._written.get(file))
+                del self._files[file]
         finally:
             self._due = time.monotonic() + self.every if self._files else None
 

@@ -102,3 +102,18 @@ def test_pending_entries_are_written_once_per_file_and_kept_when_a_write_fails(
     pending.flush()
     assert sorted(ledger.read(bad, "demo").entries) == [_entry(2).key]
     assert pending.due_in() is None
+
+
+def test_pending_writes_merge_with_what_another_writer_added_in_between(tmp_path: Path) -> None:
+    path, plain = tmp_path / "demo.jsonl", tmp_path / "plain" / "demo.jsonl"
+    pending = ledger.Pending(every=0.0)
+    for batch in ([_entry(1), _entry(2)], [_entry(3)]):
+        for entry in batch:
+            pending.add(path, "demo", entry)
+        pending.flush()  # the second write reuses what the first left
+        ledger.record(plain, "demo", batch)
+    assert path.read_bytes() == plain.read_bytes()
+    ledger.record(path, "demo", [_entry(4)])  # another runner
+    pending.add(path, "demo", _entry(5))
+    pending.flush()
+    assert sorted(ledger.read(path, "demo").entries) == [_entry(i).key for i in range(1, 6)]
