@@ -118,11 +118,10 @@ class Submitter:
         finally:
             self._write(unwritten, last=True)  # at the end, at the deadline and on errors
         for sweep, point in jobs:
-            if (sweep.name, point.key) not in outcomes:
-                outcome = Outcome(
-                    sweep.name, point, UNFINISHED, error="deadline reached before it finished"
-                )
-                outcomes[(sweep.name, point.key)] = outcome
+            late = Outcome(
+                sweep.name, point, UNFINISHED, error="deadline reached before it finished"
+            )
+            outcomes.setdefault((sweep.name, point.key), late)
         self.progress.finish()
         return [outcomes[(s.name, p.key)] for s, p in jobs]
 
@@ -193,21 +192,17 @@ class Submitter:
                 sweep, point = work.get_nowait()
             except queue.Empty:
                 return
-            if self._expired():
-                results.put(
-                    Outcome(
+            try:
+                if self._expired():
+                    outcome = Outcome(
                         sweep.name, point, UNFINISHED, error="deadline reached before it started"
                     )
-                )
-                continue
-            try:
-                results.put(self.submit_point(sweep, point))
+                else:
+                    outcome = self.submit_point(sweep, point)
             except Exception as exc:  # a bug must fail this point, not hang the run
-                results.put(
-                    Outcome(
-                        sweep.name, point, FAILED, error=f"unexpected {type(exc).__name__}: {exc}"
-                    )
-                )
+                error = f"unexpected {type(exc).__name__}: {exc}"
+                outcome = Outcome(sweep.name, point, FAILED, error=error)
+            results.put(outcome)
 
     # -- step 1: bulk adoption -----------------------------------------------------------------
 
