@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,7 +120,7 @@ def render(ledger: Ledger) -> str:
 
 
 _Lines = dict[str, tuple[Entry, str]]
-"""Each entry's line by key, with the entry it was written from."""
+"""Each entry's line by key, with the entry it was encoded from."""
 
 
 def _render(ledger: Ledger, known: _Lines) -> tuple[str, _Lines]:
@@ -133,13 +134,13 @@ def _render(ledger: Ledger, known: _Lines) -> tuple[str, _Lines]:
     return text, lines
 
 
-_last_written: dict[Path, tuple[str, Ledger, _Lines]] = {}
-"""Per ledger file, what this process last wrote there: the text, its ledger and its lines.
+@dataclass(frozen=True)
+class _Written:
+    """What one write left in a file: its text, the ledger it holds and that ledger's lines."""
 
-`submit` records every experiment the moment it exists, so a 1 000-point sweep writes its ledger
-1 000 times; re-parsing and re-encoding every earlier entry each time made that quadratic. When
-the file still holds exactly the text written last, that ledger is reused instead of parsed.
-"""
+    text: str
+    ledger: Ledger
+    lines: _Lines
 
 
 @contextlib.contextmanager
@@ -155,23 +156,61 @@ def _locked(directory: Path) -> Iterator[None]:
 
 def record(path: Path, sweep: str, entries: Iterable[Entry]) -> Ledger:
     """Merge entries into the ledger file atomically; safe against concurrent writers."""
-    new = list(entries)
+    return _record(path, sweep, list(entries), None).ledger
+
+
+def _record(path: Path, sweep: str, new: list[Entry], last: _Written | None) -> _Written:
+    """`record`, skipping the parse and re-encoding when the file still holds `last`'s text."""
     with _locked(path.parent):
         try:
-            text = path.read_text(encoding="utf-8")
+            text: str | None = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             text = None
-        last = _last_written.get(path)
-        if last is not None and last[0] == text and last[1].sweep == sweep:
-            current, known = last[1], last[2]
-        else:
+        if last is not None and text == last.text:
+            current, known = last.ledger, last.lines
+        else:  # first write, or another runner wrote in between
             current = Ledger(sweep, {}) if text is None else parse(text, str(path), sweep)
             known = {}
         ledger = current.merged(new)
         text, lines = _render(ledger, known)
         write_atomic(path, text)
-        _last_written[path] = (text, ledger, lines)
-    return ledger
+    return _Written(text, ledger, lines)
+
+
+class Pending:
+    """Entries not yet written, by ledger file, written together once `every` seconds have
+    passed since the oldest of them arrived.
+
+    `submit` records its successes through this: writing a file re-reads, merges and fsyncs
+    it, so once per experiment it cost more than the experiment's own request. What it wrote
+    last is kept, so a file nobody else touched since is neither parsed nor re-encoded again:
+    otherwise each write would cost time in proportion to the whole ledger.
+    """
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self._files: dict[tuple[Path, str], list[Entry]] = {}
+        self._due: float | None = None
+        self._written: dict[tuple[Path, str], _Written] = {}
+
+    def add(self, path: Path, sweep: str, entry: Entry) -> None:
+        self._files.setdefault((path, sweep), []).append(entry)
+        if self._due is None:
+            self._due = time.monotonic() + self.every
+
+    def due_in(self) -> float | None:
+        """Seconds until the entries should be written (0.0 when overdue); None when none wait."""
+        return None if self._due is None else max(0.0, self._due - time.monotonic())
+
+    def flush(self) -> None:
+        """Write every waiting entry, one write per file; on failure the rest wait for a retry."""
+        try:
+            while self._files:
+                file, entries = next(iter(self._files.items()))
+                self._written[file] = _record(*file, entries, self._written.get(file))
+                del self._files[file]
+        finally:
+            self._due = time.monotonic() + self.every if self._files else None
 
 
 def write_atomic(path: Path, text: str) -> None:

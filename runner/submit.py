@@ -3,7 +3,12 @@
 The protocol, per point (its name is derived from its key, so it is the same in every run):
 1. Before anything is created, existing experiments are listed in bulk and adopted when they
    carry the point's key. This repairs a ledger commit that never landed.
-2. Create under the deterministic name. On success, record the ledger entry at once.
+2. Create under the deterministic name. Successes are recorded in the ledger in batches: one
+   writer (the thread that runs `Submitter.run`) writes all that has accumulated once the oldest
+   unwritten entry is `Options.record_every` seconds old, and always before the run returns or
+   raises, at its deadline too. An experiment that exists but never reached the ledger (the
+   runner was killed between two writes) is adopted by step 1 of the next run, so batching
+   loses nothing.
 3. A transient failure (5xx, 429, reset, timeout, UNAVAILABLE) may have created the experiment
    on the server. The next attempt first looks the name up and adopts what it finds.
 4. A name conflict (409) means "look it up": adopt it when it records our key, otherwise fail
@@ -27,6 +32,7 @@ import tenacity
 
 from runner import ledger
 from runner.backends import Backend, Experiment, NameTaken, Rejected, Transient
+from runner.errors import LedgerError
 from runner.model import Sweep
 from runner.plan import SweepPlan
 from runner.progress import Progress
@@ -76,6 +82,9 @@ class Options:
     deadline: float | None = None
     """time.monotonic() value after which no new work starts and the run reports."""
     policy: RetryPolicy = field(default_factory=RetryPolicy)
+    record_every: float = 0.25
+    """Seconds between ledger writes during a run (each write re-reads, merges and fsyncs the
+    file, ~1-2 ms, so writing once per success serialised the workers behind it)."""
 
 
 class Submitter:
@@ -83,7 +92,6 @@ class Submitter:
         self.backend = backend
         self.options = options
         self.progress = progress
-        self._ledger_lock = threading.Lock()
 
     # -- the run -------------------------------------------------------------------------------
 
@@ -104,21 +112,68 @@ class Submitter:
         workers = max(1, min(self.options.concurrency, len(pending)))
         for _ in range(workers if pending else 0):
             threading.Thread(target=self._worker, args=(work, results), daemon=True).start()
-        while len(outcomes) < len(jobs):
-            try:
-                outcome = results.get(timeout=self._remaining())
-            except queue.Empty:
-                break  # deadline: whatever is still running is abandoned and reported
-            outcomes[(outcome.sweep, outcome.point.key)] = outcome
-            self.progress.done(outcome)
+        unwritten = ledger.Pending(self.options.record_every)
+        try:
+            self._collect(len(jobs), results, outcomes, unwritten)
+        finally:
+            self._write(unwritten, last=True)  # at the end, at the deadline and on errors
         for sweep, point in jobs:
-            if (sweep.name, point.key) not in outcomes:
-                outcome = Outcome(
-                    sweep.name, point, UNFINISHED, error="deadline reached before it finished"
-                )
-                outcomes[(sweep.name, point.key)] = outcome
+            late = Outcome(
+                sweep.name, point, UNFINISHED, error="deadline reached before it finished"
+            )
+            outcomes.setdefault((sweep.name, point.key), late)
         self.progress.finish()
         return [outcomes[(s.name, p.key)] for s, p in jobs]
+
+    def _collect(
+        self,
+        expected: int,
+        results: queue.Queue[Outcome],
+        outcomes: dict[tuple[str, str], Outcome],
+        unwritten: ledger.Pending,
+    ) -> None:
+        """Take outcomes until all are in or the deadline passes, recording successes in batches."""
+        while len(outcomes) < expected:
+            if unwritten.due_in() == 0.0:
+                self._write(unwritten)
+            waits = [w for w in (self._remaining(), unwritten.due_in()) if w is not None]
+            try:
+                outcome = results.get(timeout=min(waits) if waits else None)
+            except queue.Empty:
+                if self._expired():
+                    return  # whatever is still running is abandoned and reported
+                continue
+            outcomes[(outcome.sweep, outcome.point.key)] = outcome
+            if outcome.experiment is not None and outcome.status in (CREATED, ADOPTED):
+                path = ledger.ledger_path(self.options.root, outcome.sweep, self.backend.kind)
+                unwritten.add(path, outcome.sweep, self._entry(outcome))
+            self.progress.done(outcome)
+
+    def _write(self, unwritten: ledger.Pending, last: bool = False) -> None:
+        """Write what has accumulated; a failure mid-run is retried at the next write."""
+        try:
+            unwritten.flush()
+        except (OSError, LedgerError) as exc:
+            if last:
+                raise LedgerError(
+                    f"could not write the ledger: {exc}. The experiments exist on the backend;"
+                    " run submit again to adopt them into the ledger"
+                ) from None
+            self.progress.note(f"could not write the ledger ({exc}); trying again")
+
+    def _entry(self, outcome: Outcome) -> ledger.Entry:
+        assert outcome.experiment is not None
+        point = outcome.point
+        return ledger.Entry(
+            key=point.key,
+            experiment=point.name,
+            url=outcome.experiment.url,
+            id=outcome.experiment.id,
+            spec_hash=point.spec_hash,
+            submitted_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            commit=self.options.commit,
+            params=dict(point.params),
+        )
 
     def _remaining(self) -> float | None:
         if self.options.deadline is None:
@@ -137,21 +192,17 @@ class Submitter:
                 sweep, point = work.get_nowait()
             except queue.Empty:
                 return
-            if self._expired():
-                results.put(
-                    Outcome(
+            try:
+                if self._expired():
+                    outcome = Outcome(
                         sweep.name, point, UNFINISHED, error="deadline reached before it started"
                     )
-                )
-                continue
-            try:
-                results.put(self.submit_point(sweep, point))
+                else:
+                    outcome = self.submit_point(sweep, point)
             except Exception as exc:  # a bug must fail this point, not hang the run
-                results.put(
-                    Outcome(
-                        sweep.name, point, FAILED, error=f"unexpected {type(exc).__name__}: {exc}"
-                    )
-                )
+                error = f"unexpected {type(exc).__name__}: {exc}"
+                outcome = Outcome(sweep.name, point, FAILED, error=error)
+            results.put(outcome)
 
     # -- step 1: bulk adoption -----------------------------------------------------------------
 
@@ -174,7 +225,7 @@ class Submitter:
                     pending.append((sweep, point))
                     continue
                 try:
-                    results.put(self._finish(sweep, point, self._adopt(point, experiment), ADOPTED))
+                    results.put(Outcome(sweep.name, point, ADOPTED, self._adopt(point, experiment)))
                 except NameClash as exc:
                     results.put(Outcome(sweep.name, point, FAILED, error=str(exc)))
         return pending
@@ -231,7 +282,7 @@ class Submitter:
             return Outcome(sweep.name, point, FAILED, error=f"gave up after retries: {exc}")
         except (Rejected, NameClash) as exc:
             return Outcome(sweep.name, point, FAILED, error=str(exc))
-        return self._finish(sweep, point, experiment, status)
+        return Outcome(sweep.name, point, status, experiment)
 
     def _retrying(self) -> tenacity.Retrying:
         policy = self.options.policy
@@ -265,21 +316,3 @@ class Submitter:
                 " sweep, so it is left alone (rename the sweep or bump its revision)"
             )
         return found
-
-    def _finish(
-        self, sweep: Sweep, point: Rendered, experiment: Experiment, status: str
-    ) -> Outcome:
-        entry = ledger.Entry(
-            key=point.key,
-            experiment=point.name,
-            url=experiment.url,
-            id=experiment.id,
-            spec_hash=point.spec_hash,
-            submitted_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            commit=self.options.commit,
-            params=dict(point.params),
-        )
-        path = ledger.ledger_path(self.options.root, sweep.name, self.backend.kind)
-        with self._ledger_lock:
-            ledger.record(path, sweep.name, [entry])
-        return Outcome(sweep.name, point, status, experiment)

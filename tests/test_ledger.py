@@ -80,3 +80,40 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
         worker.join(60)
         assert worker.exitcode == 0
     assert sorted(ledger.read(path, "demo").entries) == sorted(_entry(i).key for i in range(100))
+
+
+def test_pending_entries_are_written_once_per_file_and_kept_when_a_write_fails(
+    tmp_path: Path,
+) -> None:
+    pending = ledger.Pending(every=3600.0)
+    assert pending.due_in() is None
+    good, bad = tmp_path / "ok" / "demo.jsonl", tmp_path / "blocked" / "demo.jsonl"
+    (tmp_path / "blocked").write_text("a file where the ledger directory should be")
+    pending.add(good, "demo", _entry(1))
+    pending.add(bad, "demo", _entry(2))
+    pending.add(good, "demo", _entry(3))
+    due = pending.due_in()
+    assert due is not None and 0 < due <= 3600.0
+    with pytest.raises(OSError):
+        pending.flush()
+    assert sorted(ledger.read(good, "demo").entries) == [_entry(1).key, _entry(3).key]
+    assert pending.due_in() is not None  # the blocked file's entry waits for the next write
+    (tmp_path / "blocked").unlink()
+    pending.flush()
+    assert sorted(ledger.read(bad, "demo").entries) == [_entry(2).key]
+    assert pending.due_in() is None
+
+
+def test_pending_writes_merge_with_what_another_writer_added_in_between(tmp_path: Path) -> None:
+    path, plain = tmp_path / "demo.jsonl", tmp_path / "plain" / "demo.jsonl"
+    pending = ledger.Pending(every=0.0)
+    for batch in ([_entry(1), _entry(2)], [_entry(3)]):
+        for entry in batch:
+            pending.add(path, "demo", entry)
+        pending.flush()  # the second write reuses what the first left
+        ledger.record(plain, "demo", batch)
+    assert path.read_bytes() == plain.read_bytes()
+    ledger.record(path, "demo", [_entry(4)])  # another runner
+    pending.add(path, "demo", _entry(5))
+    pending.flush()
+    assert sorted(ledger.read(path, "demo").entries) == [_entry(i).key for i in range(1, 6)]

@@ -130,11 +130,15 @@ def test_commit_then_late_reply_adopts_instead_of_duplicating(
 def test_unavailable_rpcs_and_latency_and_rate_limit(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.unavailable("GetWorkload", times=1)
     fake_beaker.unavailable("ResolveWorkspaceName", times=1)
+    fake_beaker.reset_after_commit(
+        times=1
+    )  # creates make no GetWorkload; a look-up after this does
     fake_beaker.latency = 0.02
     fake_beaker.rate_limit(4)
     outcomes, sleeps = run_submit(repo, concurrency=6, real_sleep=True)  # Retry-After is honoured
     assert {o.status for o in outcomes} <= {CREATED, ADOPTED}, [o.error for o in outcomes]
     assert 1.0 in sleeps  # the fake's Retry-After: 1, seen through beaker-py's 429 error
+    assert fake_beaker.calls["GetWorkload"] >= 2  # the UNAVAILABLE one, then its retry
     assert_exactly_once(repo, fake_beaker)
 
 

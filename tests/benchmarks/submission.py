@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
@@ -52,11 +53,18 @@ class Server:
     pid: int
     env: Mapping[str, str]
 
-    def stats(self) -> Counter[str]:
+    def _get(self, path: str) -> Any:
         context = ssl.create_default_context(cafile=self.env["REQUESTS_CA_BUNDLE"])
-        url = self.env["BEAKER_ADDR"] + "/_fake/stats"
+        url = self.env["BEAKER_ADDR"] + path
         with urllib.request.urlopen(url, context=context, timeout=30) as reply:
-            return Counter(json.load(reply)["calls"])
+            return json.load(reply)
+
+    def stats(self) -> Counter[str]:
+        return Counter(self._get("/_fake/stats")["calls"])
+
+    def connections(self) -> int:
+        """HTTPS connections that carried a create so far: each cost a TCP and TLS handshake."""
+        return int(self._get("/_fake/connections")["posting"])
 
     def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -112,6 +120,7 @@ class Run:
     calls: Counter[str]
     runner_cpu: float
     server_cpu: float
+    connections: int = 0
 
 
 def submit(server: Server, root: Path, concurrency: int) -> Run:
@@ -121,15 +130,16 @@ def submit(server: Server, root: Path, concurrency: int) -> Run:
     options = Options(root=root, commit="0" * 40, concurrency=concurrency)
     progress = Progress(io.StringIO(), io.StringIO(), live=False)
     try:
-        before, cpu, server_cpu = server.stats(), _own_cpu(), server.cpu_seconds()
+        before, connections = server.stats(), server.connections()
+        cpu, server_cpu = _own_cpu(), server.cpu_seconds()
         started = time.perf_counter()
         outcomes = Submitter(backend, options, progress).run(plans)
         elapsed = time.perf_counter() - started
         cpu, server_cpu = _own_cpu() - cpu, server.cpu_seconds() - server_cpu
-        calls = server.stats() - before
+        calls, connections = server.stats() - before, server.connections() - connections
     finally:
         backend.close()
-    return Run(elapsed, outcomes, calls, cpu, server_cpu)
+    return Run(elapsed, outcomes, calls, cpu, server_cpu, connections)
 
 
 def rerun(server: Server, root: Path) -> Run:
@@ -186,8 +196,9 @@ def _throughput_row(config: Config, points: int, concurrency: int, run: Run) -> 
     met = share >= TARGET if concurrency == TARGET_AT else None
     config.note(
         f"Submit c={concurrency}: {calls_text(run.calls)} ({trips:.2f} latency-bearing calls per"
-        f" point); CPU used: runner {run.runner_cpu:.2f} s, fake server {run.server_cpu:.2f} s,"
-        f" in {run.seconds:.2f} s of wall time on {os.cpu_count()} cores."
+        f" point) over {run.connections} HTTPS connection(s); CPU used: runner"
+        f" {run.runner_cpu:.2f} s ({run.runner_cpu / points * 1e3:.1f} ms a point), fake server"
+        f" {run.server_cpu:.2f} s, in {run.seconds:.2f} s of wall time on {os.cpu_count()} cores."
     )
     return Row(
         "4",

@@ -9,7 +9,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any, Literal
 
-CreateFaultKind = Literal["status", "reset", "late"]
+CreateFaultKind = Literal["status", "reset", "late", "garbled"]
 
 # Bodies the fake sends with injected statuses, unless the test passes ``message``. 502/503
 # get a plain-text body, like a load balancer, so beaker-py re-raises requests' HTTPError.
@@ -27,6 +27,8 @@ class CreateFault:
 
     ``status``: answer ``status`` without committing. ``reset``: commit, then close the
     connection without a response. ``late``: commit, then answer after ``delay`` seconds.
+    ``garbled``: commit, then answer 200 with an HTML page instead of the experiment, as a
+    misconfigured proxy in between might.
     """
 
     kind: CreateFaultKind

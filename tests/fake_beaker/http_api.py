@@ -1,4 +1,6 @@
-"""The HTTPS half of the fake: ``POST /api/v3/workspaces/{id}/experiments`` and stats.
+"""The HTTPS half of the fake: ``POST /api/v3/workspaces/{id}/experiments``, stats and a count
+of the connections creates arrived on (``GET /_fake/connections``), which shows whether a client
+reuses its connections or pays a TLS handshake per request.
 
 Error bodies are ``{"message": ...}``, which beaker-py's ``http_request`` parses: 409 becomes
 BeakerExperimentConflict, other 4xx with a message BeakerError("[code=N] message"), 5xx with a
@@ -26,6 +28,7 @@ from .state import State
 
 CREATE_PATH = re.compile(r"^/api/v3/workspaces/(?P<workspace>[^/]+)/experiments$")
 STATS_PATH = "/_fake/stats"
+CONNECTIONS_PATH = "/_fake/connections"
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class Reply:
     body: bytes
     content_type: str = "application/json"
     retry_after: str | None = None
-    then: str = "send"  # "send", "reset" (close without answering), or "late"
+    then: str = "send"  # "send", "reset" (close without answering), "late" or "garbled"
     delay: float = 0.0
 
 
@@ -104,21 +107,30 @@ class CreateEndpoint:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    """One instance per TCP (and so TLS) connection; HTTP/1.1 keeps it for many requests."""
+
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else small replies wait ~40 ms on a delayed ACK
     timeout = 60
     server: ApiServer
+    _posted = False
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_GET(self) -> None:
-        if urlsplit(self.path).path == STATS_PATH:
+        path = urlsplit(self.path).path
+        if path == STATS_PATH:
             self._send(self.server.endpoint.stats())
+        elif path == CONNECTIONS_PATH:
+            self._send(_json_reply(200, {"posting": self.server.posting_connections}))
         else:
             self._send(_json_reply(404, {"message": "not found"}))
 
     def do_POST(self) -> None:
+        if not self._posted:
+            self._posted = True
+            self.server.count_posting_connection()
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if (latency := self.server.endpoint.faults.latency) > 0:
             self.server.stopping.wait(latency)
@@ -131,6 +143,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.then == "late":
             self.server.stopping.wait(reply.delay)
+        if reply.then == "garbled":
+            reply = Reply(200, b"<html><body>Welcome</body></html>", content_type="text/html")
         self._send(reply)
 
     def _send(self, reply: Reply) -> None:
@@ -164,6 +178,8 @@ class ApiServer(ThreadingHTTPServer):
         self.stopping = stopping
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
+        self.posting_connections = 0
+        """Connections that carried at least one POST: each paid a TCP and a TLS handshake."""
         super().__init__(("127.0.0.1", port), _Handler)
         # Handshakes happen on first read, in the handler thread, so accept() never blocks.
         self.socket = context.wrap_socket(
@@ -175,6 +191,15 @@ class ApiServer(ThreadingHTTPServer):
         with self._open_lock:
             self._open.add(conn)
         return conn, addr
+
+    @property
+    def open_connections(self) -> int:
+        with self._open_lock:
+            return len(self._open)
+
+    def count_posting_connection(self) -> None:
+        with self._open_lock:
+            self.posting_connections += 1
 
     def shutdown_request(self, request: Any) -> None:
         with self._open_lock:

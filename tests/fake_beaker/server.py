@@ -212,6 +212,17 @@ class FakeBeaker:
     def reset_calls(self) -> None:
         self._calls.reset()
 
+    @property
+    def posting_connections(self) -> int:
+        """HTTPS connections (each a TCP and TLS handshake) that carried at least one POST,
+        since the server last started; also at ``GET /_fake/connections``."""
+        return self._http.posting_connections if self._http is not None else 0
+
+    @property
+    def open_connections(self) -> int:
+        """HTTPS connections open now (a client's close reaches the server a moment later)."""
+        return self._http.open_connections if self._http is not None else 0
+
     # Faults. Each applies to the next ``times`` matching calls, across threads, exactly.
 
     @property
@@ -249,6 +260,10 @@ class FakeBeaker:
     def reply_late_after_commit(self, delay: float, times: int = 1) -> None:
         """Commit the next creates, then hold the response for ``delay`` seconds."""
         self._faults.add_create_faults(CreateFault("late", delay=delay), times)
+
+    def garble_after_commit(self, times: int = 1) -> None:
+        """Commit the next creates, then answer 200 with an HTML page instead of the experiment."""
+        self._faults.add_create_faults(CreateFault("garbled"), times)
 
     def fail_rpc(self, rpc: str, code: Any, times: int = 1) -> None:
         """Fail the next ``times`` calls of gRPC method ``rpc`` with ``code`` (grpc.StatusCode)."""
