@@ -28,41 +28,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import tenacity
-
-from runner import ledger
+from runner import ledger, retry
 from runner.backends import Backend, Experiment, NameTaken, Rejected, Transient
 from runner.errors import LedgerError
 from runner.model import Sweep
 from runner.plan import SweepPlan
 from runner.progress import Progress
+from runner.retry import RetryPolicy
 from runner.spec import Rendered
 
 CREATED, ADOPTED, FAILED, UNFINISHED = "created", "adopted", "failed", "unfinished"
 
 
-class _StopWhen(tenacity.stop.stop_base):
-    """Stop retrying once a condition holds (here: the run's deadline has passed)."""
-
-    def __init__(self, condition: Callable[[], bool]) -> None:
-        self.condition = condition
-
-    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
-        return self.condition()
-
-
 class NameClash(Exception):
     """The experiment name is taken by an experiment that is not this point's."""
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    attempts: int = 8
-    per_point_seconds: float = 900.0
-    initial_wait: float = 1.0
-    max_wait: float = 60.0
-    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
-    """Injectable so fault tests do not sleep for real."""
 
 
 @dataclass(frozen=True)
@@ -277,36 +256,12 @@ class Submitter:
                 raise
 
         try:
-            experiment, status = self._retrying()(attempt)
+            experiment, status = retry.retrying(self.options.policy, self._remaining)(attempt)
         except Transient as exc:
             return Outcome(sweep.name, point, FAILED, error=f"gave up after retries: {exc}")
         except (Rejected, NameClash) as exc:
             return Outcome(sweep.name, point, FAILED, error=str(exc))
         return Outcome(sweep.name, point, status, experiment)
-
-    def _retrying(self) -> tenacity.Retrying:
-        policy = self.options.policy
-        backoff = tenacity.wait_exponential_jitter(initial=policy.initial_wait, max=policy.max_wait)
-
-        def wait(state: tenacity.RetryCallState) -> float:
-            error = state.outcome.exception() if state.outcome else None
-            delay = backoff(state)
-            if isinstance(error, Transient) and error.retry_after is not None:
-                delay = max(error.retry_after, 0.0)
-            remaining = self._remaining()
-            return delay if remaining is None else min(delay, remaining)
-
-        return tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(Transient),
-            stop=tenacity.stop_any(
-                tenacity.stop_after_attempt(policy.attempts),
-                tenacity.stop_after_delay(policy.per_point_seconds),
-                _StopWhen(self._expired),
-            ),
-            wait=wait,
-            sleep=policy.sleep,
-            reraise=True,
-        )
 
     def _adopt(self, point: Rendered, found: Experiment) -> Experiment:
         if found.key != point.key:
