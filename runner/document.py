@@ -6,7 +6,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 from runner.durations import to_nanoseconds
 from runner.model import Sweep
@@ -16,7 +16,7 @@ from runner.values import Value, as_text
 
 _BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 _nanoseconds = functools.lru_cache(maxsize=64)(to_nanoseconds)
-Field = Union[str, int, float, Hole[PointContext]]  # noqa: UP007  (a runtime alias)
+Field = str | int | float | Hole[PointContext]
 
 
 def _task_name_problem(name: str) -> str | None:

@@ -222,7 +222,7 @@ class BeakerBackend:
 
         beaker-py POSTs the spec, reads only `id` from the reply and then fetches the whole
         workload over gRPC, which doubles the latency of every create. Everything an
-        `Experiment` needs is known without it: the name and description we sent, the id from
+        `Experiment` needs is known without it: the name and key we sent, the id from
         the reply, the URL from the id, and the state of a just-created experiment. The POST
         itself is beaker-py's own `http_request`, exactly as `create` calls it, so the token,
         headers, timeout, retries and error mapping are beaker-py's.
@@ -253,14 +253,8 @@ class BeakerBackend:
             return experiment_id
 
         experiment_id = self._call(what, post)
-        match = KEY_IN_DESCRIPTION.search(str(point.spec.get("description", "")))
-        return Experiment(
-            point.name,
-            experiment_id,
-            self.client.experiment.url(pb2.Experiment(id=experiment_id)),
-            match.group(1) if match else None,
-            "queued",
-        )
+        url = self.client.experiment.url(pb2.Experiment(id=experiment_id))
+        return Experiment(point.name, experiment_id, url, point.key, "queued")
 
     def find(self, sweep: Sweep, name: str) -> Experiment | None:
         author = self.author()
