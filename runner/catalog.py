@@ -1,4 +1,4 @@
-"""The sweeps of a repository: every manifest loaded and checked, with its ledger and plan."""
+"""The sweeps of a repository: which manifests, each loaded and checked, and their plans."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner import discover, ledger, plan
-from runner.errors import ManifestError, Problem
+from runner import ledger, plan
+from runner.errors import ManifestError, Problem, RunnerError
 from runner.manifest import load_manifest
 from runner.model import Sweep
+
+SWEEPS_DIR = "sweeps"
+SKIP_DIRS = {"ledger"}
+"""Directories under sweeps/ that hold no manifests."""
 
 
 @dataclass(frozen=True)
@@ -25,9 +29,10 @@ class Catalog:
         problems: list[Problem] = []
         for sweep in self.sweeps:
             try:
-                path = ledger.ledger_path(self.root, sweep.name, kind)
                 record = (
-                    ledger.read(path, sweep.name) if use_ledgers else ledger.Ledger(sweep.name, {})
+                    ledger.read(ledger.ledger_path(self.root, sweep.name, kind), sweep.name)
+                    if use_ledgers
+                    else ledger.Ledger(sweep.name, {})
                 )
                 plans.append(plan.build(sweep, record))
             except ManifestError as exc:
@@ -37,13 +42,59 @@ class Catalog:
         return plans
 
 
-def load(root: Path, paths: Sequence[str]) -> Catalog:
-    """Load every manifest named (or all under sweeps/), collecting problems across files."""
+def find_root(start: Path) -> Path:
+    """The repository root: the nearest directory at or above start that has sweeps/."""
+    for candidate in (start, *start.parents):
+        if (candidate / SWEEPS_DIR).is_dir():
+            return candidate
+    raise RunnerError(
+        f"no {SWEEPS_DIR}/ directory at or above {start}; run from the repository root"
+    )
+
+
+def manifests(root: Path, paths: Sequence[str], base: Path) -> list[Path]:
+    """Manifest files, sorted; relative paths are taken from `base`; a directory means every
+    manifest in it. No paths: every manifest under sweeps/."""
+    if not paths:
+        paths = [str(root / SWEEPS_DIR)]
+    found: set[Path] = set()
+    for raw in paths:
+        path = base / raw  # an absolute raw path replaces base
+        if path.is_dir():
+            found.update(
+                p
+                for pattern in ("*.yaml", "*.yml")
+                for p in path.rglob(pattern)
+                if not SKIP_DIRS.intersection(p.relative_to(path).parts[:-1])
+            )
+        elif path.exists():
+            found.add(path)
+        else:
+            raise RunnerError(f"{raw}: no such file or directory")
+    return sorted(found)
+
+
+def display(root: Path, path: Path) -> str:
+    """The path shown in messages and descriptions: relative to the root when inside it."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def load(directory: Path, paths: Sequence[str] = ()) -> Catalog:
+    """Load every manifest named (or all under sweeps/), collecting problems across files.
+
+    `directory` is where the command runs (`-C`): the root is found from it, and relative paths
+    are taken from it, as `git -C` does.
+    """
+    base = directory.resolve()
+    root = find_root(base)
     sweeps: list[Sweep] = []
     problems: list[Problem] = []
     owners: dict[str, Sweep] = {}
-    for path in discover.manifests(root, list(paths)):
-        shown = discover.display(root, path)
+    for path in manifests(root, paths, base):
+        shown = display(root, path)
         try:
             sweep = load_manifest(path, shown)
         except ManifestError as exc:
@@ -51,13 +102,11 @@ def load(root: Path, paths: Sequence[str]) -> Catalog:
             continue
         first = owners.get(sweep.name)
         if first is not None:
-            mark = sweep.marks.value(("name",))
             problems.append(
-                Problem(
+                Problem.at(
+                    sweep.marks,
                     shown,
-                    mark.line,
-                    mark.col,
-                    "name",
+                    ("name",),
                     f"sweep name {sweep.name!r} is already used by {first.path}",
                 )
             )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
-from runner.commands import expand, github, status, submit, validate
+from runner.commands import expand, plan_comment, status, submit, validate
 from runner.errors import RunnerError
 
 EXIT_USER_ERROR = 1
@@ -14,15 +16,40 @@ EXIT_UNEXPECTED = 3
 EXIT_INTERRUPTED = 130
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 1, like every other user error: exit 2 means 'points to submit'."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("beaker-sweep-runner")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m runner",
         description="GitOps sweep runner for Beaker: validate, plan, submit and track sweeps.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
-    parser.add_argument("-C", dest="directory", default=".", help="repository root (default: .)")
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {_version()}", help="print the version"
+    )
+    parser.add_argument(
+        "-C",
+        dest="directory",
+        default=".",
+        help="run as if started in this directory (the root is found from it; PATHs are relative to it)",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (validate, expand, submit, status, github):
+    for command in (validate, expand, submit, status, plan_comment):
         command.register(commands)
     return parser
 
@@ -33,6 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except RunnerError as exc:
+        if args.debug:
+            traceback.print_exc()
         print(f"error: {exc}" if "\n" not in str(exc) else str(exc), file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runner.marks import KeyPath, Marks, field_path
+
 
 class RunnerError(Exception):
     """A failure the user can act on; its message is shown without a traceback."""
@@ -21,6 +23,14 @@ class Problem:
     col: int
     field: str
     message: str
+
+    @classmethod
+    def at(
+        cls, marks: Marks, source: str, path: KeyPath, message: str, key: bool = False
+    ) -> Problem:
+        """A problem with the value at `path` (or, with `key`, its mapping key) of a document."""
+        mark = marks.key(path) if key else marks.value(path)
+        return cls(source, mark.line, mark.col, field_path(path), message)
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}:{self.col}"

@@ -11,15 +11,12 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runner.errors import RunnerError
-
-if TYPE_CHECKING:
-    from runner.submit import Outcome
 
 ALL = ("", "all", "*")
 """What the `manifests` dispatch input may say to mean every manifest under sweeps/."""
@@ -129,20 +126,3 @@ def set_outputs(values: Mapping[str, str], environ: Mapping[str, str] = os.envir
     with open(path, "a", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
     return True
-
-
-def submit_summary(outcomes: Sequence[Outcome]) -> str:
-    """The job summary of a submit run: every experiment it created or adopted, with its URL."""
-    lines = ["## Sweep submission", ""]
-    if not outcomes:
-        lines.append("Nothing to submit: every point of every sweep is already recorded.")
-    else:
-        lines += ["| sweep | experiment | status | URL or error |", "|---|---|---|---|"]
-        for o in outcomes:
-            detail = o.experiment.url if o.experiment else o.error
-            lines.append(f"| `{o.sweep}` | `{o.point.name}` | {o.status} | {_cell(detail)} |")
-    return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")

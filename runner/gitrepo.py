@@ -9,22 +9,20 @@ merge conflict, never an entry lost: Beaker is the source of truth and the ledge
 
 from __future__ import annotations
 
-import random
-import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from runner import ledger
 from runner.errors import GitError
+from runner.retry import RetryPolicy, retrying
 
 if TYPE_CHECKING:
     import git
 
 LEDGER_DIR = PurePosixPath("sweeps/ledger")
 SKIP_CI = "[skip ci]"
-PUSHED, RACE = "pushed", "race"
 SERVER_RACES = ("cannot lock ref", "failed to update ref", "incorrect old value")
 """How a server reports two pushes racing for one ref: retried like a rejected push."""
 
@@ -54,20 +52,13 @@ class Commit:
     files: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class PushPolicy:
-    attempts: int = 6
-    initial_wait: float = 2.0
-    max_wait: float = 30.0
-    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
-    """Injectable so tests do not sleep for real."""
-
-    def wait(self, attempt: int) -> float:
-        """Exponential backoff with jitter, so racing runners do not retry in lockstep."""
-        return min(self.max_wait, self.initial_wait * 2 ** (attempt - 1)) * random.uniform(0.5, 1)
+PUSH_POLICY = RetryPolicy(attempts=6, per_point_seconds=600.0, initial_wait=2.0, max_wait=30.0)
+"""Backoff with jitter between rebuilt pushes, so racing runners do not retry in lockstep."""
+DEFAULT_POLICY = PUSH_POLICY
 
 
-DEFAULT_POLICY = PushPolicy()
+class _Raced(Exception):
+    """Another push reached the branch first: rebuild on the new remote head and push again."""
 
 
 @dataclass(frozen=True)
@@ -208,30 +199,37 @@ def commit_ledgers(root: Path) -> Commit | None:
 # -- pushing ----------------------------------------------------------------------------------
 
 
-def publish(root: Path, target: Target, policy: PushPolicy | None = None) -> Pushed:
+def publish(root: Path, target: Target, policy: RetryPolicy | None = None) -> Pushed:
     """Push the ledger commits HEAD has over the remote branch; rebuild and retry on races."""
     policy = policy or DEFAULT_POLICY
     repo = _open(root)
     tracking = f"refs/remotes/{target.remote}/{target.branch}"
     _fetch(repo, target)
-    for attempt in range(1, policy.attempts + 1):
+    attempts = 0
+    raced: Sequence[str] = ()
+
+    def attempt() -> Pushed:
+        nonlocal attempts, raced
+        if raced:
+            _rebuild(repo, root, target, raced)
+        attempts += 1
         files = _ledger_commits(repo, tracking, root)
         if files is None:
-            return Pushed(None, attempt - 1)
-        verdict = _push(repo, target)
-        if verdict == PUSHED:
+            return Pushed(None, attempts - 1)
+        if _push(repo, target):
             _git(repo, "update-ref", tracking, "HEAD")
-            return Pushed(repo.head.commit.hexsha, attempt)
-        if verdict != RACE:
-            raise GitError(verdict)
-        if attempt < policy.attempts:
-            policy.sleep(policy.wait(attempt))
-            _rebuild(repo, root, target, files)
-    raise GitError(
-        f"gave up pushing to {target.remote}/{target.branch} after {policy.attempts} attempts, each"
-        " overtaken by another push; the ledger commit is only local. Run submit again: it adopts"
-        " what exists on Beaker and records it."
-    )
+            return Pushed(repo.head.commit.hexsha, attempts)
+        raced = files
+        raise _Raced
+
+    try:
+        return retrying(policy, lambda: None, _Raced)(attempt)
+    except _Raced:
+        raise GitError(
+            f"gave up pushing to {target.remote}/{target.branch} after {attempts} attempts, each"
+            " overtaken by another push; the ledger commit is only local. Run submit again: it"
+            " adopts what exists on Beaker and records it."
+        ) from None
 
 
 def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -> None:
@@ -272,24 +270,24 @@ def _ledger_commits(repo: git.Repo, tracking: str, root: Path) -> list[str] | No
     return files
 
 
-def _push(repo: git.Repo, target: Target) -> str:
-    """PUSHED, RACE (rebuild on the new remote head and retry) or why it cannot work."""
+def _push(repo: git.Repo, target: Target) -> bool:
+    """True when pushed; False on a race (another push landed first); GitError otherwise."""
     from git import PushInfo
 
     # GitPython's push() does not raise when the remote rejects: the verdict is in the flags.
     infos = repo.remote(target.remote).push(f"HEAD:refs/heads/{target.branch}")
     if not infos:
         error = str(infos.error or "no reply").strip()
-        return f"git push to {target.remote} failed: {error}"
+        raise GitError(f"git push to {target.remote} failed: {error}")
     info = infos[0]
     if not info.flags & PushInfo.ERROR:
-        return PUSHED
+        return True
     summary = info.summary.strip()
     if info.flags & PushInfo.REJECTED:
-        return RACE  # not a fast-forward: another push landed first
+        return False  # not a fast-forward: another push landed first
     if any(hint in summary for hint in SERVER_RACES):
-        return RACE  # two pushes reached the server at the same moment
-    return (
+        return False  # two pushes reached the server at the same moment
+    raise GitError(
         f"the remote refused the push to {target.branch} ({summary}). If the branch is"
         " protected, let the submit workflow push ledger commits: see 'Branch protection' in"
         " README.md"

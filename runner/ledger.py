@@ -8,18 +8,15 @@ ledger directory, and every write re-reads and merges, so concurrent runners nev
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
-import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runner.errors import LedgerError
+from runner.files import locked, write_atomic
 from runner.values import Value
 
 LEDGER_FORMAT = 1
@@ -143,17 +140,6 @@ class _Written:
     lines: _Lines
 
 
-@contextlib.contextmanager
-def _locked(directory: Path) -> Iterator[None]:
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
 def record(path: Path, sweep: str, entries: Iterable[Entry]) -> Ledger:
     """Merge entries into the ledger file atomically; safe against concurrent writers."""
     return _record(path, sweep, list(entries), None).ledger
@@ -161,7 +147,7 @@ def record(path: Path, sweep: str, entries: Iterable[Entry]) -> Ledger:
 
 def _record(path: Path, sweep: str, new: list[Entry], last: _Written | None) -> _Written:
     """`record`, skipping the parse and re-encoding when the file still holds `last`'s text."""
-    with _locked(path.parent):
+    with locked(path.parent):
         try:
             text: str | None = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -211,18 +197,3 @@ class Pending:
                 del self._files[file]
         finally:
             self._due = time.monotonic() + self.every if self._files else None
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temp file in the same directory, fsync, then rename over the target."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -79,7 +81,44 @@ class Sweep:
     draft: bool
     placement: Placement
     tasks: tuple[Mapping[str, Any], ...]
-    """Task mappings exactly as the schema validated them; `runner.spec` compiles them."""
+    """Task mappings exactly as the schema validated them; `runner.render` compiles them."""
     space: Space
     marks: Marks = field(compare=False, repr=False)
     """Source positions, so problems found while rendering can name a line."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """The axis parameters of one grid point (or include), in axis order."""
+
+    params: tuple[tuple[str, Value], ...]
+    origin: str = "grid"
+    """`grid`, or `include[i]` for an extra point."""
+
+    def as_dict(self) -> dict[str, Value]:
+        return dict(self.params)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One point, ready to submit: identity, parameters and its spec document."""
+
+    key: str
+    name: str
+    params: tuple[tuple[str, Value], ...]
+    """Axis parameters (the key's input), in axis order."""
+    derived: tuple[tuple[str, Value], ...]
+    spec_json: str
+    """The spec document as canonical JSON (sorted keys, compact): exactly what `spec_hash` hashes."""
+    spec_hash: str
+
+    @functools.cached_property
+    def spec(self) -> Mapping[str, Any]:
+        """The spec document (parsed on first use: a plan only needs its hash)."""
+        result: Mapping[str, Any] = json.loads(self.spec_json)
+        return result
+
+
+def param_env_name(name: str) -> str:
+    """The env var a task reads a parameter from: `optim.lr` is SWEEP_PARAM_OPTIM_LR."""
+    return "SWEEP_PARAM_" + name.replace(".", "_").upper()

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from runner.errors import ManifestError, Problem
 from runner.ledger import Entry, Ledger
-from runner.model import Sweep
+from runner.model import Rendered, Sweep
+from runner.render import Renderer
 from runner.space import iter_points
-from runner.spec import Rendered, Renderer
 from runner.values import Value
 
 SUBMIT, SUBMITTED, DRIFTED, ORPHAN = "+", "=", "~", "-"

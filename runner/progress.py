@@ -8,13 +8,14 @@ from __future__ import annotations
 import sys
 import threading
 from collections import Counter
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
-if TYPE_CHECKING:
-    from runner.submit import Outcome
+from runner.submit import Outcome
 
 
 class Progress:
+    """The `runner.submit.Listener` of the command line."""
+
     def __init__(
         self, out: TextIO | None = None, err: TextIO | None = None, live: bool | None = None
     ) -> None:

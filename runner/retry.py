@@ -1,4 +1,5 @@
-"""How a point's create is retried: which errors, how long to wait, and when to stop."""
+"""How calls are retried: which errors, how long to wait, and when to stop (the one place that
+uses tenacity; the submit protocol and git pushes both go through it)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tenacity
-
-from runner.backends import Transient
 
 
 @dataclass(frozen=True)
@@ -21,40 +20,47 @@ class RetryPolicy:
     """Injectable so fault tests do not sleep for real."""
 
 
-class _StopWhen(tenacity.stop.stop_base):
-    """Stop retrying once a condition holds (here: the run's deadline has passed)."""
+class _Stop(tenacity.stop.stop_base):
+    """A stop condition from a plain function (tenacity's typing wants a stop_base)."""
 
-    def __init__(self, condition: Callable[[], bool]) -> None:
+    def __init__(self, condition: Callable[[tenacity.RetryCallState], bool]) -> None:
         self.condition = condition
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
-        return self.condition()
+        return self.condition(retry_state)
 
 
-def retrying(policy: RetryPolicy, remaining: Callable[[], float | None]) -> tenacity.Retrying:
-    """Retry Transient errors with jittered backoff (or the server's Retry-After), within the
-    policy's bounds and never past the run's deadline (`remaining()` seconds; None: no deadline).
+def retrying(
+    policy: RetryPolicy,
+    remaining: Callable[[], float | None],
+    retry_on: type[BaseException] | tuple[type[BaseException], ...],
+) -> tenacity.Retrying:
+    """Retry `retry_on` errors with jittered backoff (or the error's `retry_after` seconds, when
+    it has one: a server's Retry-After), within the policy's bounds and never past the run's
+    deadline (`remaining()` seconds; None: no deadline).
     """
-    backoff = tenacity.wait_exponential_jitter(initial=policy.initial_wait, max=policy.max_wait)
+    # Exponential from initial_wait plus up to a second of jitter, capped at max_wait.
+    backoff = tenacity.wait_exponential(multiplier=policy.initial_wait) + tenacity.wait_random(0, 1)
 
     def wait(state: tenacity.RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
-        delay = backoff(state)
-        if isinstance(error, Transient) and error.retry_after is not None:
-            delay = max(error.retry_after, 0.0)
+        delay = min(backoff(state), policy.max_wait)
+        asked = getattr(error, "retry_after", None)
+        if isinstance(asked, (int, float)):
+            delay = max(float(asked), 0.0)
         left = remaining()
         return delay if left is None else min(delay, left)
 
-    def expired() -> bool:
+    def expired(state: tenacity.RetryCallState) -> bool:
         left = remaining()
         return left is not None and left <= 0
 
     return tenacity.Retrying(
-        retry=tenacity.retry_if_exception_type(Transient),
+        retry=tenacity.retry_if_exception_type(retry_on),
         stop=tenacity.stop_any(
             tenacity.stop_after_attempt(policy.attempts),
             tenacity.stop_after_delay(policy.per_point_seconds),
-            _StopWhen(expired),
+            _Stop(expired),
         ),
         wait=wait,
         sleep=policy.sleep,

@@ -5,22 +5,9 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from runner.model import Space
-from runner.values import Value, canonical_json, identity
-
-
-@dataclass(frozen=True)
-class Point:
-    """The axis parameters of one grid point (or include), in axis order."""
-
-    params: tuple[tuple[str, Value], ...]
-    origin: str = "grid"
-    """`grid`, or `include[i]` for an extra point."""
-
-    def as_dict(self) -> dict[str, Value]:
-        return dict(self.params)
+from runner.model import Point, Space
+from runner.values import canonical_json, identity
 
 
 def upper_bound(space: Space) -> int:

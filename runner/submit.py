@@ -19,7 +19,6 @@ The protocol, per point (its name is derived from its key, so it is the same in 
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import queue
 import threading
@@ -27,17 +26,29 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from runner import ledger, retry
 from runner.backends import Backend, Experiment, NameTaken, Rejected, Transient
 from runner.errors import LedgerError
-from runner.model import Sweep
+from runner.files import utc_now
+from runner.model import Rendered, Sweep
 from runner.plan import SweepPlan
-from runner.progress import Progress
 from runner.retry import RetryPolicy
-from runner.spec import Rendered
 
 CREATED, ADOPTED, FAILED, UNFINISHED = "created", "adopted", "failed", "unfinished"
+
+
+class Listener(Protocol):
+    """Who is told what happens during a run (the terminal or CI log: `runner.progress`)."""
+
+    def start(self, total: int) -> None: ...
+
+    def note(self, text: str) -> None: ...
+
+    def done(self, outcome: Outcome) -> None: ...
+
+    def finish(self) -> None: ...
 
 
 class NameClash(Exception):
@@ -67,7 +78,7 @@ class Options:
 
 
 class Submitter:
-    def __init__(self, backend: Backend, options: Options, progress: Progress) -> None:
+    def __init__(self, backend: Backend, options: Options, progress: Listener) -> None:
         self.backend = backend
         self.options = options
         self.progress = progress
@@ -149,7 +160,7 @@ class Submitter:
             url=outcome.experiment.url,
             id=outcome.experiment.id,
             spec_hash=point.spec_hash,
-            submitted_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            submitted_at=utc_now(),
             commit=self.options.commit,
             params=dict(point.params),
         )
@@ -256,7 +267,9 @@ class Submitter:
                 raise
 
         try:
-            experiment, status = retry.retrying(self.options.policy, self._remaining)(attempt)
+            experiment, status = retry.retrying(self.options.policy, self._remaining, Transient)(
+                attempt
+            )
         except Transient as exc:
             return Outcome(sweep.name, point, FAILED, error=f"gave up after retries: {exc}")
         except (Rejected, NameClash) as exc:

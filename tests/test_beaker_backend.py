@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import time
 from pathlib import Path
 
@@ -13,9 +14,8 @@ from beaker import Beaker
 
 from runner import catalog
 from runner.backends.beaker import BeakerBackend, to_beaker_spec
-from runner.model import Sweep
+from runner.model import Rendered, Sweep
 from runner.progress import Progress
-from runner.spec import Rendered
 from runner.submit import ADOPTED, CREATED, Options, RetryPolicy, Submitter
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import POINTS, SWEEP, write_manifest
@@ -127,7 +127,9 @@ def test_create_sends_what_beaker_pys_create_sends(repo: Path, fake_beaker: Fake
         backend.create(sweep, point)
     theirs, ours = fake_beaker.experiments()
     assert (ours.name, ours.workspace, ours.author) == (point.name, theirs.workspace, theirs.author)
-    assert ours.spec_json == theirs.spec_json  # the very same bytes
+    # The same JSON document beaker-py sends; ours is the rendered text itself (sorted, compact).
+    assert json.loads(ours.spec_json) == json.loads(theirs.spec_json)
+    assert ours.spec_json == point.spec_json
 
 
 def test_a_create_reply_without_an_id_is_looked_up_and_adopted(

@@ -10,7 +10,7 @@ from beaker import BeakerExperimentSpec
 
 from runner import ledger
 from runner.cli import main
-from runner.report import MARKDOWN_LIMIT
+from runner.report.plan import MARKDOWN_LIMIT
 from tests.conftest import PROJECT
 from tests.helpers import minimal
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import plan, space, spec
+from runner import plan, space
 from runner.cli import main
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -117,7 +117,7 @@ def test_a_huge_grid_is_refused_from_axis_lengths_alone(
     def refuse(*_: object) -> None:
         pytest.fail("the points of an over-sized sweep were expanded")
 
-    for module in (space, spec, plan):
+    for module in (space, plan):
         monkeypatch.setattr(module, "iter_points", refuse)
     case = read_case(CORPUS / "max-points-huge-grid.yaml")
     outcome = validate(case, tmp_path, capsys)

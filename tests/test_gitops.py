@@ -15,7 +15,8 @@ import pytest
 
 from runner import gitrepo, ledger
 from runner.cli import main
-from runner.report import COMMENT_MARKER
+from runner.report.plan import COMMENT_MARKER
+from runner.retry import RetryPolicy
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import (
@@ -43,7 +44,11 @@ def world(tmp_path: Path) -> World:
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Backoff between push attempts, recorded instead of slept."""
     waits: list[float] = []
-    monkeypatch.setattr(gitrepo, "DEFAULT_POLICY", gitrepo.PushPolicy(sleep=waits.append))
+    monkeypatch.setattr(
+        gitrepo,
+        "DEFAULT_POLICY",
+        RetryPolicy(attempts=6, initial_wait=2.0, max_wait=30.0, sleep=waits.append),
+    )
     return waits
 
 

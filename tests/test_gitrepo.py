@@ -9,6 +9,7 @@ import pytest
 
 from runner import gitrepo, ledger
 from runner.errors import GitError
+from runner.retry import RetryPolicy, retrying
 from tests.gitworld import World, commit_all, git, make_world, write
 
 LEDGER = "sweeps/ledger/exact.jsonl"
@@ -89,7 +90,7 @@ def test_a_race_on_the_same_ledger_merges_entries_by_key(world: World) -> None:
     waits: list[float] = []
 
     pushed = gitrepo.publish(
-        ours, gitrepo.Target("origin", "main"), gitrepo.PushPolicy(sleep=waits.append)
+        ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=waits.append)
     )
 
     assert pushed.sha == world.head() and pushed.attempts == 2 and len(waits) == 1
@@ -119,7 +120,7 @@ def test_retries_are_bounded_and_a_later_run_still_lands_everything(
     record(ours, entry(1))
     gitrepo.commit_ledgers(ours)
     waits: list[float] = []
-    policy = gitrepo.PushPolicy(attempts=3, sleep=waits.append)
+    policy = RetryPolicy(attempts=3, sleep=waits.append)
     with pytest.raises(GitError, match="after 3 attempts"):
         gitrepo.publish(ours, gitrepo.Target("origin", "main"), policy)
     assert len(waits) == 2 and waits[0] <= waits[1] * 2
@@ -153,13 +154,19 @@ def test_a_refused_push_is_reported_with_advice_and_not_retried(world: World) ->
     gitrepo.commit_ledgers(clone)
     waits: list[float] = []
     with pytest.raises(GitError, match="Branch protection"):
-        gitrepo.publish(
-            clone, gitrepo.Target("origin", "main"), gitrepo.PushPolicy(sleep=waits.append)
-        )
+        gitrepo.publish(clone, gitrepo.Target("origin", "main"), RetryPolicy(sleep=waits.append))
     assert waits == []
 
 
 def test_backoff_grows_and_is_capped() -> None:
-    policy = gitrepo.PushPolicy(initial_wait=2, max_wait=10)
-    waits = [policy.wait(n) for n in range(1, 6)]
-    assert 1 <= waits[0] <= 2 and 2 <= waits[1] <= 4 and all(5 <= w <= 10 for w in waits[3:])
+    waits: list[float] = []
+    policy = RetryPolicy(attempts=6, initial_wait=2, max_wait=10, sleep=waits.append)
+
+    def fail() -> None:
+        raise OSError("again")
+
+    with pytest.raises(OSError):
+        retrying(policy, lambda: None, OSError)(fail)
+    # tenacity's jittered exponential backoff: initial * 2**n plus up to 1 s of jitter, capped.
+    assert len(waits) == 5 and 2 <= waits[0] <= 3 and 4 <= waits[1] <= 5
+    assert all(w <= 10 for w in waits) and waits[-1] == 10

@@ -5,8 +5,8 @@ import textwrap
 import pytest
 
 from runner import yaml12
-from runner.model import DEFAULT_MAX_POINTS, Space
-from runner.params import param_env_name, parse_space
+from runner.manifest.params import parse_space
+from runner.model import DEFAULT_MAX_POINTS, Space, param_env_name
 from runner.space import iter_points
 
 

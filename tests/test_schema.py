@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from runner import schema as schema_module
 from runner.manifest import load_manifest
+from runner.manifest import schema as schema_module
 from runner.plan import render_sweep
 from runner.yaml12 import load_file
 
@@ -108,7 +108,7 @@ def test_every_property_and_definition_is_described(schema: dict[str, Any]) -> N
 
 
 def test_every_pattern_has_a_rule_in_words(schema: dict[str, Any]) -> None:
-    """Pattern errors print `runner.schema.PATTERN_RULES`, never a bare regex."""
+    """Pattern errors print `runner.manifest.schema.PATTERN_RULES`, never a bare regex."""
     patterns = {node["pattern"] for _, node in subschemas(schema) if "pattern" in node}
     assert patterns == set(schema_module.PATTERN_RULES)
 

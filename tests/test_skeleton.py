@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.skeleton import Hole, Skeleton, json_string
+from runner.render.skeleton import Hole, Skeleton, json_string
 from runner.values import canonical_json
 
 SCALARS = (

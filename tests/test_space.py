@@ -17,8 +17,8 @@ from runner import yaml12
 from runner.errors import ManifestError
 from runner.keys import point_key
 from runner.manifest import load_manifest
+from runner.manifest.params import parse_space
 from runner.model import Space, Sweep
-from runner.params import parse_space
 from runner.space import (
     Point,
     count_points,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.template import MAX_FORMAT_SIZE, Field, Template, TemplateError, parse
+from runner.render.template import MAX_FORMAT_SIZE, Field, Template, TemplateError, parse
 from runner.values import as_text
 
 # --- parse --------------------------------------------------------------------------------------

@@ -7,12 +7,14 @@ is all the retry protocol in `runner.submit` needs to know.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
-from runner.model import Sweep
-from runner.spec import Rendered
+from runner.errors import SubmitError
+from runner.model import Rendered, Sweep
 
 
 @dataclass(frozen=True)
@@ -70,3 +72,37 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+CHOICES = ("auto", "beaker", "local")
+Notify = Callable[[str], None]
+"""Where a backend's notes go (the progress display, so they never garble its live line)."""
+
+
+def in_ci() -> bool:
+    return bool(os.environ.get("CI") or os.environ.get("GITHUB_ACTIONS"))
+
+
+def open_backend(
+    choice: str, root: Path, notify: Notify, *, http_timeout: float | None = None
+) -> Backend:
+    """Beaker when asked or when credentials exist; local otherwise (never silently in CI).
+
+    `auto` falling back to the local backend says so through `notify`.
+    """
+    if choice not in CHOICES:
+        raise SubmitError(f"unknown backend {choice!r} (choose from {', '.join(CHOICES)})")
+    if choice in ("auto", "beaker"):
+        from runner.backends.beaker import TOKEN_HELP, BeakerBackend, credentials
+
+        config = credentials()
+        if config is not None:
+            return BeakerBackend(config, http_timeout=http_timeout)
+        if choice == "beaker" or in_ci():
+            raise SubmitError(
+                TOKEN_HELP + (" (CI never falls back to the local backend)" if in_ci() else "")
+            )
+        notify("no Beaker credentials found: using the local backend (this machine)")
+    from runner.backends.local import LocalBackend
+
+    return LocalBackend(root, notify)

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from runner import catalog, discover
 from runner.errors import ManifestError
 
+if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
+    from runner.catalog import Catalog
+
 Subparsers = argparse._SubParsersAction
+FORMATS = ("table", "markdown", "json")
 
 
 def add_paths(parser: argparse.ArgumentParser) -> None:
@@ -21,18 +26,31 @@ def add_paths(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_catalog(args: argparse.Namespace) -> catalog.Catalog:
-    root = discover.find_root(Path(args.directory).resolve())
-    return catalog.load(root, args.paths)
+def load_catalog(directory: Path, paths: Sequence[str]) -> Catalog:
+    from runner import catalog
+
+    return catalog.load(directory, paths)
 
 
-def report_problems(cat: catalog.Catalog) -> bool:
+def report_problems(cat: Catalog) -> bool:
     """Print every manifest problem to stderr; True when there were any."""
     for problem in cat.problems:
         print(problem, file=sys.stderr)
     return bool(cat.problems)
 
 
-def raise_if_problems(cat: catalog.Catalog) -> None:
+def raise_if_problems(cat: Catalog) -> None:
     if cat.problems:
         raise ManifestError(list(cat.problems))
+
+
+def write_output(text: str, output: str | None) -> None:
+    """The report to --output FILE, or to stdout."""
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from runner import report, specfiles
-from runner.commands.common import Subparsers, add_paths, load_catalog, report_problems
+from runner.commands.common import (
+    FORMATS,
+    Subparsers,
+    add_paths,
+    load_catalog,
+    report_problems,
+    write_output,
+)
 from runner.errors import ManifestError
 
 EXIT_CHANGES = 2
@@ -21,7 +28,7 @@ def register(commands: Subparsers) -> None:
     parser.add_argument(
         "--plan", action="store_true", help="show each point's status against its ledger"
     )
-    parser.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    parser.add_argument("--format", choices=FORMATS, default="table")
     parser.add_argument(
         "--detailed-exitcode",
         action="store_true",
@@ -37,28 +44,49 @@ def register(commands: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cat = load_catalog(args)
+    return expand(
+        Path(args.directory),
+        args.paths,
+        plan=args.plan,
+        fmt=args.format,
+        detailed_exitcode=args.detailed_exitcode,
+        save_specs=args.save_specs,
+        output=args.output,
+    )
+
+
+def expand(
+    directory: Path,
+    paths: Sequence[str],
+    *,
+    plan: bool = False,
+    fmt: str = "table",
+    detailed_exitcode: bool = False,
+    save_specs: str | None = None,
+    output: str | None = None,
+) -> int:
+    from runner import specfiles
+    from runner.report import plan as report
+
+    cat = load_catalog(directory, paths)
     failed = report_problems(cat)
     try:
-        plans = cat.plans(use_ledgers=args.plan)
+        plans = cat.plans(use_ledgers=plan)
     except ManifestError as exc:
         print(exc, file=sys.stderr)
         return 1
-    if args.format == "markdown":
+    if fmt == "markdown":
         text = report.markdown(plans)
-    elif args.format == "json":
+    elif fmt == "json":
         text = report.as_json(plans)
     else:
         text = report.table(plans) + "\n"
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    if args.save_specs:
-        written = specfiles.save(Path(args.save_specs), plans)
-        print(f"wrote {written} spec file(s) under {args.save_specs}", file=sys.stderr)
+    write_output(text, output)
+    if save_specs:
+        written = specfiles.save(Path(save_specs), plans)
+        print(f"wrote {written} spec file(s) under {save_specs}", file=sys.stderr)
     if failed:
         return 1
-    if args.detailed_exitcode and any(p.to_submit for p in plans):
+    if detailed_exitcode and any(p.to_submit for p in plans):
         return EXIT_CHANGES
     return 0

@@ -1,20 +1,41 @@
-"""`submit`: create every `+` point of the plan on the backend, exactly once, and record it."""
+"""`submit`: create every `+` point of the plan on the backend, exactly once, and record it.
+
+With `--commit [--push]` it also commits the ledgers (and pushes them); with `--github-event`
+it takes its inputs from a workflow's event. That git and GitHub side is at the end.
+"""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from runner import github, report
-from runner.backends import Backend
-from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems
-from runner.commands.github import apply_event, check_commit, commit_back
-from runner.errors import SubmitError
-from runner.progress import Progress
+from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems, stderr
+from runner.errors import RunnerError, SubmitError
+
+if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
+    from runner.gitrepo import Target
 
 DEFAULT_CONCURRENCY = 8
+
+
+@dataclass(frozen=True)
+class SubmitArgs:
+    """What `submit` was asked to do, after a workflow event's inputs are applied."""
+
+    paths: tuple[str, ...] = ()
+    dry_run: bool = False
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float | None = None
+    backend: str = "auto"
+    http_timeout: float | None = None
+    commit: bool = False
+    push: bool = False
+    github_event: bool = False
 
 
 def register(commands: Subparsers) -> None:
@@ -25,7 +46,7 @@ def register(commands: Subparsers) -> None:
         "--concurrency",
         type=_positive,
         default=DEFAULT_CONCURRENCY,
-        help="experiments created at once (default 8)",
+        help=f"experiments created at once (default {DEFAULT_CONCURRENCY})",
     )
     parser.add_argument(
         "--timeout", type=float, metavar="SECONDS", help="deadline for the whole run"
@@ -36,7 +57,12 @@ def register(commands: Subparsers) -> None:
         default="auto",
         help="auto: Beaker when credentials exist, else local (an error in CI)",
     )
-    parser.add_argument("--http-timeout", type=float, metavar="SECONDS", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--http-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds to wait for one Beaker HTTP reply (beaker-py's default: 30)",
+    )
     parser.add_argument(
         "--commit",
         action="store_true",
@@ -63,17 +89,40 @@ def _positive(text: str) -> int:
     return value
 
 
-def in_ci() -> bool:
-    return bool(os.environ.get("CI") or os.environ.get("GITHUB_ACTIONS"))
-
-
 def run(args: argparse.Namespace) -> int:
+    return submit(
+        Path(args.directory),
+        SubmitArgs(
+            paths=tuple(args.paths),
+            dry_run=args.dry_run,
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+            backend=args.backend,
+            http_timeout=args.http_timeout,
+            commit=args.commit,
+            push=args.push,
+            github_event=args.github_event,
+        ),
+    )
+
+
+def submit(directory: Path, args: SubmitArgs) -> int:
+    from runner import github
+    from runner.backends import open_backend
+    from runner.progress import Progress
+    from runner.report import plan as report
+
     started = time.monotonic()
-    branch = apply_event(args) if args.github_event else None
-    cat = load_catalog(args)
+    branch = None
+    if args.github_event:
+        args, branch = apply_event(args)
+    cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
-    target = check_commit(args, cat, branch)  # refuses before anything is created
-    backend = make_backend(args, announce=bool(args.paths))
+    target = check_commit(args, cat.root, [cat.root / s.path for s in cat.sweeps], branch)
+    progress = Progress()
+    quiet = args.backend == "auto" and not args.paths  # refused below if it falls back to local
+    notify = (lambda text: None) if quiet else progress.note
+    backend = open_backend(args.backend, cat.root, notify, http_timeout=args.http_timeout)
     if backend.kind == "local" and args.backend == "auto" and not args.paths:
         backend.close()
         raise SubmitError(
@@ -87,58 +136,77 @@ def run(args: argparse.Namespace) -> int:
         github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
         return 0
     from runner import gitrepo
+    from runner.report.submission import counts_line, failures_table, submit_summary
     from runner.submit import ADOPTED, CREATED, Options, Submitter
 
-    deadline = None if args.timeout is None else started + args.timeout
     options = Options(
         root=cat.root,
         commit=gitrepo.head_commit(cat.root),
         concurrency=args.concurrency,
-        deadline=deadline,
+        deadline=None if args.timeout is None else started + args.timeout,
     )
     try:
-        outcomes = Submitter(backend, options, Progress()).run(plans)
+        outcomes = Submitter(backend, options, progress).run(plans)
     finally:
         backend.close()
-    github.append_summary(github.submit_summary(outcomes))
-    commit_back(args, cat.root, target)  # after failures too: what was created is recorded
+    github.append_summary(submit_summary(outcomes))
+    if args.commit:  # after failures too: what was created is recorded
+        commit_back(cat.root, target)
     bad = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]
-    done = len(outcomes) - len(bad)
-    print(
-        f"submitted: {done} of {len(outcomes)} ({sum(o.status == CREATED for o in outcomes)} created,"
-        f" {sum(o.status == ADOPTED for o in outcomes)} adopted)",
-        file=sys.stderr,
-    )
+    stderr(counts_line(outcomes))
     if bad:
-        rows = [[o.sweep, o.point.name, o.status, o.error] for o in bad]
-        print(
-            report.tabulate(rows, headers=["sweep", "experiment", "status", "why"]), file=sys.stderr
-        )
-        print(
-            f"{len(bad)} point(s) not submitted; run submit again to retry only those",
-            file=sys.stderr,
-        )
+        stderr(failures_table(bad))
+        stderr(f"{len(bad)} point(s) not submitted; run submit again to retry only those")
         return 1
     return 0
 
 
-def make_backend(args: argparse.Namespace, announce: bool = True) -> Backend:
-    """Beaker when asked or when credentials exist; local otherwise (never silently in CI)."""
-    choice = args.backend
-    if choice in ("auto", "beaker"):
-        from runner.backends.beaker import TOKEN_HELP, BeakerBackend, has_credentials
+# -- the git and GitHub side ------------------------------------------------------------------
 
-        if has_credentials():
-            return BeakerBackend(http_timeout=args.http_timeout)
-        if choice == "beaker" or in_ci():
-            raise SubmitError(
-                TOKEN_HELP + (" (CI never falls back to the local backend)" if in_ci() else "")
-            )
-        choice = "local"
-    from runner.backends.local import LocalBackend
 
-    if announce and args.backend == "auto":
-        print(
-            "no Beaker credentials found: using the local backend (this machine)", file=sys.stderr
+def apply_event(args: SubmitArgs) -> tuple[SubmitArgs, str | None]:
+    """The arguments with a workflow_dispatch event's inputs applied, and the branch to push to."""
+    from runner import github
+
+    event = github.read_event()
+    if event.dispatch is not None:
+        args = replace(
+            args,
+            paths=event.dispatch.paths or args.paths,
+            dry_run=args.dry_run or event.dispatch.dry_run,
+            concurrency=event.dispatch.concurrency or args.concurrency,
         )
-    return LocalBackend(args)
+    github.check_submit_branch(event, args.dry_run)
+    return args, event.branch
+
+
+def check_commit(
+    args: SubmitArgs, root: Path, manifests: Sequence[Path], branch: str | None
+) -> Target | None:
+    """Before anything is created: refuse uncommitted manifests; find where to push."""
+    if args.push and not args.commit:
+        raise RunnerError("--push pushes the ledger commit: use it with --commit")
+    if not args.commit or args.dry_run:
+        return None
+    from runner import gitrepo
+
+    gitrepo.ensure_committed(root, manifests)
+    return gitrepo.resolve_target(root, branch) if args.push else None
+
+
+def commit_back(root: Path, target: Target | None) -> None:
+    """Commit (and push) the ledgers after a submit, and say what happened, also in the summary."""
+    from runner import github, gitrepo
+
+    made = gitrepo.commit_ledgers(root)
+    lines = [f"Committed {made.sha[:12]}: {made.message}" if made else "No ledger changed."]
+    if target is not None:
+        pushed = gitrepo.publish(root, target)
+        where = f"{target.remote}/{target.branch}"
+        lines.append(
+            f"Pushed {pushed.sha[:12]} to {where}." if pushed.sha else f"{where} is up to date."
+        )
+        github.set_outputs({"commit": pushed.sha or ""})
+    for line in lines:
+        stderr(line)
+    github.append_summary("\n" + "\n\n".join(lines) + "\n")

@@ -24,8 +24,8 @@ from runner.errors import ManifestError
 from runner.keys import experiment_name, point_key
 from runner.manifest import load_manifest
 from runner.model import FORMAT_VERSION, Sweep
+from runner.render import Renderer
 from runner.space import iter_points, upper_bound
-from runner.spec import Renderer
 from tests.benchmarks.common import (
     PROJECT,
     Config,

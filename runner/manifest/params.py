@@ -5,10 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from runner import template
 from runner.errors import Problem
 from runner.marks import Document, Mark, field_path
-from runner.model import BUILTINS, DEFAULT_MAX_POINTS, Assignment, Axis, Derived, Space
+from runner.model import (
+    BUILTINS,
+    DEFAULT_MAX_POINTS,
+    Assignment,
+    Axis,
+    Derived,
+    Space,
+    param_env_name,
+)
+from runner.render import template
 from runner.values import InvalidValue, Value, canonical_json, identity, normalize
 
 Path = tuple[str | int, ...]
@@ -20,10 +28,7 @@ class _Collector:
         self.problems: list[Problem] = []
 
     def add(self, path: Path, message: str, key: bool = False) -> None:
-        mark = self.doc.marks.key(path) if key else self.doc.marks.value(path)
-        self.problems.append(
-            Problem(self.doc.source, mark.line, mark.col, field_path(path), message)
-        )
+        self.problems.append(Problem.at(self.doc.marks, self.doc.source, path, message, key))
 
     def mark(self, path: Path) -> Mark:
         return self.doc.marks.value(path)
@@ -203,11 +208,6 @@ def _check_env_names(seen: Mapping[str, Path], out: _Collector) -> None:
         if env in by_env:
             out.add(path, f"{name!r} and {by_env[env]!r} would both be passed as {env}", key=True)
         by_env.setdefault(env, name)
-
-
-def param_env_name(name: str) -> str:
-    """The env var a task reads a parameter from: `optim.lr` is SWEEP_PARAM_OPTIM_LR."""
-    return "SWEEP_PARAM_" + name.replace(".", "_").upper()
 
 
 def _known(names: set[str]) -> str:

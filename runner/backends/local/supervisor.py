@@ -19,17 +19,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from runner.rundir import (
+from runner.backends.local.rundir import (
     FAILED,
     INTERRUPTED,
     SUCCEEDED,
     RunDir,
     RunState,
     Stopping,
-    now,
     process_started,
     with_replica,
 )
+from runner.files import utc_now
 
 POLL_SECONDS = 0.05
 NOT_STARTED = 127
@@ -89,7 +89,7 @@ class Supervisor:
         codes = [r.exit_code for r in self.state.replicas]
         status = SUCCEEDED if codes and all(c == 0 for c in codes) else FAILED
         code = self.state.exit_code if self.state.exit_code is not None else 0
-        final = replace(self.state, status=status, finished_at=now(), exit_code=code)
+        final = replace(self.state, status=status, finished_at=utc_now(), exit_code=code)
         self._record(final)
         return final
 
@@ -157,7 +157,9 @@ class Supervisor:
             self._escalate()
             time.sleep(POLL_SECONDS)
         self._record(
-            replace(self.state, status=INTERRUPTED, finished_at=now(), exit_code=None, cause=None)
+            replace(
+                self.state, status=INTERRUPTED, finished_at=utc_now(), exit_code=None, cause=None
+            )
         )
         raise Stopping(f"{self.state.experiment} was interrupted; submit again to resume it")
 

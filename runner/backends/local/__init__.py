@@ -2,7 +2,7 @@
 
 `create` runs a point to completion in the calling worker thread (the submit protocol already
 bounds how many run at once) and additionally waits for enough of this machine's CPUs and GPUs.
-Runs live in `.runs/<sweep>/<experiment>/` (see `runner.rundir`) and are recorded in the local
+Runs live in `.runs/<sweep>/<experiment>/` (see `runner.backends.local.rundir`) and are recorded in the local
 ledger beside them, never in the committed Beaker ledger. Lookups read the run directories:
 only finished runs count as existing, so the ledger never records a run that might still crash;
 a point another runner is running is waited for, and a crashed runner's point is run again.
@@ -10,7 +10,6 @@ a point another runner is running is waited for, and a crashed runner's point is
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import math
 import os
@@ -22,12 +21,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from runner import discover, ledger
-from runner.backends import Experiment, NameTaken, Rejected
-from runner.errors import RunnerError
-from runner.machine import Machine
-from runner.model import Sweep
-from runner.rundir import (
+from runner import ledger
+from runner.backends import Experiment, NameTaken, Notify, Rejected
+from runner.backends.local.machine import Machine
+from runner.backends.local.rundir import (
     FAILED,
     RUNNING,
     Replica,
@@ -37,8 +34,9 @@ from runner.rundir import (
     new_state,
     stop_leftovers,
 )
-from runner.spec import Rendered
-from runner.supervisor import Launch, Supervisor
+from runner.backends.local.supervisor import Launch, Supervisor
+from runner.errors import RunnerError
+from runner.model import Rendered, Sweep
 
 LOOPBACK = "127.0.0.1"
 PYTHONS = ("python", "python3")
@@ -59,8 +57,9 @@ class LocalBackend:
     grace = 10.0
     """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.root = discover.find_root(Path(args.directory).resolve())
+    def __init__(self, root: Path, notify: Notify) -> None:
+        self.root = root
+        self._notify = notify
         self._machine: Machine | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -78,7 +77,7 @@ class LocalBackend:
                 if once in self._said:
                     return
                 self._said.add(once)
-            print(text, file=sys.stderr, flush=True)
+        self._notify(text)
 
     # -- lookups ------------------------------------------------------------------------------
 

@@ -9,12 +9,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.errors import ManifestError, Problem
-from runner.marks import Document, field_path
+from runner.manifest.params import parse_space
+from runner.manifest.schema import schema_problems
+from runner.marks import Document
 from runner.model import DEFAULT_MAX_POINTS, Placement, Space, Sweep
-from runner.params import parse_space
-from runner.schema import schema_problems
+from runner.render import Renderer
 from runner.space import duplicate_includes, unmatched_excludes, upper_bound
-from runner.spec import Renderer
 from runner.yaml12 import load_file
 
 _FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -71,8 +71,7 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
 
 
 def _problem(doc: Document, path: tuple[str | int, ...], message: str) -> Problem:
-    mark = doc.marks.value(path)
-    return Problem(doc.source, mark.line, mark.col, field_path(path), message)
+    return Problem.at(doc.marks, doc.source, path, message)
 
 
 def _file_problems(path: Path, doc: Document) -> list[Problem]:

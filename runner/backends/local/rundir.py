@@ -10,7 +10,6 @@ the lock was left by a crashed runner: the run is stale and may be started again
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import fcntl
 import json
 import os
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import RunnerError
-from runner.ledger import write_atomic
+from runner.files import utc_now, write_atomic
 
 STATE_FORMAT = 1
 RUNNING, SUCCEEDED, FAILED, INTERRUPTED = "running", "succeeded", "failed", "interrupted"
@@ -85,10 +84,6 @@ class RunState:
         return cls(**data)
 
 
-def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def new_state(sweep: str, experiment: str, key: str, replicas: tuple[Replica, ...]) -> RunState:
     return RunState(
         sweep=sweep,
@@ -97,7 +92,7 @@ def new_state(sweep: str, experiment: str, key: str, replicas: tuple[Replica, ..
         status=RUNNING,
         runner_pid=os.getpid(),
         runner_host=socket.gethostname(),
-        started_at=now(),
+        started_at=utc_now(),
         replicas=replicas,
     )
 

@@ -7,11 +7,9 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from runner import template
 from runner.errors import ManifestError, Problem
-from runner.marks import field_path
-from runner.model import Sweep
-from runner.space import Point
+from runner.model import Point, Sweep
+from runner.render import template
 from runner.values import Value, as_text, normalize
 
 Path = tuple[str | int, ...]
@@ -58,12 +56,9 @@ class PointContext:
 
     def fail(self, slot: Slot, message: str) -> ManifestError:
         sweep = self.sweep
-        mark = sweep.marks.value(slot.path)
         where = ", ".join(f"{k}={as_text(v)}" for k, v in self.point.params) or "the only point"
         text = f"{message} (point {where})"
-        return ManifestError(
-            [Problem(str(sweep.path), mark.line, mark.col, field_path(slot.path), text)]
-        )
+        return ManifestError([Problem.at(sweep.marks, str(sweep.path), slot.path, text)])
 
     def text(self, slot: Slot, check: Check | None = None) -> str:
         if slot.literal is not None:

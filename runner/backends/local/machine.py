@@ -8,7 +8,7 @@ import subprocess
 import threading
 from collections.abc import Iterator, Sequence
 
-from runner.rundir import Stopping
+from runner.backends.local.rundir import Stopping
 
 
 class Machine:

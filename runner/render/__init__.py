@@ -4,29 +4,23 @@ The document is exactly the JSON that beaker-py's `BeakerExperimentSpec.to_json(
 (camelCase, durations in nanoseconds); `runner.backends.beaker` turns it into the typed
 `BeakerExperimentSpec` and proves the round trip is lossless. Rendering here is pure and cheap
 (no beaker import, no clock, no randomness): the tasks compile once into slots
-(`runner.slots`), the document into a skeleton per shape of point (`runner.document`), and each
+(`runner.render.slots`), the document into a skeleton per shape of point (`runner.render.shape`), and each
 point only fills the skeleton's holes and hashes the text.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import json
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-from runner import template
-from runner.document import Document
 from runner.errors import ManifestError, Problem
 from runner.keys import experiment_name, point_key
-from runner.marks import field_path
-from runner.model import BUILTINS, Sweep
-from runner.params import param_env_name
-from runner.skeleton import Skeleton
-from runner.slots import Path, PointContext, Slot
-from runner.space import Point, iter_points
+from runner.model import BUILTINS, Point, Rendered, Sweep, param_env_name
+from runner.render import template
+from runner.render.shape import SpecShape
+from runner.render.skeleton import Skeleton
+from runner.render.slots import Path, PointContext, Slot
 from runner.values import Value, as_text, normalize
 
 MULTINODE_DEFAULTS: Mapping[str, Any] = {
@@ -36,27 +30,6 @@ MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "propagate_preemption": True,
     "synchronized_start_timeout": "5m",
 }
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """One point, ready to submit: identity, parameters and its spec document."""
-
-    key: str
-    name: str
-    params: tuple[tuple[str, Value], ...]
-    """Axis parameters (the key's input), in axis order."""
-    derived: tuple[tuple[str, Value], ...]
-    spec_json: str
-    """The spec document as canonical JSON (sorted keys, compact): exactly what `spec_hash` hashes."""
-    spec_hash: str
-    origin: str = "grid"
-
-    @functools.cached_property
-    def spec(self) -> Mapping[str, Any]:
-        """The spec document (parsed on first use: a plan only needs its hash)."""
-        result: Mapping[str, Any] = json.loads(self.spec_json)
-        return result
 
 
 class Renderer:
@@ -101,10 +74,7 @@ class Renderer:
     # -- compilation ---------------------------------------------------------------------------
 
     def _problem(self, path: Path, message: str) -> None:
-        mark = self.sweep.marks.value(path)
-        self.problems.append(
-            Problem(str(self.sweep.path), mark.line, mark.col, field_path(path), message)
-        )
+        self.problems.append(Problem.at(self.sweep.marks, str(self.sweep.path), path, message))
 
     def _slot(self, raw: object, path: Path) -> Slot:
         text = raw if isinstance(raw, str) else as_text(normalize(raw))
@@ -181,7 +151,7 @@ class Renderer:
         shape = tuple(n > 1 for n in context.replicas)
         skeleton = self._skeletons.get(shape)
         if skeleton is None:
-            document = Document(sweep, self._tasks, self._env_names, context)
+            document = SpecShape(sweep, self._tasks, self._env_names, context)
             skeleton = Skeleton(document.spec())
             self._skeletons[shape] = skeleton
         text = skeleton.fill(context)
@@ -192,9 +162,4 @@ class Renderer:
             context.derived,
             text,
             hashlib.sha256(text.encode()).hexdigest(),
-            point.origin,
         )
-
-    def render_all(self) -> Iterator[Rendered]:
-        for point in iter_points(self.sweep.space):
-            yield self.render(point)

@@ -14,7 +14,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError
 
 from runner.errors import Problem
-from runner.marks import Document, field_path
+from runner.marks import Document
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "sweep.schema.json"
 """A symlink to schemas/sweep.schema.json, so installed packages carry the schema too."""
@@ -138,8 +138,7 @@ def _unknown(doc: Document, path: tuple[str | int, ...], allowed: list[str]) -> 
 
 
 def _at(doc: Document, path: tuple[Any, ...], message: str, key: bool = False) -> Problem:
-    mark = doc.marks.key(path) if key else doc.marks.value(path)
-    return Problem(doc.source, mark.line, mark.col, field_path(path), message)
+    return Problem.at(doc.marks, doc.source, path, message, key)
 
 
 def _description(error: ValidationError) -> str:

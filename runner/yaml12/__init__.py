@@ -19,7 +19,15 @@ import yaml
 
 from runner.errors import ManifestError, Problem
 from runner.marks import Document, KeyPath, Marks, Pos, field_path
-from runner.scalars import MAP, SCALAR_TAGS, SEQ, Invalid, resolve_plain, show_tag, type_name
+from runner.yaml12._scalars import (
+    MAP,
+    SCALAR_TAGS,
+    SEQ,
+    Invalid,
+    resolve_plain,
+    show_tag,
+    type_name,
+)
 
 MAX_NODES = 100_000  # nodes after expanding every alias; a 2 000-line manifest has ~8 000
 MAX_DEPTH = 100  # nesting levels, also after alias expansion; keeps recursion well bounded

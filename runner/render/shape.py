@@ -8,10 +8,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from runner.durations import to_nanoseconds
 from runner.model import Sweep
-from runner.skeleton import Hole, json_string
-from runner.slots import Check, PointContext, Slot
+from runner.render.durations import to_nanoseconds
+from runner.render.skeleton import Hole, json_string
+from runner.render.slots import Check, PointContext, Slot
 from runner.values import Value, as_text
 
 _BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
@@ -33,7 +33,7 @@ def _mount_path_problem(path: str) -> str | None:
     return None if path.startswith("/") else f"mount path renders to {path!r}, not absolute"
 
 
-class Document:
+class SpecShape:
     """The spec document of one shape of point, with a hole for each value that varies by point.
 
     Literal slots are checked here, once, against the first point of this shape (which an error
