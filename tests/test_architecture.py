@@ -1,0 +1,134 @@
+"""The layout's promises, checked: imports point one way, each library has one home, every
+module imports on its own, and `--help` loads none of the pipeline."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PROJECT
+
+RUNNER = PROJECT / "runner"
+
+
+def _modules() -> list[str]:
+    names = []
+    for path in sorted(RUNNER.rglob("*.py")):
+        if path.name == "__main__.py":  # runs the CLI when imported, by design
+            continue
+        parts = path.relative_to(PROJECT).with_suffix("").parts
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def _lint_imports(project: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter over the runner package found in `project`, with its pyproject contracts."""
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, importlinter.cli as c; sys.exit(c.lint_imports(no_cache=True))",
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def runner_copy(tmp_path: Path) -> Path:
+    """This project's runner package and pyproject.toml in a scratch directory, to break."""
+    shutil.copytree(RUNNER, tmp_path / "runner", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PROJECT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_the_contracts_hold_on_this_tree() -> None:
+    result = _lint_imports(PROJECT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_wrong_way_import_breaks_the_layers_contract(runner_copy: Path) -> None:
+    model = runner_copy / "runner" / "model.py"
+    model.write_text(model.read_text() + "\nfrom runner import plan  # the model reaching up\n")
+    result = _lint_imports(runner_copy)
+    assert result.returncode == 1
+    assert "The pipeline's layers point one way BROKEN" in result.stdout
+    assert "runner.model -> runner.plan" in result.stdout
+
+
+@pytest.mark.slow
+def test_a_library_imported_outside_its_module_breaks_its_contract(runner_copy: Path) -> None:
+    plan = runner_copy / "runner" / "plan.py"
+    plan.write_text(plan.read_text() + "\nimport yaml  # pyyaml belongs to runner.yaml12\n")
+    result = _lint_imports(runner_copy)
+    assert result.returncode == 1
+    assert "pyyaml only in runner.yaml12 BROKEN" in result.stdout
+    assert "runner.plan -> yaml" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", range(2))
+def test_every_module_imports_alone_in_a_fresh_interpreter(chunk: int) -> None:
+    """Like pip-tools: an import cycle shows only when its modules load in a certain order, and
+    an import-time side effect (output, files) only when the module is loaded at all."""
+    modules = _modules()[chunk::2]
+
+    def load(name: str) -> tuple[str, int, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", f"import {name}"],
+            cwd=PROJECT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return name, done.returncode, done.stdout + done.stderr
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(load, modules))
+    assert len(results) > 20
+    failures = {name: output for name, code, output in results if code != 0 or output}
+    assert failures == {}
+
+
+def test_help_loads_none_of_the_pipeline() -> None:
+    code = (
+        "import sys\n"
+        "from runner.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, timeout=60
+    )
+    loaded = set(done.stdout.split("\n")[-2].split())
+    assert "runner.cli" in loaded
+    heavy = {"jsonschema", "yaml", "beaker", "git", "tabulate", "tenacity", "runner.render"}
+    assert heavy & loaded == set()
+    assert not any(m.startswith(("runner.manifest", "runner.backends")) for m in loaded)
+
+
+def test_version_names_the_installed_package(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    from runner.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"python -m runner {version('beaker-sweep-runner')}"
