@@ -398,3 +398,18 @@ def test_beaker_py_resumes_a_cut_log_stream_without_duplicates(
     lines = [log.message for log in beaker.job.logs(job)]  # waits 2 s, asks again with since
     assert lines == [f"{i}\n".encode() for i in range(6)]
     assert fake_beaker.calls["StreamJobLogs"] == 2
+
+
+@pytest.mark.slow
+def test_beaker_py_retries_unavailable_on_a_metrics_page(
+    fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace
+) -> None:
+    ids = [create(beaker, workspace, f"p{i}").experiment.id for i in range(7)]
+    group = beaker.group.create("paged", workspace=workspace, experiment_ids=ids)
+    rows = iter(beaker.group.list_task_metrics(group))
+    first = next(rows)  # the first page (5 rows) is fetched
+    fake_beaker.reset_calls()
+    fake_beaker.unavailable("ListGroupTaskMetrics")  # hits the second page: 2 s, then again
+    rest = list(rows)
+    assert [r.experiment_id for r in [first, *rest]] == ids
+    assert fake_beaker.calls["ListGroupTaskMetrics"] == 2
