@@ -9,7 +9,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any, Literal
 
-CreateFaultKind = Literal["status", "reset", "late", "garbled"]
+CreateFaultKind = Literal["status", "reset", "late", "garbled", "cut"]
 
 # Bodies the fake sends with injected statuses, unless the test passes ``message``. 502/503
 # get a plain-text body, like a load balancer, so beaker-py re-raises requests' HTTPError.
@@ -28,7 +28,8 @@ class CreateFault:
     ``status``: answer ``status`` without committing. ``reset``: commit, then close the
     connection without a response. ``late``: commit, then answer after ``delay`` seconds.
     ``garbled``: commit, then answer 200 with an HTML page instead of the experiment, as a
-    misconfigured proxy in between might.
+    misconfigured proxy in between might. ``cut``: commit, then send the status line, headers
+    and half the body with a Content-Length for all of it, and close the connection.
     """
 
     kind: CreateFaultKind
@@ -68,6 +69,8 @@ class FaultPlan:
         self._lock = threading.Lock()
         self._creates: deque[CreateFault] = deque()
         self._rpcs: dict[str, deque[Any]] = {}
+        self._lost: Counter[str] = Counter()
+        self._log_cuts: deque[int] = deque()
         self._latency = latency
         self._rate_limit: float | None = None
         self._admitted: deque[float] = deque()
@@ -106,6 +109,31 @@ class FaultPlan:
             queue = self._rpcs.get(rpc)
             return queue.popleft() if queue else None
 
+    def add_lost_replies(self, rpc: str, times: int) -> None:
+        """The next ``times`` calls of ``rpc`` that succeed commit, then answer UNAVAILABLE."""
+        if times < 1:
+            raise ValueError("times must be >= 1")
+        with self._lock:
+            self._lost[rpc] += times
+
+    def next_lost_reply(self, rpc: str) -> bool:
+        with self._lock:
+            if self._lost[rpc] <= 0:
+                return False
+            self._lost[rpc] -= 1
+            return True
+
+    def add_log_cuts(self, after_lines: int, times: int) -> None:
+        """The next ``times`` log streams end with UNAVAILABLE after ``after_lines`` lines."""
+        if times < 1 or after_lines < 0:
+            raise ValueError("times must be >= 1 and after_lines >= 0")
+        with self._lock:
+            self._log_cuts.extend([after_lines] * times)
+
+    def next_log_cut(self) -> int | None:
+        with self._lock:
+            return self._log_cuts.popleft() if self._log_cuts else None
+
     def set_rate_limit(self, per_second: float | None) -> None:
         if per_second is not None and per_second <= 0:
             raise ValueError("rate limit must be > 0 creates per second")
@@ -131,5 +159,7 @@ class FaultPlan:
         with self._lock:
             self._creates.clear()
             self._rpcs.clear()
+            self._lost.clear()
+            self._log_cuts.clear()
             self._rate_limit = None
             self._admitted.clear()

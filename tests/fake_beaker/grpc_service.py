@@ -8,66 +8,27 @@ with Get, List or Resolve (ServiceClient._retriable, ``expected_errors``). So an
 UNAVAILABLE on e.g. GetWorkload costs the client 2 s per injected failure and then succeeds;
 while the server is stopped such calls never return. Only RPCs outside that set (none that
 this fake implements) surface BeakerServerUnavailableError to the caller.
+
+Mutations (CreateGroup, UpdateGroup, DeleteGroups, CancelWorkloads, RestartExperimentTasks)
+are not retried: UNAVAILABLE there reaches the caller as BeakerServerUnavailableError. Groups
+are served by grpc_groups.py, restarts, cancels and logs by grpc_lifecycle.py.
 """
 
 from __future__ import annotations
 
-import base64
-import threading
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 from beaker import beaker_pb2 as pb2
-from beaker import beaker_pb2_grpc
 
 from . import messages
-from .faults import CallCounter, FaultPlan
+from .grpc_common import descending, seconds
+from .grpc_groups import GroupsMixin
+from .grpc_lifecycle import LifecycleMixin
+from .interceptor import FaultInterceptor
 from .records import Experiment
-from .state import State
 
-T = TypeVar("T")
-TOKEN_PREFIX = "fake-page:"
-
-
-def _query(request: Any) -> tuple[Any, str]:
-    """A list request's options and the id of the last item already returned.
-
-    In ListWorkloadsRequest and ListJobsRequest, ``next_page_token`` and ``options`` share the
-    oneof ``opts``: a follow-up request carries only the token, so the token must carry the
-    query. Like the real service, the fake encodes the options into its (opaque) tokens.
-    """
-    if request.WhichOneof("opts") != "next_page_token":
-        return request.options, ""
-    token = request.next_page_token
-    encoded, _, after = token.removeprefix(TOKEN_PREFIX).rpartition(".")
-    if not token.startswith(TOKEN_PREFIX) or not encoded or not after:
-        raise ValueError(f"invalid page token {token!r}")
-    options = type(request.options).FromString(base64.urlsafe_b64decode(encoded))
-    return options, after
-
-
-def _page(
-    items: Sequence[T], cursor: Callable[[T], str], options: Any, after: str, size: int
-) -> tuple[list[T], str]:
-    """The page of ``items`` following the item whose cursor is ``after``, and the next token."""
-    keys = [cursor(item) for item in items]
-    if after and after not in keys:
-        raise ValueError(f"invalid page token: no item {after!r}")
-    start = keys.index(after) + 1 if after else 0
-    page = list(items[start : start + size])
-    if not page or start + size >= len(items):
-        return page, ""
-    encoded = base64.urlsafe_b64encode(options.SerializeToString()).decode()
-    return page, f"{TOKEN_PREFIX}{encoded}.{cursor(page[-1])}"
-
-
-def _descending(sort_clause: Any) -> bool:
-    return bool(sort_clause.sort_order == pb2.SortOrder.SORT_ORDER_DESCENDING)
-
-
-def _seconds(ts: Any) -> float:
-    return float(ts.seconds) + ts.nanos / 1e9
+__all__ = ["FakeBeakerServicer", "FaultInterceptor"]
 
 
 def _filter_workloads(items: list[Experiment], opts: Any) -> list[Experiment]:
@@ -87,41 +48,35 @@ def _filter_workloads(items: list[Experiment], opts: Any) -> list[Experiment]:
     if opts.HasField("job_finalized"):
         items = [e for e in items if e.finalized == opts.job_finalized]
     if opts.HasField("created_before"):
-        items = [e for e in items if e.created < _seconds(opts.created_before)]
+        items = [e for e in items if e.created < seconds(opts.created_before)]
     if opts.HasField("created_after"):
-        items = [e for e in items if e.created > _seconds(opts.created_after)]
-    return items[::-1] if _descending(opts.sort_clause) else items
+        items = [e for e in items if e.created > seconds(opts.created_after)]
+    return items[::-1] if descending(opts.sort_clause) else items
 
 
-class FakeBeakerServicer(beaker_pb2_grpc.BeakerServicer):
-    def __init__(self, state: State, page_size: int) -> None:
-        self.state = state
-        self.page_size = page_size
-
-    def _size(self, requested: int) -> int:
-        return min(requested or self.page_size, self.page_size)
-
-    def _experiment(self, experiment_id: str, context: Any) -> Experiment:
-        record = self.state.experiment(experiment_id)
-        if record is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"workload {experiment_id!r} not found")
-        assert record is not None
-        return record
+class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
+    """Every RPC the fake serves; the mixins hold groups and the job lifecycle."""
 
     # Users and organizations.
 
     def GetUser(self, request: pb2.GetUserRequest, context: Any) -> pb2.GetUserResponse:
-        me = self.state.user
-        if request.HasField("user_id") and request.user_id not in (me.id, me.name):
-            context.abort(grpc.StatusCode.NOT_FOUND, f"user {request.user_id!r} not found")
-        return pb2.GetUserResponse(user=messages.user(me))
+        user = self._caller(context)
+        if request.HasField("user_id"):
+            found = self.state.find_user(request.user_id)
+            if found is None:
+                context.abort(grpc.StatusCode.NOT_FOUND, f"user {request.user_id!r} not found")
+            assert found is not None
+            user = found
+        return pb2.GetUserResponse(user=messages.user(user))
 
     def ResolveUserName(
         self, request: pb2.ResolveUserNameRequest, context: Any
     ) -> pb2.ResolveUserNameResponse:
-        if request.user_name != self.state.user.name:
+        user = self.state.find_user(request.user_name)
+        if user is None or user.name != request.user_name:
             context.abort(grpc.StatusCode.NOT_FOUND, f"user {request.user_name!r} not found")
-        return pb2.ResolveUserNameResponse(user_id=self.state.user.id)
+        assert user is not None
+        return pb2.ResolveUserNameResponse(user_id=user.id)
 
     def ResolveOrganizationName(
         self, request: pb2.ResolveOrganizationNameRequest, context: Any
@@ -179,12 +134,12 @@ class FakeBeakerServicer(beaker_pb2_grpc.BeakerServicer):
     def ListWorkloads(
         self, request: pb2.ListWorkloadsRequest, context: Any
     ) -> pb2.ListWorkloadsResponse:
-        try:
-            opts, after = _query(request)
-            items = _filter_workloads(self.state.experiments(), opts)
-            page, token = _page(items, lambda e: e.id, opts, after, self._size(opts.page_size))
-        except ValueError as e:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        page, token = self._listing(
+            request,
+            lambda opts: _filter_workloads(self.state.experiments(), opts),
+            lambda e: e.id,
+            context,
+        )
         return pb2.ListWorkloadsResponse(
             workloads=[messages.workload(e) for e in page], next_page_token=token
         )
@@ -196,23 +151,19 @@ class FakeBeakerServicer(beaker_pb2_grpc.BeakerServicer):
         # JSON is YAML; sending the posted bytes back keeps them exactly as submitted.
         return pb2.GetExperimentYamlSpecResponse(experiment_spec=record.spec_json)
 
-    # Jobs: one per task, created with the experiment, status set by the test.
+    # Jobs: one per replica of each task, created with the experiment and by each restart;
+    # statuses set by the test.
 
     def GetJob(self, request: pb2.GetJobRequest, context: Any) -> pb2.GetJobResponse:
         record = self.state.experiment_for_job(request.job_id)
         if record is None:
             context.abort(grpc.StatusCode.NOT_FOUND, f"job {request.job_id!r} not found")
         assert record is not None
-        task = next(t for t in record.tasks if t.job_id == request.job_id)
-        return pb2.GetJobResponse(job=messages.job(record, task, record.workspace))
+        job = next(j for j in record.jobs if j.id == request.job_id)
+        return pb2.GetJobResponse(job=messages.job(record, job))
 
     def ListJobs(self, request: pb2.ListJobsRequest, context: Any) -> pb2.ListJobsResponse:
-        try:
-            opts, after = _query(request)
-            jobs = self._filter_jobs(opts)
-            page, token = _page(jobs, lambda j: j.id, opts, after, self._size(opts.page_size))
-        except ValueError as e:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        page, token = self._listing(request, self._filter_jobs, lambda j: j.id, context)
         return pb2.ListJobsResponse(jobs=page, next_page_token=token)
 
     def _filter_jobs(self, opts: Any) -> list[pb2.Job]:
@@ -224,50 +175,13 @@ class FakeBeakerServicer(beaker_pb2_grpc.BeakerServicer):
         else:
             records = self.state.experiments()
         jobs = [
-            messages.job(r, t, r.workspace)
+            messages.job(r, j)
             for r in records
-            for t in r.tasks
-            if not opts.HasField("task_id") or t.id == opts.task_id
+            for j in r.jobs
+            if not opts.HasField("task_id") or j.task_id == opts.task_id
         ]
         if opts.HasField("finalized"):
             jobs = [j for j in jobs if j.status.HasField("finalized") == opts.finalized]
-        if _descending(opts.sort_clause):
+        if descending(opts.sort_clause):
             jobs.reverse()
         return jobs
-
-
-class FaultInterceptor(grpc.ServerInterceptor):
-    """Counts every unary call, adds latency, checks the token, then injects queued faults."""
-
-    def __init__(
-        self, calls: CallCounter, faults: FaultPlan, token: str, stopping: threading.Event
-    ) -> None:
-        self.calls = calls
-        self.faults = faults
-        self.token = token
-        self.stopping = stopping
-
-    def intercept_service(self, continuation: Any, handler_call_details: Any) -> Any:
-        handler = continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
-            return handler
-        rpc = handler_call_details.method.rsplit("/", 1)[-1]
-        metadata = dict(handler_call_details.invocation_metadata or ())
-        inner = handler.unary_unary
-
-        def behavior(request: Any, context: Any) -> Any:
-            self.calls.add(rpc)
-            if (latency := self.faults.latency) > 0:
-                self.stopping.wait(latency)
-            scheme, _, token = str(metadata.get("authorization", "")).partition(" ")
-            if scheme.lower() != "bearer" or token != self.token:
-                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid token")
-            if (code := self.faults.next_rpc_fault(rpc)) is not None:
-                context.abort(code, f"fake beaker: injected {code.name} on {rpc}")
-            return inner(request, context)
-
-        return grpc.unary_unary_rpc_method_handler(
-            behavior,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )

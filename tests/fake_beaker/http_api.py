@@ -37,7 +37,7 @@ class Reply:
     body: bytes
     content_type: str = "application/json"
     retry_after: str | None = None
-    then: str = "send"  # "send", "reset" (close without answering), "late" or "garbled"
+    then: str = "send"  # "send", "reset" (close without answering), "late", "garbled", "cut"
     delay: float = 0.0
 
 
@@ -57,11 +57,10 @@ def _fault_reply(fault: CreateFault) -> Reply:
 class CreateEndpoint:
     """Decides the reply to each request; the handler below only moves bytes."""
 
-    def __init__(self, state: State, faults: FaultPlan, calls: CallCounter, token: str) -> None:
+    def __init__(self, state: State, faults: FaultPlan, calls: CallCounter) -> None:
         self.state = state
         self.faults = faults
         self.calls = calls
-        self.token = token
 
     def stats(self) -> Reply:
         return _json_reply(
@@ -75,7 +74,9 @@ class CreateEndpoint:
         if match is None:
             return _json_reply(404, {"message": f"no route for POST {url.path}"})
         self.calls.add("http:create")
-        if authorization != f"Bearer {self.token}":
+        scheme, _, token = (authorization or "").partition(" ")
+        author = self.state.user_for_token(token) if scheme == "Bearer" else None
+        if author is None:
             return _json_reply(401, {"message": "missing or invalid token"})
         fault = self.faults.next_create_fault()
         if fault is not None and fault.kind == "status":
@@ -86,7 +87,7 @@ class CreateEndpoint:
         names = parse_qs(url.query).get("name")
         try:
             record = self.state.create_experiment(
-                match["workspace"], names[-1] if names else None, body
+                match["workspace"], names[-1] if names else None, body, author
             )
         except ApiError as e:
             reply = _json_reply(e.status, {"message": e.message})
@@ -145,17 +146,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.stopping.wait(reply.delay)
         if reply.then == "garbled":
             reply = Reply(200, b"<html><body>Welcome</body></html>", content_type="text/html")
+        if reply.then == "cut":
+            # Promise the whole body, send half of it, then close: an IncompleteRead.
+            self.close_connection = True
+            self._send(reply, length=len(reply.body) + 64, cut=len(reply.body) // 2)
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
         self._send(reply)
 
-    def _send(self, reply: Reply) -> None:
+    def _send(self, reply: Reply, length: int | None = None, cut: int | None = None) -> None:
         try:
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
-            self.send_header("Content-Length", str(len(reply.body)))
+            self.send_header("Content-Length", str(len(reply.body) if length is None else length))
             if reply.retry_after is not None:
                 self.send_header("Retry-After", reply.retry_after)
             self.end_headers()
-            self.wfile.write(reply.body)
+            self.wfile.write(reply.body if cut is None else reply.body[:cut])
             self.wfile.flush()
         except OSError:  # the client gave up (late reply) or the server is stopping
             self.close_connection = True

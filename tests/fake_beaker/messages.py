@@ -7,7 +7,7 @@ from typing import Any
 
 from beaker import beaker_pb2 as pb2
 
-from .records import Experiment, TaskRecord, UserRecord, WorkspaceRecord
+from .records import Experiment, GroupRecord, JobRecord, TaskRecord, UserRecord, WorkspaceRecord
 
 WORKLOAD_STATUS = {
     "queued": pb2.WorkloadStatus.STATUS_QUEUED,
@@ -70,7 +70,7 @@ def task(record: Experiment, task_record: TaskRecord) -> pb2.Task:
         author_id=record.author_id,
         created=timestamp(record.created),
         container_spec=_container_spec(task_record),
-        status=WORKLOAD_STATUS[record.status],
+        status=WORKLOAD_STATUS[record.task_status(task_record.id)],
     )
 
 
@@ -93,7 +93,7 @@ def workload(record: Experiment) -> pb2.Workload:
     return pb2.Workload(experiment=experiment, status=WORKLOAD_STATUS[record.status])
 
 
-def job_status(record: Experiment) -> pb2.JobStatus:
+def job_status(record: JobRecord) -> pb2.JobStatus:
     """Timestamps and exit code set the way Beaker sets them for each stage."""
     created, changed = timestamp(record.created), timestamp(record.status_changed)
     fields: dict[str, Any] = {"status": WORKLOAD_STATUS[record.status], "created": created}
@@ -115,17 +115,69 @@ def job_status(record: Experiment) -> pb2.JobStatus:
     return pb2.JobStatus(**fields)
 
 
-def job(record: Experiment, task_record: TaskRecord, workspace_name: str) -> pb2.Job:
+def job(record: Experiment, job_record: JobRecord) -> pb2.Job:
+    task_record = record.task(job_record.task_id)
+    suffix = f"-r{job_record.replica}" if job_record.replicas > 1 else ""
+    system = pb2.SystemDetails()
+    if job_record.replicas > 1:
+        system.replica_group_details.CopyFrom(
+            pb2.ReplicaGroupDetails(
+                id=f"{task_record.id}-{job_record.attempt}",
+                size=job_record.replicas,
+                rank=job_record.replica,
+                is_leader_replica=job_record.replica == 0,
+            )
+        )
     return pb2.Job(
-        id=task_record.job_id,
+        id=job_record.id,
         task_id=task_record.id,
-        name=f"{record.name or record.id}-{task_record.name}",
+        name=f"{record.name or record.id}-{task_record.name}{suffix}",
         author_id=record.author_id,
         workspace_id=record.workspace_id,
         workload_id=record.id,
-        status=job_status(record),
+        status=job_status(job_record),
         container_spec=_container_spec(task_record),
-        workspace_reference=workspace_name,
+        system_details=system,
+        workspace_reference=record.workspace,
         author_reference=record.author,
         workload_created=timestamp(record.created),
+    )
+
+
+def group(record: GroupRecord) -> pb2.Group:
+    return pb2.Group(
+        id=record.id,
+        name=record.name,
+        full_name=record.full_name,
+        description=record.description,
+        workspace_id=record.workspace_id,
+        author_id=record.author.id,
+        created=timestamp(record.created),
+        modified=timestamp(record.modified),
+    )
+
+
+def metric(name: str, value: Any) -> Any:
+    """A TaskMetrics.Metric; ``value`` goes into its google.protobuf.Value by type."""
+    kind = pb2.GroupParameter.GroupParameterType.GROUP_PARAMETER_METRIC
+    out = pb2.TaskMetrics.Metric(group_parameter=pb2.GroupParameter(type=kind, name=name))
+    if value is None:
+        out.value.null_value = 0  # NULL_VALUE
+    elif isinstance(value, bool):
+        out.value.bool_value = value
+    elif isinstance(value, (int, float)):
+        out.value.number_value = float(value)
+    else:
+        out.value.string_value = str(value)
+    return out
+
+
+def task_metrics(record: Experiment, task_record: TaskRecord, values: dict[str, Any]) -> Any:
+    return pb2.TaskMetrics(
+        task_id=task_record.id,
+        task_name=task_record.name,
+        experiment_id=record.id,
+        experiment_name=record.name,
+        task_status=WORKLOAD_STATUS[record.task_status(task_record.id)],
+        metrics=[metric(name, value) for name, value in sorted(values.items())],
     )

@@ -1,4 +1,4 @@
-"""Immutable records the fake Beaker keeps: users, workspaces, experiments and their jobs."""
+"""Immutable records the fake Beaker keeps: users, workspaces, experiments, jobs and groups."""
 
 from __future__ import annotations
 
@@ -8,6 +8,19 @@ from typing import Any
 
 JOB_STATUSES = ("queued", "running", "succeeded", "failed", "canceled")
 FINAL_STATUSES = frozenset({"succeeded", "failed", "canceled"})
+RESTARTABLE_STATUSES = frozenset({"failed", "canceled"})
+
+
+def overall_status(statuses: list[str]) -> str:
+    """An experiment's status from its current jobs': queued/running while any job is not
+    final (running if any runs), else failed, canceled or succeeded in that order."""
+    live = [s for s in statuses if s not in FINAL_STATUSES]
+    if live:
+        return "running" if "running" in live else "queued"
+    for status in ("failed", "canceled"):
+        if status in statuses:
+            return status
+    return "succeeded"
 
 
 @dataclass(frozen=True)
@@ -33,8 +46,27 @@ class WorkspaceRecord:
 class TaskRecord:
     id: str
     name: str
-    job_id: str
     spec: str  # the task's JSON object, re-serialised from the posted body
+    replicas: int = 1
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One run of one replica of a task. ``attempt`` is 0, then 1 after the first restart."""
+
+    id: str
+    task_id: str
+    replica: int
+    replicas: int
+    attempt: int
+    created: float
+    status: str = "queued"
+    exit_code: int | None = None
+    status_changed: float = 0.0
+
+    @property
+    def finalized(self) -> bool:
+        return self.status in FINAL_STATUSES
 
 
 @dataclass(frozen=True)
@@ -52,8 +84,8 @@ class Experiment:
     spec_json: str
     tasks: tuple[TaskRecord, ...]
     created: float
+    jobs: tuple[JobRecord, ...] = ()  # every job ever, in creation order
     status: str = "queued"
-    exit_code: int | None = None
     status_changed: float = 0.0
 
     @property
@@ -70,6 +102,23 @@ class Experiment:
     def finalized(self) -> bool:
         return self.status in FINAL_STATUSES
 
+    def task(self, task_id: str) -> TaskRecord:
+        return next(t for t in self.tasks if t.id == task_id)
+
+    def current_jobs(self, task_id: str | None = None) -> list[JobRecord]:
+        """The latest attempt's jobs (one per replica) of every task, or of one task."""
+        out: list[JobRecord] = []
+        for task in self.tasks:
+            if task_id is not None and task.id != task_id:
+                continue
+            jobs = [j for j in self.jobs if j.task_id == task.id]
+            last = max(j.attempt for j in jobs)
+            out.extend(j for j in jobs if j.attempt == last)
+        return out
+
+    def task_status(self, task_id: str) -> str:
+        return overall_status([j.status for j in self.current_jobs(task_id)])
+
     @property
     def env_vars(self) -> dict[str, str]:
         """Env vars of the first task: literal values, or ``secret:NAME`` for secret refs."""
@@ -81,6 +130,23 @@ class Experiment:
             else:
                 out[var["name"]] = str(var.get("value", ""))
         return out
+
+
+@dataclass(frozen=True)
+class GroupRecord:
+    id: str
+    name: str
+    description: str
+    workspace_id: str
+    author: UserRecord
+    experiment_ids: tuple[str, ...]
+    created: float
+    modified: float
+    archived: bool = False
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.author.name}/{self.name}"
 
 
 class ApiError(Exception):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
 from types import TracebackType
@@ -16,20 +18,25 @@ import yaml
 from beaker import beaker_pb2_grpc
 
 from .certs import CertBundle, default_bundle
-from .faults import CallCounter, CreateFault, FaultPlan
+from .controls import FaultControls, LifecycleControls
+from .faults import CallCounter, FaultPlan
+from .groups import GroupStore
 from .grpc_service import FakeBeakerServicer, FaultInterceptor
 from .http_api import ApiServer, CreateEndpoint, server_context
 from .records import Experiment
-from .state import State
+from .state import NameScope, State
+from .telemetry import Telemetry
 
 
-class FakeBeaker:
+class FakeBeaker(FaultControls, LifecycleControls):
     """A Beaker that beaker-py can talk to unmodified, with count-exact fault injection.
 
     Start it (or use it as a context manager), point a client at :attr:`env`, and inspect what
     the client did through :meth:`experiments` and :attr:`calls`. :meth:`stop` closes both
-    listeners and drops open connections; :meth:`restart` listens again on the same ports with
-    the state kept; :meth:`close` stops for good and deletes the config directory.
+    listeners and drops open connections (the fake is unreachable: connections are refused);
+    :meth:`restart` listens again on the same ports with the state kept (:meth:`outage` does
+    both around a block); :meth:`close` stops for good and deletes the config directory.
+    Faults are in controls.FaultControls, groups/metrics/logs/restarts in LifecycleControls.
     """
 
     def __init__(
@@ -43,6 +50,7 @@ class FakeBeaker:
         certs: CertBundle | None = None,
         workdir: Path | None = None,
         grpc_workers: int = 32,
+        name_scope: NameScope = "workspace",
     ) -> None:
         self.token = token
         self.page_size = page_size
@@ -50,7 +58,10 @@ class FakeBeaker:
         self.certs = certs or default_bundle()
         self._owns_workdir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="fake-beaker-")) if workdir is None else workdir
-        self._state = State(user, org)
+        self._state = State(user, org, token)
+        self._state.name_scope = name_scope
+        self._groups = GroupStore(self._state)
+        self._telemetry = Telemetry()
         self._faults = FaultPlan(latency)
         self._calls = CallCounter()
         self._stopping = threading.Event()
@@ -78,6 +89,15 @@ class FakeBeaker:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    @contextlib.contextmanager
+    def outage(self) -> Iterator[None]:
+        """Unreachable (connections refused) inside the block, back on the same ports after."""
+        self.stop()
+        try:
+            yield
+        finally:
+            self.start()
 
     def stop(self) -> None:
         with self._lock:
@@ -118,20 +138,26 @@ class FakeBeaker:
         self._executor = futures.ThreadPoolExecutor(
             max_workers=self.grpc_workers, thread_name_prefix="fake-beaker-grpc"
         )
-        interceptor = FaultInterceptor(self._calls, self._faults, self.token, self._stopping)
+        interceptor = FaultInterceptor(self._calls, self._faults, self._state, self._stopping)
         server = grpc.server(
             self._executor, interceptors=[interceptor], options=[("grpc.so_reuseport", 0)]
         )
-        beaker_pb2_grpc.add_BeakerServicer_to_server(
-            FakeBeakerServicer(self._state, self.page_size), server
+        servicer = FakeBeakerServicer(
+            self._state,
+            self.page_size,
+            groups=self._groups,
+            telemetry=self._telemetry,
+            faults=self._faults,
+            stopping=self._stopping,
         )
+        beaker_pb2_grpc.add_BeakerServicer_to_server(servicer, server)
         credentials = grpc.ssl_server_credentials([(self.certs.key_pem, self.certs.cert_chain_pem)])
         self.grpc_port = server.add_secure_port(f"127.0.0.1:{self.grpc_port}", credentials)
         server.start()
         self._grpc = server
 
     def _start_http(self) -> None:
-        endpoint = CreateEndpoint(self._state, self._faults, self._calls, self.token)
+        endpoint = CreateEndpoint(self._state, self._faults, self._calls)
         context = server_context(str(self.certs.cert_chain_path), str(self.certs.key_path))
         self._http = ApiServer(self.http_port, endpoint, context, self._stopping)
         self.http_port = self._http.server_address[1]
@@ -197,13 +223,6 @@ class FakeBeaker:
     def count_by_name(self) -> Counter[str]:
         return self._state.count_by_name()
 
-    def set_job_status(self, experiment_id: str, status: str, exit_code: int | None = None) -> None:
-        """Move the experiment's jobs to queued/running/succeeded/failed/canceled.
-
-        ``exit_code`` defaults to 0 for succeeded and 1 for failed, and stays unset otherwise.
-        """
-        self._state.set_job_status(experiment_id, status, exit_code)
-
     @property
     def calls(self) -> Counter[str]:
         """A snapshot: calls by gRPC method name (e.g. ``GetWorkload``) and ``http:create``."""
@@ -222,62 +241,3 @@ class FakeBeaker:
     def open_connections(self) -> int:
         """HTTPS connections open now (a client's close reaches the server a moment later)."""
         return self._http.open_connections if self._http is not None else 0
-
-    # Faults. Each applies to the next ``times`` matching calls, across threads, exactly.
-
-    @property
-    def latency(self) -> float:
-        return self._faults.latency
-
-    @latency.setter
-    def latency(self, seconds: float) -> None:
-        """Added before handling every gRPC call and every create (not /_fake/stats)."""
-        self._faults.latency = seconds
-
-    def fail_creates(
-        self,
-        status: int,
-        times: int = 1,
-        *,
-        retry_after: float | None = None,
-        message: str | None = None,
-    ) -> None:
-        """Answer the next creates with ``status``, committing nothing.
-
-        429 gets ``Retry-After: 1`` unless ``retry_after`` says otherwise. The body is
-        ``{"message": message}``; by default 429 and 500 carry a message and 502/503 a plain
-        text body (pass ``message=""`` to force plain text).
-        """
-        if status == 429 and retry_after is None:
-            retry_after = 1.0
-        fault = CreateFault("status", status=status, message=message, retry_after=retry_after)
-        self._faults.add_create_faults(fault, times)
-
-    def reset_after_commit(self, times: int = 1) -> None:
-        """Commit the next creates, then close their connections without a response."""
-        self._faults.add_create_faults(CreateFault("reset"), times)
-
-    def reply_late_after_commit(self, delay: float, times: int = 1) -> None:
-        """Commit the next creates, then hold the response for ``delay`` seconds."""
-        self._faults.add_create_faults(CreateFault("late", delay=delay), times)
-
-    def garble_after_commit(self, times: int = 1) -> None:
-        """Commit the next creates, then answer 200 with an HTML page instead of the experiment."""
-        self._faults.add_create_faults(CreateFault("garbled"), times)
-
-    def fail_rpc(self, rpc: str, code: Any, times: int = 1) -> None:
-        """Fail the next ``times`` calls of gRPC method ``rpc`` with ``code`` (grpc.StatusCode)."""
-        if not callable(getattr(beaker_pb2_grpc.BeakerServicer, rpc, None)):
-            raise ValueError(f"{rpc!r} is not a Beaker RPC")
-        self._faults.add_rpc_faults(rpc, code, times)
-
-    def unavailable(self, rpc: str, times: int = 1) -> None:
-        self.fail_rpc(rpc, grpc.StatusCode.UNAVAILABLE, times)
-
-    def rate_limit(self, per_second: float | None) -> None:
-        """Admit at most ``per_second`` creates in any 1 s window; 429 + Retry-After beyond."""
-        self._faults.set_rate_limit(per_second)
-
-    def clear_faults(self) -> None:
-        """Drop queued faults and the rate limit (latency stays)."""
-        self._faults.clear()

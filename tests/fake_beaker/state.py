@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import threading
 import time
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
-from .records import (
-    JOB_STATUSES,
-    ApiError,
-    Experiment,
-    TaskRecord,
-    UserRecord,
-    WorkspaceRecord,
-)
+from .records import ApiError, Experiment, JobRecord, TaskRecord, UserRecord, WorkspaceRecord
 
 SPEC_VERSIONS = ("v2", "v2-alpha")
+NameScope = Literal["workspace", "author"]
 
 
 def _valid_name(name: str) -> bool:
@@ -47,6 +41,9 @@ def parse_spec(body: bytes) -> dict[str, Any]:
         image = task.get("image")
         if not isinstance(image, dict) or not (image.get("beaker") or image.get("docker")):
             raise ApiError(400, f"invalid experiment spec: tasks[{i}].image must name an image")
+        replicas = task.get("replicas")
+        if replicas is not None and (not isinstance(replicas, int) or replicas < 1):
+            raise ApiError(400, f"invalid experiment spec: tasks[{i}].replicas must be >= 1")
     names = [t["name"] for t in tasks if t.get("name")]
     if len(names) != len(set(names)):
         raise ApiError(400, "invalid experiment spec: task names must be unique")
@@ -54,29 +51,54 @@ def parse_spec(body: bytes) -> dict[str, Any]:
 
 
 class State:
-    def __init__(self, user_name: str, org: str) -> None:
+    def __init__(self, user_name: str, org: str, token: str = "fake-token") -> None:
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
         self._seqs = itertools.count(1)
         self._orgs: dict[str, str] = {}
         self._workspaces: dict[str, WorkspaceRecord] = {}
         self._experiments: dict[str, Experiment] = {}
-        self._by_workspace_name: dict[tuple[str, str], str] = {}
+        self._names: dict[tuple[str, str], set[str]] = {}  # (workspace id, name) -> author ids
         self._by_job: dict[str, str] = {}
         self._by_task: dict[str, str] = {}
-        self.user = UserRecord(id=self._new_id("USR"), name=user_name)
+        self._tokens: dict[str, UserRecord] = {}
+        self.name_scope: NameScope = "workspace"
+        """Where experiment names must be unique: per workspace, or per author in a workspace."""
+        self.user = self.add_user(user_name, token)
         self.default_org = org
         self.add_org(org)
 
-    def _new_id(self, kind: str) -> str:
+    def new_id(self, kind: str) -> str:
         # Shaped like Beaker's 26-character ULIDs, but readable and deterministic per instance.
         return f"01FAKE{kind}{next(self._ids):017d}"
+
+    # Users: each token authenticates one user.
+
+    def add_user(self, name: str, token: str) -> UserRecord:
+        if not _valid_name(name):
+            raise ValueError(f"invalid user name {name!r}")
+        with self._lock:
+            if token in self._tokens:
+                raise ValueError(f"token {token!r} is taken")
+            if self.find_user(name) is not None:
+                raise ValueError(f"user {name!r} exists")
+            record = UserRecord(id=self.new_id("USR"), name=name)
+            self._tokens[token] = record
+            return record
+
+    def user_for_token(self, token: str) -> UserRecord | None:
+        with self._lock:
+            return self._tokens.get(token)
+
+    def find_user(self, id_or_name: str) -> UserRecord | None:
+        with self._lock:
+            return next((u for u in self._tokens.values() if id_or_name in (u.id, u.name)), None)
 
     # Organizations and workspaces.
 
     def add_org(self, name: str) -> str:
         with self._lock:
-            return self._orgs.setdefault(name, self._new_id("ORG"))
+            return self._orgs.setdefault(name, self.new_id("ORG"))
 
     def org_id(self, name: str) -> str | None:
         with self._lock:
@@ -95,7 +117,7 @@ class State:
             if existing is not None:
                 return existing
             record = WorkspaceRecord(
-                id=self._new_id("WSP"),
+                id=self.new_id("WSP"),
                 org=org,
                 short_name=short,
                 org_id=self.add_org(org),
@@ -117,8 +139,11 @@ class State:
 
     # Experiments.
 
-    def create_experiment(self, workspace_id: str, name: str | None, body: bytes) -> Experiment:
+    def create_experiment(
+        self, workspace_id: str, name: str | None, body: bytes, author: UserRecord | None = None
+    ) -> Experiment:
         """Validate and commit a create, atomically. Raises ApiError (404, 400, 409)."""
+        author = author or self.user
         with self._lock:
             workspace = self._workspaces.get(workspace_id)
             if workspace is None:
@@ -126,50 +151,79 @@ class State:
             spec = parse_spec(body)
             if name is not None and not _valid_name(name):
                 raise ApiError(400, f"invalid experiment name {name!r}")
-            if name is not None and (workspace_id, name) in self._by_workspace_name:
+            authors = self._names.setdefault((workspace_id, name or ""), set())
+            if name is not None and (
+                author.id in authors if self.name_scope == "author" else authors
+            ):
                 raise ApiError(409, f"experiment name {name!r} is already in use in workspace")
-            exp_id = self._new_id("EXP")
+            exp_id = self.new_id("EXP")
             tasks = tuple(
                 TaskRecord(
-                    id=self._new_id("TSK"),
+                    id=self.new_id("TSK"),
                     name=str(task.get("name") or f"task{i}"),
-                    job_id=self._new_id("JOB"),
                     spec=json.dumps(task, sort_keys=True),
+                    replicas=int(task.get("replicas") or 1),
                 )
                 for i, task in enumerate(spec["tasks"])
             )
             now = time.time()
+            jobs = tuple(
+                JobRecord(self.new_id("JOB"), t.id, r, t.replicas, 0, now, status_changed=now)
+                for t in tasks
+                for r in range(t.replicas)
+            )
             record = Experiment(
                 seq=next(self._seqs),
                 id=exp_id,
                 name=name or "",
                 workspace=workspace.full_name,
                 workspace_id=workspace_id,
-                author=self.user.name,
-                author_id=self.user.id,
+                author=author.name,
+                author_id=author.id,
                 description=str(spec.get("description") or ""),
                 spec_json=body.decode(),
                 tasks=tasks,
+                jobs=jobs,
                 created=now,
                 status_changed=now,
             )
             self._experiments[exp_id] = record
             if name is not None:
-                self._by_workspace_name[(workspace_id, name)] = exp_id
+                authors.add(author.id)
             for task_record in tasks:
-                self._by_job[task_record.job_id] = exp_id
                 self._by_task[task_record.id] = exp_id
+            self._index_jobs(record)
             return record
+
+    def _index_jobs(self, record: Experiment) -> None:
+        for job in record.jobs:
+            self._by_job[job.id] = record.id
+
+    def update_experiment(
+        self, experiment_id: str, change: Callable[[Experiment], Experiment]
+    ) -> Experiment:
+        """Replace an experiment with ``change(it)`` atomically; raise KeyError if unknown.
+        ``change`` may raise (e.g. ApiError) to leave the experiment as it was."""
+        with self._lock:
+            record = self._experiments.get(experiment_id)
+            if record is None:
+                raise KeyError(f"no experiment with id {experiment_id!r}")
+            updated = change(record)
+            self._experiments[experiment_id] = updated
+            self._index_jobs(updated)
+            return updated
 
     def experiment(self, experiment_id: str) -> Experiment | None:
         with self._lock:
             return self._experiments.get(experiment_id)
 
     def resolve_experiment(self, author: str, name: str) -> Experiment | None:
-        """The newest experiment by ``author`` called ``name`` (names are per workspace)."""
+        """The newest experiment by ``author`` (a name or id) called ``name``."""
         with self._lock:
             matches = [
-                e for e in self._experiments.values() if (e.author, e.name) == (author, name)
+                e
+                for e in self._experiments.values()
+                if e.name == name and author in (e.author, e.author_id)
             ]
             return matches[-1] if matches else None
 
@@ -190,17 +244,3 @@ class State:
         with self._lock:
             exp_id = self._by_task.get(task_id)
             return None if exp_id is None else self._experiments[exp_id]
-
-    def set_job_status(self, experiment_id: str, status: str, exit_code: int | None) -> None:
-        """Move every job of an experiment to ``status`` (one of JOB_STATUSES)."""
-        if status not in JOB_STATUSES:
-            raise ValueError(f"status must be one of {JOB_STATUSES}, got {status!r}")
-        if exit_code is None and status in ("succeeded", "failed"):
-            exit_code = 0 if status == "succeeded" else 1
-        with self._lock:
-            record = self._experiments.get(experiment_id)
-            if record is None:
-                raise KeyError(f"no experiment with id {experiment_id!r}")
-            self._experiments[experiment_id] = dataclasses.replace(
-                record, status=status, exit_code=exit_code, status_changed=time.time()
-            )

@@ -1,0 +1,98 @@
+"""How an experiment's jobs move: statuses a test sets, restarts and cancels.
+
+Pure functions from one immutable Experiment to the next; State.update_experiment applies them
+atomically. A restart adds a new attempt (one new job per replica) for each failed or canceled
+task and keeps the old jobs, as Beaker does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+from .records import (
+    JOB_STATUSES,
+    RESTARTABLE_STATUSES,
+    ApiError,
+    Experiment,
+    JobRecord,
+    overall_status,
+)
+
+
+def _with_jobs(record: Experiment, jobs: tuple[JobRecord, ...], now: float) -> Experiment:
+    current = {j.id for t in record.tasks for j in _current(jobs, t.id)}
+    status = overall_status([j.status for j in jobs if j.id in current])
+    changed = now if status != record.status else record.status_changed
+    return dataclasses.replace(record, jobs=jobs, status=status, status_changed=changed)
+
+
+def _current(jobs: tuple[JobRecord, ...], task_id: str) -> list[JobRecord]:
+    mine = [j for j in jobs if j.task_id == task_id]
+    last = max(j.attempt for j in mine)
+    return [j for j in mine if j.attempt == last]
+
+
+def set_status(
+    status: str, exit_code: int | None, task_id: str | None = None
+) -> Callable[[Experiment], Experiment]:
+    """Move the current jobs (of every task, or of ``task_id``) to ``status``."""
+    if status not in JOB_STATUSES:
+        raise ValueError(f"status must be one of {JOB_STATUSES}, got {status!r}")
+    if exit_code is None and status in ("succeeded", "failed"):
+        exit_code = 0 if status == "succeeded" else 1
+
+    def change(record: Experiment) -> Experiment:
+        now = time.time()
+        targets = {j.id for j in record.current_jobs(task_id)}
+        jobs = tuple(
+            dataclasses.replace(j, status=status, exit_code=exit_code, status_changed=now)
+            if j.id in targets
+            else j
+            for j in record.jobs
+        )
+        return _with_jobs(record, jobs, now)
+
+    return change
+
+
+def restart(new_id: Callable[[], str]) -> Callable[[Experiment], Experiment]:
+    """RestartExperimentTasks: a new queued attempt for each failed or canceled task.
+
+    Raises ApiError(412) while the experiment still runs or when no task failed or was
+    canceled (Beaker refuses both; the fake answers FAILED_PRECONDITION).
+    """
+
+    def change(record: Experiment) -> Experiment:
+        if not record.finalized:
+            raise ApiError(412, f"experiment {record.id} is {record.status}, not finished")
+        restart_tasks = [
+            t
+            for t in record.tasks
+            if any(j.status in RESTARTABLE_STATUSES for j in record.current_jobs(t.id))
+        ]
+        if not restart_tasks:
+            raise ApiError(412, f"experiment {record.id} has no failed or canceled tasks")
+        now = time.time()
+        added = []
+        for task in restart_tasks:
+            attempt = record.current_jobs(task.id)[0].attempt + 1
+            for replica in range(task.replicas):
+                job = JobRecord(new_id(), task.id, replica, task.replicas, attempt, now)
+                added.append(dataclasses.replace(job, status_changed=now))
+        return _with_jobs(record, (*record.jobs, *added), now)
+
+    return change
+
+
+def cancel(record: Experiment) -> Experiment:
+    """CancelWorkloads: queued and running jobs become canceled; finished ones stay."""
+    now = time.time()
+    jobs = tuple(
+        dataclasses.replace(j, status="canceled", status_changed=now)
+        if not j.finalized  # only current jobs can be unfinished
+        else j
+        for j in record.jobs
+    )
+    return _with_jobs(record, jobs, now)
