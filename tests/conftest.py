@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True)
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
+) -> None:
     """Tests never read the developer's ~/.beaker, ~/.gitconfig or CI variables."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
@@ -28,7 +27,6 @@ def _isolated_home(
     for name in ("BEAKER_TOKEN", "BEAKER_ADDR", "BEAKER_CONFIG", "CI", "GITHUB_ACTIONS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("BEAKER_CONFIG", str(home / "beaker-config.yml"))
-    yield
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ from runner import catalog
 from runner.backends.beaker import BeakerBackend, to_beaker_spec
 from runner.model import Rendered, Sweep
 from runner.progress import Progress
-from runner.submit import ADOPTED, CREATED, Options, RetryPolicy, Submitter
+from runner.retry import RetryPolicy
+from runner.submit import ADOPTED, CREATED, Options, Submitter
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import POINTS, SWEEP, write_manifest
 

@@ -182,8 +182,8 @@ def test_bad_requests_get_api_errors(
 ) -> None:
     with pytest.raises(BeakerError, match=r"^\[code=400\] .*at least one task"):
         beaker.experiment.create(name="empty", spec=BeakerExperimentSpec(), workspace=workspace)
+    lost = pb2.Workspace(id="01NOSUCHWORKSPACE")
     with pytest.raises(BeakerError, match=r"^\[code=404\] workspace"):
-        lost = pb2.Workspace(id="01NOSUCHWORKSPACE")
         beaker.experiment.create(name="lost", spec=make_spec(), workspace=lost)
     assert fake_beaker.experiments() == []
 

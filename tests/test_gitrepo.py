@@ -165,7 +165,7 @@ def test_backoff_grows_and_is_capped() -> None:
     def fail() -> None:
         raise OSError("again")
 
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="again"):
         retrying(policy, lambda: None, OSError)(fail)
     # tenacity's jittered exponential backoff: initial * 2**n plus up to 1 s of jitter, capped.
     assert len(waits) == 5 and 2 <= waits[0] <= 3 and 4 <= waits[1] <= 5

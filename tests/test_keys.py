@@ -66,16 +66,6 @@ def test_dotted_name_differs_from_plain_name() -> None:
     )
 
 
-@given(sweep_names, workspaces, st.integers(0, 1000), param_dicts)
-@settings(max_examples=100, deadline=None)
-def test_point_key_is_hex_sha256(
-    sweep: str, workspace: str, revision: int, params: dict[str, Value]
-) -> None:
-    key = point_key(sweep, workspace, revision, params)
-    assert re.fullmatch(r"[0-9a-f]{64}", key)
-    assert key == point_key(sweep, workspace, revision, dict(reversed(params.items())))
-
-
 @given(sweep_names, workspaces, st.integers(0, 1000), param_dicts, st.data())
 @settings(max_examples=100, deadline=None)
 def test_point_key_changes_with_every_input(

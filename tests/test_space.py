@@ -18,9 +18,8 @@ from runner.errors import ManifestError
 from runner.keys import point_key
 from runner.manifest import load_manifest
 from runner.manifest.params import parse_space
-from runner.model import Space, Sweep
+from runner.model import Point, Space, Sweep
 from runner.space import (
-    Point,
     count_points,
     duplicate_includes,
     iter_points,

@@ -9,7 +9,12 @@ from typing import Any
 
 import pytest
 
-from runner.backends.beaker import to_beaker_spec
+from runner.backends.beaker.conversion import (
+    ShapeProofs,
+    SpecMismatch,
+    shape_of,
+    to_beaker_spec,
+)
 from runner.errors import ManifestError
 from runner.keys import spec_hash
 from runner.plan import render_sweep
@@ -46,10 +51,29 @@ def test_examples_match_golden_specs(path: Path) -> None:
 def test_every_example_point_round_trips_through_beaker_types(path: Path) -> None:
     for rendered in render_sweep(load(PROJECT, path)):
         spec = to_beaker_spec(rendered.spec)
-        assert spec.to_json() == rendered.spec or json.dumps(
-            spec.to_json(), sort_keys=True
-        ) == json.dumps(rendered.spec, sort_keys=True)
+        assert spec.to_json() == json.loads(rendered.spec_json)
         assert spec.tasks[0].context is not None
+
+
+def test_a_field_beaker_py_would_drop_is_refused_not_posted() -> None:
+    rendered = render_sweep(load(PROJECT, EXAMPLES[0]))[0]
+    lossy = {**rendered.spec, "tasks": [{**rendered.spec["tasks"][0], "gpuType": "h100"}]}
+    with pytest.raises(SpecMismatch, match="does not round-trip"):
+        to_beaker_spec(lossy)
+    proofs = ShapeProofs()
+    with pytest.raises(SpecMismatch):
+        proofs.check(lossy)
+    assert len(proofs) == 0
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_the_round_trip_is_proven_once_per_shape_not_per_point(path: Path) -> None:
+    points = render_sweep(load(PROJECT, path))
+    proofs = ShapeProofs()
+    for rendered in points:
+        proofs.check(rendered.spec)
+    shapes = {shape_of(rendered.spec) for rendered in points}
+    assert len(proofs) == len(shapes) <= len(points)
 
 
 def test_rendering_is_byte_identical_across_processes() -> None:

@@ -17,6 +17,7 @@ from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.progress import Progress
+from runner.retry import RetryPolicy
 from runner.submit import (
     ADOPTED,
     CREATED,
@@ -24,7 +25,6 @@ from runner.submit import (
     UNFINISHED,
     Options,
     Outcome,
-    RetryPolicy,
     Submitter,
 )
 from tests.conftest import PROJECT

@@ -17,7 +17,8 @@ from runner.backends.beaker import BeakerBackend
 from runner.errors import LedgerError
 from runner.plan import SweepPlan
 from runner.progress import Progress
-from runner.submit import ADOPTED, CREATED, UNFINISHED, Options, Outcome, RetryPolicy, Submitter
+from runner.retry import RetryPolicy
+from runner.submit import ADOPTED, CREATED, UNFINISHED, Options, Outcome, Submitter
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import POINTS, SWEEP, write_manifest

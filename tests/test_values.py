@@ -157,5 +157,5 @@ def test_canonical_json_keeps_non_ascii_text() -> None:
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 def test_canonical_json_refuses_nan(bad: float) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Out of range float values"):
         canonical_json({"x": bad})

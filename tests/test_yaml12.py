@@ -3,7 +3,6 @@ from __future__ import annotations
 import math
 import pathlib
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ HAS_LIBYAML = hasattr(yaml, "CBaseLoader")
 
 
 @pytest.fixture(params=["libyaml", "pure"])
-def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run each test with libyaml's parser and with pyyaml's pure-Python fallback."""
     if request.param == "libyaml":
         if not HAS_LIBYAML:
@@ -28,7 +27,7 @@ def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
         monkeypatch.setattr(yaml12, "_LOADER", yaml.CBaseLoader)
     else:
         monkeypatch.setattr(yaml12, "_LOADER", yaml.BaseLoader)
-    yield request.param
+    return str(request.param)
 
 
 pytestmark = pytest.mark.usefixtures("parser")

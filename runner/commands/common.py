@@ -6,14 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from runner.errors import ManifestError
 
 if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
     from runner.catalog import Catalog
 
-Subparsers = argparse._SubParsersAction
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 FORMATS = ("table", "markdown", "json")
 
 

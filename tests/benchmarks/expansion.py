@@ -203,18 +203,18 @@ def stream_child(root: str, path: str) -> None:
 def _counting_points() -> Iterator[list[int]]:
     """Count every Point that expansion creates while the block runs."""
     made = [0]
-    original = runner.space.Point
+    original = runner.space.Point  # type: ignore[attr-defined]  # the name expansion calls
 
     class Counted(original):  # type: ignore[valid-type,misc]
         def __init__(self, *args: object, **kwargs: object) -> None:
             made[0] += 1
             super().__init__(*args, **kwargs)
 
-    runner.space.Point = Counted  # type: ignore[misc]
+    runner.space.Point = Counted  # type: ignore[attr-defined]
     try:
         yield made
     finally:
-        runner.space.Point = original  # type: ignore[misc]
+        runner.space.Point = original  # type: ignore[attr-defined]
 
 
 def _guard(config: Config, stream: Row) -> list[Row]:
