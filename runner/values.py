@@ -62,3 +62,18 @@ def as_text(value: Value) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
+
+
+def type_name(value: object) -> str:
+    """How messages name a value's type: 'a string', 'an integer', 'a mapping', 'null'."""
+    if value is None:
+        return "null"
+    words = {
+        bool: "a boolean",
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        dict: "a mapping",
+        list: "a list",
+    }
+    return words.get(type(value), type(value).__name__)

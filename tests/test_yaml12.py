@@ -242,7 +242,7 @@ def test_same_key_in_sibling_mappings_is_fine() -> None:
     ("key", "where", "message"),
     [
         ("1", "1:1", 'keys must be strings, got an integer (quote it: "1")'),
-        ("1.5", "1:1", 'keys must be strings, got a float (quote it: "1.5")'),
+        ("1.5", "1:1", 'keys must be strings, got a number (quote it: "1.5")'),
         ("true", "1:1", 'keys must be strings, got a boolean (quote it: "true")'),
         ("null", "1:1", 'keys must be strings, got null (quote it: "null")'),
         ("~", "1:1", 'keys must be strings, got null (quote it: "~")'),

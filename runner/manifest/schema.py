@@ -15,6 +15,7 @@ from jsonschema.exceptions import ValidationError
 
 from runner.errors import Problem
 from runner.marks import Document
+from runner.values import type_name
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "sweep.schema.json"
 """A symlink to schemas/sweep.schema.json, so installed packages carry the schema too."""
@@ -161,21 +162,6 @@ def _rule(error: ValidationError) -> str:
     return PATTERN_RULES.get(pattern) or f"must match {pattern}"
 
 
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    words = {
-        str: "a string",
-        int: "an integer",
-        float: "a number",
-        dict: "a mapping",
-        list: "a list",
-    }
-    return words.get(type(value), type(value).__name__)
-
-
 def _expected_types(arg: str | Sequence[str]) -> str:
     """'integer' reads 'an integer'; ['string', 'number'] reads 'a string or number'."""
     words = [_TYPE_WORDS.get(name, name) for name in ([arg] if isinstance(arg, str) else arg)]
@@ -184,7 +170,7 @@ def _expected_types(arg: str | Sequence[str]) -> str:
 
 
 def _type_message(expected: str | Sequence[str], value: object) -> str:
-    got = "null" if value is None else f"{_type_name(value)} {_short(value)}"
+    got = "null" if value is None else f"{type_name(value)} {_short(value)}"
     message = f"expected {_expected_types(expected)}, got {got}"
     if expected == "boolean" and isinstance(value, str) and value.lower() in _YAML11_BOOLS:
         message += " (YAML 1.2 reads yes, no, on and off as strings: write true or false)"

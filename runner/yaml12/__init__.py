@@ -19,6 +19,7 @@ import yaml
 
 from runner.errors import ManifestError, Problem
 from runner.marks import Document, KeyPath, Marks, Pos, field_path
+from runner.values import type_name
 from runner.yaml12._scalars import (
     MAP,
     SCALAR_TAGS,
@@ -26,7 +27,6 @@ from runner.yaml12._scalars import (
     Invalid,
     resolve_plain,
     show_tag,
-    type_name,
 )
 
 MAX_NODES = 100_000  # nodes after expanding every alias; a 2 000-line manifest has ~8 000

@@ -82,8 +82,3 @@ def show_tag(tag: str) -> str:
     if tag.startswith(STD):
         return "!!" + tag[len(STD) :]
     return tag if tag.startswith("!") else f"!<{tag}>"
-
-
-def type_name(value: Any) -> str:
-    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
