@@ -144,7 +144,8 @@ def cancel(
 ) -> list[Target]:
     """Cancel the targets, one bulk request per sweep; record each in its ledger entry."""
     canceled: list[Target] = []
-    for plan in dict.fromkeys(t.plan for t in targets):
+    plans = {id(t.plan): t.plan for t in targets}  # plans are not hashable; each is one object
+    for plan in plans.values():
         mine = [t for t in targets if t.plan is plan]
         names = set(backend.cancel(plan.sweep, [t.experiment for t in mine]))
         stamp = now()
