@@ -15,14 +15,18 @@ from tests.helpers import write_manifest
 
 pytestmark = pytest.mark.slow
 
-# Prints its rank; fails on its first run when FAIL_ONCE names a file that does not exist yet.
+# Prints its rank; replica 1 fails on the first run only, once the others have printed (a
+# failing replica stops its siblings).
 TASK = """\
-import os, pathlib, sys
+import os, pathlib, sys, time
 rank = os.environ["BEAKER_REPLICA_RANK"]
 for i in range(3):
     print(f"rank {rank} line {i}", flush=True)
+pathlib.Path(f"printed-{rank}").write_text("x")
 marker = pathlib.Path("failed-once")
 if rank == "1" and not marker.exists():
+    while not all(pathlib.Path(f"printed-{r}").exists() for r in "02"):
+        time.sleep(0.01)
     marker.write_text("x")
     sys.exit(5)
 """
@@ -94,7 +98,7 @@ def test_logs_before_a_local_run_and_for_unknown_or_ambiguous_points(
 ) -> None:
     body = SWEEP.replace("lr: [0.1]", "lr: [" + ", ".join(str(i) for i in range(20)) + "]")
     write_manifest(root, body, "replicas.yaml")
-    assert _run(root, "expand", "--plan", "--format", "json") == 2
+    assert _run(root, "expand", "--plan", "--format", "json") == 0
     points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
     keys = sorted(point["key"] for point in points)
     shared = next(a[0] for a, b in itertools.pairwise(keys) if a[0] == b[0])  # 20 > 16
