@@ -13,6 +13,7 @@ from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.retry import RetryPolicy
+from tests.conftest import PROJECT
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import POINTS, SWEEP, write_manifest
@@ -295,3 +296,13 @@ def test_status_json_reports_restarts_and_cancellations(
     }
     assert points[first]["restarts"] == 1 and points[first]["canceled_at"] is None
     assert points[second]["restarts"] == 0 and points[second]["canceled_at"]
+
+
+def test_the_readme_example_sweep_loads_with_its_cap_and_restart_bound(tmp_path: Path) -> None:
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Acting on a running sweep", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    write_manifest(tmp_path, example, "lr.yaml")
+    [plan] = catalog.load(tmp_path, []).plans()
+    assert (plan.sweep.limits.max_running, plan.sweep.limits.max_restarts) == (2, 3)
+    assert len(plan.to_submit) == 2 and plan.cap is not None and plan.cap.waiting == 2

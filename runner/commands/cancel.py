@@ -19,6 +19,7 @@ from runner.errors import RunnerError
 
 if TYPE_CHECKING:  # annotations only: importing actions loads the pipeline
     from runner.actions import Target
+    from runner.plan import SweepPlan
 
 EXIT_WOULD_CANCEL = 2
 """Without --yes, when there is something to cancel: nothing was done (like plan's exit 2)."""
@@ -104,9 +105,21 @@ def cancel(directory: Path, args: CancelArgs) -> int:
     _show("Canceled", done)
     if len(done) < len(targets):
         stderr(f"{len(targets) - len(done)} had already finished.")
+    _warn_waiting(plans, backend.kind)
     if args.commit:
         commit_back(cat.root, target)
     return 0
+
+
+def _warn_waiting(plans: Sequence[SweepPlan], kind: str) -> None:
+    """Cancel never changes the manifest: its `+` points are still submitted by the next run."""
+    for plan in plans:
+        left = plan.counts["+"]
+        if left and plan.to_submit_on(kind):
+            stderr(
+                f"{plan.sweep.name} still has {left} point(s) to submit: the next submit (or the"
+                " workflow's schedule) creates them; set `draft: true` or remove them to stop it"
+            )
 
 
 def _show(verb: str, targets: Sequence[Target]) -> None:

@@ -21,7 +21,7 @@ from beaker.exceptions import (
     BeakerWorkloadNotFound,
 )
 
-from runner.backends import Experiment, LogQuery, Rejected, Transient
+from runner.backends import Experiment, LogQuery, NotStarted, Rejected, Transient
 from runner.backends.beaker import lifecycle
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
@@ -221,6 +221,6 @@ class BeakerBackend:
 
         workload = call(f"look up {author}/{name}", get)
         if workload is None:
-            raise Rejected(f"{name}: no such experiment on Beaker (as {author})")
+            raise NotStarted(f"{name} is not on Beaker (as {author}): not submitted yet")
         job = lifecycle.replica_job(self.client, workload, query)
         return lifecycle.log_lines(self.client, job, query)
