@@ -34,7 +34,7 @@ class Catalog:
                     if use_ledgers
                     else ledger.Ledger(sweep.name, {})
                 )
-                plans.append(plan.build(sweep, record))
+                plans.append(plan.capped(plan.build(sweep, record), running=None))
             except ManifestError as exc:
                 problems += exc.problems
         if problems:

@@ -30,6 +30,8 @@ class Dispatch:
     """Empty: every manifest under sweeps/."""
     dry_run: bool = False
     concurrency: int | None = None
+    restart_failed: bool = False
+    """Also restart the failed points (`submit --restart-failed`)."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,12 @@ def parse_dispatch(inputs: Mapping[str, Any]) -> Dispatch:
             raise RunnerError(f"dispatch input concurrency must be a number, not {raw!r}") from None
         if concurrency < 1:
             raise RunnerError("dispatch input concurrency must be at least 1")
-    return Dispatch(paths, str(inputs.get("dry_run", "false")).lower() == "true", concurrency)
+    return Dispatch(
+        paths,
+        str(inputs.get("dry_run", "false")).lower() == "true",
+        concurrency,
+        str(inputs.get("restart_failed", "false")).lower() == "true",
+    )
 
 
 def check_submit_branch(event: Event, dry_run: bool) -> None:

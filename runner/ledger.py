@@ -21,6 +21,8 @@ from runner.values import Value
 
 LEDGER_FORMAT = 1
 FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit", "params")
+OPTIONAL = ("restarts", "restarted_at", "canceled_at")
+"""Written only when set, so entries that never had them keep their lines (and old ledgers parse)."""
 _LINE_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
@@ -36,10 +38,16 @@ class Entry:
     submitted_at: str
     commit: str
     params: Mapping[str, Value] = field(default_factory=dict)
+    restarts: int = 0
+    """How many times `submit --restart-failed` restarted its failed tasks (same experiment)."""
+    restarted_at: str | None = None
+    canceled_at: str | None = None
+    """When `cancel` canceled it; `--restart-failed` leaves such a point alone."""
 
     def to_line(self) -> str:
         data: dict[str, Any] = {k: getattr(self, k) for k in FIELDS}
         data["params"] = dict(self.params)
+        data.update({k: getattr(self, k) for k in OPTIONAL if getattr(self, k)})
         return _LINE_JSON.encode(data)
 
 
@@ -104,7 +112,9 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
                 )
             continue
         try:
-            entry = Entry(**{k: data[k] for k in FIELDS})
+            entry = Entry(
+                **{k: data[k] for k in FIELDS}, **{k: data[k] for k in OPTIONAL if k in data}
+            )
         except (KeyError, TypeError):
             missing = [k for k in FIELDS if k not in data]
             raise LedgerError(f"{source}:{number}: entry is missing {', '.join(missing)}") from None

@@ -30,6 +30,16 @@ class Placement:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """How a running sweep is throttled and repaired (never part of a key or a spec)."""
+
+    max_running: int | None = None
+    """At most this many of the sweep's experiments queued or running; `submit` waits below it."""
+    max_restarts: int | None = None
+    """How often `submit --restart-failed` may restart one point (None: no bound)."""
+
+
+@dataclass(frozen=True)
 class Axis:
     """One axis of the product: a single parameter, or several that vary together (zip)."""
 
@@ -85,6 +95,7 @@ class Sweep:
     space: Space
     marks: Marks = field(compare=False, repr=False)
     """Source positions, so problems found while rendering can name a line."""
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True)

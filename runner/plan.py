@@ -8,6 +8,7 @@ never cancelled). The same function feeds `expand --plan` and `submit`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -39,12 +40,26 @@ class Row:
     """None for orphans."""
     entry: Entry | None
     """The ledger entry, when there is one."""
+    waiting: str = ""
+    """Why a `+` point is not submitted now (the sweep's max_running), e.g. 'waiting: 16/16 running'."""
+
+
+@dataclass(frozen=True)
+class Cap:
+    """A sweep's max_running applied to its plan."""
+
+    limit: int
+    running: int | None
+    """Its experiments queued or running now; None when not looked up (the offline plan
+    assumes none, so it shows the most the next submit may start)."""
+    waiting: int
 
 
 @dataclass(frozen=True)
 class SweepPlan:
     sweep: Sweep
     rows: tuple[Row, ...]
+    cap: Cap | None = None
 
     @property
     def counts(self) -> Mapping[str, int]:
@@ -60,7 +75,7 @@ class SweepPlan:
         """Drafts are never submitted to Beaker, but do run on the local backend."""
         if self.sweep.draft and backend == "beaker":
             return ()
-        return tuple(r for r in self.rows if r.status == SUBMIT)
+        return tuple(r for r in self.rows if r.status == SUBMIT and not r.waiting)
 
     def summary(self) -> str:
         counts = self.counts
@@ -68,6 +83,9 @@ class SweepPlan:
             f"Plan: {counts[SUBMIT]} to submit, {counts[SUBMITTED]} already submitted,"
             f" {counts[DRIFTED]} drifted, {counts[ORPHAN]} orphaned"
         )
+        if self.cap is not None:
+            now = "not checked" if self.cap.running is None else f"{self.cap.running} running now"
+            text += f"; max_running {self.cap.limit}: {self.cap.waiting} waiting ({now})"
         if self.sweep.draft:
             text += " (draft: never submitted to Beaker; delete `draft: true` to launch on merge)"
         return text
@@ -150,3 +168,24 @@ def _compare(sweep: Sweep, rendered: list[Rendered], ledger: Ledger) -> SweepPla
         params = tuple(entry.params.items())
         rows.append(Row(ORPHAN, entry.experiment, key, params, None, entry))
     return SweepPlan(sweep, tuple(rows))
+
+
+def capped(plan: SweepPlan, running: int | None) -> SweepPlan:
+    """The plan under the sweep's max_running: with `running` of its experiments queued or
+    running, only the first `max_running - running` `+` points (manifest order) are submitted;
+    the rest stay `+` with the reason they wait. A plan without max_running is returned as is."""
+    limit = plan.sweep.limits.max_running
+    if limit is None:
+        return plan
+    free = max(0, limit - (running or 0))
+    reason = f"waiting: {max(limit, running or 0)}/{limit} running"
+    rows, started, waiting = [], 0, 0
+    for row in plan.rows:
+        if row.status == SUBMIT and started < free:
+            started += 1
+            row = dataclasses.replace(row, waiting="")
+        elif row.status == SUBMIT:
+            waiting += 1
+            row = dataclasses.replace(row, waiting=reason)
+        rows.append(row)
+    return dataclasses.replace(plan, rows=tuple(rows), cap=Cap(limit, running, waiting))

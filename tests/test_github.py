@@ -12,6 +12,7 @@ from runner.cli import main
 from runner.commands.plan_comment import problems_markdown
 from runner.errors import Problem, RunnerError
 from runner.report.plan import COMMENT_MARKER
+from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import SWEEP, github_env, write
 from tests.helpers import minimal
@@ -150,3 +151,15 @@ def test_push_needs_commit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     minimal(tmp_path)
     assert main(["-C", str(tmp_path), "submit", "--push"]) == 1
     assert "use it with --commit" in capsys.readouterr().err
+
+
+def test_dispatch_restart_failed_input_and_the_workflow_offers_it_and_a_schedule() -> None:
+    assert github.parse_dispatch({"restart_failed": "true"}).restart_failed is True
+    assert github.parse_dispatch({"restart_failed": False}).restart_failed is False
+    assert github.parse_dispatch({}).restart_failed is False
+    from runner.yaml12 import load_file
+
+    workflow = load_file(PROJECT / ".github" / "workflows" / "submit.yml", "submit.yml").data
+    triggers = workflow["on"]
+    assert triggers["workflow_dispatch"]["inputs"]["restart_failed"]["type"] == "boolean"
+    assert [s["cron"] for s in triggers["schedule"]] == ["*/15 * * * *"]

@@ -117,3 +117,23 @@ def test_pending_writes_merge_with_what_another_writer_added_in_between(tmp_path
     pending.add(path, "demo", _entry(5))
     pending.flush()
     assert sorted(ledger.read(path, "demo").entries) == [_entry(i).key for i in range(1, 6)]
+
+
+def test_restart_and_cancel_records_are_optional_and_old_lines_stay_as_they_were(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+
+    old = _entry(1).to_line()
+    assert "restarts" not in old and "canceled_at" not in old  # a ledger written before them
+    path = tmp_path / "demo.jsonl"
+    path.write_text(ledger.header("demo") + "\n" + old + "\n")
+    assert ledger.read(path, "demo").entries[_entry(1).key] == _entry(1)
+
+    changed = dataclasses.replace(
+        _entry(1), restarts=2, restarted_at="2026-11-22T10:00:00Z", canceled_at="2026-11-23T00:00Z"
+    )
+    ledger.record(path, "demo", [changed, _entry(2)])
+    read = ledger.read(path, "demo").entries
+    assert read[changed.key] == changed and read[_entry(2).key] == _entry(2)
+    assert path.read_text().splitlines()[2] == _entry(2).to_line()

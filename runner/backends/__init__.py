@@ -8,7 +8,7 @@ is all the retry protocol in `runner.submit` needs to know.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -51,6 +51,23 @@ class Rejected(Exception):
     """A client error: retrying cannot help (invalid spec, permission, unknown workspace)."""
 
 
+class NotStarted(Exception):
+    """The job whose logs were asked for has not started yet (queued, or never scheduled)."""
+
+
+@dataclass(frozen=True)
+class LogQuery:
+    """Which job's logs `logs` reads: one replica of one task of the point's experiment."""
+
+    task: str | None = None
+    """None: the first task."""
+    replica: int = 0
+    tail: int | None = None
+    """Only the last N lines."""
+    follow: bool = False
+    """Keep reading until the job finishes."""
+
+
 class Backend(Protocol):
     kind: str
     """'beaker' or 'local': selects the ledger the runs are recorded in."""
@@ -69,6 +86,21 @@ class Backend(Protocol):
 
     def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
         """Live state of the named experiments (with exit codes of finished ones), in bulk."""
+        ...
+
+    def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
+        """Restart a failed or canceled experiment's failed tasks in place, exactly once (a
+        request whose reply was lost is looked up, never sent twice). The restarted experiment;
+        None when there was nothing to restart (it is not failed or canceled)."""
+        ...
+
+    def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
+        """Cancel those of experiments still queued or running, in bulk, exactly once; the names
+        of those it canceled."""
+        ...
+
+    def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
+        """The log lines of one replica's latest job; NotStarted before it has started."""
         ...
 
     def close(self) -> None: ...

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.commands.common import (
     FORMATS,
@@ -14,6 +15,10 @@ from runner.commands.common import (
     load_catalog,
     raise_if_problems,
 )
+
+if TYPE_CHECKING:  # annotations only
+    from runner.backends import Experiment
+    from runner.model import Sweep
 
 
 def register(commands: Subparsers) -> None:
@@ -57,10 +62,25 @@ def status(
                         params=dict(entry.params),
                         metrics=dict(exp.metrics) if exp else {},
                         url=entry.url,
+                        restarts=entry.restarts,
+                        canceled_at=entry.canceled_at,
                     )
                 )
-            sweeps.append(SweepStatus(sweep.name, str(sweep.path), tuple(points)))
+            note = cap_note(sweep, live.values(), path)
+            sweeps.append(SweepStatus(sweep.name, str(sweep.path), tuple(points), note))
     finally:
         opened.close()
     sys.stdout.write(render(sweeps, fmt))
     return 0
+
+
+def cap_note(sweep: Sweep, live: Iterable[Experiment], path: Path) -> str:
+    """'max_running N: R running, W waiting' for a capped sweep; '' otherwise."""
+    limit = sweep.limits.max_running
+    if limit is None:
+        return ""
+    from runner import ledger, plan
+
+    running = sum(1 for e in live if e.state in ("queued", "running"))
+    waiting = plan.build(sweep, ledger.read(path, sweep.name)).counts[plan.SUBMIT]
+    return f"max_running {limit}: {running} queued or running, {waiting} waiting"

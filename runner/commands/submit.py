@@ -18,7 +18,9 @@ from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if
 from runner.errors import RunnerError, SubmitError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
+    from runner.backends import Backend
     from runner.gitrepo import Target
+    from runner.plan import SweepPlan
 
 DEFAULT_CONCURRENCY = 8
 
@@ -36,6 +38,7 @@ class SubmitArgs:
     commit: bool = False
     push: bool = False
     github_event: bool = False
+    restart_failed: bool = False
 
 
 def register(commands: Subparsers) -> None:
@@ -79,6 +82,13 @@ def register(commands: Subparsers) -> None:
         help="in GitHub Actions: take manifests, dry run and concurrency from a workflow_dispatch"
         " event, and submit from the default branch only",
     )
+    parser.add_argument(
+        "--restart-failed",
+        action="store_true",
+        help="also restart the failed tasks of every recorded point whose experiment failed or was"
+        " canceled, in the same experiment (at most max_restarts times; not points canceled with"
+        " `cancel`)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -102,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             commit=args.commit,
             push=args.push,
             github_event=args.github_event,
+            restart_failed=args.restart_failed,
         ),
     )
 
@@ -130,6 +141,11 @@ def submit(directory: Path, args: SubmitArgs) -> int:
             " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
         )
     plans = cat.plans(kind=backend.kind)
+    restarts_failed = False
+    if args.restart_failed and not args.dry_run:
+        restarts_failed = restart_failed(backend, plans, cat.root)
+        plans = cat.plans(kind=backend.kind)  # the ledgers now record the restarts
+    plans = live_caps(backend, plans)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
         backend.close()
@@ -158,7 +174,38 @@ def submit(directory: Path, args: SubmitArgs) -> int:
         stderr(failures_table(bad))
         stderr(f"{len(bad)} point(s) not submitted; run submit again to retry only those")
         return 1
-    return 0
+    return 1 if restarts_failed else 0
+
+
+# -- acting on the running sweep: restarts and the max_running cap ---------------------------
+
+
+def restart_failed(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> bool:
+    """Restart the failed points (`--restart-failed`), say what happened; True if any failed."""
+    from runner import actions
+
+    done = actions.restart_failed(backend, plans, root)
+    for item in done:
+        stderr(f"{item.status} {item.sweep}/{item.name}: {item.detail} (restarts: {item.restarts})")
+    counts = {s: sum(1 for d in done if d.status == s) for s in actions.RESTART_STATUSES}
+    stderr("Restart: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return counts[actions.FAILED] > 0
+
+
+def live_caps(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
+    """Each plan under its max_running, counting the sweep's experiments queued or running now
+    (one bulk listing per capped sweep)."""
+    from runner.plan import capped
+
+    out = []
+    for plan in plans:
+        if plan.sweep.limits.max_running is None or not plan.to_submit_on(backend.kind):
+            out.append(plan)
+            continue
+        found = backend.existing(plan.sweep, [row.name for row in plan.rows])
+        running = sum(1 for e in found.values() if e.state in ("queued", "running"))
+        out.append(capped(plan, running))
+    return out
 
 
 # -- the git and GitHub side ------------------------------------------------------------------
@@ -175,6 +222,7 @@ def apply_event(args: SubmitArgs) -> tuple[SubmitArgs, str | None]:
             paths=event.dispatch.paths or args.paths,
             dry_run=args.dry_run or event.dispatch.dry_run,
             concurrency=event.dispatch.concurrency or args.concurrency,
+            restart_failed=args.restart_failed or event.dispatch.restart_failed,
         )
     github.check_submit_branch(event, args.dry_run)
     return args, event.branch

@@ -12,7 +12,7 @@ from runner.errors import ManifestError, Problem
 from runner.manifest.params import parse_space
 from runner.manifest.schema import schema_problems
 from runner.marks import Document
-from runner.model import DEFAULT_MAX_POINTS, Placement, Space, Sweep
+from runner.model import DEFAULT_MAX_POINTS, Limits, Placement, Space, Sweep
 from runner.render import Renderer
 from runner.space import duplicate_includes, unmatched_excludes, upper_bound
 from runner.yaml12 import load_file
@@ -67,6 +67,7 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
         tasks=tuple(data["tasks"]),
         space=space,
         marks=doc.marks,
+        limits=Limits(data.get("max_running"), data.get("max_restarts")),
     )
 
 

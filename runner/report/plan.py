@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -23,11 +24,30 @@ def _cells(row: Row) -> list[str]:
 HEADERS = ["", "experiment", "key", "params"]
 
 
+def note(row: Row) -> str:
+    """What else a row says: why a `+` waits, and what was done to its experiment since."""
+    notes = [row.waiting] if row.waiting else []
+    if row.entry is not None and row.entry.restarts:
+        notes.append(f"restarted {row.entry.restarts}x (last {row.entry.restarted_at})")
+    if row.entry is not None and row.entry.canceled_at:
+        notes.append(f"canceled {row.entry.canceled_at}")
+    return "; ".join(notes)
+
+
+def _with_notes(plan: SweepPlan, rows: Sequence[Row]) -> tuple[list[list[str]], list[str]]:
+    """Cells and headers, with a note column only when some row of the plan has a note."""
+    cells = [_cells(r) for r in rows]
+    notes = [note(r) for r in plan.rows]
+    if not any(notes):
+        return cells, HEADERS
+    return [[*c, note(r)] for c, r in zip(cells, rows, strict=True)], [*HEADERS, "note"]
+
+
 def table(plans: Sequence[SweepPlan]) -> str:
     blocks = []
     for plan in plans:
         title = f"{plan.sweep.name} ({plan.sweep.path})"
-        body = simple_table([_cells(r) for r in plan.rows], HEADERS)
+        body = simple_table(*_with_notes(plan, plan.rows))
         blocks.append(f"{title}\n{body}\n{plan.summary()}")
     return "\n\n".join(blocks)
 
@@ -46,8 +66,9 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
         parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", plan.summary(), ""]
         rows = [r for r in plan.rows if r.status != "="] + [r for r in plan.rows if r.status == "="]
         shown = rows[:MARKDOWN_ROWS]
-        cells = [[f"`{c}`" if i < 3 and c else c for i, c in enumerate(_cells(r))] for r in shown]
-        parts.append(tabulate(cells, headers=HEADERS, tablefmt="github"))
+        plain, headers = _with_notes(plan, shown)
+        cells = [[f"`{c}`" if i < 3 and c else c for i, c in enumerate(row)] for row in plain]
+        parts.append(tabulate(cells, headers=headers, tablefmt="github"))
         if len(rows) > len(shown):
             parts.append(
                 f"\n…and {len(rows) - len(shown)} more points (see the JSON plan for all)."
@@ -75,6 +96,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
         "draft": plan.sweep.draft,
         "workspace": plan.sweep.placement.workspace,
         "counts": {word.replace(" ", "_"): plan.counts[s] for s, word in STATUS_WORDS.items()},
+        "cap": None if plan.cap is None else dataclasses.asdict(plan.cap),
         "points": [
             {
                 "status": row.status,
@@ -84,6 +106,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
                 "derived": dict(row.rendered.derived) if row.rendered else {},
                 "spec_hash": row.rendered.spec_hash if row.rendered else None,
                 "url": row.entry.url if row.entry else None,
+                "note": note(row),
             }
             for row in plan.rows
         ],

@@ -18,6 +18,9 @@ class PointStatus:
     params: Mapping[str, Value]
     metrics: Mapping[str, object] = field(default_factory=dict)
     url: str = ""
+    restarts: int = 0
+    canceled_at: str | None = None
+    """Set when `cancel` canceled it."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,15 @@ class SweepStatus:
     name: str
     path: str
     points: tuple[PointStatus, ...]
+    note: str = ""
+    """A line under the title, e.g. the max_running cap: 'max_running 16: 16 running, 4 waiting'."""
+
+
+def _state(point: PointStatus) -> str:
+    """The state, with what was done to the experiment on request."""
+    extra = [f"restarted {point.restarts}x"] if point.restarts else []
+    extra += ["canceled on request"] if point.canceled_at else []
+    return point.state + (f" ({', '.join(extra)})" if extra else "")
 
 
 def render(sweeps: Sequence[SweepStatus], fmt: str) -> str:
@@ -42,7 +54,7 @@ def render(sweeps: Sequence[SweepStatus], fmt: str) -> str:
         rows = [
             [
                 p.experiment,
-                p.state,
+                _state(p),
                 "" if p.exit_code is None else p.exit_code,
                 params_text(list(p.params.items())),
                 *[_metric(p.metrics.get(m)) for m in metric_names],
@@ -56,10 +68,12 @@ def render(sweeps: Sequence[SweepStatus], fmt: str) -> str:
                 if rows
                 else "_nothing submitted yet_"
             )
-            blocks.append(f"### `{sweep.name}` — `{sweep.path}`\n\n{body}")
+            note = f"{sweep.note}\n\n" if sweep.note else ""
+            blocks.append(f"### `{sweep.name}` — `{sweep.path}`\n\n{note}{body}")
         else:
             body = tabulate(rows, headers=headers) if rows else "nothing submitted yet"
-            blocks.append(f"{sweep.name} ({sweep.path})\n{body}")
+            note = f"{sweep.note}\n" if sweep.note else ""
+            blocks.append(f"{sweep.name} ({sweep.path})\n{note}{body}")
     return "\n\n".join(blocks) + "\n"
 
 
@@ -67,6 +81,7 @@ def _json(sweep: SweepStatus) -> dict[str, object]:
     return {
         "name": sweep.name,
         "path": sweep.path,
+        "note": sweep.note,
         "points": [
             {
                 "experiment": p.experiment,
@@ -75,6 +90,8 @@ def _json(sweep: SweepStatus) -> dict[str, object]:
                 "params": dict(p.params),
                 "metrics": dict(p.metrics),
                 "url": p.url,
+                "restarts": p.restarts,
+                "canceled_at": p.canceled_at,
             }
             for p in sweep.points
         ],

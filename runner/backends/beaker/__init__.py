@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from beaker import beaker_pb2 as pb2
 from beaker.config import Config
@@ -21,12 +21,14 @@ from beaker.exceptions import (
     BeakerWorkloadNotFound,
 )
 
-from runner.backends import Experiment, Rejected, Transient
+from runner.backends import Experiment, LogQuery, NotStarted, Rejected, Transient
+from runner.backends.beaker import lifecycle
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
 from runner.backends.beaker.errors import call
 from runner.errors import SubmitError
 from runner.model import Rendered, Sweep
+from runner.retry import RetryPolicy
 
 __all__ = ["TOKEN_HELP", "BeakerBackend", "credentials", "to_beaker_spec"]
 
@@ -47,6 +49,8 @@ STATES = {
 
 class BeakerBackend:
     kind = "beaker"
+    policy = RetryPolicy()
+    """How restarts and cancels are retried (tests set one that does not sleep)."""
 
     def __init__(self, config: Config | None = None, http_timeout: float | None = None) -> None:
         config = config or credentials()
@@ -186,3 +190,37 @@ class BeakerBackend:
 
         code = call(f"job of {experiment.name}", latest)
         return dataclasses.replace(experiment, exit_code=code)
+
+    # -- acting on experiments (see runner.backends.beaker.lifecycle) --------------------------
+
+    def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
+        workload = lifecycle.restart(self.client, experiment.id, self.policy, lambda: None)
+        return None if workload is None else self._experiment(workload)
+
+    def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
+        """Only workloads that record the key the caller expects (never one without a key)."""
+        keys = {e.name: e.key for e in experiments if e.key}
+        listed = self._listed(sweep, keys)
+        mine = [w for name, w in listed.items() if self._experiment(w).key == keys[name]]
+        by_id = {w.experiment.id: name for name, w in listed.items()}
+
+        def refresh() -> Mapping[str, pb2.Workload]:
+            return {w.experiment.id: w for w in self._listed(sweep, keys).values()}
+
+        ids = lifecycle.cancel(self.client, mine, refresh, self.policy, lambda: None)
+        return [by_id[i] for i in ids]
+
+    def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
+        author = self.author()
+
+        def get() -> pb2.Workload | None:
+            try:
+                return self.client.workload.get(f"{author}/{name}")
+            except (BeakerWorkloadNotFound, BeakerNotFoundError):
+                return None
+
+        workload = call(f"look up {author}/{name}", get)
+        if workload is None:
+            raise NotStarted(f"{name} is not on Beaker (as {author}): not submitted yet")
+        job = lifecycle.replica_job(self.client, workload, query)
+        return lifecycle.log_lines(self.client, job, query)

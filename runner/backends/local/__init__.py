@@ -14,6 +14,7 @@ import contextlib
 import math
 import os
 import shutil
+import signal
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -22,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from runner import ledger
-from runner.backends import Experiment, NameTaken, Notify, Rejected
+from runner.backends import Experiment, LogQuery, NameTaken, Notify, Rejected
+from runner.backends.local import logs as logfiles
 from runner.backends.local.machine import Machine
 from runner.backends.local.rundir import (
     FAILED,
@@ -32,6 +34,7 @@ from runner.backends.local.rundir import (
     RunState,
     Stopping,
     new_state,
+    process_started,
     stop_leftovers,
 )
 from runner.backends.local.supervisor import Launch, Supervisor
@@ -179,6 +182,46 @@ class LocalBackend:
                 f" (log: {run.path / logs[0] if logs else run.path})"
             )
         return self._experiment(run, state, live=False)
+
+    def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
+        """Run a failed point again in its run directory; its earlier state, logs and results
+        move to attempt-<n>/. None when the run is not (or no longer) failed."""
+        run = self.run_dir(sweep.name, point.name)
+        replicas = self._replicas(point, run)
+        try:
+            with self._busy(), run.claim(self._stop):
+                previous = run.read()  # under the lock: another runner may have restarted it
+                if previous is None or previous.key != point.key or previous.status != FAILED:
+                    return None
+                kept = run.archive()
+                self.say(f"restarting {point.name}; its earlier attempt is in {kept}")
+                run.reset()
+                state = self._run(point, run, replicas)
+        except (Stopping, RunnerError, OSError) as exc:
+            raise Rejected(f"{point.name}: {exc}") from None
+        return self._experiment(run, state, live=False)
+
+    def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
+        """Stop the replicas of runs another runner is running now (SIGTERM to each process
+        group whose start time proves it is still that replica); that runner records them."""
+        canceled = []
+        for experiment in experiments:
+            run = self.run_dir(sweep.name, experiment.name)
+            state, live = self._observe(run)
+            if state is None or not live or state.key != experiment.key:
+                continue
+            for replica in state.replicas:
+                if replica.pid is None or replica.exit_code is not None:
+                    continue
+                if process_started(replica.pid) != replica.pid_started:
+                    continue
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(replica.pid, signal.SIGTERM)
+            canceled.append(experiment.name)
+        return canceled
+
+    def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
+        return logfiles.read(self.run_dir(sweep.name, name), query)
 
     def _run(self, point: Rendered, run: RunDir, replicas: Sequence[ReplicaPlan]) -> RunState:
         machine = self.machine()

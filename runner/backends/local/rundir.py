@@ -28,6 +28,8 @@ from runner.files import utc_now, write_atomic
 STATE_FORMAT = 1
 RUNNING, SUCCEEDED, FAILED, INTERRUPTED = "running", "succeeded", "failed", "interrupted"
 FINISHED = (SUCCEEDED, FAILED)
+ATTEMPT = "attempt-"
+"""Prefix of the directories that keep a restarted run's earlier attempts."""
 ABOUT = (
     "State of one local run, written by `python -m runner submit` (local backend) at every"
     " change; do not edit. Delete the sweep's .runs/<sweep>/ directory to run it again."
@@ -154,10 +156,26 @@ class RunDir:
         finally:
             os.close(fd)
 
-    def reset(self) -> None:
-        """Empty the directory (keeping the lock) for a fresh start; results/ is recreated."""
+    def attempts(self) -> list[Path]:
+        """Directories of earlier attempts (kept by `archive`), oldest first."""
+        found = [p for p in self.path.glob(f"{ATTEMPT}*") if p.name[len(ATTEMPT) :].isdigit()]
+        return sorted(found, key=lambda p: int(p.name[len(ATTEMPT) :]))
+
+    def archive(self) -> Path:
+        """Move this attempt's state, logs and results into attempt-<n>/ before a restart."""
+        target = self.path / f"{ATTEMPT}{len(self.attempts()) + 1}"
+        target.mkdir()
         for child in self.path.iterdir():
-            if child == self.lock_file:
+            if child in (self.lock_file, target) or child.name.startswith(ATTEMPT):
+                continue
+            child.rename(target / child.name)
+        return target
+
+    def reset(self) -> None:
+        """Empty the directory (keeping the lock and earlier attempts) for a fresh start;
+        results/ is recreated."""
+        for child in self.path.iterdir():
+            if child == self.lock_file or child.name.startswith(ATTEMPT):
                 continue
             if child.is_dir() and not child.is_symlink():
                 shutil.rmtree(child)

@@ -1,0 +1,181 @@
+"""Acting on a running sweep: restart its failed points, cancel points, find a point by name.
+
+Each keeps the product's invariant: one experiment per point. A restart restarts the point's
+failed tasks in the same experiment (same name, key, URL and group); a cancel touches only
+experiments that record the point's key. Both are recorded in the ledger entry of the point,
+written at once after each change (not batched), so a crash can lose at most the one record
+being written. The count of restarts bounded by `max_restarts` is the ledger's: Beaker cannot
+tell our restarts apart from its own task retries (`retries`), which also make new jobs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner import ledger
+from runner.backends import Backend, Experiment, Rejected, Transient
+from runner.errors import RunnerError
+from runner.files import utc_now
+from runner.plan import DRIFTED, ORPHAN, SUBMITTED, Row, SweepPlan
+
+RESTARTABLE = ("failed", "canceled")
+LIVE = ("queued", "running")
+RESTARTED, SKIPPED, FAILED = "restarted", "skipped", "failed"
+RESTART_STATUSES = (RESTARTED, SKIPPED, FAILED)
+
+
+@dataclass(frozen=True)
+class Restart:
+    """What `--restart-failed` did to one failed point."""
+
+    sweep: str
+    name: str
+    status: str
+    """restarted | skipped | failed"""
+    detail: str
+    restarts: int
+    """Restarts recorded for the point after this one."""
+
+
+def _record(root: Path, kind: str, sweep: str, entry: ledger.Entry) -> None:
+    ledger.record(ledger.ledger_path(root, sweep, kind), sweep, [entry])
+
+
+def restart_failed(
+    backend: Backend,
+    plans: Sequence[SweepPlan],
+    root: Path,
+    now: Callable[[], str] = utc_now,
+) -> list[Restart]:
+    """Restart every recorded point of the plans whose experiment failed or was canceled, in
+    place, at most `max_restarts` times each; points canceled with `cancel` are left alone."""
+    done: list[Restart] = []
+    for plan in plans:
+        if plan.sweep.draft and backend.kind == "beaker":
+            continue
+        rows = [r for r in plan.rows if r.status in (SUBMITTED, DRIFTED) and r.entry]
+        # `existing`: one listing with the states, without `states`' exit code per finished one.
+        live = backend.existing(plan.sweep, [r.name for r in rows]) if rows else {}
+        for row in rows:
+            found = live.get(row.name)
+            if found is not None and found.state in RESTARTABLE:
+                done.append(_restart_one(backend, plan, row, found, root, now))
+    return done
+
+
+def _restart_one(
+    backend: Backend,
+    plan: SweepPlan,
+    row: Row,
+    found: Experiment,
+    root: Path,
+    now: Callable[[], str],
+) -> Restart:
+    entry, sweep = row.entry, plan.sweep
+    assert entry is not None and row.rendered is not None
+    limit = sweep.limits.max_restarts
+
+    def outcome(status: str, detail: str, restarts: int = entry.restarts) -> Restart:
+        return Restart(sweep.name, row.name, status, detail, restarts)
+
+    if found.key != row.key:
+        return outcome(FAILED, f"records key {found.key or 'none'}, not {row.key}: left alone")
+    if entry.canceled_at:
+        return outcome(SKIPPED, f"canceled with `cancel` at {entry.canceled_at}: left alone")
+    if limit is not None and entry.restarts >= limit:
+        return outcome(SKIPPED, f"{found.state}; max_restarts {limit} reached")
+    try:
+        restarted = backend.restart(sweep, row.rendered, found)
+    except (Transient, Rejected) as exc:
+        return outcome(FAILED, str(exc))
+    if restarted is None:
+        return outcome(SKIPPED, "no longer failed or canceled (restarted elsewhere?)")
+    count = entry.restarts + 1
+    _record(root, backend.kind, sweep.name, _restarted(entry, count, now()))
+    return outcome(RESTARTED, f"{found.state} -> {restarted.state}", count)
+
+
+def _restarted(entry: ledger.Entry, count: int, at: str) -> ledger.Entry:
+    return dataclasses.replace(entry, restarts=count, restarted_at=at)
+
+
+# -- cancel -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """A queued or running experiment of one of the sweep's points (its key checked)."""
+
+    plan: SweepPlan
+    row: Row
+    experiment: Experiment
+
+
+def cancel_targets(
+    backend: Backend, plans: Sequence[SweepPlan], orphans: bool, points: Sequence[str]
+) -> list[Target]:
+    """The experiments `cancel` would cancel: every point's, the orphans', or the named ones';
+    only those queued or running, and only those that record the point's key."""
+    chosen = {id(plan): list(plan.rows) for plan in plans}
+    if orphans:
+        chosen = {i: [r for r in rows if r.status == ORPHAN] for i, rows in chosen.items()}
+    elif points:
+        wanted = {id(row) for ref in points for _, row in find_point(plans, ref)}
+        chosen = {i: [r for r in rows if id(r) in wanted] for i, rows in chosen.items()}
+    targets = []
+    for plan in plans:
+        rows = chosen[id(plan)]
+        live = backend.states(plan.sweep, [r.name for r in rows]) if rows else {}
+        for row in rows:
+            found = live.get(row.name)
+            if found is not None and found.state in LIVE and found.key == row.key:
+                targets.append(Target(plan, row, found))
+    return targets
+
+
+def cancel(
+    backend: Backend,
+    targets: Sequence[Target],
+    root: Path,
+    now: Callable[[], str] = utc_now,
+) -> list[Target]:
+    """Cancel the targets, one bulk request per sweep; record each in its ledger entry."""
+    canceled: list[Target] = []
+    plans = {id(t.plan): t.plan for t in targets}  # plans are not hashable; each is one object
+    for plan in plans.values():
+        mine = [t for t in targets if t.plan is plan]
+        names = set(backend.cancel(plan.sweep, [t.experiment for t in mine]))
+        stamp = now()
+        for target in mine:
+            if target.row.name not in names:
+                continue
+            canceled.append(target)
+            if target.row.entry is not None:
+                entry = dataclasses.replace(target.row.entry, canceled_at=stamp)
+                _record(root, backend.kind, plan.sweep.name, entry)
+    return canceled
+
+
+# -- finding a point --------------------------------------------------------------------------
+
+
+def find_point(plans: Sequence[SweepPlan], ref: str) -> list[tuple[SweepPlan, Row]]:
+    """The one point named `ref` (an experiment name, or a prefix of its key) across the plans;
+    a RunnerError naming the candidates when there is none or more than one."""
+    rows = [(plan, row) for plan in plans for row in plan.rows]
+    exact = [(p, r) for p, r in rows if r.name == ref or r.key == ref]
+    found = exact or [(p, r) for p, r in rows if ref and r.key.startswith(ref.lower())]
+    if not found:
+        raise RunnerError(
+            f"no point is named {ref!r} or has a key starting with it"
+            f" (in {', '.join(p.sweep.name for p in plans) or 'no sweep'})"
+        )
+    if len(found) > 1:
+        names = ", ".join(r.name for _, r in found[:5]) + (", ..." if len(found) > 5 else "")
+        raise RunnerError(
+            f"{ref!r} matches {len(found)} points ({names}): give more of the key, or the name"
+        )
+    return found

@@ -1,0 +1,173 @@
+"""Acting on experiments that exist: restart their failed tasks, cancel them, read job logs.
+
+beaker-py never retries a mutation (RestartExperimentTasks, CancelWorkloads), and a reply can be
+lost after Beaker committed it. So a mutation is retried only after the experiment has been
+looked up again: a restart took effect when the experiment has a new latest job (a restarted
+experiment is queued again with new jobs); a cancel took effect when it is no longer queued or
+running. Nothing is ever sent twice for a change that was already made.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from beaker import Beaker
+from beaker import beaker_pb2 as pb2
+
+from runner import retry
+from runner.backends import LogQuery, NotStarted, Rejected, Transient
+from runner.backends.beaker.errors import call
+from runner.retry import RetryPolicy
+
+RESTARTABLE = ("STATUS_FAILED", "STATUS_CANCELED")
+LIVE = frozenset(
+    {
+        "STATUS_SUBMITTED",
+        "STATUS_QUEUED",
+        "STATUS_READY_TO_START",
+        "STATUS_INITIALIZING",
+        "STATUS_RUNNING",
+        "STATUS_STOPPING",
+        "STATUS_UPLOADING_RESULTS",
+    }
+)
+CANCEL_BATCH = 100
+"""Workloads per CancelWorkloads request."""
+
+Remaining = Callable[[], float | None]
+
+
+def status_name(workload: pb2.Workload) -> str:
+    return pb2.WorkloadStatus.Name(workload.status)
+
+
+def _latest_jobs(client: Beaker, workload: pb2.Workload) -> tuple[str, ...]:
+    """The id of each task's latest job: a restart adds new ones, nothing else does."""
+
+    def ids() -> tuple[str, ...]:
+        jobs = (client.workload.get_latest_job(workload, task=t) for t in workload.experiment.tasks)
+        return tuple(job.id if job is not None else "" for job in jobs)
+
+    return call(f"jobs of {workload.experiment.name}", ids)
+
+
+def restart(
+    client: Beaker, experiment_id: str, policy: RetryPolicy, remaining: Remaining
+) -> pb2.Workload | None:
+    """Restart the failed or canceled tasks of one experiment, exactly once.
+
+    None when it is not failed or canceled now (nothing to restart), or when another runner
+    restarted it meanwhile. Every retry first checks whether the last request took effect.
+    """
+
+    def get() -> pb2.Workload:
+        return call(f"look up {experiment_id}", lambda: client.workload.get(experiment_id))
+
+    workload = get()
+    if status_name(workload) not in RESTARTABLE:
+        return None
+    before = _latest_jobs(client, workload)
+    what = f"restart {workload.experiment.name}"
+    sent = False
+
+    def attempt() -> pb2.Workload | None:
+        nonlocal sent
+        if sent:  # the last request may have been committed with its reply lost
+            now = get()
+            if _latest_jobs(client, now) != before:
+                return now
+        sent = True
+        try:
+            return call(what, lambda: client.experiment.restart_tasks(workload))
+        except Rejected:
+            if _latest_jobs(client, get()) != before:
+                return None  # restarted by someone else between our look-up and our request
+            raise
+
+    result: pb2.Workload | None = retry.retrying(policy, remaining, Transient)(attempt)
+    return result
+
+
+def cancel(
+    client: Beaker,
+    workloads: Sequence[pb2.Workload],
+    refresh: Callable[[], Mapping[str, pb2.Workload]],
+    policy: RetryPolicy,
+    remaining: Remaining,
+) -> list[str]:
+    """Cancel the queued or running ones among workloads, in bulk, exactly once; their ids.
+
+    After a failed request the workloads are listed again (`refresh`: by experiment id) and only
+    those still live are sent again; those now canceled count as canceled by this call.
+    """
+    live = {w.experiment.id: w for w in workloads if status_name(w) in LIVE}
+    canceled: list[str] = []
+    sent = False
+
+    def attempt() -> None:
+        nonlocal sent, live
+        if sent:
+            now = refresh()
+            for workload_id in list(live):
+                fresh = now.get(workload_id)
+                if fresh is not None and status_name(fresh) not in LIVE:
+                    canceled.append(workload_id)
+                    del live[workload_id]
+        while live:
+            batch = list(live.values())[:CANCEL_BATCH]
+            sent = True
+            call(f"cancel {len(batch)} experiment(s)", functools.partial(_cancel, client, batch))
+            for workload in batch:
+                canceled.append(workload.experiment.id)
+                del live[workload.experiment.id]
+
+    retry.retrying(policy, remaining, Transient)(attempt)
+    return canceled
+
+
+def _cancel(client: Beaker, batch: Sequence[pb2.Workload]) -> list[str]:
+    return list(client.workload.cancel(*batch))
+
+
+def _rank(job: pb2.Job) -> int:
+    return int(job.system_details.replica_group_details.rank)
+
+
+def replica_job(client: Beaker, workload: pb2.Workload, query: LogQuery) -> pb2.Job:
+    """The latest job of the asked replica of the asked task; NotStarted before it runs."""
+    name = workload.experiment.name
+    tasks = list(workload.experiment.tasks)
+    if not tasks:
+        raise NotStarted(f"{name} has no tasks yet")
+    matching = [t for t in tasks if query.task is None or t.name == query.task]
+    if not matching:
+        known = ", ".join(t.name for t in tasks)
+        raise Rejected(f"{name} has no task {query.task!r} (its tasks: {known})")
+    task = matching[0]
+    jobs = call(f"jobs of {name}", lambda: list(client.job.list(task=task)))  # newest first
+    if not jobs:
+        raise NotStarted(f"{name} task {task.name}: no job has been scheduled yet (queued)")
+    size = max(1, int(jobs[0].system_details.replica_group_details.size))
+    if not 0 <= query.replica < size:
+        raise Rejected(
+            f"{name} task {task.name} has {size} replica(s): choose --replica 0 to {size - 1}"
+        )
+    job = next((j for j in jobs if _rank(j) == query.replica), None)
+    where = f"{name} task {task.name} replica {query.replica}"
+    if job is None:
+        raise NotStarted(f"{where}: no job has been scheduled yet (queued)")
+    if not job.status.HasField("started"):
+        status = pb2.WorkloadStatus.Name(job.status.status).removeprefix("STATUS_").lower()
+        raise NotStarted(f"{where}: its job {job.id} has not started yet ({status})")
+    return job
+
+
+def log_lines(client: Beaker, job: pb2.Job, query: LogQuery) -> Iterator[str]:
+    """The job's log lines, decoded; beaker-py resumes a cut stream by itself."""
+    stream = iter(client.job.logs(job, tail_lines=query.tail or None, follow=query.follow or None))
+    while True:
+        entry = call(f"logs of job {job.id}", lambda: next(stream, None))
+        if entry is None:
+            return
+        yield entry.message.decode("utf-8", errors="replace")

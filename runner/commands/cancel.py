@@ -1,0 +1,133 @@
+"""`cancel`: cancel a sweep's queued and running experiments, only when asked with --yes.
+
+Nothing else in the runner ever cancels: the plan reports orphans and `submit` leaves them.
+Only experiments that record the point's key are touched; each cancel is recorded in the
+ledger entry of its point, which `--commit [--push]` commits as `submit` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runner.commands.common import Subparsers, load_catalog, raise_if_problems, stderr
+from runner.errors import RunnerError
+
+if TYPE_CHECKING:  # annotations only: importing actions loads the pipeline
+    from runner.actions import Target
+    from runner.plan import SweepPlan
+
+EXIT_WOULD_CANCEL = 2
+"""Without --yes, when there is something to cancel: nothing was done (like plan's exit 2)."""
+
+
+@dataclass(frozen=True)
+class CancelArgs:
+    paths: tuple[str, ...]
+    orphans: bool = False
+    points: tuple[str, ...] = ()
+    yes: bool = False
+    backend: str = "auto"
+    commit: bool = False
+    push: bool = False
+
+
+def register(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "cancel", help="cancel a sweep's queued and running experiments (asks for --yes)"
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="manifests or directories")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--orphans", action="store_true", help="only points in the ledger but not the manifest"
+    )
+    which.add_argument(
+        "--points", nargs="+", default=(), metavar="NAME", help="only these (names or key prefixes)"
+    )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help=f"really cancel; without it, show what would be canceled and exit {EXIT_WOULD_CANCEL}",
+    )
+    parser.add_argument("--backend", choices=("auto", "beaker", "local"), default="auto")
+    parser.add_argument("--commit", action="store_true", help="then commit the changed ledgers")
+    parser.add_argument("--push", action="store_true", help="with --commit: push that commit")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return cancel(
+        Path(args.directory),
+        CancelArgs(
+            tuple(args.paths),
+            args.orphans,
+            tuple(args.points),
+            args.yes,
+            args.backend,
+            args.commit,
+            args.push,
+        ),
+    )
+
+
+def cancel(directory: Path, args: CancelArgs) -> int:
+    from runner import actions
+    from runner.backends import open_backend
+    from runner.commands.submit import commit_back
+
+    if args.push and not args.commit:
+        raise RunnerError("--push pushes the ledger commit: use it with --commit")
+    cat = load_catalog(directory, args.paths)
+    raise_if_problems(cat)
+    target = None
+    if args.commit and args.yes:
+        from runner import gitrepo
+
+        target = gitrepo.resolve_target(cat.root, None) if args.push else None
+    backend = open_backend(args.backend, cat.root, stderr)
+    try:
+        plans = cat.plans(kind=backend.kind)
+        targets = actions.cancel_targets(backend, plans, args.orphans, args.points)
+        if not targets:
+            stderr("Nothing to cancel: no queued or running experiment of these points.")
+            return 0
+        if not args.yes:
+            _show("Would cancel", targets)
+            stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
+            return EXIT_WOULD_CANCEL
+        done = actions.cancel(backend, targets, cat.root)
+    finally:
+        backend.close()
+    _show("Canceled", done)
+    if len(done) < len(targets):
+        stderr(f"{len(targets) - len(done)} had already finished.")
+    _warn_waiting(plans, backend.kind)
+    if args.commit:
+        commit_back(cat.root, target)
+    return 0
+
+
+def _warn_waiting(plans: Sequence[SweepPlan], kind: str) -> None:
+    """Cancel never changes the manifest: its `+` points are still submitted by the next run."""
+    for plan in plans:
+        left = plan.counts["+"]
+        if left and plan.to_submit_on(kind):
+            stderr(
+                f"{plan.sweep.name} still has {left} point(s) to submit: the next submit (or the"
+                " workflow's schedule) creates them; set `draft: true` or remove them to stop it"
+            )
+
+
+def _show(verb: str, targets: Sequence[Target]) -> None:
+    from runner.report.tables import simple_table
+
+    rows = [
+        [t.plan.sweep.name, t.experiment.name, f"was {t.experiment.state}", t.experiment.url]
+        for t in targets
+    ]
+    sys.stdout.write(f"{verb} {len(targets)} experiment(s):\n")
+    sys.stdout.write(simple_table(rows, ["sweep", "experiment", "state", "url"]) + "\n")

@@ -1,0 +1,66 @@
+"""`logs`: one point's logs, from Beaker (the chosen replica's latest job) or its local run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.commands.common import Subparsers, load_catalog, stderr
+from runner.errors import RunnerError
+
+
+@dataclass(frozen=True)
+class LogsArgs:
+    point: str
+    replica: int = 0
+    task: str | None = None
+    tail: int | None = None
+    follow: bool = False
+    backend: str = "auto"
+
+
+def register(commands: Subparsers) -> None:
+    parser = commands.add_parser("logs", help="a point's logs (one replica of one task)")
+    parser.add_argument("point", metavar="NAME|KEY-PREFIX", help="experiment name or key prefix")
+    parser.add_argument("--replica", type=int, default=0, metavar="N", help="rank (default 0)")
+    parser.add_argument("--task", metavar="NAME", help="task name (default: the first task)")
+    parser.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
+    parser.add_argument("--follow", action="store_true", help="keep printing until the job ends")
+    parser.add_argument("--backend", choices=("auto", "beaker", "local"), default="auto")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return logs(
+        Path(args.directory),
+        LogsArgs(args.point, args.replica, args.task, args.tail, args.follow, args.backend),
+    )
+
+
+def logs(directory: Path, args: LogsArgs) -> int:
+    """Exit 0 with the lines; 1 with one line when the point is unknown or ambiguous, the
+    task or replica does not exist, or its job has not started yet."""
+    from runner import actions
+    from runner.backends import LogQuery, NotStarted, Rejected, Transient, open_backend
+
+    if args.tail is not None and args.tail < 1:
+        raise RunnerError("--tail must be at least 1")
+    cat = load_catalog(directory, ())  # a manifest with problems is left out, not fatal here
+    backend = open_backend(args.backend, cat.root, stderr)
+    try:
+        [(plan, row)] = actions.find_point(cat.plans(kind=backend.kind), args.point)
+        query = LogQuery(args.task, args.replica, args.tail, args.follow)
+        for line in backend.logs(plan.sweep, row.name, query):
+            sys.stdout.write(line if line.endswith("\n") else line + "\n")
+            if args.follow:
+                sys.stdout.flush()
+    except NotStarted as exc:
+        stderr(f"no logs yet: {exc}")
+        return 1
+    except (Rejected, Transient) as exc:
+        raise RunnerError(str(exc)) from None
+    finally:
+        backend.close()
+    return 0

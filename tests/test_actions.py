@@ -1,0 +1,308 @@
+"""Acting on a running sweep on the fake Beaker: restart, the max_running cap, cancel and logs,
+driven through the CLI over beaker-py's real wire protocols, with lost replies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from beaker import Beaker, BeakerExperimentSpec
+
+from runner import catalog, ledger
+from runner.backends.beaker import BeakerBackend
+from runner.cli import main
+from runner.retry import RetryPolicy
+from tests.conftest import PROJECT
+from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
+from tests.fake_beaker.server import FakeBeaker
+from tests.helpers import POINTS, SWEEP, write_manifest
+
+
+def _no_sleep(seconds: float) -> None:
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(BeakerBackend, "policy", RetryPolicy(sleep=_no_sleep))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    write_manifest(tmp_path, SWEEP, "exact.yaml")
+    return tmp_path
+
+
+def _run(root: Path, *args: str) -> int:
+    return main(["-C", str(root), *args])
+
+
+def _names(root: Path) -> list[str]:
+    """The experiment names of the sweep's points, in manifest order."""
+    return [row.name for row in catalog.load(root, []).plans()[0].rows if row.status != "-"]
+
+
+def _entries(root: Path) -> dict[str, ledger.Entry]:
+    read = ledger.read(ledger.ledger_path(root, "exact"), "exact")
+    return {e.experiment: e for e in read.entries.values()}
+
+
+# -- restart ----------------------------------------------------------------------------------
+
+
+def test_restart_failed_restarts_once_under_a_lost_reply_and_records_it(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    failed, canceled, done, *_ = _names(repo)
+    fake_beaker.set_job_status(failed, "failed", exit_code=3)
+    fake_beaker.set_job_status(canceled, "canceled")
+    fake_beaker.set_job_status(done, "succeeded")
+    before = {e.experiment: e for e in _entries(repo).values()}
+    fake_beaker.lose_reply("RestartExperimentTasks")  # the first restart commits, its reply is lost
+    fake_beaker.reset_calls()
+
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 0
+
+    assert (fake_beaker.restarts(failed), fake_beaker.restarts(canceled)) == (1, 1)
+    assert fake_beaker.restarts(done) == 0
+    assert fake_beaker.calls["RestartExperimentTasks"] == 2  # looked up, never sent again
+    assert len(fake_beaker.experiments()) == POINTS  # restarted in place: no new experiment
+    assert fake_beaker.experiment(failed).status == "queued"
+    after = _entries(repo)
+    for name in (failed, canceled):  # same key, name, URL; the restart counted
+        assert (after[name].url, after[name].id) == (before[name].url, before[name].id)
+        assert after[name].restarts == 1 and after[name].restarted_at
+    assert after[done].restarts == 0 and after[done] == before[done]
+    err = capsys.readouterr().err
+    assert f"restarted exact/{failed}: failed -> queued (restarts: 1)" in err
+    assert "Restart: 2 restarted, 0 skipped, 0 failed" in err
+
+    assert _run(repo, "expand", "--plan") == 0  # the plan shows it
+    assert "restarted 1x" in capsys.readouterr().out
+
+
+def test_max_restarts_bounds_restarts_per_point(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    name = _names(tmp_path)[0]
+    for _ in range(3):
+        fake_beaker.set_job_status(name, "failed")
+        assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert fake_beaker.restarts(name) == 1
+    assert _entries(tmp_path)[name].restarts == 1
+    assert "failed; max_restarts 1 reached" in capsys.readouterr().err
+
+
+def test_a_restart_beaker_refuses_fails_the_run_and_records_nothing(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import grpc
+
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    name = _names(repo)[0]
+    fake_beaker.set_job_status(name, "failed")
+    fake_beaker.fail_rpc("RestartExperimentTasks", grpc.StatusCode.PERMISSION_DENIED)
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 1
+    assert fake_beaker.restarts(name) == 0 and _entries(repo)[name].restarts == 0
+    assert f"failed exact/{name}:" in capsys.readouterr().err
+
+
+# -- the max_running cap ----------------------------------------------------------------------
+
+
+def test_a_capped_sweep_tops_up_in_manifest_order_as_points_finish(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, "max_running: 2\n" + SWEEP, "exact.yaml")
+    order = _names(tmp_path)
+
+    assert _run(tmp_path, "expand", "--plan") == 0  # offline: the most the next submit starts
+    out = capsys.readouterr().out
+    assert out.count("waiting: 2/2 running") == POINTS - 2
+    assert "max_running 2: 4 waiting (not checked)" in out
+
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    assert sorted(fake_beaker.count_by_name()) == sorted(order[:2])
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0  # both still queued: nothing
+    assert len(fake_beaker.count_by_name()) == 2
+    assert "max_running 2: 4 waiting (2 running now)" in capsys.readouterr().err
+
+    fake_beaker.set_job_status(order[0], "succeeded")
+    fake_beaker.set_job_status(order[1], "running")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    assert sorted(fake_beaker.count_by_name()) == sorted(order[:3])
+    for name in order[1:3]:
+        fake_beaker.set_job_status(name, "failed")  # finished, failed or not, frees its slot
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    assert sorted(fake_beaker.count_by_name()) == sorted(order[:5])
+    for name in order[3:5]:
+        fake_beaker.set_job_status(name, "succeeded")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    assert set(fake_beaker.count_by_name().values()) == {1} and len(_entries(tmp_path)) == POINTS
+
+
+# -- cancel -----------------------------------------------------------------------------------
+
+
+def _foreign(name: str, description: str) -> str:
+    """An experiment created by someone else, in the same workspace, with beaker-py directly."""
+    with Beaker.from_env(check_for_upgrades=False) as client:
+        spec = BeakerExperimentSpec.new(docker_image="python:3.11", command=["true"])
+        spec.description = description
+        workspace = client.workspace.get(DEFAULT_WORKSPACE)
+        return client.experiment.create(name=name, spec=spec, workspace=workspace).experiment.id
+
+
+def test_cancel_asks_for_yes_and_touches_only_the_sweeps_experiments(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = _names(repo)
+    _foreign(names[0], "exact, but not ours")  # holds a point's name without its key
+    _foreign("exact-lookalike", "exact sweep lookalike")  # listed with the sweep's experiments
+    assert _run(repo, "submit", "--backend", "beaker") == 1  # the first point's name is taken
+    fake_beaker.set_job_status(names[1], "succeeded")  # finished: nothing to cancel
+    fake_beaker.set_job_status(names[2], "running")
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--backend", "beaker") == 2
+    out = capsys.readouterr()
+    assert out.out.startswith("Would cancel 4 experiment(s):")
+    assert sorted(n for n in names if n in out.out) == sorted(names[2:])
+    assert "pass --yes" in out.err and fake_beaker.calls.get("CancelWorkloads", 0) == 0
+
+    fake_beaker.lose_reply("CancelWorkloads")  # committed, reply lost: looked up, not resent
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--backend", "beaker", "--yes") == 0
+    assert fake_beaker.calls["CancelWorkloads"] == 1
+    assert capsys.readouterr().out.startswith("Canceled 4 experiment(s):")
+    for name in names[2:]:
+        assert fake_beaker.cancels(name) == 1 and fake_beaker.experiment(name).status == "canceled"
+    assert fake_beaker.cancels(names[0]) == fake_beaker.cancels("exact-lookalike") == 0
+    assert fake_beaker.cancels(names[1]) == 0
+    entries = _entries(repo)
+    assert all(entries[n].canceled_at for n in names[2:]) and not entries[names[1]].canceled_at
+
+    # Points canceled on request are not restarted by --restart-failed.
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 1  # the clash
+    assert all(fake_beaker.restarts(n) == 0 for n in names[2:])
+    assert "canceled with `cancel`" in capsys.readouterr().err
+
+
+def test_cancel_orphans_or_named_points_only(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    names = _names(repo)
+    write_manifest(repo, SWEEP.replace("lr: [0.1, 0.01, 0.001]", "lr: [0.1, 0.01]"), "exact.yaml")
+    orphans = sorted(set(names) - set(_names(repo)))
+    assert len(orphans) == 2
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--orphans", "--yes") == 0
+    assert [n for n in names if fake_beaker.cancels(n)] == [n for n in names if n in orphans]
+
+    key = _entries(repo)[names[0]].key
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--points", key[:10], "--yes") == 0
+    assert fake_beaker.cancels(names[0]) == 1 and fake_beaker.cancels(names[1]) == 0
+    capsys.readouterr()
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--points", "nope", "--yes") == 1
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+# -- logs -------------------------------------------------------------------------------------
+
+MULTI = """\
+version: 1
+name: multi
+beaker:
+  workspace: ai2/sweeps-test
+  clusters: [ai2/test-cluster]
+tasks:
+  - name: train
+    image: {beaker: org/image}
+    command: [python, train.py, "--lr={lr}"]
+    replicas: 3
+  - name: eval
+    image: {beaker: org/image}
+    command: [python, eval.py]
+params:
+  grid:
+    lr: [0.1]
+"""
+
+
+def test_logs_select_the_replica_and_task_and_say_when_not_started(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, MULTI, "multi.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    [name] = [row.name for row in catalog.load(tmp_path, []).plans()[0].rows]
+    key = catalog.load(tmp_path, []).plans()[0].rows[0].key
+    capsys.readouterr()
+
+    assert _run(tmp_path, "logs", name, "--backend", "beaker") == 1
+    err = capsys.readouterr().err
+    assert err == f"no logs yet: {name} task train replica 0: its job" + err.split("its job")[1]
+    assert err.rstrip().endswith("has not started yet (queued)")
+
+    fake_beaker.set_job_status(name, "running")
+    for replica in range(3):
+        fake_beaker.set_logs(
+            name, [f"train {replica} step {i}\n" for i in range(5)], "train", replica
+        )
+    fake_beaker.set_logs(name, ["eval done\n"], task="eval")
+    assert (
+        _run(tmp_path, "logs", key[:8], "--replica", "2", "--tail", "2", "--backend", "beaker") == 0
+    )
+    assert capsys.readouterr().out == "train 2 step 3\ntrain 2 step 4\n"
+    assert _run(tmp_path, "logs", name, "--task", "eval", "--backend", "beaker") == 0
+    assert capsys.readouterr().out == "eval done\n"
+
+    assert _run(tmp_path, "logs", name, "--replica", "3", "--backend", "beaker") == 1
+    assert "has 3 replica(s): choose --replica 0 to 2" in capsys.readouterr().err
+    assert _run(tmp_path, "logs", name, "--task", "nope", "--backend", "beaker") == 1
+    assert "no task 'nope' (its tasks: train, eval)" in capsys.readouterr().err
+
+
+def test_logs_of_a_restarted_point_are_its_latest_jobs(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    name = _names(repo)[0]
+    fake_beaker.set_logs(name, ["first attempt\n"])
+    fake_beaker.set_job_status(name, "failed")
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 0
+    fake_beaker.set_job_status(name, "running")
+    fake_beaker.set_logs(name, ["second attempt\n"])
+    capsys.readouterr()
+    assert _run(repo, "logs", name, "--backend", "beaker") == 0
+    assert capsys.readouterr().out == "second attempt\n"
+
+
+def test_status_json_reports_restarts_and_cancellations(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    first, second, *_ = _names(repo)
+    fake_beaker.set_job_status(first, "failed")
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--points", second, "--yes") == 0
+    capsys.readouterr()
+    assert _run(repo, "status", "--backend", "beaker", "--format", "json") == 0
+    points = {
+        p["experiment"]: p for p in json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    }
+    assert points[first]["restarts"] == 1 and points[first]["canceled_at"] is None
+    assert points[second]["restarts"] == 0 and points[second]["canceled_at"]
+
+
+def test_the_readme_example_sweep_loads_with_its_cap_and_restart_bound(tmp_path: Path) -> None:
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Acting on a running sweep", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    write_manifest(tmp_path, example, "lr.yaml")
+    [plan] = catalog.load(tmp_path, []).plans()
+    assert (plan.sweep.limits.max_running, plan.sweep.limits.max_restarts) == (2, 3)
+    assert len(plan.to_submit) == 2 and plan.cap is not None and plan.cap.waiting == 2
