@@ -39,7 +39,7 @@ Remaining = Callable[[], float | None]
 
 
 def status_name(workload: pb2.Workload) -> str:
-    return pb2.WorkloadStatus.Name(workload.status)
+    return str(pb2.WorkloadStatus.Name(workload.status))
 
 
 def _latest_jobs(client: Beaker, workload: pb2.Workload) -> tuple[str, ...]:
