@@ -139,6 +139,7 @@ def save(c: Chart, path: Path) -> None:
     if suffix not in SUFFIXES:
         raise RunnerError(f"{path}: a plot file must end in .png or .svg")
     try:
+        from matplotlib import rc_context
         from matplotlib.figure import Figure
     except ImportError:
         raise RunnerError(f"plotting to a file needs matplotlib: {EXTRA}") from None
@@ -162,6 +163,7 @@ def save(c: Chart, path: Path) -> None:
     if any(s.label for s in c.series):
         axes.legend()
     path.parent.mkdir(parents=True, exist_ok=True)
-    # No date in an SVG, so the same results draw the same bytes.
+    # No date and fixed element ids in an SVG, so the same results draw the same bytes.
     metadata = {"Date": None} if suffix == ".svg" else None
-    figure.savefig(path, format=suffix[1:], metadata=metadata)
+    with rc_context({"svg.hashsalt": "beaker-sweep-runner"}):
+        figure.savefig(path, format=suffix[1:], metadata=metadata)
