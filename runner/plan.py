@@ -45,6 +45,8 @@ class Row:
 class SweepPlan:
     sweep: Sweep
     rows: tuple[Row, ...]
+    group: str = ""
+    """The URL of the sweep's group, as the ledger's header records it (empty before one)."""
 
     @property
     def counts(self) -> Mapping[str, int]:
@@ -149,4 +151,4 @@ def _compare(sweep: Sweep, rendered: list[Rendered], ledger: Ledger) -> SweepPla
         entry = ledger.entries[key]
         params = tuple(entry.params.items())
         rows.append(Row(ORPHAN, entry.experiment, key, params, None, entry))
-    return SweepPlan(sweep, tuple(rows))
+    return SweepPlan(sweep, tuple(rows), ledger.group)

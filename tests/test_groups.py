@@ -67,8 +67,15 @@ def test_group_name_is_the_sweep_and_its_revision_and_a_valid_beaker_name(repo: 
 
 
 def test_submit_makes_one_group_holding_every_experiment_and_records_its_url(
-    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+    repo: Path,
+    fake_beaker: FakeBeaker,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    assert main(["-C", str(repo), "expand", "--plan"]) == 0
+    assert "Beaker group: exact-rev0 (made by the first submit)" in capsys.readouterr().out
+    summary = repo / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     assert main(["-C", str(repo), "submit", "--backend", "beaker"]) == 0
     ids = {e.id for e in fake_beaker.experiments()}
     assert len(ids) == POINTS
@@ -80,6 +87,11 @@ def test_submit_makes_one_group_holding_every_experiment_and_records_its_url(
     )
     header = (repo / "sweeps" / "ledger" / "exact.jsonl").read_text().splitlines()[0]
     assert json.loads(header)["group"] == url
+    assert f"- `exact`: group [exact-rev0]({url}), {POINTS} experiment(s)" in summary.read_text()
+    assert main(["-C", str(repo), "expand", "--plan", "--format", "markdown"]) == 0
+    assert f"Beaker group: [exact-rev0]({url})" in capsys.readouterr().out
+    assert main(["-C", str(repo), "expand", "--plan"]) == 0
+    assert f"Beaker group: exact-rev0 {url}" in capsys.readouterr().out
     fake_beaker.reset_calls()
     assert main(["-C", str(repo), "submit", "--backend", "beaker"]) == 0  # nothing to do
     assert fake_beaker.calls.get("CreateGroup", 0) == fake_beaker.calls.get("UpdateGroup", 0) == 0

@@ -6,11 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from beaker._service_client import ServiceClient
 
 from runner import catalog
@@ -18,6 +20,7 @@ from runner.cli import main
 from runner.plan import ORPHAN, SUBMIT
 from runner.progress import Progress
 from runner.submit import Options, RetryPolicy, Submitter
+from tests.conftest import PROJECT
 from tests.fake_beaker.certs import CertBundle
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
@@ -189,3 +192,29 @@ def test_status_of_a_1000_point_sweep_costs_pages_not_points(
     assert calls["ListGroups"] == 1 and calls["ListJobs"] == 4
     assert sum(calls.values()) == 2 * pages + 1 + 4 + calls["ResolveOrganizationName"] + 2
     assert calls["ResolveOrganizationName"] <= 2 + 4
+
+
+def test_the_scheduled_workflow_only_reads_and_writes_every_sweep_with_its_plot(
+    finished: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow = yaml.safe_load((PROJECT / ".github" / "workflows" / "status.yml").read_text())
+    assert set(workflow[True]) == {"schedule", "workflow_dispatch"}  # YAML 1.1 reads `on` as True
+    (job,) = workflow["jobs"].values()
+    assert workflow["permissions"] == {} and job["permissions"] == {"contents": "read"}
+    run = job["steps"][-1]["run"]
+    command, summary = run.split(" >> ")
+    assert summary == '"$GITHUB_STEP_SUMMARY"'
+    argv = shlex.split(command)
+    assert argv[:4] == ["python", "-m", "runner", "status"]
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+    assert main(["-C", str(finished), *argv[3:]]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## Sweep status\n\n### `exact`")
+    blocks = [b.split("```", 1)[0] for b in out.split("```mermaid\n")[1:]]
+    assert blocks
+    for block in blocks:
+        check_xychart(block)
+        assert 'y-axis "epoch"' in block  # `auto`: the first metric, by name, that has numbers
+    mutations = {"CreateGroup", "UpdateGroup", "CancelWorkloads", "RestartExperimentTasks"}
+    assert not mutations & set(fake_beaker.calls) and "http:create" not in fake_beaker.calls

@@ -98,7 +98,7 @@ def status(directory: Path, args: StatusArgs) -> int:
 
     if args.plot is not None and args.output is None:  # markdown, each sweep with its chart
         blocks = [report.markdown(s) + "\n\n" + _mermaid(s, args) for s in sweeps]
-        sys.stdout.write("\n\n".join(blocks))
+        sys.stdout.write(report.HEADING + "\n\n".join(blocks))
         return 0
     sys.stdout.write(report.render(sweeps, args.fmt))
     if args.plot is not None and args.output is not None:

@@ -16,6 +16,7 @@ from runner.report.tables import params_text, tabulate
 from runner.results import PointResult, SweepResults
 
 FORMATS = ("table", "markdown", "json", "csv")
+HEADING = "## Sweep status\n\n"
 LEGEND = (
     "+ not submitted, = submitted, ~ drifted (spec changed since), - orphan (not in the manifest)"
 )
@@ -27,7 +28,7 @@ def render(sweeps: Sequence[SweepResults], fmt: str) -> str:
     if fmt == "csv":
         return as_csv(sweeps)
     if fmt == "markdown":
-        return "\n\n".join(markdown(s) for s in sweeps) + "\n"
+        return HEADING + "\n\n".join(markdown(s) for s in sweeps) + "\n"
     return "\n\n".join(table(s) for s in sweeps) + "\n"
 
 
