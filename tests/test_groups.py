@@ -17,10 +17,12 @@ from runner.backends import Rejected, group_name
 from runner.backends.beaker import BeakerBackend
 from runner.backends.beaker.groups import BATCH, POLICY
 from runner.cli import main
+from runner.manifest import load_manifest
 from runner.model import Sweep
 from runner.retry import RetryPolicy
+from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, write_manifest
+from tests.helpers import MINIMAL, POINTS, SWEEP, write_manifest
 
 
 def noop(seconds: float) -> None:
@@ -224,3 +226,21 @@ def test_ledger_keeps_the_group_url_through_later_writes(tmp_path: Path) -> None
     assert ledger.record(path, "demo", [later]).group == "https://beaker.example/gr/01"
     assert ledger.read(path, "demo").group == "https://beaker.example/gr/01"
     assert not ledger.set_group(ledger.ledger_path(tmp_path, "none"), "none", "u")
+
+
+def test_readme_manifest_reference_beaker_block_with_its_group_line_is_valid(
+    tmp_path: Path,
+) -> None:
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    reference = (
+        text.split("## Manifest reference", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    )
+    beaker = reference[reference.index("beaker:") :].split("\n\n", 1)[0] + "\n"
+    assert "  group: true" in beaker
+    base = MINIMAL.format(name="ref")
+    start = base.index("beaker:")
+    manifest = base[:start] + beaker + base[base.index("tasks:") :]
+    path = write_manifest(tmp_path, manifest, "ref.yaml")
+    assert load_manifest(path, "sweeps/ref.yaml").placement.group is True
+    off = write_manifest(tmp_path, manifest.replace("group: true", "group: false"), "ref.yaml")
+    assert load_manifest(off, "sweeps/ref.yaml").placement.group is False

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tests.benchmarks import expansion, planning, startup, submission
+from tests.benchmarks import expansion, planning, startup, status, submission
 from tests.benchmarks.common import PROJECT, Config, Row, table
 
 GROUPS: dict[str, Callable[[Config], list[Row]]] = {
@@ -20,6 +20,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "planning": planning.run,
     "submission": submission.run,
     "startup": startup.run,
+    "status": status.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 
