@@ -56,6 +56,8 @@ class Ledger:
     sweep: str
     entries: Mapping[str, Entry]
     """By key."""
+    group: str = ""
+    """The URL of the sweep's group on the backend, once it has one (kept in the header)."""
 
     def merged(self, new: Iterable[Entry]) -> Ledger:
         """This ledger plus new entries; for one key the later submission wins."""
@@ -64,7 +66,7 @@ class Ledger:
             old = entries.get(entry.key)
             if old is None or (old != entry and entry.submitted_at >= old.submitted_at):
                 entries[entry.key] = entry
-        return Ledger(self.sweep, entries)
+        return Ledger(self.sweep, entries, self.group)
 
 
 def ledger_path(root: Path, sweep: str, kind: str = "beaker") -> Path:
@@ -74,16 +76,16 @@ def ledger_path(root: Path, sweep: str, kind: str = "beaker") -> Path:
     return root / "sweeps" / "ledger" / f"{sweep}.jsonl"
 
 
-def header(sweep: str) -> str:
-    return json.dumps(
-        {
-            "ledger": LEDGER_FORMAT,
-            "sweep": sweep,
-            "about": "Experiments submitted for this sweep, one per line after this header, sorted by"
-            " key. Written by `python -m runner submit`; merged by key; do not edit by hand.",
-        },
-        ensure_ascii=False,
-    )
+def header(sweep: str, group: str = "") -> str:
+    data = {
+        "ledger": LEDGER_FORMAT,
+        "sweep": sweep,
+        "about": "Experiments submitted for this sweep, one per line after this header, sorted by"
+        " key. Written by `python -m runner submit`; merged by key; do not edit by hand.",
+    }
+    if group:
+        data["group"] = group
+    return json.dumps(data, ensure_ascii=False)
 
 
 def read(path: Path, sweep: str) -> Ledger:
@@ -97,6 +99,7 @@ def read(path: Path, sweep: str) -> Ledger:
 
 def parse(text: str, source: str, sweep: str) -> Ledger:
     entries: dict[str, Entry] = {}
+    group = ""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -110,6 +113,7 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
                     f"{source}:{number}: header says ledger format {data.get('ledger')} for sweep"
                     f" {data.get('sweep')!r}; expected format {LEDGER_FORMAT} for {sweep!r}"
                 )
+            group = str(data.get("group") or "")
             continue
         try:
             entry = Entry(
@@ -119,7 +123,7 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
             missing = [k for k in FIELDS if k not in data]
             raise LedgerError(f"{source}:{number}: entry is missing {', '.join(missing)}") from None
         entries[entry.key] = entry
-    return Ledger(sweep, entries)
+    return Ledger(sweep, entries, group)
 
 
 def render(ledger: Ledger) -> str:
@@ -137,7 +141,10 @@ def _render(ledger: Ledger, known: _Lines) -> tuple[str, _Lines]:
         entry = ledger.entries[key]
         cached = known.get(key)
         lines[key] = cached if cached and cached[0] is entry else (entry, entry.to_line())
-    text = "\n".join([header(ledger.sweep), *(line for _, line in lines.values())]) + "\n"
+    text = (
+        "\n".join([header(ledger.sweep, ledger.group), *(line for _, line in lines.values())])
+        + "\n"
+    )
     return text, lines
 
 
@@ -171,6 +178,20 @@ def _record(path: Path, sweep: str, new: list[Entry], last: _Written | None) -> 
         text, lines = _render(ledger, known)
         write_atomic(path, text)
     return _Written(text, ledger, lines)
+
+
+def set_group(path: Path, sweep: str, url: str) -> bool:
+    """Record the sweep's group URL in the ledger's header; True when the file changed."""
+    with locked(path.parent):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return False  # no experiment recorded yet: nothing to group
+        current = parse(text, str(path), sweep)
+        if current.group == url:
+            return False
+        write_atomic(path, render(Ledger(sweep, current.entries, url)))
+    return True
 
 
 class Pending:

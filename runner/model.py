@@ -27,6 +27,8 @@ class Placement:
     preemptible: bool | None = None
     retries: int | None = None
     timeout: str | None = None
+    group: bool = True
+    """Keep every experiment of the sweep in one Beaker group (`beaker.group: false` opts out)."""
 
 
 @dataclass(frozen=True)

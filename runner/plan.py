@@ -60,6 +60,8 @@ class SweepPlan:
     sweep: Sweep
     rows: tuple[Row, ...]
     cap: Cap | None = None
+    group: str = ""
+    """The URL of the sweep's group, as the ledger's header records it (empty before one)."""
 
     @property
     def counts(self) -> Mapping[str, int]:
@@ -167,7 +169,7 @@ def _compare(sweep: Sweep, rendered: list[Rendered], ledger: Ledger) -> SweepPla
         entry = ledger.entries[key]
         params = tuple(entry.params.items())
         rows.append(Row(ORPHAN, entry.experiment, key, params, None, entry))
-    return SweepPlan(sweep, tuple(rows))
+    return SweepPlan(sweep, tuple(rows), group=ledger.group)
 
 
 def capped(plan: SweepPlan, running: int | None) -> SweepPlan:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -127,22 +128,28 @@ def _wait_for_starts(root: Path, count: int, runner: subprocess.Popen[str]) -> N
         time.sleep(0.05)
 
 
+def readme_first_command() -> list[list[str]]:
+    """The runner commands of README's first command line, after its install steps."""
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    line = text.split("# 1.", 1)[1].splitlines()[1]
+    return [shlex.split(part) for part in line.split(" && ") if part.startswith("python -m runner")]
+
+
 def test_quickstart_as_a_newcomer_types_it(project_copy: Path) -> None:
-    """README's first command (after the install): no token, not in CI, from the checkout."""
+    """README's first command (after the install): no token, not in CI, from the checkout. It
+    ends with the table of every point and its metrics, and a plot in the file it names."""
     started = time.monotonic()
-    submit = subprocess.run(
-        [sys.executable, "-m", "runner", "submit", "sweeps/quickstart.yaml"],
-        cwd=project_copy,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    status = subprocess.run(
-        [sys.executable, "-m", "runner", "status", "sweeps/quickstart.yaml"],
-        cwd=project_copy,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    commands = readme_first_command()
+    assert [c[3] for c in commands] == ["submit", "status"]
+    submit, status = (
+        subprocess.run(
+            [sys.executable, *command[1:]],
+            cwd=project_copy,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        for command in commands
     )
     elapsed = time.monotonic() - started
     assert submit.returncode == 0, submit.stderr
@@ -150,14 +157,19 @@ def test_quickstart_as_a_newcomer_types_it(project_copy: Path) -> None:
     assert submit.stderr.count("images are not used") == 1
     assert status.returncode == 0, status.stderr
     lines = status.stdout.splitlines()
-    assert lines[0] == "quickstart (sweeps/quickstart.yaml)"
+    group = (project_copy / ".runs" / "quickstart").resolve().as_uri()
+    assert lines[0] == f"quickstart (sweeps/quickstart.yaml; group {group})"
     assert lines[1].split() == [
-        "experiment", "state", "exit", "params", "final_loss", "seconds", "steps", "url",
+        "experiment", "state", "exit", "time", "params", "final_loss", "seconds", "steps", "url",
     ]  # fmt: skip
-    rows = [line.split() for line in lines if line.startswith("quickstart-")]
+    rows = [line.split() for line in lines if line.startswith("=   quickstart-")]
     assert len(rows) == 5
-    assert all(row[1:3] == ["succeeded", "0"] for row in rows), status.stdout
+    assert all(row[2:4] == ["succeeded", "0"] for row in rows), status.stdout
+    assert all(float(row[7]) > 0 for row in rows)  # final_loss of every point
     assert any("nodes=2" in row for row in rows)
+    picture = project_copy / commands[1][commands[1].index("--output") + 1]
+    assert f"written to {picture.name}" in status.stderr
+    assert picture.stat().st_size > 10_000
     print(f"quickstart took {elapsed:.1f}s")  # a figure, not a timed assertion
     assert not (project_copy / "sweeps" / "ledger").exists()
 

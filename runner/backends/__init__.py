@@ -30,6 +30,47 @@ class Experiment:
     """queued | running | succeeded | failed | canceled | unknown"""
     exit_code: int | None = None
     metrics: Mapping[str, object] = field(default_factory=dict)
+    seconds: float | None = None
+    """How long it ran (or has been running), when the backend knows without a call of its own."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """A sweep's group: one place on the backend that gathers every experiment of the sweep."""
+
+    name: str
+    url: str
+    members: int = 0
+    """Experiments in it after the call that returned this (those it could see)."""
+    added: int = 0
+    """Experiments that call added."""
+    created: bool = False
+
+
+@dataclass(frozen=True)
+class Results:
+    """What a backend reports about a sweep's experiments, gathered in bulk."""
+
+    group: Group | None
+    """None when the sweep has no group (yet, or it opted out)."""
+    experiments: Mapping[str, Experiment]
+    """By experiment name; only those that exist."""
+    note: str = ""
+    """Why part of it is missing (e.g. the group could not be read), or empty."""
+
+
+GROUP_NAME_LIMIT = 128
+
+
+def group_name(sweep: Sweep) -> str:
+    """The sweep's group name: `<sweep>-rev<revision>` (a valid Beaker name, at most 128).
+
+    The revision is part of it because bumping it re-runs every point under new names: one group
+    per revision keeps each group a set of comparable runs, one per point, instead of putting
+    two runs of the same parameters side by side with nothing to tell them apart.
+    """
+    suffix = f"-rev{sweep.revision}"
+    return sweep.name[: GROUP_NAME_LIMIT - len(suffix)] + suffix
 
 
 class Transient(Exception):
@@ -101,6 +142,16 @@ class Backend(Protocol):
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
         """The log lines of one replica's latest job; NotStarted before it has started."""
+        ...
+
+    def ensure_group(self, sweep: Sweep, experiment_ids: Sequence[str]) -> Group:
+        """The sweep's group, found or created exactly once, with every one of experiment_ids
+        in it (adding only those missing, in batches). Raises Transient or Rejected."""
+        ...
+
+    def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
+        """State, exit code, duration and metrics of the named experiments, and the sweep's
+        group: in a number of calls that grows with pages, not with points."""
         ...
 
     def close(self) -> None: ...

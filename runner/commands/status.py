@@ -1,86 +1,181 @@
-"""`status`: the live state of every recorded experiment, from the backend, in few calls."""
+"""`status`: every point of each sweep with its state, exit code, duration and metrics, a plot
+of one metric against a parameter, or the best point; from a few bulk calls per sweep."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.commands.common import (
-    FORMATS,
-    Subparsers,
-    add_paths,
-    load_catalog,
-    raise_if_problems,
-)
+from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems, stderr
+from runner.errors import RunnerError
 
-if TYPE_CHECKING:  # annotations only
-    from runner.backends import Experiment
-    from runner.model import Sweep
+if TYPE_CHECKING:  # annotations only: results imports the backends and the planner
+    from runner.results import SweepResults
+
+FORMATS = ("table", "markdown", "json", "csv")
+AUTO = "auto"
+"""`--plot auto`: each sweep's first metric (by name) that has numbers."""
+
+
+@dataclass(frozen=True)
+class StatusArgs:
+    paths: tuple[str, ...] = ()
+    fmt: str = "table"
+    backend: str = "auto"
+    plot: str | None = None
+    by: str | None = None
+    output: str | None = None
+    best: str | None = None
+    maximize: bool | None = None
 
 
 def register(commands: Subparsers) -> None:
-    parser = commands.add_parser("status", help="live state of each point's experiment")
+    parser = commands.add_parser("status", help="every point with its state and metrics")
     add_paths(parser)
     parser.add_argument("--format", choices=FORMATS, default="table")
     parser.add_argument("--backend", choices=("auto", "beaker", "local"), default="auto")
+    parser.add_argument(
+        "--plot",
+        metavar="METRIC",
+        help="plot METRIC against a parameter (`auto`: each sweep's first numeric metric): into"
+        " --output FILE (.png or .svg: needs the [plot] extra; .md: Mermaid), or as a Mermaid"
+        " block with --format markdown",
+    )
+    parser.add_argument("--by", metavar="PARAM", help="with --plot: the parameter on the x axis")
+    parser.add_argument("--output", metavar="FILE", help="with --plot: the file to write")
+    parser.add_argument("--best", metavar="METRIC", help="print the point with the best METRIC")
+    goal = parser.add_mutually_exclusive_group()
+    goal.add_argument("--min", dest="maximize", action="store_false", default=None)
+    goal.add_argument("--max", dest="maximize", action="store_true")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    return status(Path(args.directory), args.paths, fmt=args.format, backend=args.backend)
+    return status(
+        Path(args.directory),
+        StatusArgs(
+            paths=tuple(args.paths),
+            fmt=args.format,
+            backend=args.backend,
+            plot=args.plot,
+            by=args.by,
+            output=args.output,
+            best=args.best,
+            maximize=args.maximize,
+        ),
+    )
 
 
-def status(
-    directory: Path, paths: Sequence[str], *, fmt: str = "table", backend: str = "auto"
-) -> int:
-    from runner import ledger
-    from runner.backends import open_backend
-    from runner.report.status import PointStatus, SweepStatus, render
+def check(args: StatusArgs) -> None:
+    """Refuse a contradictory command line before any backend is asked anything."""
+    if args.best is not None and args.maximize is None:
+        raise RunnerError("--best needs --min or --max (which way is better)")
+    if args.best is None and args.maximize is not None:
+        raise RunnerError("--min and --max go with --best METRIC")
+    if args.plot is None and (args.by or args.output):
+        raise RunnerError("--by and --output go with --plot METRIC")
+    if args.plot is not None and args.output is None and args.fmt != "markdown":
+        raise RunnerError(
+            "--plot draws into --output FILE (.png, .svg, .md) or, with --format markdown, into"
+            " the report"
+        )
+    if args.output and Path(args.output).suffix.lower() not in (".png", ".svg", ".md", ".mmd"):
+        raise RunnerError(f"{args.output}: --output must end in .png, .svg, .md or .mmd")
 
-    cat = load_catalog(directory, paths)
-    raise_if_problems(cat)
-    opened = open_backend(backend, cat.root, lambda text: None)  # falls back quietly
-    sweeps: list[SweepStatus] = []
-    try:
-        for sweep in cat.sweeps:
-            path = ledger.ledger_path(cat.root, sweep.name, opened.kind)
-            entries = sorted(
-                ledger.read(path, sweep.name).entries.values(), key=lambda e: e.experiment
-            )
-            live = opened.states(sweep, [e.experiment for e in entries]) if entries else {}
-            points = []
-            for entry in entries:
-                exp = live.get(entry.experiment)
-                points.append(
-                    PointStatus(
-                        experiment=entry.experiment,
-                        state=exp.state if exp else "missing",
-                        exit_code=exp.exit_code if exp else None,
-                        params=dict(entry.params),
-                        metrics=dict(exp.metrics) if exp else {},
-                        url=entry.url,
-                        restarts=entry.restarts,
-                        canceled_at=entry.canceled_at,
-                    )
-                )
-            note = cap_note(sweep, live.values(), path)
-            sweeps.append(SweepStatus(sweep.name, str(sweep.path), tuple(points), note))
-    finally:
-        opened.close()
-    sys.stdout.write(render(sweeps, fmt))
+
+def status(directory: Path, args: StatusArgs) -> int:
+    check(args)
+    sweeps = collect(directory, args)
+    if args.best is not None:
+        sys.stdout.write(best(sweeps, args.best, bool(args.maximize), args.fmt))
+        return 0
+    from runner.report import status as report
+
+    if args.plot is not None and args.output is None:  # markdown, each sweep with its chart
+        blocks = [report.markdown(s) + "\n\n" + _mermaid(s, args) for s in sweeps]
+        sys.stdout.write(report.HEADING + "\n\n".join(blocks))
+        return 0
+    sys.stdout.write(report.render(sweeps, args.fmt))
+    if args.plot is not None and args.output is not None:
+        return write_plots(sweeps, args)
     return 0
 
 
-def cap_note(sweep: Sweep, live: Iterable[Experiment], path: Path) -> str:
-    """'max_running N: R running, W waiting' for a capped sweep; '' otherwise."""
-    limit = sweep.limits.max_running
-    if limit is None:
-        return ""
-    from runner import ledger, plan
+def collect(directory: Path, args: StatusArgs) -> list[SweepResults]:
+    from runner.backends import open_backend
+    from runner.results import collect as results
 
-    running = sum(1 for e in live if e.state in ("queued", "running"))
-    waiting = plan.build(sweep, ledger.read(path, sweep.name)).counts[plan.SUBMIT]
-    return f"max_running {limit}: {running} queued or running, {waiting} waiting"
+    cat = load_catalog(directory, args.paths)
+    raise_if_problems(cat)
+    opened = open_backend(args.backend, cat.root, lambda text: None)  # falls back quietly
+    try:
+        return [results(plan, opened, cat.root) for plan in cat.plans(kind=opened.kind)]
+    finally:
+        opened.close()
+
+
+def _metric(sweep: SweepResults, asked: str) -> str:
+    if asked != AUTO:
+        return asked
+    numeric = [m for m in sweep.metric_names if any(p.number(m) is not None for p in sweep.points)]
+    if not numeric:
+        raise RunnerError(f"{sweep.name}: no numeric metric to plot yet")
+    return numeric[0]
+
+
+def _mermaid(sweep: SweepResults, args: StatusArgs) -> str:
+    from runner.report import plot
+
+    assert args.plot is not None
+    try:
+        return plot.mermaid(plot.chart(sweep, _metric(sweep, args.plot), args.by))
+    except RunnerError as exc:  # a sweep with nothing to plot yet is not an error here
+        return f"_No plot: {exc}_\n"
+
+
+def write_plots(sweeps: Sequence[SweepResults], args: StatusArgs) -> int:
+    """One file per sweep (FILE itself when there is one sweep); exit 1 if none was written."""
+    from runner.report import plot
+
+    assert args.plot is not None and args.output is not None
+    target = Path(args.output)
+    written = 0
+    for sweep in sweeps:
+        path = target if len(sweeps) == 1 else target.with_stem(f"{target.stem}-{sweep.name}")
+        try:
+            chart = plot.chart(sweep, _metric(sweep, args.plot), args.by)
+            if path.suffix.lower() in (".md", ".mmd"):
+                path.write_text(plot.mermaid(chart), encoding="utf-8")
+            else:
+                plot.save(chart, path)
+        except RunnerError as exc:
+            if len(sweeps) == 1:
+                raise
+            stderr(f"no plot for {sweep.name}: {exc}")
+            continue
+        written += 1
+        stderr(f"plot: {chart.metric} by {chart.x} written to {path}")
+    return 0 if written else 1
+
+
+def best(sweeps: Sequence[SweepResults], metric: str, maximize: bool, fmt: str) -> str:
+    from runner.report.status import best_text, point_json
+    from runner.results import best as winner
+
+    goal = "max" if maximize else "min"
+    picks = [(s, winner(s, metric, maximize)) for s in sweeps]
+    if fmt == "json":
+        data = {
+            "metric": metric,
+            "goal": goal,
+            "sweeps": [
+                {"name": s.name, "best": None if p is None else point_json(p)} for s, p in picks
+            ],
+        }
+        return json.dumps(data, indent=2, default=str) + "\n"
+    return "".join(best_text(s, p, metric, goal) + "\n" for s, p in picks)

@@ -161,11 +161,16 @@ def submit(directory: Path, args: SubmitArgs) -> int:
         concurrency=args.concurrency,
         deadline=None if args.timeout is None else started + args.timeout,
     )
+    from runner.membership import ensure_groups
+
     try:
         outcomes = Submitter(backend, options, progress).run(plans)
+        groups = ensure_groups(backend, plans, cat.root, options.deadline)
     finally:
         backend.close()
-    github.append_summary(submit_summary(outcomes))
+    for group in groups:  # the URL on stdout with the created experiments; a failure on stderr
+        print(group.line(), file=sys.stdout if group.group else sys.stderr, flush=True)
+    github.append_summary(submit_summary(outcomes, groups))
     if args.commit:  # after failures too: what was created is recorded
         commit_back(cat.root, target)
     bad = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]

@@ -63,6 +63,7 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
             preemptible=beaker.get("preemptible"),
             retries=beaker.get("retries"),
             timeout=beaker.get("timeout"),
+            group=beaker.get("group", True),
         ),
         tasks=tuple(data["tasks"]),
         space=space,

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from runner.backends import group_name
 from runner.plan import STATUS_WORDS, Row, SweepPlan
 from runner.report.tables import params_text, simple_table, tabulate
 
@@ -48,8 +49,19 @@ def table(plans: Sequence[SweepPlan]) -> str:
     for plan in plans:
         title = f"{plan.sweep.name} ({plan.sweep.path})"
         body = simple_table(*_with_notes(plan, plan.rows))
-        blocks.append(f"{title}\n{body}\n{plan.summary()}")
+        group = group_line(plan)
+        blocks.append(f"{title}\n{body}\n{plan.summary()}" + (f"\n{group}" if group else ""))
     return "\n\n".join(blocks)
+
+
+def group_line(plan: SweepPlan, link: bool = False) -> str:
+    """Where the sweep's experiments are grouped on Beaker; empty for drafts and opt-outs."""
+    if plan.sweep.draft or not plan.sweep.placement.group:
+        return ""
+    name = group_name(plan.sweep)
+    if not plan.group:
+        return f"Beaker group: {name} (made by the first submit)"
+    return f"Beaker group: [{name}]({plan.group})" if link else f"Beaker group: {name} {plan.group}"
 
 
 def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
@@ -64,6 +76,9 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
     parts = [COMMENT_MARKER, f"## {heading}", "", headline]
     for plan in plans:
         parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", plan.summary(), ""]
+        group = group_line(plan, link=True)
+        if group:
+            parts += [group, ""]
         rows = [r for r in plan.rows if r.status != "="] + [r for r in plan.rows if r.status == "="]
         shown = rows[:MARKDOWN_ROWS]
         plain, headers = _with_notes(plan, shown)
@@ -95,6 +110,9 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
         "path": str(plan.sweep.path),
         "draft": plan.sweep.draft,
         "workspace": plan.sweep.placement.workspace,
+        "group": {"name": group_name(plan.sweep), "url": plan.group or None}
+        if plan.sweep.placement.group
+        else None,
         "counts": {word.replace(" ", "_"): plan.counts[s] for s, word in STATUS_WORDS.items()},
         "cap": None if plan.cap is None else dataclasses.asdict(plan.cap),
         "points": [

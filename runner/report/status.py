@@ -1,104 +1,183 @@
-"""The live state of a sweep's experiments as a table, markdown or JSON."""
+"""A sweep's results as a terminal table, GitHub markdown, JSON or CSV.
+
+One row per point of the manifest, in manifest order, then orphans: the plan's status (`+` not
+submitted, `=` submitted, `~` drifted, `-` orphan), the experiment's state, exit code and
+duration, the parameters, one column per metric, and the URL.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 from runner.report.tables import params_text, tabulate
-from runner.values import Value
+from runner.results import PointResult, SweepResults
+
+FORMATS = ("table", "markdown", "json", "csv")
+HEADING = "## Sweep status\n\n"
+LEGEND = (
+    "+ not submitted, = submitted, ~ drifted (spec changed since), - orphan (not in the manifest)"
+)
 
 
-@dataclass(frozen=True)
-class PointStatus:
-    experiment: str
-    state: str
-    exit_code: int | None
-    params: Mapping[str, Value]
-    metrics: Mapping[str, object] = field(default_factory=dict)
-    url: str = ""
-    restarts: int = 0
-    canceled_at: str | None = None
-    """Set when `cancel` canceled it."""
-
-
-@dataclass(frozen=True)
-class SweepStatus:
-    name: str
-    path: str
-    points: tuple[PointStatus, ...]
-    note: str = ""
-    """A line under the title, e.g. the max_running cap: 'max_running 16: 16 running, 4 waiting'."""
-
-
-def _state(point: PointStatus) -> str:
-    """The state, with what was done to the experiment on request."""
-    extra = [f"restarted {point.restarts}x"] if point.restarts else []
-    extra += ["canceled on request"] if point.canceled_at else []
-    return point.state + (f" ({', '.join(extra)})" if extra else "")
-
-
-def render(sweeps: Sequence[SweepStatus], fmt: str) -> str:
+def render(sweeps: Sequence[SweepResults], fmt: str) -> str:
     if fmt == "json":
-        return (
-            json.dumps(
-                {"sweeps": [_json(s) for s in sweeps]}, indent=2, ensure_ascii=False, default=str
-            )
-            + "\n"
-        )
-    blocks = []
-    for sweep in sweeps:
-        metric_names = sorted({m for p in sweep.points for m in p.metrics})
-        headers = ["experiment", "state", "exit", "params", *metric_names, "url"]
-        rows = [
-            [
-                p.experiment,
-                _state(p),
-                "" if p.exit_code is None else p.exit_code,
-                params_text(list(p.params.items())),
-                *[_metric(p.metrics.get(m)) for m in metric_names],
-                p.url,
-            ]
-            for p in sweep.points
-        ]
-        if fmt == "markdown":
-            body = (
-                tabulate(rows, headers=headers, tablefmt="github")
-                if rows
-                else "_nothing submitted yet_"
-            )
-            note = f"{sweep.note}\n\n" if sweep.note else ""
-            blocks.append(f"### `{sweep.name}` — `{sweep.path}`\n\n{note}{body}")
-        else:
-            body = tabulate(rows, headers=headers) if rows else "nothing submitted yet"
-            note = f"{sweep.note}\n" if sweep.note else ""
-            blocks.append(f"{sweep.name} ({sweep.path})\n{note}{body}")
-    return "\n\n".join(blocks) + "\n"
+        return json.dumps({"sweeps": [as_json(s) for s in sweeps]}, indent=2, default=str) + "\n"
+    if fmt == "csv":
+        return as_csv(sweeps)
+    if fmt == "markdown":
+        return HEADING + "\n\n".join(markdown(s) for s in sweeps) + "\n"
+    return "\n\n".join(table(s) for s in sweeps) + "\n"
 
 
-def _json(sweep: SweepStatus) -> dict[str, object]:
+def _headers(sweep: SweepResults) -> list[str]:
+    return ["", "experiment", "state", "exit", "time", "params", *sweep.metric_names, "url"]
+
+
+def _row(point: PointResult, metrics: Sequence[str]) -> list[str]:
+    return [
+        point.status,
+        point.experiment,
+        point.state_text,
+        "" if point.exit_code is None else str(point.exit_code),
+        duration(point.seconds),
+        params_text(point.params),
+        *(metric_text(point.metrics.get(m)) for m in metrics),
+        point.url,
+    ]
+
+
+def _title(sweep: SweepResults) -> str:
+    group = f"; group {sweep.group.url}" if sweep.group and sweep.group.url else ""
+    return f"{sweep.name} ({sweep.path}{group})"
+
+
+def table(sweep: SweepResults) -> str:
+    rows = [_row(p, sweep.metric_names) for p in sweep.points]
+    lines = [_title(sweep), tabulate(rows, headers=_headers(sweep))]
+    lines.append(summary(sweep))
+    if sweep.note:
+        lines.append(f"note: {sweep.note}")
+    return "\n".join(lines)
+
+
+def markdown(sweep: SweepResults) -> str:
+    parts = [f"### `{sweep.name}` — `{sweep.path}`", ""]
+    if sweep.group and sweep.group.url:
+        parts += [f"Group: [{sweep.group.name or sweep.group.url}]({sweep.group.url})", ""]
+    rows = [[_md(c) for c in _row(p, sweep.metric_names)] for p in sweep.points]
+    parts.append(
+        tabulate(rows, headers=_headers(sweep), tablefmt="github") if rows else "_no points_"
+    )
+    parts += ["", f"{summary(sweep)}. {LEGEND}."]
+    if sweep.note:
+        parts += ["", f"> {sweep.note}"]
+    return "\n".join(parts)
+
+
+def summary(sweep: SweepResults) -> str:
+    counts: dict[str, int] = {}
+    for point in sweep.points:
+        counts[point.state] = counts.get(point.state, 0) + 1
+    states = ", ".join(f"{n} {state}" for state, n in counts.items())
+    return f"{len(sweep.points)} point(s): {states or 'none'}"
+
+
+def as_json(sweep: SweepResults) -> dict[str, object]:
+    group = sweep.group
     return {
         "name": sweep.name,
         "path": sweep.path,
+        "draft": sweep.draft,
+        "group": {"name": group.name, "url": group.url} if group else None,
         "note": sweep.note,
-        "points": [
-            {
-                "experiment": p.experiment,
-                "state": p.state,
-                "exit_code": p.exit_code,
-                "params": dict(p.params),
-                "metrics": dict(p.metrics),
-                "url": p.url,
-                "restarts": p.restarts,
-                "canceled_at": p.canceled_at,
-            }
-            for p in sweep.points
-        ],
+        "points": [point_json(p) for p in sweep.points],
     }
 
 
-def _metric(value: object) -> str:
+def point_json(p: PointResult) -> dict[str, object]:
+    return {
+        "status": p.status,
+        "experiment": p.experiment,
+        "key": p.key,
+        "state": p.state,
+        "restarts": p.restarts,
+        "canceled_at": p.canceled_at,
+        "exit_code": p.exit_code,
+        "seconds": p.seconds,
+        "params": dict(p.params),
+        "metrics": dict(p.metrics),
+        "url": p.url,
+    }
+
+
+def as_csv(sweeps: Sequence[SweepResults]) -> str:
+    """One table for all sweeps: a column per parameter (`param.lr`) and per metric
+    (`metric.loss`) of any of them, so neither can clash with the fixed columns."""
+    params = list(dict.fromkeys(k for s in sweeps for p in s.points for k, _ in p.params))
+    metrics = sorted({m for s in sweeps for m in s.metric_names})
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    head = ["sweep", "status", "experiment", "state", "exit_code", "seconds"]
+    named = [*(f"param.{k}" for k in params), *(f"metric.{m}" for m in metrics)]
+    writer.writerow([*head, *named, "url"])
+    for sweep in sweeps:
+        for p in sweep.points:
+            values = dict(p.params)
+            writer.writerow(
+                [
+                    sweep.name,
+                    p.status,
+                    p.experiment,
+                    p.state,
+                    "" if p.exit_code is None else p.exit_code,
+                    "" if p.seconds is None else f"{p.seconds:g}",
+                    *(_csv_value(values.get(k)) for k in params),
+                    *(_csv_value(p.metrics.get(m)) for m in metrics),
+                    p.url,
+                ]
+            )
+    return out.getvalue()
+
+
+def _csv_value(value: object) -> object:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else value
+
+
+def duration(seconds: float | None) -> str:
+    """`42s`, `3m05s`, `2h03m`; empty when unknown."""
+    if seconds is None:
+        return ""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def metric_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float):
         return f"{value:.4g}"
     return "" if value is None else str(value)
+
+
+def _md(cell: str) -> str:
+    return cell.replace("|", "\\|")
+
+
+def best_text(sweep: SweepResults, point: PointResult | None, metric: str, goal: str) -> str:
+    """The winning point, or why there is none, as one line plus its parameters."""
+    if point is None:
+        return f"{sweep.name}: no point has a numeric {metric}"
+    params = params_text(point.params)
+    value = metric_text(point.metrics.get(metric))
+    return (
+        f"{sweep.name}: best {metric} ({goal}) = {value} at {point.experiment} {params} {point.url}"
+    )

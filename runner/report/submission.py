@@ -4,13 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from runner.membership import GroupOutcome
 from runner.report.tables import tabulate
 from runner.submit import ADOPTED, CREATED, Outcome
 
 
-def submit_summary(outcomes: Sequence[Outcome]) -> str:
-    """The job summary of a submit run: every experiment it created or adopted, with its URL."""
+def submit_summary(outcomes: Sequence[Outcome], groups: Sequence[GroupOutcome] = ()) -> str:
+    """The job summary of a submit run: every experiment it created or adopted, with its URL,
+    and each sweep's group."""
     lines = ["## Sweep submission", ""]
+    for g in groups:
+        if g.group is not None:
+            lines.append(
+                f"- `{g.sweep}`: group [{g.group.name}]({g.group.url}), {g.group.members}"
+                f" experiment(s)"
+            )
+        else:
+            lines.append(f"- `{g.sweep}`: {_cell(g.line())}")
+    if groups:
+        lines.append("")
     if not outcomes:
         lines.append("Nothing to submit: every point of every sweep is already recorded.")
     else:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tests.benchmarks import expansion, migration, planning, startup, submission
+from tests.benchmarks import expansion, migration, planning, startup, status, submission
 from tests.benchmarks.common import PROJECT, Config, Row, table
 
 GROUPS: dict[str, Callable[[Config], list[Row]]] = {
@@ -21,6 +21,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "submission": submission.run,
     "startup": startup.run,
     "migration": migration.run,
+    "status": status.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from beaker import beaker_pb2 as pb2
@@ -21,11 +22,20 @@ from beaker.exceptions import (
     BeakerWorkloadNotFound,
 )
 
-from runner.backends import Experiment, LogQuery, NotStarted, Rejected, Transient
+from runner.backends import (
+    Experiment,
+    Group,
+    LogQuery,
+    NotStarted,
+    Rejected,
+    Results,
+    Transient,
+)
 from runner.backends.beaker import lifecycle
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
 from runner.backends.beaker.errors import call
+from runner.backends.beaker.groups import SweepGroups, metrics_by_experiment
 from runner.errors import SubmitError
 from runner.model import Rendered, Sweep
 from runner.retry import RetryPolicy
@@ -65,6 +75,7 @@ class BeakerBackend:
         self._workspaces: dict[str, pb2.Workspace] = {}
         self._author: str | None = None
         self.proofs = ShapeProofs()
+        self.groups = SweepGroups(self.client, self._workspace)
 
     def close(self) -> None:
         self.client.close()
@@ -224,3 +235,55 @@ class BeakerBackend:
             raise NotStarted(f"{name} is not on Beaker (as {author}): not submitted yet")
         job = lifecycle.replica_job(self.client, workload, query)
         return lifecycle.log_lines(self.client, job, query)
+
+    # -- groups and results (runner.backends.beaker.groups) ----------------------------------
+
+    def ensure_group(self, sweep: Sweep, experiment_ids: Sequence[str]) -> Group:
+        return self.groups.ensure(sweep, experiment_ids)
+
+    def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
+        """One paged workload listing (states), one paged group listing and one paged task
+        metrics listing (metrics), plus one job listing per *failed* experiment (its exit code
+        and duration): a succeeded experiment exited 0 by Beaker's definition, and the workload
+        listing carries no job, nor can beaker-py list jobs by workspace."""
+        wanted = list(names)
+        workloads = self._listed(sweep, wanted) if wanted else {}
+        group, metrics, note = None, {}, ""
+        if sweep.placement.group:
+            try:
+                found = self.groups.find(sweep)
+                if found is not None:
+                    rows = self.groups.task_metrics(found)
+                    task = str(sweep.tasks[0].get("name") or "main")
+                    metrics = metrics_by_experiment(rows, task)
+                    url = self.groups.url(found)
+                    group = Group(found.name, url, members=len({r.experiment_id for r in rows}))
+            except (Rejected, Transient) as exc:
+                note = str(exc)
+        now = time.time()
+        experiments = {
+            name: self._result(workload, metrics.get(workload.experiment.id, {}), now)
+            for name, workload in workloads.items()
+        }
+        return Results(group, experiments, note)
+
+    def _result(
+        self, workload: pb2.Workload, metrics: Mapping[str, object], now: float
+    ) -> Experiment:
+        experiment = dataclasses.replace(self._experiment(workload), metrics=metrics)
+        if experiment.state == "succeeded":
+            return dataclasses.replace(experiment, exit_code=0)
+        if experiment.state == "running":
+            age = now - workload.experiment.created.ToSeconds()
+            return dataclasses.replace(experiment, seconds=max(0.0, float(age)))
+        if experiment.state != "failed":
+            return experiment
+        job = call(
+            f"job of {experiment.name}", lambda: self.client.workload.get_latest_job(workload)
+        )
+        if job is None or not job.status.HasField("exited"):
+            return experiment
+        seconds = None
+        if job.status.HasField("started"):
+            seconds = float(job.status.exited.ToSeconds() - job.status.started.ToSeconds())
+        return dataclasses.replace(experiment, exit_code=int(job.status.exit_code), seconds=seconds)

@@ -11,6 +11,7 @@ a point another runner is running is waited for, and a crashed runner's point is
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import math
 import os
 import shutil
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from runner import ledger
-from runner.backends import Experiment, LogQuery, NameTaken, Notify, Rejected
+from runner.backends import Experiment, Group, LogQuery, NameTaken, Notify, Rejected, Results
 from runner.backends.local import logs as logfiles
 from runner.backends.local.machine import Machine
 from runner.backends.local.rundir import (
@@ -146,6 +147,24 @@ class LocalBackend:
             if state is not None:
                 found[name] = self._experiment(run, state, live)
         return found
+
+    # -- groups and results -------------------------------------------------------------------
+
+    def ensure_group(self, sweep: Sweep, experiment_ids: Sequence[str]) -> Group:
+        """Here a sweep's runs are already together: its group is its run directory."""
+        where = ledger.ledger_path(self.root, sweep.name, self.kind).parent
+        return Group(sweep.name, where.resolve().as_uri(), members=len(set(experiment_ids)))
+
+    def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
+        """Each run's state file and results/metrics.json, with how long it ran."""
+        wanted = list(names)
+        found = self.states(sweep, wanted)
+        experiments = {}
+        for name, experiment in found.items():
+            state = self.run_dir(sweep.name, name).read()
+            seconds = _seconds(state.started_at, state.finished_at) if state else None
+            experiments[name] = replace(experiment, seconds=seconds)
+        return Results(self.ensure_group(sweep, [e.id for e in found.values()]), experiments)
 
     # -- running ------------------------------------------------------------------------------
 
@@ -342,3 +361,17 @@ def _assign_gpus(
             env["CUDA_VISIBLE_DEVICES"] = ",".join(mine)
         launches.append(replace(replica.launch, env=env))
     return launches
+
+
+def _seconds(started: str, finished: str | None) -> float | None:
+    """Seconds between two of the run state's UTC timestamps (until now while it runs)."""
+    try:
+        start = dt.datetime.strptime(started, "%Y-%m-%dT%H:%M:%SZ")
+        end = (
+            dt.datetime.strptime(finished, "%Y-%m-%dT%H:%M:%SZ")
+            if finished
+            else dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        )
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (end - start).total_seconds())

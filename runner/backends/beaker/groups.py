@@ -1,0 +1,169 @@
+"""A sweep's Beaker group: found or created exactly once, and kept holding every experiment.
+
+beaker-py 2.8.1 cannot get a group by name (`group.get` takes an id), so a group is found by
+listing the workspace's groups whose name contains the sweep's group name and keeping the exact
+match. Creating follows the submit protocol's rule for experiments: look up before every
+attempt, so a CreateGroup whose reply was lost (it committed, then UNAVAILABLE) or a second
+runner that created it first (ALREADY_EXISTS) is found instead of doubled. Membership is
+level-triggered: the experiments already in the group are read from its task metrics (paged),
+and only the missing ones are added, in batches (`add_experiment_ids`). Adding an experiment
+twice is a no-op on Beaker, so a lost UpdateGroup reply is retried as it is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+import grpc
+from beaker import beaker_pb2 as pb2
+
+from runner import retry
+from runner.backends import Group, NameTaken, Rejected, Transient, group_name
+from runner.backends.beaker.client import Client
+from runner.backends.beaker.errors import call
+from runner.model import Sweep
+from runner.retry import RetryPolicy
+
+BATCH = 500
+"""Experiment ids per CreateGroup/UpdateGroup request."""
+T = TypeVar("T")
+POLICY = RetryPolicy(attempts=5, per_point_seconds=120.0, initial_wait=1.0, max_wait=10.0)
+
+
+def marker(name: str) -> str:
+    """What the description of a group this runner made carries, so a look-up can tell."""
+    return f"[sweep-group {name}]"
+
+
+def description(sweep: Sweep) -> str:
+    return (
+        f"Experiments of sweep {sweep.name}, revision {sweep.revision} ({sweep.path}),"
+        f" kept by beaker-sweep-runner {marker(group_name(sweep))}"
+    )
+
+
+class SweepGroups:
+    """The group operations of the Beaker backend for one client."""
+
+    def __init__(
+        self,
+        client: Client,
+        workspace: Callable[[str], pb2.Workspace],
+        policy: RetryPolicy = POLICY,
+    ) -> None:
+        self.client = client
+        self._workspace = workspace
+        self.policy = policy
+
+    def url(self, group: pb2.Group) -> str:
+        return self.client.group.url(group)
+
+    def find(self, sweep: Sweep) -> pb2.Group | None:
+        """The sweep's group, from one paged listing of the workspace's groups; None if none."""
+        name = group_name(sweep)
+        workspace = self._workspace(sweep.placement.workspace)
+
+        def listing() -> pb2.Group | None:
+            for group in self.client.group.list(workspace=workspace, name_or_description=name):
+                if group.name == name:
+                    return group
+            return None
+
+        found = call(f"look up group {name}", listing)
+        if found is not None and marker(name) not in found.description:
+            raise Rejected(
+                f"group {name} ({self.url(found)}) exists in {sweep.placement.workspace} but was not"
+                " made by beaker-sweep-runner; it is left alone (rename it, or set"
+                " `beaker.group: false` in the manifest to group by hand)"
+            )
+        return found
+
+    def members(self, group: pb2.Group) -> set[str]:
+        """Ids of the experiments in the group (those with tasks), from its paged task metrics."""
+        return {m.experiment_id for m in self.task_metrics(group)}
+
+    def task_metrics(self, group: pb2.Group) -> list[pb2.TaskMetrics]:
+        return call(
+            f"metrics of group {group.name}",
+            lambda: list(self.client.group.list_task_metrics(group)),
+        )
+
+    def ensure(self, sweep: Sweep, experiment_ids: Sequence[str]) -> Group:
+        """The sweep's group with every one of experiment_ids in it; Transient or Rejected."""
+        wanted = list(dict.fromkeys(experiment_ids))
+        group, created = self._find_or_create(sweep, wanted[:BATCH])
+        present = set(wanted[:BATCH]) if created else self.members(group)
+        missing = [i for i in wanted if i not in present]
+        for start in range(0, len(missing), BATCH):
+            self._add(group, missing[start : start + BATCH])
+        added = len(missing) + (min(len(wanted), BATCH) if created else 0)
+        return Group(group.name, self.url(group), len(present) + len(missing), added, created)
+
+    def _find_or_create(self, sweep: Sweep, first: list[str]) -> tuple[pb2.Group, bool]:
+        name = group_name(sweep)
+        workspace = self._workspace(sweep.placement.workspace)
+
+        def create() -> pb2.Group:
+            try:
+                return self.client.group.create(
+                    name, workspace=workspace, description=description(sweep), experiment_ids=first
+                )
+            except grpc.RpcError as exc:
+                if isinstance(exc, grpc.Call) and exc.code() == grpc.StatusCode.ALREADY_EXISTS:
+                    raise NameTaken(name) from None
+                raise
+
+        def attempt() -> tuple[pb2.Group, bool]:
+            found = self.find(sweep)  # before every attempt: a lost reply may have created it
+            if found is not None:
+                return found, False
+            try:
+                return call(f"create group {name}", create), True
+            except NameTaken:
+                raise Transient(f"group {name} was created meanwhile; looking it up") from None
+
+        return self._retrying(attempt)
+
+    def _add(self, group: pb2.Group, ids: list[str]) -> None:
+        def update() -> None:
+            call(
+                f"add {len(ids)} experiment(s) to group {group.name}",
+                lambda: self.client.group.update(group, add_experiment_ids=ids),
+            )
+
+        self._retrying(update)
+
+    def _retrying(self, fn: Callable[[], T]) -> T:
+        started = time.monotonic()
+
+        def remaining() -> float:
+            return self.policy.per_point_seconds - (time.monotonic() - started)
+
+        result: T = retry.retrying(self.policy, remaining, Transient)(fn)
+        return result
+
+
+def metrics_by_experiment(
+    rows: Iterable[pb2.TaskMetrics], task: str
+) -> dict[str, dict[str, object]]:
+    """Each experiment's metrics (by id): those of its task called `task`, else its first task's."""
+    chosen: dict[str, tuple[bool, dict[str, object]]] = {}
+    for row in rows:
+        preferred = row.task_name == task
+        if row.experiment_id in chosen and not (preferred and not chosen[row.experiment_id][0]):
+            continue
+        values = {m.group_parameter.name: _value(m.value) for m in row.metrics}
+        chosen[row.experiment_id] = (preferred, values)
+    return {exp_id: values for exp_id, (_, values) in chosen.items()}
+
+
+def _value(value: object) -> object:
+    kind = value.WhichOneof("kind")  # type: ignore[attr-defined]
+    if kind == "number_value":
+        number = float(value.number_value)  # type: ignore[attr-defined]
+        return int(number) if number.is_integer() and abs(number) < 2**53 else number
+    if kind in ("string_value", "bool_value"):
+        return getattr(value, kind)
+    return None

@@ -1,0 +1,147 @@
+"""A sweep's results: every point of the manifest, in manifest order, with what the backend says.
+
+The plan gives the rows (its `+ = ~ -` status, points in the order the manifest expands them,
+then orphans); `Backend.results` gives, in bulk, each recorded experiment's state, exit code,
+duration and metrics, and the sweep's group. Points not submitted yet are rows too, so a
+sweep's table always has one row per point.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner import ledger
+from runner.backends import Backend, Group, Results
+from runner.plan import SUBMIT, SweepPlan
+from runner.values import Value
+
+NOT_SUBMITTED = "not submitted"
+MISSING = "missing"
+"""Recorded in the ledger but not found on the backend."""
+
+
+@dataclass(frozen=True)
+class PointResult:
+    status: str
+    """The plan's: + to submit, = submitted, ~ drifted, - orphan."""
+    experiment: str
+    key: str
+    params: tuple[tuple[str, Value], ...]
+    state: str
+    exit_code: int | None = None
+    seconds: float | None = None
+    metrics: Mapping[str, object] = field(default_factory=dict)
+    url: str = ""
+    restarts: int = 0
+    """Restarts `submit --restart-failed` made (from the ledger)."""
+    canceled_at: str | None = None
+    """Set when `cancel` canceled it."""
+
+    @property
+    def state_text(self) -> str:
+        """The state, with what was done to the experiment on request."""
+        extra = [f"restarted {self.restarts}x"] if self.restarts else []
+        extra += ["canceled on request"] if self.canceled_at else []
+        return self.state + (f" ({', '.join(extra)})" if extra else "")
+
+    def number(self, metric: str) -> float | None:
+        """The metric as a finite number, or None (absent, text, a flag, NaN)."""
+        value = self.metrics.get(metric)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        return float(value) if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class SweepResults:
+    name: str
+    path: str
+    draft: bool
+    axes: tuple[str, ...]
+    """The sweep's parameter names, in axis order (what a plot can be drawn against)."""
+    points: tuple[PointResult, ...]
+    group: Group | None = None
+    note: str = ""
+
+    @property
+    def metric_names(self) -> list[str]:
+        return sorted({m for p in self.points for m in p.metrics})
+
+
+def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
+    """The plan's rows joined with the backend's results, in one bulk look-up per sweep."""
+    recorded = [row.name for row in plan.rows if row.entry is not None]
+    found = backend.results(plan.sweep, recorded) if recorded else Results(None, {})
+    points = []
+    for row in plan.rows:
+        if row.entry is None:
+            points.append(PointResult(SUBMIT, row.name, row.key, row.params, NOT_SUBMITTED))
+            continue
+        exp = found.experiments.get(row.name)
+        if exp is None:
+            points.append(
+                PointResult(row.status, row.name, row.key, row.params, MISSING, url=row.entry.url)
+            )
+            continue
+        points.append(
+            PointResult(
+                row.status,
+                row.name,
+                row.key,
+                row.params,
+                exp.state,
+                exp.exit_code,
+                exp.seconds,
+                dict(exp.metrics),
+                exp.url or row.entry.url,
+                row.entry.restarts,
+                row.entry.canceled_at,
+            )
+        )
+    group = found.group
+    if group is None and plan.sweep.placement.group:
+        path = ledger.ledger_path(root, plan.sweep.name, backend.kind)
+        url = ledger.read(path, plan.sweep.name).group  # recorded by the last submit
+        group = Group("", url) if url else None
+    sweep = plan.sweep
+    notes = [cap_note(plan, found), found.note]
+    return SweepResults(
+        sweep.name,
+        str(sweep.path),
+        sweep.draft,
+        sweep.space.axis_names or _param_names(points),
+        tuple(points),
+        group,
+        "; ".join(n for n in notes if n),
+    )
+
+
+def cap_note(plan: SweepPlan, found: Results) -> str:
+    """'max_running N: R queued or running, W waiting' for a capped sweep; '' otherwise."""
+    limit = plan.sweep.limits.max_running
+    if limit is None:
+        return ""
+    running = sum(1 for e in found.experiments.values() if e.state in ("queued", "running"))
+    waiting = sum(1 for row in plan.rows if row.status == SUBMIT)
+    return f"max_running {limit}: {running} queued or running, {waiting} waiting"
+
+
+def _param_names(points: Sequence[PointResult]) -> tuple[str, ...]:
+    names: dict[str, None] = {}
+    for point in points:
+        names.update(dict.fromkeys(k for k, _ in point.params))
+    return tuple(names)
+
+
+def best(results: SweepResults, metric: str, maximize: bool) -> PointResult | None:
+    """The point with the lowest (or highest) value of the metric; the first one on a tie."""
+    scored = [(p.number(metric), i, p) for i, p in enumerate(results.points)]
+    ranked = [(v, i, p) for v, i, p in scored if v is not None]
+    if not ranked:
+        return None
+    if maximize:
+        return max(ranked, key=lambda t: (t[0], -t[1]))[2]
+    return min(ranked, key=lambda t: (t[0], t[1]))[2]
