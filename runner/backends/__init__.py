@@ -8,11 +8,12 @@ is all the retry protocol in `runner.submit` needs to know.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from runner.backends.health import Health
 from runner.errors import SubmitError
 from runner.model import Rendered, Sweep
 
@@ -33,14 +34,21 @@ class Experiment:
 
 
 class Transient(Exception):
-    """Worth retrying. `maybe_committed`: the request may have taken effect before it failed."""
+    """Worth retrying. `maybe_committed`: the request may have taken effect before it failed.
+    `unreachable`: why the service could not be reached at all (e.g. 'connection refused')."""
 
     def __init__(
-        self, message: str, maybe_committed: bool = True, retry_after: float | None = None
+        self,
+        message: str,
+        maybe_committed: bool = True,
+        retry_after: float | None = None,
+        *,
+        unreachable: str | None = None,
     ):
         super().__init__(message)
         self.maybe_committed = maybe_committed
         self.retry_after = retry_after
+        self.unreachable = unreachable
 
 
 class NameTaken(Exception):
@@ -54,6 +62,8 @@ class Rejected(Exception):
 class Backend(Protocol):
     kind: str
     """'beaker' or 'local': selects the ledger the runs are recorded in."""
+    health: Health
+    """Whether the service answers, and the waits its calls sit out (`runner.backends.health`)."""
 
     def create(self, sweep: Sweep, point: Rendered) -> Experiment:
         """Create the point's experiment under point.name; never under another name."""
@@ -69,6 +79,16 @@ class Backend(Protocol):
 
     def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
         """Live state of the named experiments (with exit codes of finished ones), in bulk."""
+        ...
+
+    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        """Every experiment of each name, whoever created it, oldest first, in bulk. Where
+        names are unique per author, two accounts can each create a point: see
+        `runner.submit.duplicates`."""
+        ...
+
+    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
+        """Cancel a duplicate this run created; done at most once (looked up before a retry)."""
         ...
 
     def close(self) -> None: ...
