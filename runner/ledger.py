@@ -50,11 +50,22 @@ class Ledger:
     """By key."""
 
     def merged(self, new: Iterable[Entry]) -> Ledger:
-        """This ledger plus new entries; for one key the later submission wins."""
+        """This ledger plus new entries, by key.
+
+        The same experiment recorded again (a second runner or a re-run adopting it) never
+        rewrites history: the entry submitted first is kept as it is, with its `submitted_at`
+        and `commit`. For another experiment under the same key (a duplicate resolved to the
+        older one), the later record wins.
+        """
         entries = dict(self.entries)
         for entry in new:
             old = entries.get(entry.key)
-            if old is None or (old != entry and entry.submitted_at >= old.submitted_at):
+            if old is None:
+                entries[entry.key] = entry
+            elif old.id == entry.id:
+                if entry.submitted_at < old.submitted_at:
+                    entries[entry.key] = entry
+            elif entry.submitted_at >= old.submitted_at:
                 entries[entry.key] = entry
         return Ledger(self.sweep, entries)
 

@@ -91,7 +91,8 @@ class Progress:
         filled = width * finished // self.total
         parts = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
         waiting = f" | {self._waiting}" if self._waiting else ""
-        line = f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} {parts}{waiting}"
+        line = f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} {parts}".rstrip()
+        line += waiting
         columns = shutil.get_terminal_size().columns
         self.err.write("\r" + line[: max(columns - 1, 40)])  # one row, or \r cannot clear it
         self.err.flush()

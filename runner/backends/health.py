@@ -35,10 +35,8 @@ class Wait:
         count = ""
         if self.attempt is not None:
             count = f", attempt {self.attempt}" + (f"/{self.attempts}" if self.attempts else "")
-        return (
-            f"{service} {state} ({self.reason}), retrying in {self.seconds:.0f} s{count}:"
-            f" {self.what}"
-        )
+        text = f"{service} {state} ({self.reason}), retrying in {self.seconds:.0f} s{count}"
+        return f"{text}: {self.what}" if self.what else text
 
 
 Listener = Callable[[Wait | None], None]

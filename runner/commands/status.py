@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.commands.common import (
     FORMATS,
@@ -14,6 +15,11 @@ from runner.commands.common import (
     load_catalog,
     raise_if_problems,
 )
+
+if TYPE_CHECKING:  # annotations only: the backends load the whole pipeline
+    from runner.backends import Backend
+    from runner.ledger import Entry
+    from runner.model import Sweep
 
 
 def register(commands: Subparsers) -> None:
@@ -46,6 +52,8 @@ def status(
                 ledger.read(path, sweep.name).entries.values(), key=lambda e: e.experiment
             )
             live = opened.states(sweep, [e.experiment for e in entries]) if entries else {}
+            if entries:
+                _warn_of_duplicates(opened, sweep, entries)
             points = []
             for entry in entries:
                 exp = live.get(entry.experiment)
@@ -64,3 +72,21 @@ def status(
         opened.close()
     sys.stdout.write(render(sweeps, fmt))
     return 0
+
+
+def _warn_of_duplicates(backend: Backend, sweep: Sweep, entries: Sequence[Entry]) -> None:
+    """One line on stderr for each point with more than one live experiment carrying its key."""
+    copies = backend.copies(sweep, [e.experiment for e in entries])
+    for entry in entries:
+        live = [
+            e
+            for e in copies.get(entry.experiment, ())
+            if e.key == entry.key and e.state != "canceled"
+        ]
+        if len(live) > 1:
+            ids = ", ".join(e.id for e in live)
+            print(
+                f"warning: DUPLICATE {sweep.name}/{entry.experiment}: {len(live)} live experiments"
+                f" carry this point's key ({ids}); the ledger records {entry.id}; cancel the others",
+                file=sys.stderr,
+            )

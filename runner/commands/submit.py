@@ -315,9 +315,12 @@ def commit_back(root: Path, target: Target | None) -> None:
     if target is not None:
         pushed = gitrepo.publish(root, target)
         where = f"{target.remote}/{target.branch}"
-        lines.append(
-            f"Pushed {pushed.sha[:12]} to {where}." if pushed.sha else f"{where} is up to date."
-        )
+        if pushed.sha:
+            lines.append(f"Pushed {pushed.sha[:12]} to {where}.")
+        elif made:  # rebuilt on the remote's head, nothing of it was new there
+            lines.append(f"{where} records these experiments already: nothing to push.")
+        else:
+            lines.append(f"{where} is up to date.")
         github.set_outputs({"commit": pushed.sha or ""})
     for line in lines:
         stderr(line)
