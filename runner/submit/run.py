@@ -9,11 +9,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from runner import ledger
-from runner.backends import Backend, Experiment, Transient
+from runner.backends import Backend, Transient
 from runner.backends.health import Wait
-from runner.errors import LedgerError
-from runner.files import utc_now
 from runner.model import Rendered, Sweep
 from runner.plan import SweepPlan
 from runner.retry import RetryPolicy
@@ -32,6 +29,7 @@ from runner.submit.outcome import (
     Stop,
 )
 from runner.submit.point import NameClash, PointSubmitter, adopt
+from runner.submit.record import Recorder
 
 Job = tuple[Sweep, Rendered]
 SIGNALS = ("SIGINT", "SIGTERM")
@@ -69,7 +67,9 @@ class Submitter:
         self._outcomes: dict[tuple[str, str], Outcome] = {}
         self._down_since: float | None = None
         self._grace_until: float | None = None
-        self._unwritten = ledger.Pending(options.record_every)
+        self.record = Recorder(
+            options.root, backend.kind, options.commit, options.record_every, progress
+        )
         self.points = PointSubmitter(
             backend, self.policy, self._remaining, self._retrying, self._stopping.is_set
         )
@@ -95,12 +95,12 @@ class Submitter:
         try:
             self._start_workers(self._adopt_existing(plans, jobs))
             while len(self._outcomes) < len(jobs) and not self._may_end():
-                if self._unwritten.due_in() == 0.0:
-                    self._write()
+                if self.record.due_in() == 0.0:
+                    self.record.write()
                 self._next_event()
             self._check_duplicates(plans)
         finally:
-            self._write(last=True)  # at the end, at the deadline, on a signal and on errors
+            self.record.write(last=True)  # at the end, at the deadline, on a signal and on errors
         self.progress.finish()
         return [self._final(sweep, point) for sweep, point in jobs]
 
@@ -169,7 +169,7 @@ class Submitter:
         replaced, self.duplicates = value
         for outcome in replaced:
             self._outcomes[(outcome.sweep, outcome.point.key)] = outcome
-            self._record(outcome)
+            self.record.add(outcome)
         for duplicate in self.duplicates:
             self.progress.note(duplicate.text())
 
@@ -198,7 +198,7 @@ class Submitter:
         """Wait for the next event, at most until something is due; take an outcome."""
         now = self.clock.now()
         deadline = None if self.stopped is not None else self.options.deadline
-        waits = [w for w in (self._unwritten.due_in(),) if w is not None]
+        waits = [w for w in (self.record.due_in(),) if w is not None]
         waits += [
             t - now for t in (self._grace_until, self._give_up_at(), deadline) if t is not None
         ]
@@ -212,7 +212,7 @@ class Submitter:
 
     def _take(self, outcome: Outcome) -> None:
         self._outcomes[(outcome.sweep, outcome.point.key)] = outcome
-        self._record(outcome)
+        self.record.add(outcome)
         self.progress.done(outcome)
 
     def _heard(self, wait: Wait | None) -> None:
@@ -300,32 +300,3 @@ class Submitter:
             error = f"in flight when the run stopped ({why}): outcome unknown; the next run adopts it if it exists"
             return Outcome(sweep.name, point, UNKNOWN, error=error)
         return Outcome(sweep.name, point, NOT_STARTED, error=f"never started: {why}")
-
-    def _record(self, outcome: Outcome) -> None:
-        if outcome.experiment is not None and outcome.status in (CREATED, ADOPTED):
-            path = ledger.ledger_path(self.options.root, outcome.sweep, self.backend.kind)
-            self._unwritten.add(path, outcome.sweep, self._entry(outcome.point, outcome.experiment))
-
-    def _write(self, last: bool = False) -> None:
-        """Write what has accumulated; a failure mid-run is retried at the next write."""
-        try:
-            self._unwritten.flush()
-        except (OSError, LedgerError) as exc:
-            if last:
-                raise LedgerError(
-                    f"could not write the ledger: {exc}. The experiments exist on the backend;"
-                    " run submit again to adopt them into the ledger"
-                ) from None
-            self.progress.note(f"could not write the ledger ({exc}); trying again")
-
-    def _entry(self, point: Rendered, experiment: Experiment) -> ledger.Entry:
-        return ledger.Entry(
-            key=point.key,
-            experiment=point.name,
-            url=experiment.url,
-            id=experiment.id,
-            spec_hash=point.spec_hash,
-            submitted_at=utc_now(),
-            commit=self.options.commit,
-            params=dict(point.params),
-        )
