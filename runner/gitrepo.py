@@ -167,9 +167,12 @@ def resolve_target(root: Path, branch: str | None = None) -> Target:
 
 
 def commit_message(counts: dict[str, int]) -> str:
-    """E.g. 'Record 15 Beaker experiments for exact (12), other (3) [skip ci]'."""
+    """E.g. 'Record 15 Beaker experiments for exact (12), other (3) [skip ci]', counting the
+    entries new on the branch; 'Update the Beaker ledger of exact [skip ci]' when none is."""
     total = sum(counts.values())
-    sweeps = ", ".join(f"{name} ({count})" for name, count in sorted(counts.items()))
+    if not total:
+        return f"Update the Beaker ledger of {', '.join(sorted(counts))} {SKIP_CI}"
+    sweeps = ", ".join(f"{name} ({count})" for name, count in sorted(counts.items()) if count)
     noun = "experiment" if total == 1 else "experiments"
     return f"Record {total} Beaker {noun} for {sweeps} {SKIP_CI}"
 
@@ -187,7 +190,9 @@ def commit_ledgers(root: Path) -> Commit | None:
         sweep = _sweep_of(path)
         before = ledger.parse(_text_at(repo, "HEAD", path), f"HEAD:{path}", sweep).entries
         after = ledger.read(Path(str(repo.working_tree_dir)) / path, sweep).entries
-        counts[sweep] = sum(1 for key, entry in after.items() if before.get(key) != entry)
+        counts[sweep] = sum(
+            1 for key, entry in after.items() if key not in before or before[key].id != entry.id
+        )
     message = commit_message(counts)
     _git(repo, "add", "--", *files)
     # --only: whatever else is staged stays out of this commit. --no-verify: a machine-made

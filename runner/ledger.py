@@ -8,6 +8,7 @@ ledger directory, and every write re-reads and merges, so concurrent runners nev
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Mapping
@@ -60,13 +61,39 @@ class Ledger:
     """The URL of the sweep's group on the backend, once it has one (kept in the header)."""
 
     def merged(self, new: Iterable[Entry]) -> Ledger:
-        """This ledger plus new entries; for one key the later submission wins."""
+        """This ledger plus new entries, by key.
+
+        The same experiment recorded again (a second runner or a re-run adopting it) never
+        rewrites history: the entry submitted first is kept, with its `submitted_at` and
+        `commit`, while what was done to the experiment since only accumulates (the most
+        restarts, with their time; a cancellation), so a stale writer cannot wipe a restart or a
+        cancel. For another experiment under the same key (a duplicate resolved to the older
+        one), the later record wins.
+        """
         entries = dict(self.entries)
         for entry in new:
             old = entries.get(entry.key)
-            if old is None or (old != entry and entry.submitted_at >= old.submitted_at):
+            if old is None:
+                entries[entry.key] = entry
+            elif old.id == entry.id:
+                entries[entry.key] = _same_experiment(old, entry)
+            elif entry.submitted_at >= old.submitted_at:
                 entries[entry.key] = entry
         return Ledger(self.sweep, entries, self.group)
+
+
+def _same_experiment(a: Entry, b: Entry) -> Entry:
+    """Two records of one experiment: the first submission, with every action on it since."""
+    first, other = (b, a) if b.submitted_at < a.submitted_at else (a, b)
+    restarted = max(first, other, key=lambda e: (e.restarts, e.restarted_at or ""))
+    canceled = max(c for c in (first.canceled_at, other.canceled_at, "") if c is not None)
+    merged = dataclasses.replace(
+        first,
+        restarts=restarted.restarts,
+        restarted_at=restarted.restarted_at,
+        canceled_at=canceled or None,
+    )
+    return first if merged == first else merged
 
 
 def ledger_path(root: Path, sweep: str, kind: str = "beaker") -> Path:

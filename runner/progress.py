@@ -5,12 +5,18 @@ Results (each created experiment with its URL) go to stdout, so they can be pipe
 
 from __future__ import annotations
 
+import shutil
 import sys
 import threading
+import time
 from collections import Counter
 from typing import TextIO
 
 from runner.submit import Outcome
+
+WAIT_LINES_EVERY = 10.0
+"""In CI logs (no live line), at most one retry line per this many seconds: with every worker
+retrying every 2 s through an outage, one line each would bury the log."""
 
 
 class Progress:
@@ -25,6 +31,8 @@ class Progress:
         self.total = 0
         self.counts: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._waiting = ""
+        self._waited_at: float | None = None
 
     def start(self, total: int) -> None:
         self.total = total
@@ -37,8 +45,22 @@ class Progress:
             print(text, file=self.err, flush=True)
             self._bar()
 
+    def wait(self, text: str) -> None:
+        """A retry: on the live line until the next outcome; in logs, one line now and then."""
+        with self._lock:
+            if self.live:
+                self._waiting = text
+                self._clear()
+                self._bar()
+                return
+            now = time.monotonic()
+            if self._waited_at is None or now - self._waited_at >= WAIT_LINES_EVERY:
+                self._waited_at = now
+                print(text, file=self.err, flush=True)
+
     def done(self, outcome: Outcome) -> None:
         with self._lock:
+            self._waiting = ""
             self.counts[outcome.status] += 1
             self._clear()
             if outcome.experiment is not None:
@@ -68,9 +90,11 @@ class Progress:
         width = 30
         filled = width * finished // self.total
         parts = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
-        self.err.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} {parts}"
-        )
+        waiting = f" | {self._waiting}" if self._waiting else ""
+        line = f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} {parts}".rstrip()
+        line += waiting
+        columns = shutil.get_terminal_size().columns
+        self.err.write("\r" + line[: max(columns - 1, 40)])  # one row, or \r cannot clear it
         self.err.flush()
 
     def _clear(self) -> None:

@@ -9,7 +9,7 @@ sweep's table always has one row per point.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +65,8 @@ class SweepResults:
     points: tuple[PointResult, ...]
     group: Group | None = None
     note: str = ""
+    warnings: tuple[str, ...] = ()
+    """Lines for stderr: points with more than one live experiment carrying their key."""
 
     @property
     def metric_names(self) -> list[str]:
@@ -107,6 +109,7 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
         url = ledger.read(path, plan.sweep.name).group  # recorded by the last submit
         group = Group("", url) if url else None
     sweep = plan.sweep
+    warnings = tuple(duplicate_warnings(plan, found))
     notes = [cap_note(plan, found), found.note]
     return SweepResults(
         sweep.name,
@@ -116,7 +119,27 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
         tuple(points),
         group,
         "; ".join(n for n in notes if n),
+        warnings,
     )
+
+
+def duplicate_warnings(plan: SweepPlan, found: Results) -> Iterator[str]:
+    """One line for each point with more than one live experiment carrying its key."""
+    for row in plan.rows:
+        if row.entry is None:
+            continue
+        live = [
+            e
+            for e in found.copies.get(row.name, ())
+            if e.key == row.entry.key and e.state != "canceled"
+        ]
+        if len(live) > 1:
+            ids = ", ".join(e.id for e in live)
+            yield (
+                f"warning: DUPLICATE {plan.sweep.name}/{row.name}: {len(live)} live experiments"
+                f" carry this point's key ({ids}); the ledger records {row.entry.id}; cancel the"
+                " others"
+            )
 
 
 def cap_note(plan: SweepPlan, found: Results) -> str:

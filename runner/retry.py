@@ -30,14 +30,19 @@ class _Stop(tenacity.stop.stop_base):
         return self.condition(retry_state)
 
 
+OnRetry = Callable[[BaseException, float, int], None]
+"""Told before each wait: the error, the seconds it waits, and the number of the next attempt."""
+
+
 def retrying(
     policy: RetryPolicy,
     remaining: Callable[[], float | None],
     retry_on: type[BaseException] | tuple[type[BaseException], ...],
+    on_retry: OnRetry | None = None,
 ) -> tenacity.Retrying:
     """Retry `retry_on` errors with jittered backoff (or the error's `retry_after` seconds, when
     it has one: a server's Retry-After), within the policy's bounds and never past the run's
-    deadline (`remaining()` seconds; None: no deadline).
+    deadline (`remaining()` seconds; None: no deadline). `on_retry` hears of each wait.
     """
     # Exponential from initial_wait plus up to a second of jitter, capped at max_wait.
     backoff = tenacity.wait_exponential(multiplier=policy.initial_wait) + tenacity.wait_random(0, 1)
@@ -55,7 +60,14 @@ def retrying(
         left = remaining()
         return left is not None and left <= 0
 
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        seconds = state.next_action.sleep if state.next_action else 0.0
+        if on_retry is not None and error is not None:
+            on_retry(error, float(seconds), state.attempt_number + 1)
+
     return tenacity.Retrying(
+        before_sleep=before_sleep,
         retry=tenacity.retry_if_exception_type(retry_on),
         stop=tenacity.stop_any(
             tenacity.stop_after_attempt(policy.attempts),

@@ -106,7 +106,7 @@ def test_a_restart_beaker_refuses_fails_the_run_and_records_nothing(
     name = _names(repo)[0]
     fake_beaker.set_job_status(name, "failed")
     fake_beaker.fail_rpc("RestartExperimentTasks", grpc.StatusCode.PERMISSION_DENIED)
-    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 1
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 4  # rejected
     assert fake_beaker.restarts(name) == 0 and _entries(repo)[name].restarts == 0
     assert f"failed exact/{name}:" in capsys.readouterr().err
 
@@ -163,7 +163,7 @@ def test_cancel_asks_for_yes_and_touches_only_the_sweeps_experiments(
     names = _names(repo)
     _foreign(names[0], "exact, but not ours")  # holds a point's name without its key
     _foreign("exact-lookalike", "exact sweep lookalike")  # listed with the sweep's experiments
-    assert _run(repo, "submit", "--backend", "beaker") == 1  # the first point's name is taken
+    assert _run(repo, "submit", "--backend", "beaker") == 4  # the first point's name is taken
     fake_beaker.set_job_status(names[1], "succeeded")  # finished: nothing to cancel
     fake_beaker.set_job_status(names[2], "running")
     fake_beaker.reset_calls()
@@ -187,7 +187,7 @@ def test_cancel_asks_for_yes_and_touches_only_the_sweeps_experiments(
     assert all(entries[n].canceled_at for n in names[2:]) and not entries[names[1]].canceled_at
 
     # Points canceled on request are not restarted by --restart-failed.
-    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 1  # the clash
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 4  # the clash
     assert all(fake_beaker.restarts(n) == 0 for n in names[2:])
     assert "canceled with `cancel`" in capsys.readouterr().err
 

@@ -174,3 +174,34 @@ def test_markdown_headline_counts_only_what_a_merge_would_submit(
         f"**2** to submit, **0** already submitted, **0** drifted, **0** orphaned across 1 sweep(s). {drafts} draft"
         in text
     )
+
+
+def test_an_unexpected_error_exits_3_with_one_line_and_debug_shows_it(
+    project_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner import catalog
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the catalog broke")
+
+    monkeypatch.setattr(catalog, "load", broken)
+    assert main(["-C", str(project_copy), "validate"]) == 3
+    err = capsys.readouterr().err
+    assert err == (
+        "unexpected error: RuntimeError: the catalog broke (rerun with --debug for a traceback)\n"
+    )
+    with pytest.raises(RuntimeError, match="the catalog broke"):
+        main(["--debug", "-C", str(project_copy), "validate"])
+
+
+def test_an_interrupt_exits_130(
+    project_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner import catalog
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(catalog, "load", interrupted)
+    assert main(["-C", str(project_copy), "validate"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"

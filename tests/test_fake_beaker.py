@@ -338,10 +338,9 @@ def test_late_reply_after_commit_times_out_but_the_experiment_exists(
         # Beaker.TIMEOUT (30 s) is the only knob for the HTTP timeout; from_env has none.
         client.TIMEOUT = 0.3  # type: ignore[misc]
         fake_beaker.reply_late_after_commit(delay=2.0)
-        started = time.perf_counter()
         with pytest.raises(requests.exceptions.ReadTimeout, match=r"read timeout=0\.3"):
             create(client, workspace, "slow")
-        assert time.perf_counter() - started < 1.5
+        assert fake_beaker.calls["http:create"] == 1  # beaker-py gave up; it did not POST again
     assert fake_beaker.count_by_name() == {"slow": 1}
 
 
@@ -372,8 +371,8 @@ def test_beaker_py_retries_unavailable_every_two_seconds(
     fake_beaker.unavailable("GetWorkload", times=1)
     started = time.perf_counter()
     assert beaker.workload.get(exp_id).experiment.id == exp_id
-    assert 1.9 < time.perf_counter() - started < 5
-    assert fake_beaker.calls["GetWorkload"] == 2
+    assert time.perf_counter() - started >= 1.9  # it waited before retrying
+    assert fake_beaker.calls["GetWorkload"] == 2  # one failure, one retry: neither more nor less
 
 
 def test_latency_is_added_to_every_call(
@@ -399,15 +398,14 @@ def test_stop_refuses_connections_and_restart_keeps_state(
     ports = (fake_beaker.http_port, fake_beaker.grpc_port)
     fake_beaker.stop()
 
-    started = time.perf_counter()
-    with pytest.raises(ConnectionRefusedError):
+    with pytest.raises(ConnectionRefusedError):  # refused, not timed out
         socket.create_connection(("127.0.0.1", fake_beaker.http_port), timeout=1).close()
-    with pytest.raises(requests.exceptions.ConnectionError):  # no urllib3 retries here
+    with pytest.raises(requests.exceptions.ConnectionError, match="Connection refused"):
         requests.post(f"{fake_beaker.agent_address}/api/v3/workspaces/x/experiments", timeout=1)
     with pytest.raises(grpc.RpcError) as info:
         raw_stub("GetWorkload", pb2.GetWorkloadRequest(workload_id=exp_id))
     assert info.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert time.perf_counter() - started < 1
+    assert "Connection refused" in str(info.value.details())
 
     fake_beaker.restart()
     assert (fake_beaker.http_port, fake_beaker.grpc_port) == ports

@@ -231,3 +231,20 @@ def test_commit_takes_only_the_ledgers_and_leaves_other_work_alone(
     assert git(clone, "show", "--name-only", "--format=", "HEAD").splitlines() == [LEDGER]
     status = git(clone, "status", "--porcelain").splitlines()
     assert sorted(status) == [" M README.md", "?? scratch.txt", "A  staged.txt"]
+
+
+def test_a_github_rerun_from_the_original_sha_rewrites_nothing_and_pushes_nothing(
+    world: World, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch, sleeps: list[float]
+) -> None:
+    merged = merge_sweep(world)
+    github_env(monkeypatch, world.tmp / "gh", "push", PUSH_EVENT)
+    assert main(["-C", str(world.ci_checkout("ci-1")), *SUBMIT]) == 0
+    recorded, head = world.show(LEDGER), world.head()
+    rerun = world.clone("ci-rerun")  # "Re-run jobs" checks out the original SHA again,
+    git(rerun, "reset", "--quiet", "--hard", merged)  # now behind the ledger commit
+    fake_beaker.reset_calls()
+
+    assert main(["-C", str(rerun), *SUBMIT]) == 0  # adopts every point
+
+    assert fake_beaker.calls.get("http:create", 0) == 0
+    assert world.head() == head and world.show(LEDGER) == recorded  # no commit, no rewrite

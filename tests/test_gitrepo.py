@@ -40,6 +40,10 @@ def test_commit_message_names_sweeps_and_counts_and_skips_ci() -> None:
         == "Record 15 Beaker experiments for exact (12), other (3) [skip ci]"
     )
     assert gitrepo.commit_message({"one": 1}) == "Record 1 Beaker experiment for one (1) [skip ci]"
+    assert gitrepo.commit_message({"one": 1, "two": 0}) == (
+        "Record 1 Beaker experiment for one (1) [skip ci]"
+    )
+    assert gitrepo.commit_message({"two": 0}) == "Update the Beaker ledger of two [skip ci]"
 
 
 def test_commit_counts_only_new_or_changed_entries(world: World) -> None:
@@ -96,10 +100,10 @@ def test_a_race_on_the_same_ledger_merges_entries_by_key(world: World) -> None:
     assert pushed.sha == world.head() and pushed.attempts == 2 and len(waits) == 1
     assert keys_on_origin(world) == {
         "1": "2026-01-01T00:00:00Z",
-        "2": "2026-01-02T00:00:00Z",  # the later submission of one key wins
+        "2": "2026-01-01T00:00:00Z",  # the same experiment: its first record stays
         "3": "2026-01-01T00:00:00Z",
     }
-    assert "Record 2 Beaker experiments for exact (2)" in world.message()
+    assert "Record 1 Beaker experiment for exact (1)" in world.message()  # only 3 is new
 
 
 def test_retries_are_bounded_and_a_later_run_still_lands_everything(

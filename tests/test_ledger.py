@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 from pathlib import Path
@@ -46,12 +47,26 @@ def test_writing_the_same_entries_again_gives_the_same_bytes(tmp_path: Path) -> 
     assert [p.name for p in tmp_path.iterdir()] == ["demo.jsonl"]  # no temp files left behind
 
 
-def test_merge_keeps_one_entry_per_key_and_the_later_submission(tmp_path: Path) -> None:
+def test_merge_keeps_one_entry_per_key_and_the_later_experiment(tmp_path: Path) -> None:
     path = tmp_path / "demo.jsonl"
     ledger.record(path, "demo", [_entry(1, "2026-01-01T00:00:00Z")])
-    ledger.record(path, "demo", [_entry(1, "2026-02-01T00:00:00Z"), _entry(2)])
+    kept = dataclasses.replace(_entry(1, "2026-02-01T00:00:00Z"), id="01OLDER", url="u")
+    ledger.record(path, "demo", [kept, _entry(2)])  # a duplicate resolved to another experiment
     entries = ledger.read(path, "demo").entries
-    assert len(entries) == 2 and entries[_entry(1).key].submitted_at == "2026-02-01T00:00:00Z"
+    assert len(entries) == 2 and entries[_entry(1).key] == kept
+
+
+def test_the_same_experiment_recorded_again_never_rewrites_history(tmp_path: Path) -> None:
+    path = tmp_path / "demo.jsonl"
+    first = _entry(1, "2026-01-01T00:00:00Z")
+    ledger.record(path, "demo", [first])
+    before = path.read_bytes()
+    adopted = dataclasses.replace(_entry(1, "2026-02-01T00:00:00Z"), commit="d" * 40)
+    ledger.record(path, "demo", [adopted])  # another runner, or a re-run, adopting it later
+    assert path.read_bytes() == before
+    earlier = dataclasses.replace(first, submitted_at="2025-12-31T00:00:00Z", commit="e" * 40)
+    ledger.record(path, "demo", [earlier])  # merging a record that is older still keeps the first
+    assert ledger.read(path, "demo").entries[first.key] == earlier
 
 
 def test_missing_ledger_is_empty_and_corrupt_ledger_names_the_line(tmp_path: Path) -> None:

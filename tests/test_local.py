@@ -16,6 +16,7 @@ import pytest
 
 from runner import ledger
 from runner.cli import main
+from runner.commands.submit import EXIT_REJECTED
 from runner.examples import toy_trainer
 from tests.conftest import PROJECT
 from tests.helpers import write_manifest
@@ -362,7 +363,7 @@ params:
     lr: [0.1]
 """,
     )
-    assert _submit(tmp_path) == 1
+    assert _submit(tmp_path) == EXIT_REJECTED  # rejected: a rerun would do the same
     assert (
         "cannot run 'no-such-program-for-the-local-backend': not found" in capsys.readouterr().err
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -16,17 +17,20 @@ from beaker import Beaker, BeakerExperimentSpec
 from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
+from runner.commands.submit import EXIT_INCOMPLETE, SubmitArgs
+from runner.commands.submit import submit as submit_command
 from runner.progress import Progress
 from runner.retry import RetryPolicy
 from runner.submit import (
     ADOPTED,
     CREATED,
-    FAILED,
-    UNFINISHED,
+    NOT_STARTED,
+    REJECTED,
     Options,
     Outcome,
     Submitter,
 )
+from tests.clock import VirtualClock
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import POINTS, SWEEP, write_manifest
@@ -127,18 +131,29 @@ def test_commit_then_late_reply_adopts_instead_of_duplicating(
     assert_exactly_once(repo, fake_beaker)
 
 
-def test_unavailable_rpcs_and_latency_and_rate_limit(repo: Path, fake_beaker: FakeBeaker) -> None:
-    fake_beaker.unavailable("GetWorkload", times=1)
-    fake_beaker.unavailable("ResolveWorkspaceName", times=1)
-    fake_beaker.reset_after_commit(
-        times=1
-    )  # creates make no GetWorkload; a look-up after this does
+@pytest.mark.slow  # beaker-py waits 2 s before it retries UNAVAILABLE
+@pytest.mark.parametrize("rpc", ["ResolveWorkspaceName", "ListWorkloads"])
+def test_unavailable_rpc_is_ridden_out(repo: Path, fake_beaker: FakeBeaker, rpc: str) -> None:
+    fake_beaker.unavailable(rpc, times=1)
+    outcomes, _ = run_submit(repo)
+    assert {o.status for o in outcomes} == {CREATED}, [o.error for o in outcomes]
+    assert fake_beaker.calls[rpc] >= 2  # the UNAVAILABLE one, then beaker-py's retry
+    assert_exactly_once(repo, fake_beaker)
+
+
+def test_latency_on_every_call_creates_each_point_once(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.latency = 0.02
+    outcomes, sleeps = run_submit(repo, concurrency=6)
+    assert {o.status for o in outcomes} == {CREATED} and sleeps == []
+    assert_exactly_once(repo, fake_beaker)
+
+
+@pytest.mark.slow  # the fake's rate limit is a real one-second window
+def test_rate_limit_is_waited_out_as_retry_after_says(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.rate_limit(4)
-    outcomes, sleeps = run_submit(repo, concurrency=6, real_sleep=True)  # Retry-After is honoured
-    assert {o.status for o in outcomes} <= {CREATED, ADOPTED}, [o.error for o in outcomes]
-    assert 1.0 in sleeps  # the fake's Retry-After: 1, seen through beaker-py's 429 error
-    assert fake_beaker.calls["GetWorkload"] >= 2  # the UNAVAILABLE one, then its retry
+    outcomes, sleeps = run_submit(repo, concurrency=6, real_sleep=True)
+    assert {o.status for o in outcomes} == {CREATED}, [o.error for o in outcomes]
+    assert sleeps and set(sleeps) == {1.0}  # the fake's Retry-After: 1, via beaker-py's 429 error
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -158,7 +173,7 @@ def test_client_error_is_not_retried_and_is_reported_with_beakers_message(
 ) -> None:
     fake_beaker.fail_creates(400, times=1, message="spec is invalid: image not found")
     outcomes, sleeps = run_submit(repo, concurrency=1)
-    failed = [o for o in outcomes if o.status == FAILED]
+    failed = [o for o in outcomes if o.status == REJECTED]
     assert len(failed) == 1 and "spec is invalid: image not found" in failed[0].error
     assert sleeps == [] and fake_beaker.calls["http:create"] == POINTS
     assert len(fake_beaker.count_by_name()) == POINTS - 1
@@ -187,7 +202,7 @@ def test_name_taken_by_someone_else_fails_loudly_and_is_left_alone(
             name=victim.name, spec=other, workspace=client.workspace.get("ai2/sweeps-test")
         )
     outcomes, _ = run_submit(repo)
-    failed = [o for o in outcomes if o.status == FAILED]
+    failed = [o for o in outcomes if o.status == REJECTED]
     assert len(failed) == 1 and victim.name in failed[0].error and "left alone" in failed[0].error
     assert fake_beaker.count_by_name()[victim.name] == 1
     assert victim.key not in ledger.read(ledger.ledger_path(repo, "exact"), "exact").entries
@@ -266,16 +281,19 @@ def test_two_runners_at_once_create_each_point_once(repo: Path, fake_beaker: Fak
     assert len(lines) == POINTS + 1
 
 
-@pytest.mark.slow
 def test_server_that_stays_down_ends_the_run_at_its_deadline(
-    repo: Path, fake_beaker: FakeBeaker
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_beaker.stop()
-    proc = _runner(repo, "--timeout", "3")
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1
-    assert f"{POINTS} point(s) not submitted" in err and "deadline" in err
-    assert UNFINISHED in err
+    summary = repo / "summary.json"
+    args = SubmitArgs(timeout=3, max_unreachable=600, summary_json=str(summary))
+    assert submit_command(repo, args, clock=VirtualClock()) == EXIT_INCOMPLETE
+    err = capsys.readouterr().err
+    assert f"deadline passed: {POINTS} point(s) not submitted; rerun to continue" in err
+    assert "never started" not in err  # one line for them all, not one per point
+    data = json.loads(summary.read_text())
+    assert data["result"] == "incomplete" and data["stopped"]["kind"] == "deadline"
+    assert [p["status"] for p in data["points"]] == [NOT_STARTED] * POINTS
 
 
 def test_status_lists_live_states_and_exit_codes_in_few_calls(

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ from runner.errors import LedgerError
 from runner.plan import SweepPlan
 from runner.progress import Progress
 from runner.retry import RetryPolicy
-from runner.submit import ADOPTED, CREATED, UNFINISHED, Options, Outcome, Submitter
+from runner.submit import ADOPTED, CREATED, UNKNOWN, Options, Outcome, Submitter
+from tests.clock import VirtualClock
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import POINTS, SWEEP, write_manifest
@@ -44,16 +46,22 @@ def entries(root: Path) -> set[str]:
 class Watching(Progress):
     """Progress that notes how many ledger entries exist as each outcome arrives, and can fail."""
 
-    def __init__(self, root: Path, fail_at: int | None = None) -> None:
+    def __init__(
+        self, root: Path, fail_at: int | None = None, then: Callable[[], None] | None = None
+    ) -> None:
         super().__init__(io.StringIO(), io.StringIO(), live=False)
         self.root = root
         self.fail_at = fail_at
+        self.then = then
         self.seen: list[int] = []
 
     def done(self, outcome: Outcome) -> None:
         super().done(outcome)
         self.seen.append(len(entries(self.root)))
         if len(self.seen) == self.fail_at:
+            if self.then is not None:
+                self.then()
+                return
             raise RuntimeError("progress broke")
 
 
@@ -63,6 +71,7 @@ def run(
     record_every: float,
     deadline: float | None = None,
     plans: list[SweepPlan] | None = None,
+    clock: VirtualClock | None = None,
 ) -> list[Outcome]:
     plans = catalog.load(root, []).plans() if plans is None else plans
     backend = BeakerBackend()
@@ -73,6 +82,7 @@ def run(
         deadline=deadline,
         policy=RetryPolicy(sleep=lambda seconds: None),
         record_every=record_every,
+        clock=clock or VirtualClock(jumping=False),
     )
     try:
         return Submitter(backend, options, progress).run(plans)
@@ -110,9 +120,17 @@ def test_entries_are_written_when_the_run_reaches_its_deadline(
     repo: Path, fake_beaker: FakeBeaker
 ) -> None:
     fake_beaker.reply_late_after_commit(delay=60, times=1)  # one worker is stuck past the deadline
-    outcomes = run(repo, Watching(repo), record_every=NEVER, deadline=time.monotonic() + 5)
+    clock = VirtualClock(jumping=False)  # time stands still until every other point is done,
+
+    def run_out_of_time() -> None:  # then jumps past the deadline and the grace period
+        clock.jumping = True
+
+    progress = Watching(repo, fail_at=POINTS - 1, then=run_out_of_time)
+    outcomes = run(repo, progress, NEVER, deadline=clock.now() + 5, clock=clock)
     created = {o.point.name for o in outcomes if o.status == CREATED}
-    assert [o.status for o in outcomes].count(UNFINISHED) == 1 and created
+    stuck = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]
+    assert len(created) == POINTS - 1 and [o.status for o in stuck] == [UNKNOWN]
+    assert "in flight" in stuck[0].error and "the next run adopts it" in stuck[0].error
     assert entries(repo) == created
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from runner.backends.health import Health
 from runner.errors import SubmitError
 from runner.model import Rendered, Sweep
 
@@ -57,6 +58,9 @@ class Results:
     """By experiment name; only those that exist."""
     note: str = ""
     """Why part of it is missing (e.g. the group could not be read), or empty."""
+    copies: Mapping[str, tuple[Experiment, ...]] = field(default_factory=dict)
+    """Names that more than one experiment has (two accounts each created the point, where names
+    are unique per author), every copy, oldest first; seen in the same listing."""
 
 
 GROUP_NAME_LIMIT = 128
@@ -74,14 +78,21 @@ def group_name(sweep: Sweep) -> str:
 
 
 class Transient(Exception):
-    """Worth retrying. `maybe_committed`: the request may have taken effect before it failed."""
+    """Worth retrying. `maybe_committed`: the request may have taken effect before it failed.
+    `unreachable`: why the service could not be reached at all (e.g. 'connection refused')."""
 
     def __init__(
-        self, message: str, maybe_committed: bool = True, retry_after: float | None = None
+        self,
+        message: str,
+        maybe_committed: bool = True,
+        retry_after: float | None = None,
+        *,
+        unreachable: str | None = None,
     ):
         super().__init__(message)
         self.maybe_committed = maybe_committed
         self.retry_after = retry_after
+        self.unreachable = unreachable
 
 
 class NameTaken(Exception):
@@ -112,6 +123,8 @@ class LogQuery:
 class Backend(Protocol):
     kind: str
     """'beaker' or 'local': selects the ledger the runs are recorded in."""
+    health: Health
+    """Whether the service answers, and the waits its calls sit out (`runner.backends.health`)."""
 
     def create(self, sweep: Sweep, point: Rendered) -> Experiment:
         """Create the point's experiment under point.name; never under another name."""
@@ -152,6 +165,16 @@ class Backend(Protocol):
     def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
         """State, exit code, duration and metrics of the named experiments, and the sweep's
         group: in a number of calls that grows with pages, not with points."""
+        ...
+
+    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        """Every experiment of each name, whoever created it, oldest first, in bulk. Where
+        names are unique per author, two accounts can each create a point: see
+        `runner.submit.duplicates`."""
+        ...
+
+    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
+        """Cancel a duplicate this run created; done at most once (looked up before a retry)."""
         ...
 
     def close(self) -> None: ...

@@ -114,9 +114,13 @@ def collect(directory: Path, args: StatusArgs) -> list[SweepResults]:
     raise_if_problems(cat)
     opened = open_backend(args.backend, cat.root, lambda text: None)  # falls back quietly
     try:
-        return [results(plan, opened, cat.root) for plan in cat.plans(kind=opened.kind)]
+        sweeps = [results(plan, opened, cat.root) for plan in cat.plans(kind=opened.kind)]
     finally:
         opened.close()
+    for sweep in sweeps:
+        for warning in sweep.warnings:
+            stderr(warning)
+    return sweeps
 
 
 def _metric(sweep: SweepResults, asked: str) -> str:

@@ -2,14 +2,24 @@
 
 With `--commit [--push]` it also commits the ledgers (and pushes them); with `--github-event`
 it takes its inputs from a workflow's event. That git and GitHub side is at the end.
+
+Exit codes (also in the JSON summary, `--summary-json FILE`, and the step output `result`):
+0 every point submitted; 1 user error (invalid manifest, no token, git), nothing submitted
+for it; 4 some points rejected by Beaker (a rerun does the same), all others submitted;
+5 incomplete: the deadline passed, Beaker was unreachable, or retries ran out (a rerun
+continues; rejections may also be among them); 130 SIGINT, 143 SIGTERM (the ledger is
+written and the summary printed first); 3 an unexpected error.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,12 +27,19 @@ from typing import TYPE_CHECKING
 from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems, stderr
 from runner.errors import RunnerError, SubmitError
 
-if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
+if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, submit the whole pipeline
     from runner.backends import Backend
     from runner.gitrepo import Target
+    from runner.membership import GroupOutcome
     from runner.plan import SweepPlan
+    from runner.submit import Clock, Outcome, Stop, Submitter
 
 DEFAULT_CONCURRENCY = 8
+DEFAULT_TIMEOUT = 3600.0
+"""Seconds a Beaker run may take when --timeout is not given (local runs have no default)."""
+DEFAULT_MAX_UNREACHABLE = 180.0
+EXIT_OK, EXIT_REJECTED, EXIT_INCOMPLETE = 0, 4, 5
+EXIT_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
 
 
 @dataclass(frozen=True)
@@ -33,12 +50,15 @@ class SubmitArgs:
     dry_run: bool = False
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float | None = None
+    """None: DEFAULT_TIMEOUT on Beaker, no deadline locally."""
     backend: str = "auto"
     http_timeout: float | None = None
     commit: bool = False
     push: bool = False
     github_event: bool = False
     restart_failed: bool = False
+    max_unreachable: float = DEFAULT_MAX_UNREACHABLE
+    summary_json: str | None = None
 
 
 def register(commands: Subparsers) -> None:
@@ -52,7 +72,23 @@ def register(commands: Subparsers) -> None:
         help=f"experiments created at once (default {DEFAULT_CONCURRENCY})",
     )
     parser.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="deadline for the whole run"
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"deadline for the whole run (default on Beaker: {DEFAULT_TIMEOUT:.0f}; locally: none)",
+    )
+    parser.add_argument(
+        "--max-unreachable",
+        type=float,
+        metavar="SECONDS",
+        default=DEFAULT_MAX_UNREACHABLE,
+        help="stop early once Beaker has been unreachable this long"
+        f" (default {DEFAULT_MAX_UNREACHABLE:.0f})",
+    )
+    parser.add_argument(
+        "--summary-json",
+        metavar="FILE",
+        help="also write what happened to each point, and the result, as JSON to FILE",
     )
     parser.add_argument(
         "--backend",
@@ -113,11 +149,14 @@ def run(args: argparse.Namespace) -> int:
             push=args.push,
             github_event=args.github_event,
             restart_failed=args.restart_failed,
+            max_unreachable=args.max_unreachable,
+            summary_json=args.summary_json,
         ),
     )
 
 
-def submit(directory: Path, args: SubmitArgs) -> int:
+def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int:
+    """`clock`: what the run reads the time and waits by (tests pass one that jumps)."""
     from runner import github
     from runner.backends import open_backend
     from runner.progress import Progress
@@ -152,34 +191,116 @@ def submit(directory: Path, args: SubmitArgs) -> int:
         github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
         return 0
     from runner import gitrepo
-    from runner.report.submission import counts_line, failures_table, submit_summary
-    from runner.submit import ADOPTED, CREATED, Options, Submitter
+    from runner.submit import Clock, Options, Submitter
 
+    clock = clock or Clock()
+    timeout = args.timeout
+    if timeout is None and backend.kind == "beaker":
+        timeout = DEFAULT_TIMEOUT
     options = Options(
         root=cat.root,
         commit=gitrepo.head_commit(cat.root),
         concurrency=args.concurrency,
-        deadline=None if args.timeout is None else started + args.timeout,
+        deadline=None if timeout is None else clock.now() - (time.monotonic() - started) + timeout,
+        clock=clock,
+        max_unreachable=args.max_unreachable,
     )
     from runner.membership import ensure_groups
 
+    submitter = Submitter(backend, options, progress)
+    groups: list[GroupOutcome] = []
     try:
-        outcomes = Submitter(backend, options, progress).run(plans)
-        groups = ensure_groups(backend, plans, cat.root, options.deadline)
+        with _stopping_on_signals(submitter):
+            outcomes = submitter.run(plans)
+            if submitter.stopped is None:  # never after a signal, or with Beaker down
+                real_deadline = None if timeout is None else started + timeout
+                groups = ensure_groups(backend, plans, cat.root, real_deadline)
     finally:
         backend.close()
     for group in groups:  # the URL on stdout with the created experiments; a failure on stderr
         print(group.line(), file=sys.stdout if group.group else sys.stderr, flush=True)
-    github.append_summary(submit_summary(outcomes, groups))
+    return report_run(cat.root, args, target, submitter, outcomes, groups, restarts_failed)
+
+
+def report_run(
+    root: Path,
+    args: SubmitArgs,
+    target: Target | None,
+    submitter: Submitter,
+    outcomes: Sequence[Outcome],
+    groups: Sequence[GroupOutcome] = (),
+    restarts_failed: bool = False,
+) -> int:
+    """Summary, ledger commit, the lines on stderr, the JSON summary; returns the exit code.
+    A restart Beaker refused counts as a rejected point."""
+    from runner import github
+    from runner.report.submission import (
+        counts_line,
+        failures_table,
+        stop_line,
+        submit_summary,
+        summary_json,
+    )
+    from runner.submit import NOT_STARTED, SUBMITTED
+
+    stop, duplicates = submitter.stopped, submitter.duplicates
+    github.append_summary(submit_summary(outcomes, stop, duplicates, groups))
     if args.commit:  # after failures too: what was created is recorded
-        commit_back(cat.root, target)
-    bad = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]
+        commit_back(root, target)
+    result, code = run_result(outcomes, stop)
+    if restarts_failed and code == EXIT_OK:
+        result, code = "rejected", EXIT_REJECTED
     stderr(counts_line(outcomes))
-    if bad:
-        stderr(failures_table(bad))
+    for duplicate in duplicates:
+        stderr(f"warning: {duplicate.text()}")
+    bad = [o for o in outcomes if o.status not in SUBMITTED]
+    listed = [o for o in bad if o.status != NOT_STARTED]  # never-started: one line below
+    if listed:
+        stderr(failures_table(listed))
+    if stop is not None:
+        stderr(stop_line(stop, outcomes))
+    elif bad:
         stderr(f"{len(bad)} point(s) not submitted; run submit again to retry only those")
-        return 1
-    return 1 if restarts_failed else 0
+    if args.summary_json:
+        text = summary_json(outcomes, stop, duplicates, result, code)
+        Path(args.summary_json).write_text(text, encoding="utf-8")
+    submitted = sum(o.status in SUBMITTED for o in outcomes)
+    github.set_outputs(
+        {"result": result, "submitted": str(submitted), "not-submitted": str(len(bad))}
+    )
+    return code
+
+
+def run_result(outcomes: Sequence[Outcome], stop: Stop | None) -> tuple[str, int]:
+    """The run's result and exit code: see the module docstring."""
+    from runner.submit import INCOMPLETE, REJECTED
+
+    if stop is not None and stop.kind in EXIT_SIGNAL:
+        return "interrupted", EXIT_SIGNAL[stop.kind]
+    if any(o.status in INCOMPLETE for o in outcomes):
+        return "incomplete", EXIT_INCOMPLETE
+    if any(o.status == REJECTED for o in outcomes):
+        return "rejected", EXIT_REJECTED
+    return "ok", EXIT_OK
+
+
+@contextlib.contextmanager
+def _stopping_on_signals(submitter: Submitter) -> Iterator[None]:
+    """SIGINT and SIGTERM (what CI sends to cancel a job) stop the run in order: no new
+    creates, a short wait for those in flight, the ledger written, the summary printed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        submitter.request_stop(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 # -- acting on the running sweep: restarts and the max_running cap ---------------------------
@@ -256,9 +377,12 @@ def commit_back(root: Path, target: Target | None) -> None:
     if target is not None:
         pushed = gitrepo.publish(root, target)
         where = f"{target.remote}/{target.branch}"
-        lines.append(
-            f"Pushed {pushed.sha[:12]} to {where}." if pushed.sha else f"{where} is up to date."
-        )
+        if pushed.sha:
+            lines.append(f"Pushed {pushed.sha[:12]} to {where}.")
+        elif made:  # rebuilt on the remote's head, nothing of it was new there
+            lines.append(f"{where} records these experiments already: nothing to push.")
+        else:
+            lines.append(f"{where} is up to date.")
         github.set_outputs({"commit": pushed.sha or ""})
     for line in lines:
         stderr(line)

@@ -1,18 +1,31 @@
-"""What a submit run did: the job summary, and the table of points it could not submit."""
+"""What a submit run did: the job summary, the lines on stderr, and the JSON summary for scripts."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Sequence
 
 from runner.membership import GroupOutcome
 from runner.report.tables import tabulate
-from runner.submit import ADOPTED, CREATED, Outcome
+from runner.submit import ADOPTED, CREATED, NOT_STARTED, Duplicate, Outcome, Stop
+
+SUMMARY_FORMAT = 1
 
 
-def submit_summary(outcomes: Sequence[Outcome], groups: Sequence[GroupOutcome] = ()) -> str:
+def submit_summary(
+    outcomes: Sequence[Outcome],
+    stop: Stop | None = None,
+    duplicates: Sequence[Duplicate] = (),
+    groups: Sequence[GroupOutcome] = (),
+) -> str:
     """The job summary of a submit run: every experiment it created or adopted, with its URL,
     and each sweep's group."""
     lines = ["## Sweep submission", ""]
+    if stop is not None:
+        lines += [f"**Stopped early: {_cell(stop_line(stop, outcomes))}**", ""]
+    for duplicate in duplicates:
+        lines += [f"**{_cell(duplicate.text())}**", ""]
     for g in groups:
         if g.group is not None:
             lines.append(
@@ -44,6 +57,57 @@ def counts_line(outcomes: Sequence[Outcome]) -> str:
     return f"submitted: {done} of {len(outcomes)} ({created} created, {adopted} adopted)"
 
 
+def stop_line(stop: Stop, outcomes: Sequence[Outcome]) -> str:
+    """One line for a run that stopped early, e.g. 'Beaker at https://... unreachable for 3m
+    (connection refused): 12 points not submitted; rerun to continue'."""
+    missing = sum(o.status not in (CREATED, ADOPTED) for o in outcomes)
+    never = sum(o.status == NOT_STARTED for o in outcomes)
+    detail = f" ({never} never started)" if 0 < never < missing else ""
+    return f"{stop.reason}: {missing} point(s) not submitted{detail}; rerun to continue"
+
+
 def failures_table(bad: Sequence[Outcome]) -> str:
     rows = [[o.sweep, o.point.name, o.status, o.error] for o in bad]
     return tabulate(rows, headers=["sweep", "experiment", "status", "why"])
+
+
+def summary_json(
+    outcomes: Sequence[Outcome],
+    stop: Stop | None,
+    duplicates: Sequence[Duplicate],
+    result: str,
+    exit_code: int,
+) -> str:
+    """`submit --summary-json FILE`: what a script needs to decide what to do next."""
+    counts = Counter(o.status for o in outcomes)
+    data = {
+        "summary": SUMMARY_FORMAT,
+        "result": result,
+        "exit_code": exit_code,
+        "stopped": None if stop is None else {"kind": stop.kind, "reason": stop.reason},
+        "counts": dict(sorted(counts.items())),
+        "points": [
+            {
+                "sweep": o.sweep,
+                "experiment": o.point.name,
+                "key": o.point.key,
+                "status": o.status,
+                "id": o.experiment.id if o.experiment else None,
+                "url": o.experiment.url if o.experiment else None,
+                "error": o.error or None,
+            }
+            for o in outcomes
+        ],
+        "duplicates": [
+            {
+                "sweep": d.sweep,
+                "experiment": d.name,
+                "kept": d.kept.id,
+                "others": [e.id for e in d.others],
+                "canceled": list(d.canceled),
+                "problem": d.problem or None,
+            }
+            for d in duplicates
+        ],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

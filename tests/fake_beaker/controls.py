@@ -89,6 +89,11 @@ class FaultControls:
         lines (if the job has more); beaker-py's job.logs resumes from the last timestamp."""
         self._faults.add_log_cuts(after_lines, times)
 
+    def empty_listing(self, times: int = 1) -> None:
+        """The next ``times`` ListWorkloads calls answer no workloads at all, as a listing taken
+        just before another runner's creates landed would (the race of two accounts)."""
+        self._faults.add_empty_listings(times)
+
     def unavailable(self, rpc: str, times: int = 1) -> None:
         self.fail_rpc(rpc, grpc.StatusCode.UNAVAILABLE, times)
 

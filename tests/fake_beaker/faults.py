@@ -71,6 +71,7 @@ class FaultPlan:
         self._rpcs: dict[str, deque[Any]] = {}
         self._lost: Counter[str] = Counter()
         self._log_cuts: deque[int] = deque()
+        self._empty_listings = 0
         self._latency = latency
         self._rate_limit: float | None = None
         self._admitted: deque[float] = deque()
@@ -134,6 +135,19 @@ class FaultPlan:
         with self._lock:
             return self._log_cuts.popleft() if self._log_cuts else None
 
+    def add_empty_listings(self, times: int) -> None:
+        if times < 1:
+            raise ValueError("times must be >= 1")
+        with self._lock:
+            self._empty_listings += times
+
+    def next_empty_listing(self) -> bool:
+        with self._lock:
+            if self._empty_listings <= 0:
+                return False
+            self._empty_listings -= 1
+            return True
+
     def set_rate_limit(self, per_second: float | None) -> None:
         if per_second is not None and per_second <= 0:
             raise ValueError("rate limit must be > 0 creates per second")
@@ -161,5 +175,6 @@ class FaultPlan:
             self._rpcs.clear()
             self._lost.clear()
             self._log_cuts.clear()
+            self._empty_listings = 0
             self._rate_limit = None
             self._admitted.clear()

@@ -134,6 +134,8 @@ class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
     def ListWorkloads(
         self, request: pb2.ListWorkloadsRequest, context: Any
     ) -> pb2.ListWorkloadsResponse:
+        if self.faults.next_empty_listing():
+            return pb2.ListWorkloadsResponse()
         page, token = self._listing(
             request,
             lambda opts: _filter_workloads(self.state.experiments(), opts),

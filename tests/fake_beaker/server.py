@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import socket
 import tempfile
 import threading
 from collections import Counter
@@ -97,6 +98,31 @@ class FakeBeaker(FaultControls, LifecycleControls):
         try:
             yield
         finally:
+            self.start()
+
+    @contextlib.contextmanager
+    def unresponsive(self) -> Iterator[None]:
+        """Inside the block the HTTPS port accepts no connection: it listens with a full accept
+        queue, so a client's connect hangs until its connect timeout (no refusal, no reset).
+        Back to normal, on the same ports, after."""
+        self.stop()
+        port = self.http_port
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+        listener.listen(0)
+        fillers = []
+        for _ in range(3):  # a backlog of 0 still queues one; further SYNs are dropped
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+            fillers.append(filler)
+        try:
+            yield
+        finally:
+            for sock in (*fillers, listener):
+                sock.close()
             self.start()
 
     def stop(self) -> None:

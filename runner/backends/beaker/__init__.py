@@ -3,24 +3,21 @@
 It creates experiments by name (posting the rendered spec text as it is, once its shape is
 proven lossless through beaker-py's types: `conversion`), looks them up, lists them in bulk,
 and translates every failure into the three kinds the submit protocol understands (`errors`).
+Every call reports to `health`: a success, or a wait beaker-py sits out on its own.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 from beaker import beaker_pb2 as pb2
 from beaker.config import Config
-from beaker.exceptions import (
-    BeakerConfigurationError,
-    BeakerError,
-    BeakerExperimentConflict,
-    BeakerNotFoundError,
-    BeakerWorkloadNotFound,
-)
+from beaker.exceptions import BeakerConfigurationError, BeakerError, BeakerExperimentConflict
 
 from runner.backends import (
     Experiment,
@@ -31,16 +28,19 @@ from runner.backends import (
     Results,
     Transient,
 )
-from runner.backends.beaker import lifecycle
+from runner.backends.beaker import duplicates, lifecycle
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
-from runner.backends.beaker.errors import call
+from runner.backends.beaker.errors import call, unreachable_reason
 from runner.backends.beaker.groups import SweepGroups, metrics_by_experiment
+from runner.backends.health import Health, Wait
 from runner.errors import SubmitError
 from runner.model import Rendered, Sweep
 from runner.retry import RetryPolicy
 
 __all__ = ["TOKEN_HELP", "BeakerBackend", "credentials", "to_beaker_spec"]
+
+T = TypeVar("T")
 
 KEY_IN_DESCRIPTION = re.compile(r"\[sweep-key ([0-9a-f]{64})\]")
 STATES = {
@@ -76,22 +76,46 @@ class BeakerBackend:
         self._author: str | None = None
         self.proofs = ShapeProofs()
         self.groups = SweepGroups(self.client, self._workspace)
+        self.health = Health("Beaker", config.agent_address)
+        self._calling = threading.local()
+        self.client.watch_retries(self._retrying)
 
     def close(self) -> None:
         self.client.close()
 
     # -- helpers -------------------------------------------------------------------------------
 
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """`errors.call`, telling `health` of the outcome and naming the call in beaker-py's
+        own retries (which happen inside `fn`, on this thread)."""
+        self._calling.what = what
+        try:
+            value = call(what, fn)
+        except Transient as exc:
+            if exc.unreachable is not None:
+                self.health.waiting(Wait(what, exc.unreachable, 0.0, unreachable=True))
+            raise
+        finally:
+            self._calling.what = None
+        self.health.ok()
+        return value
+
+    def _retrying(self, error: BaseException, seconds: float) -> None:
+        down = unreachable_reason(error)
+        reason = down or f"{type(error).__name__}: {error}"
+        what = getattr(self._calling, "what", None) or "a Beaker call"
+        self.health.waiting(Wait(what, reason, seconds, unreachable=down is not None))
+
     def _workspace(self, name: str) -> pb2.Workspace:
         if name not in self._workspaces:
-            self._workspaces[name] = call(
+            self._workspaces[name] = self._call(
                 f"workspace {name}", lambda: self.client.workspace.get(name)
             )
         return self._workspaces[name]
 
     def author(self) -> str:
         if self._author is None:
-            self._author = call("current user", lambda: self.client.user_name)
+            self._author = self._call("current user", lambda: self.client.user_name)
         return self._author
 
     def _experiment(self, workload: pb2.Workload) -> Experiment:
@@ -143,43 +167,56 @@ class BeakerBackend:
                 raise Transient(f"{what}: reply {reply.status_code} carries no experiment id")
             return experiment_id
 
-        experiment_id = call(what, post)
+        experiment_id = self._call(what, post)
         url = self.client.experiment.url(pb2.Experiment(id=experiment_id))
         return Experiment(point.name, experiment_id, url, point.key, "queued")
 
     def find(self, sweep: Sweep, name: str) -> Experiment | None:
-        author = self.author()
-
-        def get() -> pb2.Workload | None:
-            try:
-                return self.client.workload.get(f"{author}/{name}")
-            except (BeakerWorkloadNotFound, BeakerNotFoundError):
-                return None
-
-        workload = call(f"look up {author}/{name}", get)
-        return None if workload is None else self._experiment(workload)
+        """The experiment of that name in the sweep's workspace, whoever created it (the oldest,
+        where names are unique per author and several exist). `author/name` would miss one that
+        another account created."""
+        found = self._all(sweep, [name], needle=name).get(name)
+        return self._experiment(found[0]) if found else None
 
     def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
         return {name: self._experiment(w) for name, w in self._listed(sweep, names).items()}
 
+    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        return {
+            name: [self._experiment(w) for w in found]
+            for name, found in self._all(sweep, names, needle=sweep.name).items()
+        }
+
+    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
+        duplicates.cancel_once(self.client, experiment.id, self._call)
+
     def _listed(self, sweep: Sweep, names: Iterable[str]) -> dict[str, pb2.Workload]:
-        """The workloads of the named experiments, from one paged listing of the sweep's."""
+        """The workload of each named experiment (the oldest of several), from one paged listing."""
+        return {name: found[0] for name, found in self._all(sweep, names, sweep.name).items()}
+
+    def _all(
+        self, sweep: Sweep, names: Iterable[str], needle: str
+    ) -> dict[str, list[pb2.Workload]]:
+        """Every workload of each named experiment in the sweep's workspace, oldest first, from
+        one paged listing of those whose name or description contains `needle`."""
         wanted = set(names)
         workspace = self._workspace(sweep.placement.workspace)
         org = sweep.placement.workspace.split("/", 1)[0]
 
-        def listing() -> dict[str, pb2.Workload]:
-            return {
-                workload.experiment.name: workload
-                for workload in self.client.workload.list(
-                    org=org,  # type: ignore[arg-type]  # beaker-py resolves an org name too
-                    workspace=workspace,
-                    name_or_description=sweep.name,
-                )
-                if workload.experiment.name in wanted
-            }
+        def listing() -> dict[str, list[pb2.Workload]]:
+            found: dict[str, list[pb2.Workload]] = {}
+            for workload in self.client.workload.list(
+                org=org,  # type: ignore[arg-type]  # beaker-py resolves an org name too
+                workspace=workspace,
+                name_or_description=needle,
+            ):
+                if workload.experiment.name in wanted:
+                    found.setdefault(workload.experiment.name, []).append(workload)
+            for workloads in found.values():
+                workloads.sort(key=duplicates.age)
+            return found
 
-        return call(f"list experiments of {sweep.name}", listing)
+        return self._call(f"list experiments of {sweep.name}", listing)
 
     def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
         """One paged listing for the states; one job listing per finished experiment for its
@@ -199,7 +236,7 @@ class BeakerBackend:
                 return None
             return int(job.status.exit_code)
 
-        code = call(f"job of {experiment.name}", latest)
+        code = self._call(f"job of {experiment.name}", latest)
         return dataclasses.replace(experiment, exit_code=code)
 
     # -- acting on experiments (see runner.backends.beaker.lifecycle) --------------------------
@@ -222,17 +259,11 @@ class BeakerBackend:
         return [by_id[i] for i in ids]
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
-        author = self.author()
-
-        def get() -> pb2.Workload | None:
-            try:
-                return self.client.workload.get(f"{author}/{name}")
-            except (BeakerWorkloadNotFound, BeakerNotFoundError):
-                return None
-
-        workload = call(f"look up {author}/{name}", get)
-        if workload is None:
-            raise NotStarted(f"{name} is not on Beaker (as {author}): not submitted yet")
+        found = self._all(sweep, [name], needle=name).get(name)
+        if not found:
+            workspace = sweep.placement.workspace
+            raise NotStarted(f"{name} is not on Beaker (in {workspace}): not submitted yet")
+        workload = found[0]
         job = lifecycle.replica_job(self.client, workload, query)
         return lifecycle.log_lines(self.client, job, query)
 
@@ -247,7 +278,13 @@ class BeakerBackend:
         and duration): a succeeded experiment exited 0 by Beaker's definition, and the workload
         listing carries no job, nor can beaker-py list jobs by workspace."""
         wanted = list(names)
-        workloads = self._listed(sweep, wanted) if wanted else {}
+        every = self._all(sweep, wanted, sweep.name) if wanted else {}
+        workloads = {name: found[0] for name, found in every.items()}
+        copies = {
+            name: tuple(self._experiment(w) for w in found)
+            for name, found in every.items()
+            if len(found) > 1
+        }
         group, metrics, note = None, {}, ""
         if sweep.placement.group:
             try:
@@ -265,7 +302,7 @@ class BeakerBackend:
             name: self._result(workload, metrics.get(workload.experiment.id, {}), now)
             for name, workload in workloads.items()
         }
-        return Results(group, experiments, note)
+        return Results(group, experiments, note, copies)
 
     def _result(
         self, workload: pb2.Workload, metrics: Mapping[str, object], now: float
@@ -278,7 +315,7 @@ class BeakerBackend:
             return dataclasses.replace(experiment, seconds=max(0.0, float(age)))
         if experiment.state != "failed":
             return experiment
-        job = call(
+        job = self._call(
             f"job of {experiment.name}", lambda: self.client.workload.get_latest_job(workload)
         )
         if job is None or not job.status.HasField("exited"):

@@ -1,12 +1,14 @@
 """beaker-py's client as the backend uses it: credentials read once, HTTP sessions kept per
-worker thread, and Retry-After headers remembered."""
+worker thread, Retry-After headers remembered, and beaker-py's own retries made visible."""
 
 from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -31,6 +33,28 @@ def credentials() -> Config | None:
     return config if config.user_token else None
 
 
+RETRY_LOG = "Request failed with retriable error"
+"""How beaker-py's `_log_and_wait` starts the message it logs before each of its retries."""
+
+OnRetry = Callable[[BaseException, float], None]
+
+
+class _RetryHandler(logging.Handler):
+    """Hands each retry beaker-py logs (error, seconds to wait) to a callback; drops the rest."""
+
+    def __init__(self, on_retry: OnRetry) -> None:
+        super().__init__(logging.DEBUG)
+        self.on_retry = on_retry
+
+    def emit(self, record: logging.LogRecord) -> None:
+        args = record.args
+        if not str(record.msg).startswith(RETRY_LOG) or not isinstance(args, tuple):
+            return
+        if len(args) == 3 and isinstance(args[1], BaseException):
+            seconds = args[2]
+            self.on_retry(args[1], float(seconds) if isinstance(seconds, (int, float)) else 0.0)
+
+
 class Client(Beaker):
     """beaker-py's client, plus kept HTTP sessions and the last Retry-After seen on a thread.
 
@@ -44,6 +68,19 @@ class Client(Beaker):
     """
 
     retry_after = threading.local()
+
+    def watch_retries(self, on_retry: OnRetry) -> None:
+        """Call `on_retry(error, seconds)` before each of beaker-py's own retries.
+
+        beaker-py retries Get/List/Resolve RPCs on UNAVAILABLE without end, 2 s apart, and logs
+        each retry (at DEBUG) on its client's logger before sleeping; that log record is the only
+        sign of them. This client gets a logger of its own (not registered, so nothing else
+        sees it, and it never reaches the root logger) with a handler that passes them on.
+        """
+        logger = logging.Logger("beaker.sweep-runner", logging.DEBUG)
+        logger.propagate = False
+        logger.addHandler(_RetryHandler(on_retry))
+        self.logger = logger  # beaker-py's services read self.beaker.logger
 
     def _init_http_session(self) -> requests.Session:
         session: requests.Session = super()._init_http_session()

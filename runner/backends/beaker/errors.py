@@ -2,7 +2,23 @@
 
 Every call the backend makes goes through `call`, so each failure is classified in one place:
 `Transient` (worth retrying; `maybe_committed` when the request may have taken effect),
-`NameTaken` (409) and `Rejected` (a client error, never retried).
+`NameTaken` (409) and `Rejected` (a client error, never retried). The rule for what is left:
+any failure after the request may have been sent is ambiguous (the next attempt looks the name
+up before it creates again), never "unexpected". Only a failure to connect at all is known not
+to have reached Beaker.
+
+| failure                                              | becomes                               |
+|------------------------------------------------------|---------------------------------------|
+| HTTP 409 (BeakerExperimentConflict)                  | NameTaken                             |
+| workspace not found, HTTP 403 / gRPC PERMISSION_DENIED | Rejected                            |
+| BeakerServerError (gRPC INTERNAL, UNAVAILABLE, ...)  | Transient, ambiguous                  |
+| HTTP 5xx                                             | Transient, ambiguous                  |
+| HTTP 429                                             | Transient, not committed, Retry-After |
+| other HTTP 4xx (plain text or JSON), gRPC NOT_FOUND  | Rejected                              |
+| connect timeout, connection refused                  | Transient, not committed, unreachable |
+| reset, read timeout, reply cut mid-body (any other requests error) | Transient, ambiguous    |
+| raw gRPC UNAVAILABLE / DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED | Transient, ambiguous         |
+| any other raw gRPC error                             | Rejected                              |
 """
 
 from __future__ import annotations
@@ -17,6 +33,7 @@ from beaker.exceptions import (
     BeakerExperimentConflict,
     BeakerPermissionsError,
     BeakerServerError,
+    BeakerServerUnavailableError,
     BeakerWorkspaceNotFound,
 )
 
@@ -24,6 +41,35 @@ from runner.backends import NameTaken, Rejected, Transient
 from runner.backends.beaker.client import Client, retry_after_seconds
 
 T = TypeVar("T")
+
+_REASONS = (
+    ("connection refused", "connection refused"),
+    ("failed to connect", "cannot connect"),
+    ("name or service not known", "address not found"),
+    ("dns resolution failed", "address not found"),
+    ("deadline exceeded", "timed out"),
+    ("timed out", "timed out"),
+)
+
+
+def unreachable_reason(error: BaseException) -> str | None:
+    """Why Beaker could not be reached at all ('connection refused', ...); None when the error
+    is a reply Beaker gave, or a connection lost after the request went out."""
+    text = str(error).casefold()
+    if isinstance(error, requests.exceptions.ConnectTimeout):
+        return "connect timeout"
+    connect = isinstance(error, requests.exceptions.ConnectionError) and (
+        "newconnectionerror" in text or "connection refused" in text
+    )
+    unavailable = isinstance(error, BeakerServerUnavailableError) or (
+        isinstance(error, grpc.Call) and error.code() == grpc.StatusCode.UNAVAILABLE
+    )
+    if not (connect or unavailable):
+        return None
+    for needle, reason in _REASONS:
+        if needle in text:
+            return reason
+    return "UNAVAILABLE" if unavailable else "cannot connect"
 
 
 def call(what: str, fn: Callable[[], T]) -> T:
@@ -36,7 +82,8 @@ def call(what: str, fn: Callable[[], T]) -> T:
     except BeakerPermissionsError as exc:
         raise Rejected(f"{what}: permission denied: {exc}") from None
     except BeakerServerError as exc:
-        raise Transient(f"{what}: Beaker server error: {exc}") from None
+        down = unreachable_reason(exc)
+        raise Transient(f"{what}: Beaker server error: {exc}", unreachable=down) from None
     except requests.exceptions.HTTPError as exc:
         status = exc.response.status_code if exc.response is not None else None
         if status is not None and (status >= 500 or status == 429):
@@ -44,10 +91,8 @@ def call(what: str, fn: Callable[[], T]) -> T:
                 f"{what}: HTTP {status}", status != 429, retry_after_seconds(exc.response)
             ) from None
         raise Rejected(f"{what}: HTTP {status}: {exc}") from None
-    except requests.exceptions.ConnectTimeout:
-        raise Transient(f"{what}: connect timeout", maybe_committed=False) from None
-    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-        raise Transient(f"{what}: {type(exc).__name__}: connection lost or reply late") from None
+    except requests.exceptions.RequestException as exc:
+        raise _lost(what, exc) from None
     except grpc.RpcError as exc:
         code = exc.code() if isinstance(exc, grpc.Call) else None
         if code in (
@@ -55,7 +100,9 @@ def call(what: str, fn: Callable[[], T]) -> T:
             grpc.StatusCode.DEADLINE_EXCEEDED,
             grpc.StatusCode.RESOURCE_EXHAUSTED,
         ):
-            raise Transient(f"{what}: gRPC {code.name}") from None
+            raise Transient(
+                f"{what}: gRPC {code.name}", unreachable=unreachable_reason(exc)
+            ) from None
         raise Rejected(f"{what}: gRPC {code}: {exc}") from None
     except BeakerError as exc:
         text = str(exc)
@@ -66,3 +113,15 @@ def call(what: str, fn: Callable[[], T]) -> T:
                 retry_after=Client.last_retry_after(),
             ) from None
         raise Rejected(f"{what}: {text}") from None
+
+
+def _lost(what: str, exc: requests.exceptions.RequestException) -> Transient:
+    """A requests failure without a reply: only a failed connect is known not to have been sent."""
+    down = unreachable_reason(exc)
+    if down is not None:
+        return Transient(f"{what}: {down}", maybe_committed=False, unreachable=down)
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+        return Transient(f"{what}: reply cut off mid-body ({exc})")
+    if isinstance(exc, requests.exceptions.Timeout):
+        return Transient(f"{what}: no reply in time ({type(exc).__name__})")
+    return Transient(f"{what}: {type(exc).__name__}: connection lost or reply unreadable")

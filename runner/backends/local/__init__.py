@@ -25,6 +25,7 @@ from typing import Any
 
 from runner import ledger
 from runner.backends import Experiment, Group, LogQuery, NameTaken, Notify, Rejected, Results
+from runner.backends.health import Health
 from runner.backends.local import logs as logfiles
 from runner.backends.local.machine import Machine
 from runner.backends.local.rundir import (
@@ -70,6 +71,7 @@ class LocalBackend:
         self._said: set[str] = set()
         self._active = 0
         self._idle = threading.Condition()
+        self.health = Health("local", "this machine")  # never down: there is no service
 
     def run_dir(self, sweep: str, name: str) -> RunDir:
         return RunDir(ledger.ledger_path(self.root, sweep, self.kind).parent / name)
@@ -165,6 +167,13 @@ class LocalBackend:
             seconds = _seconds(state.started_at, state.finished_at) if state else None
             experiments[name] = replace(experiment, seconds=seconds)
         return Results(self.ensure_group(sweep, [e.id for e in found.values()]), experiments)
+
+    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        """One run directory per name: a point never has two runs here."""
+        return {name: [exp] for name, exp in self.states(sweep, names).items()}
+
+    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
+        raise Rejected(f"{experiment.name}: the local backend never has duplicates to cancel")
 
     # -- running ------------------------------------------------------------------------------
 

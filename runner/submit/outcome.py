@@ -1,0 +1,87 @@
+"""What a submit run reports: each point's outcome, why the run stopped early, duplicates it
+found, and who is told as it goes (`Listener`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from runner.backends import Experiment
+from runner.model import Rendered
+
+CREATED, ADOPTED = "created", "adopted"
+"""Submitted: this run created the experiment, or found it on the backend with the point's key."""
+REJECTED = "rejected"
+"""The backend refused it (invalid spec, permission, a name taken by another experiment):
+a rerun does the same until the manifest or the workspace changes."""
+FAILED = "failed"
+"""Gave up after retries, or a bug: a rerun tries again."""
+NOT_STARTED = "not-started"
+"""The run stopped (deadline, Beaker unreachable, signal) before it tried this point."""
+UNKNOWN = "unknown"
+"""Its create was in flight when the run stopped: it may exist; the next run adopts it if so."""
+
+SUBMITTED = (CREATED, ADOPTED)
+INCOMPLETE = (FAILED, NOT_STARTED, UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    sweep: str
+    point: Rendered
+    status: str
+    experiment: Experiment | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a run stopped before every point had an outcome."""
+
+    kind: str
+    """'deadline', 'unreachable', 'SIGINT' or 'SIGTERM'."""
+    reason: str
+    """One line, e.g. 'Beaker at https://... unreachable for 3m (connection refused)'."""
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """A point with more than one experiment carrying its key (two accounts, author-scoped names)."""
+
+    sweep: str
+    name: str
+    kept: Experiment
+    """The oldest: recorded in the ledger."""
+    others: tuple[Experiment, ...]
+    canceled: tuple[str, ...]
+    """Ids of the others this run created and canceled (each run cancels only its own)."""
+    problem: str = ""
+    """Why a cancel failed, if one did (cancel it by hand)."""
+
+    def text(self) -> str:
+        ids = ", ".join(e.id for e in self.others)
+        line = (
+            f"DUPLICATE {self.sweep}/{self.name}: {1 + len(self.others)} experiments carry this"
+            f" point's key; kept the oldest, {self.kept.id} ({self.kept.url}); newer: {ids}"
+        )
+        if self.canceled:
+            line += f"; canceled ours: {', '.join(self.canceled)}"
+        else:
+            line += " (created by another run, which cancels its own)"
+        return line + (f"; {self.problem}" if self.problem else "")
+
+
+class Listener(Protocol):
+    """Who is told what happens during a run (the terminal or CI log: `runner.progress`)."""
+
+    def start(self, total: int) -> None: ...
+
+    def note(self, text: str) -> None: ...
+
+    def wait(self, text: str) -> None:
+        """A call is being retried ('Beaker unavailable (...), retrying in 4 s, attempt 3/8')."""
+        ...
+
+    def done(self, outcome: Outcome) -> None: ...
+
+    def finish(self) -> None: ...

@@ -1,0 +1,56 @@
+"""The run's one writer to the ledger: successes recorded in batches, and always at the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runner import ledger
+from runner.backends import Experiment
+from runner.errors import LedgerError
+from runner.files import utc_now
+from runner.model import Rendered
+from runner.submit.outcome import SUBMITTED, Listener, Outcome
+
+
+class Recorder:
+    def __init__(
+        self, root: Path, kind: str, commit: str, every: float, progress: Listener
+    ) -> None:
+        self.root = root
+        self.kind = kind
+        self.commit = commit
+        self.progress = progress
+        self._unwritten = ledger.Pending(every)
+
+    def add(self, outcome: Outcome) -> None:
+        """Queue a created or adopted experiment's entry (later ones replace earlier ones)."""
+        if outcome.experiment is not None and outcome.status in SUBMITTED:
+            path = ledger.ledger_path(self.root, outcome.sweep, self.kind)
+            self._unwritten.add(path, outcome.sweep, self.entry(outcome.point, outcome.experiment))
+
+    def due_in(self) -> float | None:
+        return self._unwritten.due_in()
+
+    def write(self, last: bool = False) -> None:
+        """Write what has accumulated; a failure mid-run is retried at the next write."""
+        try:
+            self._unwritten.flush()
+        except (OSError, LedgerError) as exc:
+            if last:
+                raise LedgerError(
+                    f"could not write the ledger: {exc}. The experiments exist on the backend;"
+                    " run submit again to adopt them into the ledger"
+                ) from None
+            self.progress.note(f"could not write the ledger ({exc}); trying again")
+
+    def entry(self, point: Rendered, experiment: Experiment) -> ledger.Entry:
+        return ledger.Entry(
+            key=point.key,
+            experiment=point.name,
+            url=experiment.url,
+            id=experiment.id,
+            spec_hash=point.spec_hash,
+            submitted_at=utc_now(),
+            commit=self.commit,
+            params=dict(point.params),
+        )

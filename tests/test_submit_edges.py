@@ -1,0 +1,289 @@
+"""The submit protocol at its edges, each over the real wire against a fault of the fake Beaker:
+a reply cut mid-body, two accounts (under both name scopes), Beaker down, retries shown, SIGTERM,
+the deadline with creates in flight, and exit codes a script can tell apart."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from runner import catalog, ledger
+from runner.backends.beaker import BeakerBackend, credentials
+from runner.cli import main
+from runner.commands.submit import EXIT_INCOMPLETE, EXIT_REJECTED, SubmitArgs
+from runner.commands.submit import submit as submit_command
+from runner.progress import Progress
+from runner.submit import (
+    ADOPTED,
+    CREATED,
+    NOT_STARTED,
+    UNKNOWN,
+    Clock,
+    Options,
+    Outcome,
+    RetryPolicy,
+    Submitter,
+)
+from tests.clock import VirtualClock
+from tests.fake_beaker.server import FakeBeaker
+from tests.helpers import POINTS, SWEEP, write_manifest
+from tests.test_submit import _runner, _wait_for_entries, assert_exactly_once
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    write_manifest(tmp_path / "repo", SWEEP, "exact.yaml")
+    return tmp_path / "repo"
+
+
+def checkout(tmp_path: Path, name: str) -> Path:
+    """Another checkout of the same sweep (another person's, or CI's)."""
+    write_manifest(tmp_path / name, SWEEP, "exact.yaml")
+    return tmp_path / name
+
+
+def backend_for(token: str | None = None) -> BeakerBackend:
+    config = credentials()
+    assert config is not None
+    return BeakerBackend(config if token is None else dataclasses.replace(config, user_token=token))
+
+
+def run(
+    root: Path,
+    *,
+    token: str | None = None,
+    concurrency: int = 3,
+    clock: Clock | None = None,
+    deadline: float | None = None,
+    err: io.StringIO | None = None,
+    live: bool = False,
+) -> tuple[list[Outcome], Submitter]:
+    backend = backend_for(token)
+    options = Options(
+        root=root,
+        commit="c0ffee",
+        concurrency=concurrency,
+        deadline=deadline,
+        policy=RetryPolicy(sleep=lambda seconds: None),
+        clock=clock or Clock(),
+    )
+    submitter = Submitter(backend, options, Progress(io.StringIO(), err or io.StringIO(), live))
+    try:
+        return submitter.run(catalog.load(root, []).plans()), submitter
+    finally:
+        backend.close()
+
+
+def recorded(root: Path) -> dict[str, str]:
+    """Experiment name -> id, as the ledger records them."""
+    entries = ledger.read(ledger.ledger_path(root, "exact"), "exact").entries.values()
+    return {e.experiment: e.id for e in entries}
+
+
+# 1. A reply cut mid-body.
+
+
+def test_a_reply_cut_mid_body_is_looked_up_and_adopted(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.cut_reply_after_commit(times=2)  # ChunkedEncodingError after the commit
+    outcomes, _ = run(repo)
+    assert sorted(o.status for o in outcomes) == [ADOPTED] * 2 + [CREATED] * (POINTS - 2)
+    assert_exactly_once(repo, fake_beaker)
+
+
+# 2. Two accounts.
+
+
+def test_a_point_another_account_created_meanwhile_is_found_and_adopted(
+    tmp_path: Path, repo: Path, fake_beaker: FakeBeaker
+) -> None:
+    alice, bob = fake_beaker.add_user("alice"), fake_beaker.add_user("bob")
+    run(repo, token=alice)
+    fake_beaker.empty_listing(times=1)  # bob's listing was taken before alice's creates landed
+    other = checkout(tmp_path, "bob")
+    outcomes, _ = run(other, token=bob)
+    assert [o.status for o in outcomes] == [ADOPTED] * POINTS, [o.error for o in outcomes]
+    assert {e.author for e in fake_beaker.experiments()} == {"alice"}
+    assert_exactly_once(other, fake_beaker)
+    assert recorded(other) == recorded(repo)
+
+
+def test_author_scoped_names_keep_the_older_copy_and_cancel_ours_once(
+    tmp_path: Path, repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_beaker.name_scope = "author"
+    alice, bob = fake_beaker.add_user("alice"), fake_beaker.add_user("bob")
+    run(repo, token=alice)
+    fake_beaker.empty_listing(times=1)  # bob starts before he can see alice's experiments
+    fake_beaker.lose_reply("CancelWorkloads", times=1)  # a cancel that commits, reply lost
+    other = checkout(tmp_path, "bob")
+    err = io.StringIO()
+    outcomes, submitter = run(other, token=bob, err=err)
+
+    assert [o.status for o in outcomes] == [ADOPTED] * POINTS
+    theirs = {e.name: e.id for e in fake_beaker.experiments() if e.author == "alice"}
+    mine = [e for e in fake_beaker.experiments() if e.author == "bob"]
+    assert len(mine) == POINTS and recorded(other) == theirs == recorded(repo)
+    assert {fake_beaker.experiment(e.id).status for e in mine} == {"canceled"}
+    assert [fake_beaker.cancels(e.id) for e in mine] == [1] * POINTS  # never twice
+    assert sorted(d.canceled[0] for d in submitter.duplicates) == sorted(e.id for e in mine)
+    assert err.getvalue().count("DUPLICATE exact/") == POINTS
+    capsys.readouterr()
+    assert main(["-C", str(other), "status"]) == 0
+    assert "DUPLICATE" not in capsys.readouterr().err  # resolved: only one is live
+
+
+@pytest.mark.parametrize("scope", ["workspace", "author"])
+def test_two_accounts_at_once_end_with_one_live_experiment_per_point(
+    tmp_path: Path, repo: Path, fake_beaker: FakeBeaker, scope: str
+) -> None:
+    fake_beaker.name_scope = scope  # type: ignore[assignment]
+    tokens = [fake_beaker.add_user("alice"), fake_beaker.add_user("bob")]
+    roots = [repo, checkout(tmp_path, "bob")]
+    fake_beaker.latency = 0.02
+    fake_beaker.empty_listing(times=2)  # neither sees the other's experiments when it starts
+    results: list[list[Outcome]] = []
+    threads = [
+        threading.Thread(target=lambda r=r, t=t: results.append(run(r, token=t)[0]))
+        for r, t in zip(roots, tokens, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert [{o.status for o in r} <= {CREATED, ADOPTED} for r in results] == [True, True]
+    live = [e for e in fake_beaker.experiments() if e.status != "canceled"]
+    assert sorted(e.name for e in live) == sorted(recorded(repo))
+    assert recorded(repo) == recorded(roots[1]) == {e.name: e.id for e in live}
+
+
+def test_status_reports_a_duplicate_that_could_not_be_cancelled(
+    tmp_path: Path, repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_beaker.name_scope = "author"
+    alice, bob = fake_beaker.add_user("alice"), fake_beaker.add_user("bob")
+    run(repo, token=alice)
+    fake_beaker.empty_listing(times=1)
+    fake_beaker.fail_rpc("CancelWorkloads", grpc.StatusCode.PERMISSION_DENIED, times=POINTS)
+    other = checkout(tmp_path, "bob")
+    _, submitter = run(other, token=bob)
+    assert all("cancel it by hand" in d.problem for d in submitter.duplicates)
+    capsys.readouterr()
+    assert main(["-C", str(other), "status"]) == 0
+    assert capsys.readouterr().err.count("warning: DUPLICATE exact/") == POINTS
+
+
+# 3. Beaker down: one clear line, bounded in time.
+
+
+def test_beaker_down_stops_the_run_early_with_one_line(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_beaker.stop()
+    started = time.perf_counter()
+    assert submit_command(repo, SubmitArgs(), clock=VirtualClock()) == EXIT_INCOMPLETE
+    print(f"gave up after {time.perf_counter() - started:.2f} s of real time (3 min virtual)")
+    err = capsys.readouterr().err
+    line = (
+        f"Beaker at {fake_beaker.agent_address} unreachable for 3m (connection refused):"
+        f" {POINTS} point(s) not submitted; rerun to continue"
+    )
+    assert err.count(line) == 1
+    assert NOT_STARTED not in err and "deadline" not in err  # not one line per point
+
+
+# 4. Retries are shown.
+
+
+def test_retries_are_shown_on_the_progress_line(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.fail_creates(503, times=2)
+    logged, live = io.StringIO(), io.StringIO()
+    run(repo, concurrency=1, err=logged)
+    pattern = r"Beaker unavailable \(create exact-\w+: HTTP 503\), retrying in \d s, attempt 2/8"
+    assert re.search(pattern, logged.getvalue())
+    fake_beaker.fail_creates(503, times=1)
+    other = repo.parent / "other"
+    write_manifest(other, SWEEP.replace("name: exact", "name: other"), "other.yaml")
+    run(other, concurrency=1, err=live, live=True)
+    assert re.search(r"\] 0/6 \| Beaker unavailable \(create other-", live.getvalue())
+
+
+@pytest.mark.slow  # beaker-py waits 2 s before it retries UNAVAILABLE
+def test_beaker_pys_own_retries_are_shown(repo: Path, fake_beaker: FakeBeaker) -> None:
+    fake_beaker.unavailable("ResolveWorkspaceName", times=1)
+    err = io.StringIO()
+    outcomes, _ = run(repo, err=err)
+    assert {o.status for o in outcomes} == {CREATED}
+    assert "Beaker unreachable (UNAVAILABLE), retrying in 2 s: workspace ai2/sweeps-test" in (
+        err.getvalue()
+    )
+
+
+# 5. SIGTERM.
+
+
+@pytest.mark.slow
+def test_sigterm_records_every_created_experiment_and_prints_the_summary(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
+    fake_beaker.latency = 0.3
+    proc = _runner(repo, "--concurrency", "2")
+    _wait_for_entries(ledger.ledger_path(repo, "exact"), 1, proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "SIGTERM received" in err and "submitted: " in err
+    assert set(recorded(repo)) == set(fake_beaker.count_by_name())  # none created goes unrecorded
+    assert set(fake_beaker.count_by_name().values()) == {1}
+
+
+# 6. The deadline: in flight versus never started, and a grace for those in flight.
+
+
+def test_at_the_deadline_in_flight_and_never_started_are_told_apart(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
+    fake_beaker.reply_late_after_commit(delay=60, times=1)
+    clock = VirtualClock()
+    outcomes, submitter = run(repo, concurrency=1, clock=clock, deadline=clock.now() + 5)
+    assert [o.status for o in outcomes] == [UNKNOWN] + [NOT_STARTED] * (POINTS - 1)
+    assert submitter.stopped is not None and submitter.stopped.kind == "deadline"
+    assert "never started" in outcomes[1].error and "adopts it if it exists" in outcomes[0].error
+
+
+def test_a_create_in_flight_at_the_deadline_lands_within_the_grace(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
+    fake_beaker.reply_late_after_commit(delay=0.5, times=1)
+    outcomes, _ = run(repo, concurrency=1, deadline=time.monotonic() + 0.2)
+    assert outcomes[0].status == CREATED  # landed after the deadline, before the last write
+    assert set(recorded(repo)) == {outcomes[0].point.name} == set(fake_beaker.count_by_name())
+
+
+# 8. Exit codes and the JSON summary.
+
+
+def test_a_rejected_point_exits_4_and_says_so_in_the_json_summary(
+    repo: Path, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_beaker.fail_creates(400, times=1, message="spec is invalid: image not found")
+    output = repo.parent / "github-output"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    summary = repo.parent / "summary.json"
+    code = main(["-C", str(repo), "submit", "--concurrency", "1", "--summary-json", str(summary)])
+    assert code == EXIT_REJECTED
+    data = json.loads(summary.read_text())
+    assert (data["result"], data["exit_code"], data["counts"]) == (
+        "rejected",
+        EXIT_REJECTED,
+        {"created": POINTS - 1, "rejected": 1},
+    )
+    assert "result=rejected" in output.read_text()
