@@ -152,3 +152,24 @@ def test_restart_and_cancel_records_are_optional_and_old_lines_stay_as_they_were
     read = ledger.read(path, "demo").entries
     assert read[changed.key] == changed and read[_entry(2).key] == _entry(2)
     assert path.read_text().splitlines()[2] == _entry(2).to_line()
+
+
+def test_restarts_and_cancellations_survive_a_stale_or_adopting_writer(tmp_path: Path) -> None:
+    """A restart recorded by one run is not undone by another run writing the same experiment as
+    it first saw it (adopting it, or holding an older copy), and a cancel is never dropped."""
+    import dataclasses
+
+    path = tmp_path / "demo.jsonl"
+    first = _entry(1)
+    restarted = dataclasses.replace(first, restarts=2, restarted_at="2026-11-22T09:00:00Z")
+    ledger.record(path, "demo", [restarted])
+    adopted_later = dataclasses.replace(first, submitted_at="2026-11-22T10:00:00Z", commit="d" * 40)
+    ledger.record(path, "demo", [adopted_later])  # a second runner adopts it
+    ledger.record(path, "demo", [first])  # a stale writer's copy, before the restarts
+    canceled = dataclasses.replace(first, canceled_at="2026-11-22T11:00:00Z")
+    ledger.record(path, "demo", [canceled])
+    ledger.record(path, "demo", [restarted])  # older news about restarts only
+    kept = ledger.read(path, "demo").entries[first.key]
+    assert (kept.submitted_at, kept.commit) == (first.submitted_at, first.commit)
+    assert (kept.restarts, kept.restarted_at) == (2, "2026-11-22T09:00:00Z")
+    assert kept.canceled_at == "2026-11-22T11:00:00Z"
