@@ -162,7 +162,8 @@ def test_restarts_and_cancellations_survive_a_stale_or_adopting_writer(tmp_path:
     path = tmp_path / "demo.jsonl"
     first = _entry(1)
     restarted = dataclasses.replace(first, restarts=2, restarted_at="2026-11-22T09:00:00Z")
-    ledger.record(path, "demo", [restarted])
+    ledger.record(path, "demo", [first])
+    ledger.record(path, "demo", [restarted])  # --restart-failed records its restarts
     adopted_later = dataclasses.replace(first, submitted_at="2026-11-22T10:00:00Z", commit="d" * 40)
     ledger.record(path, "demo", [adopted_later])  # a second runner adopts it
     ledger.record(path, "demo", [first])  # a stale writer's copy, before the restarts
