@@ -18,7 +18,9 @@ from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if
 from runner.errors import RunnerError, SubmitError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
+    from runner.catalog import Catalog
     from runner.gitrepo import Target
+    from runner.plan import SweepPlan
 
 DEFAULT_CONCURRENCY = 8
 
@@ -36,6 +38,8 @@ class SubmitArgs:
     commit: bool = False
     push: bool = False
     github_event: bool = False
+    reviewed: str | None = None
+    """A file of plan pins (`reviewed-plans`): submit only the points they cover."""
 
 
 def register(commands: Subparsers) -> None:
@@ -79,6 +83,12 @@ def register(commands: Subparsers) -> None:
         help="in GitHub Actions: take manifests, dry run and concurrency from a workflow_dispatch"
         " event, and submit from the default branch only",
     )
+    parser.add_argument(
+        "--reviewed",
+        metavar="FILE",
+        help="submit only the points a reviewed plan showed (FILE: written by reviewed-plans);"
+        " hold back and list the rest. A dispatch with `unreviewed` ticked submits them too",
+    )
     parser.set_defaults(run=run)
 
 
@@ -102,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             commit=args.commit,
             push=args.push,
             github_event=args.github_event,
+            reviewed=args.reviewed,
         ),
     )
 
@@ -118,6 +129,8 @@ def submit(directory: Path, args: SubmitArgs) -> int:
         args, branch = apply_event(args)
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
+    if args.dry_run and args.backend == "auto" and (args.github_event or not args.paths):
+        return _dry_run(cat)  # the Beaker plan needs no credentials: the dry-run job has none
     target = check_commit(args, cat.root, [cat.root / s.path for s in cat.sweeps], branch)
     progress = Progress()
     quiet = args.backend == "auto" and not args.paths  # refused below if it falls back to local
@@ -130,6 +143,8 @@ def submit(directory: Path, args: SubmitArgs) -> int:
             " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
         )
     plans = cat.plans(kind=backend.kind)
+    if args.reviewed is not None and backend.kind == "beaker":
+        plans = _only_reviewed(plans, Path(args.reviewed))
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
         backend.close()
@@ -149,7 +164,13 @@ def submit(directory: Path, args: SubmitArgs) -> int:
         outcomes = Submitter(backend, options, progress).run(plans)
     finally:
         backend.close()
-    github.append_summary(submit_summary(outcomes))
+    github.append_summary(
+        report.capped(
+            submit_summary(outcomes),
+            report.SUMMARY_LIMIT,
+            "…and {lines} more rows: the ledger files list every experiment.",
+        )
+    )
     if args.commit:  # after failures too: what was created is recorded
         commit_back(cat.root, target)
     bad = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]
@@ -176,8 +197,43 @@ def apply_event(args: SubmitArgs) -> tuple[SubmitArgs, str | None]:
             dry_run=args.dry_run or event.dispatch.dry_run,
             concurrency=event.dispatch.concurrency or args.concurrency,
         )
+        if event.dispatch.unreviewed and args.reviewed is not None:
+            stderr("dispatched with `unreviewed`: points no reviewed plan showed are submitted too")
+            args = replace(args, reviewed=None)
     github.check_submit_branch(event, args.dry_run)
     return args, event.branch
+
+
+def _dry_run(cat: Catalog) -> int:
+    from runner import github
+    from runner.report import plan as report
+
+    plans = cat.plans()
+    print(report.table(plans), file=sys.stderr)
+    github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
+    return 0
+
+
+def _only_reviewed(plans: list[SweepPlan], pins_file: Path) -> list[SweepPlan]:
+    """Plan pinning: hold back the `+` points no reviewed plan showed, and list them."""
+    from runner import github, review
+
+    try:
+        pins = review.parse_pins(pins_file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RunnerError(f"cannot read the reviewed plans at {pins_file}: {exc}") from None
+    checked = review.hold_back(plans, pins)
+    if checked.held:
+        github.append_summary(review.held_markdown(checked))
+        stderr(f"{len(checked.held)} point(s) held back: not in a reviewed plan (see the summary)")
+        if github.in_actions():
+            print(
+                github.annotation(
+                    "warning", f"{len(checked.held)} point(s) held back: not in a reviewed plan"
+                ),
+                flush=True,
+            )
+    return list(checked.plans)
 
 
 def check_commit(
@@ -204,7 +260,9 @@ def commit_back(root: Path, target: Target | None) -> None:
         pushed = gitrepo.publish(root, target)
         where = f"{target.remote}/{target.branch}"
         lines.append(
-            f"Pushed {pushed.sha[:12]} to {where}." if pushed.sha else f"{where} is up to date."
+            f"Pushed {pushed.sha[:12]} to {where}{gitrepo.raced_note(pushed)}."
+            if pushed.sha
+            else f"{where} is up to date."
         )
         github.set_outputs({"commit": pushed.sha or ""})
     for line in lines:
