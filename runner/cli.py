@@ -8,7 +8,16 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from runner.commands import cancel, expand, logs, plan_comment, status, submit, validate
+from runner.commands import (
+    cancel,
+    expand,
+    logs,
+    plan_comment,
+    reviewed,
+    status,
+    submit,
+    validate,
+)
 from runner.errors import RunnerError
 
 EXIT_USER_ERROR = 1
@@ -49,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run as if started in this directory (the root is found from it; PATHs are relative to it)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (validate, expand, submit, status, plan_comment, cancel, logs):
+    for command in (validate, expand, submit, status, plan_comment, cancel, logs, reviewed):
         command.register(commands)
     return parser
 

@@ -32,6 +32,8 @@ class Dispatch:
     concurrency: int | None = None
     restart_failed: bool = False
     """Also restart the failed points (`submit --restart-failed`)."""
+    unreviewed: bool = False
+    """Also submit points that no reviewed plan showed (plan pinning is off for this run)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class Event:
     default_branch: str | None
     dispatch: Dispatch | None
     """Set for workflow_dispatch events only."""
+    commits: tuple[str, ...] = ()
+    """The commits a push brought (its head last); empty for other events."""
 
     @property
     def branch(self) -> str | None:
@@ -68,7 +72,14 @@ def parse_event(name: str, ref: str, payload: Mapping[str, Any]) -> Event:
     dispatch = None
     if name == "workflow_dispatch":
         dispatch = parse_dispatch(payload.get("inputs") or {})
-    return Event(name, ref, repository.get("default_branch"), dispatch)
+    commits: tuple[str, ...] = ()
+    if name == "push":
+        shas = [str(c.get("id")) for c in payload.get("commits") or [] if c.get("id")]
+        after = str(payload.get("after") or "")
+        if after.strip("0"):  # all zeros: the branch was deleted
+            shas.append(after)
+        commits = tuple(dict.fromkeys(shas))
+    return Event(name, ref, repository.get("default_branch"), dispatch, commits)
 
 
 def parse_dispatch(inputs: Mapping[str, Any]) -> Dispatch:
@@ -88,10 +99,15 @@ def parse_dispatch(inputs: Mapping[str, Any]) -> Dispatch:
             raise RunnerError("dispatch input concurrency must be at least 1")
     return Dispatch(
         paths,
-        str(inputs.get("dry_run", "false")).lower() == "true",
+        _flag(inputs, "dry_run"),
         concurrency,
-        str(inputs.get("restart_failed", "false")).lower() == "true",
+        restart_failed=_flag(inputs, "restart_failed"),
+        unreviewed=_flag(inputs, "unreviewed"),
     )
+
+
+def _flag(inputs: Mapping[str, Any], name: str) -> bool:
+    return str(inputs.get(name, "false")).lower() == "true"
 
 
 def check_submit_branch(event: Event, dry_run: bool) -> None:
@@ -133,3 +149,23 @@ def set_outputs(values: Mapping[str, str], environ: Mapping[str, str] = os.envir
     with open(path, "a", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
     return True
+
+
+def _escape(text: str, *, prop: bool = False) -> str:
+    """Escaping of workflow command values, as GitHub's toolkit does it."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def annotation(level: str, message: str, file: str = "", line: int = 0, col: int = 0) -> str:
+    """A workflow command such as `::error file=sweeps/a.yaml,line=3,col=5::message`: GitHub shows
+    it on that line of the pull request's diff."""
+    where = [f"file={_escape(file, prop=True)}"] if file else []
+    where += [f"line={line}"] if line else []
+    where += [f"col={col}"] if col else []
+    props = " " + ",".join(where) if where else ""
+    return f"::{level}{props}::{_escape(message)}"
+
+
+def in_actions(environ: Mapping[str, str] = os.environ) -> bool:
+    return environ.get("GITHUB_ACTIONS") == "true"

@@ -9,7 +9,9 @@ merge conflict, never an entry lost: Beaker is the source of truth and the ledge
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import logging
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -280,7 +282,10 @@ def _push(repo: git.Repo, target: Target) -> bool:
     from git import PushInfo
 
     # GitPython's push() does not raise when the remote rejects: the verdict is in the flags.
-    infos = repo.remote(target.remote).push(f"HEAD:refs/heads/{target.branch}")
+    # It also logs git's "error: failed to push some refs" as a warning, which reads like a
+    # failure in the job log when the push is then rebuilt and succeeds; the verdict says it all.
+    with _quiet("git.remote"):
+        infos = repo.remote(target.remote).push(f"HEAD:refs/heads/{target.branch}")
     if not infos:
         error = str(infos.error or "no reply").strip()
         raise GitError(f"git push to {target.remote} failed: {error}")
@@ -297,3 +302,38 @@ def _push(repo: git.Repo, target: Target) -> bool:
         " protected, let the submit workflow push ledger commits: see 'Branch protection' in"
         " README.md"
     )
+
+
+@contextlib.contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    log = logging.getLogger(logger)
+    before = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(before)
+
+
+def raced_note(pushed: Pushed) -> str:
+    """What to say after a push that another push overtook, then rebuilt and pushed again."""
+    if pushed.attempts <= 1:
+        return ""
+    again = pushed.attempts - 1
+    return f" (origin moved, merged and pushed again{f' {again} times' if again > 1 else ''})"
+
+
+# -- what a pull request changes --------------------------------------------------------------
+
+
+def changed_since(root: Path, base: str) -> set[str] | None:
+    """Paths (relative to the repository top) that differ between `base` and the working tree;
+    None when `base` is not in this checkout (a shallow clone without it)."""
+    import git
+
+    repo = _open(root)
+    try:
+        repo.commit(base)
+    except (git.BadName, git.BadObject, ValueError):
+        return None
+    return set(_git(repo, "diff", "--name-only", "--no-renames", base, "--").splitlines())

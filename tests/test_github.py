@@ -163,3 +163,25 @@ def test_dispatch_restart_failed_input_and_the_workflow_offers_it_and_a_schedule
     triggers = workflow["on"]
     assert triggers["workflow_dispatch"]["inputs"]["restart_failed"]["type"] == "boolean"
     assert [s["cron"] for s in triggers["schedule"]] == ["*/15 * * * *"]
+
+
+def test_problems_become_workflow_commands_with_escaped_values() -> None:
+    line = github.annotation("error", "bad: 50%\nnext", "sweeps/a,b:c.yaml", 3, 7)
+    assert line == "::error file=sweeps/a%2Cb%3Ac.yaml,line=3,col=7::bad: 50%25%0Anext"
+    assert github.annotation("warning", "held back") == "::warning::held back"
+
+
+def test_push_events_name_their_commits_for_plan_pinning() -> None:
+    payload = {"after": "b" * 40, "commits": [{"id": "a" * 40}, {"id": "b" * 40}]}
+    assert github.parse_event("push", "refs/heads/main", payload).commits == ("a" * 40, "b" * 40)
+    deleted = {"after": "0" * 40, "commits": []}
+    assert github.parse_event("push", "refs/heads/main", deleted).commits == ()
+    assert github.parse_dispatch({"unreviewed": "true"}).unreviewed
+
+
+def test_problems_markdown_is_capped_to_fit_a_comment() -> None:
+    problems = [Problem(f"sweeps/s{i:04}.yaml", 2, 1, "name", "x" * 80) for i in range(900)]
+    text = problems_markdown(problems)
+    assert len(text) <= 60_000 < len("\n".join(map(str, problems)))
+    assert "**900 problem(s)**" in text and "more problem(s)" in text
+    assert text.count("\n```text\n") == 1 and text.count("\n```\n") == 1  # the fence is closed

@@ -100,7 +100,12 @@ def test_rerun_on_an_unchanged_main_submits_nothing_and_commits_nothing(
 
 
 def test_a_push_in_between_is_replayed_on_top_and_nothing_is_lost(
-    world: World, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch, sleeps: list[float]
+    world: World,
+    fake_beaker: FakeBeaker,
+    monkeypatch: pytest.MonkeyPatch,
+    sleeps: list[float],
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     merge_sweep(world)
     ci = world.ci_checkout("ci")  # checked out before the other push: its push is rejected
@@ -113,6 +118,9 @@ def test_a_push_in_between_is_replayed_on_top_and_nothing_is_lost(
     assert main(["-C", str(ci), *SUBMIT]) == 0
 
     assert len(sleeps) == 1  # one rejected push, one backoff, then success
+    # Said as what happened, not as git's "error: failed to push some refs".
+    assert "origin moved, merged and pushed again" in capsys.readouterr().err
+    assert "failed to push" not in caplog.text
     assert world.head("main^") == theirs  # on top of their commit: no merge, no force
     assert "A person pushed this" in world.show("NOTES.md")
     assert world.files_changed() == [LEDGER] and "[skip ci]" in world.message()

@@ -1,13 +1,15 @@
 """`plan-comment`: the plan of a pull request as the markdown of its sticky comment.
 
 Writes the document to --output (for the workflow step that posts the comment) and to the job
-summary. Invalid manifests still produce a document, listing the problems, and exit 1.
+summary. With --base, the sweeps the pull request changes are shown in full and the rest as one
+line. The comment carries the pins of plan review (runner/review.py): what a merge may submit.
+Invalid manifests still produce a document, listing the problems (each also an annotation on
+the pull request's diff in GitHub Actions), and exit 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,15 +27,22 @@ def register(commands: Subparsers) -> None:
     parser.add_argument(
         "--output", metavar="FILE", help="write the comment to FILE (default: stdout)"
     )
+    parser.add_argument(
+        "--base",
+        metavar="REV",
+        help="the pull request's base commit: only the sweeps changed since are shown in full",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    return plan_comment(Path(args.directory), args.paths, output=args.output)
+    return plan_comment(Path(args.directory), args.paths, output=args.output, base=args.base)
 
 
-def plan_comment(directory: Path, paths: Sequence[str], *, output: str | None = None) -> int:
-    from runner import github
+def plan_comment(
+    directory: Path, paths: Sequence[str], *, output: str | None = None, base: str | None = None
+) -> int:
+    from runner import github, review
     from runner.report import plan as report
 
     cat = load_catalog(directory, paths)
@@ -44,28 +53,37 @@ def plan_comment(directory: Path, paths: Sequence[str], *, output: str | None = 
     except ManifestError as exc:
         problems += exc.problems
     if problems:
-        text = problems_markdown(problems)
+        text = report.problems_markdown(problems)
     else:
-        text = report.markdown(plans)
+        changed = _changed(cat.root, base) if base else None
+        text = report.pull_request_markdown(plans, changed)
+        text += review.pin_lines(review.pins(plans))
         to_submit = sum(len(p.to_submit) for p in plans)
     write_output(text, output)
     github.append_summary(text)
     github.set_outputs({"valid": str(not problems).lower(), "to_submit": str(to_submit)})
-    for problem in problems:
+    annotate = github.in_actions()
+    for problem in sorted(set(problems)):
         print(problem, file=sys.stderr)
+        if annotate:
+            print(_annotation(problem), flush=True)
     return 1 if problems else 0
 
 
-def problems_markdown(problems: list[Problem]) -> str:
-    from runner.report.plan import COMMENT_MARKER
+def _changed(root: Path, base: str) -> set[str] | None:
+    from runner import gitrepo
 
-    body = "\n".join(str(p) for p in sorted(set(problems)))
-    # A fence longer than any backtick run in the text, so manifest content cannot close it.
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return (
-        f"{COMMENT_MARKER}\n## Sweep plan\n\n"
-        f"**{len(problems)} problem(s)** in the manifests: nothing can be planned or submitted"
-        " until they are fixed.\n\n"
-        f"{fence}text\n{body}\n{fence}\n"
-    )
+    return gitrepo.changed_since(root, base)
+
+
+def _annotation(problem: Problem) -> str:
+    from runner import github
+
+    message = f"{problem.field}: {problem.message}" if problem.field else problem.message
+    return github.annotation("error", message, problem.path, problem.line, problem.col)
+
+
+def problems_markdown(problems: list[Problem]) -> str:
+    from runner.report.plan import problems_markdown as markdown
+
+    return markdown(problems)

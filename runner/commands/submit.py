@@ -29,6 +29,7 @@ from runner.errors import RunnerError, SubmitError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, submit the whole pipeline
     from runner.backends import Backend
+    from runner.catalog import Catalog
     from runner.gitrepo import Target
     from runner.membership import GroupOutcome
     from runner.plan import SweepPlan
@@ -59,6 +60,8 @@ class SubmitArgs:
     restart_failed: bool = False
     max_unreachable: float = DEFAULT_MAX_UNREACHABLE
     summary_json: str | None = None
+    reviewed: str | None = None
+    """A file of plan pins (`reviewed-plans`): submit only the points they cover."""
 
 
 def register(commands: Subparsers) -> None:
@@ -125,6 +128,12 @@ def register(commands: Subparsers) -> None:
         " canceled, in the same experiment (at most max_restarts times; not points canceled with"
         " `cancel`)",
     )
+    parser.add_argument(
+        "--reviewed",
+        metavar="FILE",
+        help="submit only the points a reviewed plan showed (FILE: written by reviewed-plans);"
+        " hold back and list the rest. A dispatch with `unreviewed` ticked submits them too",
+    )
     parser.set_defaults(run=run)
 
 
@@ -151,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
             restart_failed=args.restart_failed,
             max_unreachable=args.max_unreachable,
             summary_json=args.summary_json,
+            reviewed=args.reviewed,
         ),
     )
 
@@ -168,6 +178,8 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
         args, branch = apply_event(args)
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
+    if args.dry_run and args.backend == "auto" and (args.github_event or not args.paths):
+        return _dry_run(cat)  # the Beaker plan needs no credentials: the dry-run job has none
     target = check_commit(args, cat.root, [cat.root / s.path for s in cat.sweeps], branch)
     progress = Progress()
     quiet = args.backend == "auto" and not args.paths  # refused below if it falls back to local
@@ -184,6 +196,8 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     if args.restart_failed and not args.dry_run:
         restarts_failed = restart_failed(backend, plans, cat.root)
         plans = cat.plans(kind=backend.kind)  # the ledgers now record the restarts
+    if args.reviewed is not None and backend.kind == "beaker":
+        plans = _only_reviewed(plans, Path(args.reviewed))
     plans = live_caps(backend, plans)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
@@ -234,6 +248,7 @@ def report_run(
     """Summary, ledger commit, the lines on stderr, the JSON summary; returns the exit code.
     A restart Beaker refused counts as a rejected point."""
     from runner import github
+    from runner.report import plan as report
     from runner.report.submission import (
         counts_line,
         failures_table,
@@ -244,7 +259,13 @@ def report_run(
     from runner.submit import NOT_STARTED, SUBMITTED
 
     stop, duplicates = submitter.stopped, submitter.duplicates
-    github.append_summary(submit_summary(outcomes, stop, duplicates, groups))
+    github.append_summary(
+        report.capped(
+            submit_summary(outcomes, stop, duplicates, groups),
+            report.SUMMARY_LIMIT,
+            "…and {lines} more rows: the ledger files list every experiment.",
+        )
+    )
     if args.commit:  # after failures too: what was created is recorded
         commit_back(root, target)
     result, code = run_result(outcomes, stop)
@@ -350,8 +371,43 @@ def apply_event(args: SubmitArgs) -> tuple[SubmitArgs, str | None]:
             concurrency=event.dispatch.concurrency or args.concurrency,
             restart_failed=args.restart_failed or event.dispatch.restart_failed,
         )
+        if event.dispatch.unreviewed and args.reviewed is not None:
+            stderr("dispatched with `unreviewed`: points no reviewed plan showed are submitted too")
+            args = replace(args, reviewed=None)
     github.check_submit_branch(event, args.dry_run)
     return args, event.branch
+
+
+def _dry_run(cat: Catalog) -> int:
+    from runner import github
+    from runner.report import plan as report
+
+    plans = cat.plans()
+    print(report.table(plans), file=sys.stderr)
+    github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
+    return 0
+
+
+def _only_reviewed(plans: list[SweepPlan], pins_file: Path) -> list[SweepPlan]:
+    """Plan pinning: hold back the `+` points no reviewed plan showed, and list them."""
+    from runner import github, review
+
+    try:
+        pins = review.parse_pins(pins_file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RunnerError(f"cannot read the reviewed plans at {pins_file}: {exc}") from None
+    checked = review.hold_back(plans, pins)
+    if checked.held:
+        github.append_summary(review.held_markdown(checked))
+        stderr(f"{len(checked.held)} point(s) held back: not in a reviewed plan (see the summary)")
+        if github.in_actions():
+            print(
+                github.annotation(
+                    "warning", f"{len(checked.held)} point(s) held back: not in a reviewed plan"
+                ),
+                flush=True,
+            )
+    return list(checked.plans)
 
 
 def check_commit(
@@ -378,7 +434,7 @@ def commit_back(root: Path, target: Target | None) -> None:
         pushed = gitrepo.publish(root, target)
         where = f"{target.remote}/{target.branch}"
         if pushed.sha:
-            lines.append(f"Pushed {pushed.sha[:12]} to {where}.")
+            lines.append(f"Pushed {pushed.sha[:12]} to {where}{gitrepo.raced_note(pushed)}.")
         elif made:  # rebuilt on the remote's head, nothing of it was new there
             lines.append(f"{where} records these experiments already: nothing to push.")
         else:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from runner.backends import group_name
+from runner.errors import Problem
 from runner.plan import STATUS_WORDS, Row, SweepPlan
 from runner.report.tables import params_text, simple_table, tabulate
 
@@ -129,3 +131,74 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
             for row in plan.rows
         ],
     }
+
+
+# -- size caps and the pull request's view ----------------------------------------------------
+
+SUMMARY_LIMIT = 900_000
+"""GitHub refuses a step's job summary over 1 MiB; stay clear of it."""
+
+
+def capped(text: str, limit: int, note: str) -> str:
+    """`text` cut at a line boundary so that it and `note` fit in `limit` characters.
+
+    `note` may say `{lines}`: how many lines were left out.
+    """
+    if len(text) <= limit:
+        return text
+    room = max(0, limit - len(note) - 32)
+    cut = text.rfind("\n", 0, room) + 1
+    dropped = text[cut:].count("\n") + (0 if text.endswith("\n") else 1)
+    return text[:cut] + "\n" + note.format(lines=dropped) + "\n"
+
+
+def problems_markdown(problems: Sequence[Problem], limit: int = MARKDOWN_LIMIT) -> str:
+    """The comment of a plan that cannot be made: its problems, as many as fit in a comment."""
+    lines = [str(p) for p in sorted(set(problems))]
+    # A fence longer than any backtick run in the text, so manifest content cannot close it.
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    head = (
+        f"{COMMENT_MARKER}\n## Sweep plan\n\n"
+        f"**{len(lines)} problem(s)** in the manifests: nothing can be planned or submitted"
+        " until they are fixed.\n\n"
+    )
+    room = limit - len(head) - 2 * len(fence) - 200
+    shown: list[str] = []
+    for line in lines:
+        room -= len(line) + 1
+        if room < 0:
+            break
+        shown.append(line)
+    body = "\n".join(shown)
+    more = len(lines) - len(shown)
+    tail = (
+        f"\n…and {more} more problem(s): see the job's log and the annotations on the diff.\n"
+        if more
+        else ""
+    )
+    return f"{head}{fence}text\n{body}\n{fence}\n{tail}"
+
+
+def pull_request_markdown(
+    plans: Sequence[SweepPlan], changed: Collection[str] | None, heading: str = "Sweep plan"
+) -> str:
+    """A pull request's plan: in full the sweeps it changes and any that would submit something
+    on merge; the others as one line. `changed` None (base unknown): every sweep in full."""
+    if changed is None:
+        return markdown(plans, heading)
+    full = [p for p in plans if str(p.sweep.path) in changed or p.to_submit]
+    rest = [p for p in plans if not (str(p.sweep.path) in changed or p.to_submit)]
+    if full:
+        text = markdown(full, heading)
+    else:
+        text = f"{COMMENT_MARKER}\n## {heading}\n\nThis pull request submits nothing.\n"
+    if rest:
+        drafts = sum(p.sweep.draft for p in rest)
+        counts = {s: sum(p.counts[s] for p in rest) for s in STATUS_WORDS if s != "+"}
+        said = ", ".join(f"{n} {STATUS_WORDS[s]}" for s, n in counts.items())
+        text += (
+            f"\n{len(rest)} other sweep(s) this pull request does not change"
+            f" ({drafts} draft): {said}. `python -m runner expand --plan` lists them.\n"
+        )
+    return text

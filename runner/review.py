@@ -1,0 +1,223 @@
+"""Plan pinning: a merge submits only the points that a reviewed plan showed.
+
+A pull request's plan comment carries one hidden pin per sweep with points to submit: a digest of
+all of them, and a short token for each point its table lists. On merge, the submit workflow
+reads the plan comments of the pull requests of the pushed commits (and of recently merged ones,
+so a dropped run is repaired by the next) through GitHub's API with a read-only token, and
+submits a `+` point only when a pin covers it: the sweep's whole `+` set has a pinned digest, or
+the point's token is pinned. Anything else (the cross-term of two pull requests that each changed
+one axis, say) is held back and listed as "not in a reviewed plan".
+
+Unlike a Terraform plan file, a pin names points, not a state: a plan made against an empty or
+stale ledger pins only what it showed, so a stale plan can never approve more than it showed.
+A token covers the point's key and its rendered spec, so editing the template after review is
+not covered either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runner.errors import RunnerError
+from runner.plan import Row, SweepPlan
+
+PIN_MARK = "beaker-sweep-runner:reviewed"
+PLAN_MARKER = "<!-- beaker-sweep-runner:plan -->"
+TOKEN_HEX = 16
+LISTED = 200
+"""Tokens listed per sweep, as many as the plan table shows; beyond that only the digest."""
+BOT = "github-actions[bot]"
+RECENT_PULLS = 30
+"""Recently merged pull requests whose plans count, besides those of the pushed commits."""
+_PIN = re.compile(
+    r"<!-- " + re.escape(PIN_MARK) + r" sweep=(\S+) points=(\d+) sha256=([0-9a-f]{64})"
+    r"(?: tokens=([0-9a-f,]*))? -->"
+)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """What one plan showed for one sweep."""
+
+    sweep: str
+    points: int
+    digest: str
+    tokens: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Review:
+    """The plans with every unreviewed `+` point taken out, and those points."""
+
+    plans: tuple[SweepPlan, ...]
+    held: tuple[tuple[str, Row], ...]
+    """(sweep name, row) of each point held back."""
+
+
+def _full_token(row: Row) -> str:
+    spec = row.rendered.spec_hash if row.rendered else ""
+    return hashlib.sha256(f"{row.key}:{spec}".encode()).hexdigest()
+
+
+def token(row: Row) -> str:
+    return _full_token(row)[:TOKEN_HEX]
+
+
+def digest(rows: Iterable[Row]) -> str:
+    return hashlib.sha256("\n".join(sorted(_full_token(r) for r in rows)).encode()).hexdigest()
+
+
+def pins(plans: Sequence[SweepPlan], listed: int = LISTED) -> list[Pin]:
+    """The pins of a plan: one per sweep that would submit something."""
+    found = []
+    for plan in plans:
+        rows = plan.to_submit
+        if rows:
+            tokens = frozenset(token(r) for r in rows) if len(rows) <= listed else frozenset()
+            found.append(Pin(plan.sweep.name, len(rows), digest(rows), tokens))
+    return found
+
+
+def pin_lines(found: Sequence[Pin]) -> str:
+    """Hidden lines for the comment (HTML comments do not render)."""
+    lines = []
+    for pin in found:
+        tokens = f" tokens={','.join(sorted(pin.tokens))}" if pin.tokens else ""
+        lines.append(
+            f"<!-- {PIN_MARK} sweep={pin.sweep} points={pin.points} sha256={pin.digest}{tokens} -->"
+        )
+    return "".join(line + "\n" for line in lines)
+
+
+def parse_pins(text: str) -> list[Pin]:
+    return [
+        Pin(m[1], int(m[2]), m[3], frozenset(t for t in (m[4] or "").split(",") if t))
+        for m in _PIN.finditer(text)
+    ]
+
+
+def hold_back(plans: Sequence[SweepPlan], found: Sequence[Pin]) -> Review:
+    """Keep the `+` points some pin covers; hold back the rest (drafts submit nothing anyway)."""
+    kept: list[SweepPlan] = []
+    held: list[tuple[str, Row]] = []
+    for plan in plans:
+        rows = plan.to_submit
+        mine = [p for p in found if p.sweep == plan.sweep.name]
+        if not rows or any(p.digest == digest(rows) for p in mine):
+            kept.append(plan)
+            continue
+        tokens = frozenset().union(*(p.tokens for p in mine))
+        out = {r.key for r in rows if token(r) not in tokens}
+        held += [(plan.sweep.name, r) for r in rows if r.key in out]
+        kept.append(SweepPlan(plan.sweep, tuple(r for r in plan.rows if r.key not in out)))
+    return Review(tuple(kept), tuple(held))
+
+
+def held_markdown(review: Review, limit: int = 200) -> str:
+    """The job summary's list of held-back points; empty when there are none."""
+    if not review.held:
+        return ""
+    lines = [
+        "## Not in a reviewed plan",
+        "",
+        f"**{len(review.held)} point(s) held back**: no plan comment of a merged pull request"
+        " showed them. Open a pull request that changes their sweep (its plan shows them), or"
+        " dispatch Submit with `unreviewed` ticked to submit them as they are.",
+        "",
+        "| sweep | experiment | key | params |",
+        "|---|---|---|---|",
+    ]
+    for sweep, row in review.held[:limit]:
+        params = " ".join(f"{k}={v}" for k, v in row.params).replace("|", "\\|")
+        lines.append(f"| `{sweep}` | `{row.name}` | `{row.key[:12]}` | {params} |")
+    if len(review.held) > limit:
+        lines.append(f"\n…and {len(review.held) - limit} more.")
+    return "\n".join(lines) + "\n\n"
+
+
+# -- reading the reviewed plans from GitHub ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Api:
+    """GitHub's REST API for one repository, with a read-only token."""
+
+    url: str
+    repository: str
+    token: str
+    timeout: float = 30.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Api:
+        repository, token = environ.get("GITHUB_REPOSITORY", ""), environ.get("GITHUB_TOKEN", "")
+        if not repository or not token:
+            raise RunnerError(
+                "GITHUB_REPOSITORY and GITHUB_TOKEN must be set to read the reviewed plans"
+                " (in the workflow: env GITHUB_TOKEN: ${{ github.token }}, pull-requests: read)"
+            )
+        return cls(environ.get("GITHUB_API_URL", "https://api.github.com"), repository, token)
+
+    def get(self, path: str, query: Mapping[str, str] | None = None) -> Any:
+        """One GET; a RunnerError that names the URL when GitHub cannot answer."""
+        url = f"{self.url.rstrip('/')}/repos/{self.repository}/{path}"
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        request = urllib.request.Request(
+            url,
+            headers={
+                "Accept": "application/vnd.github+json",
+                "Authorization": f"Bearer {self.token}",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": "beaker-sweep-runner",
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+                return json.loads(reply.read().decode("utf-8"))
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise RunnerError(f"GitHub API GET {url} failed: {exc}") from None
+
+    def pulls_of(self, sha: str) -> list[int]:
+        """Merged pull requests a commit belongs to (the merged commit's pull request)."""
+        return [p["number"] for p in self.get(f"commits/{sha}/pulls") if p.get("merged_at")]
+
+    def recently_merged(self, base: str) -> list[int]:
+        query = {"state": "closed", "base": base, "sort": "updated", "direction": "desc"}
+        found = self.get("pulls", {**query, "per_page": str(RECENT_PULLS)})
+        return [p["number"] for p in found if p.get("merged_at")]
+
+    def plan_comment(self, number: int) -> str | None:
+        """The body of the plan comment of a pull request, if the plan workflow left one."""
+        page = 1
+        while True:
+            found = self.get(f"issues/{number}/comments", {"per_page": "100", "page": str(page)})
+            for comment in found:
+                login = (comment.get("user") or {}).get("login")
+                body = comment.get("body") or ""
+                if login == BOT and body.startswith(PLAN_MARKER):
+                    return str(body)
+            if len(found) < 100:
+                return None
+            page += 1
+
+
+def reviewed_pins(api: Api, commits: Sequence[str], base: str) -> dict[int, list[Pin]]:
+    """The pins of the plans of the pushed commits' pull requests and of recent merges."""
+    numbers: list[int] = []
+    for sha in commits:
+        numbers += api.pulls_of(sha)
+    numbers += api.recently_merged(base)
+    found: dict[int, list[Pin]] = {}
+    for number in dict.fromkeys(numbers):
+        body = api.plan_comment(number)
+        if body is not None:
+            found[number] = parse_pins(body)
+    return found

@@ -1,0 +1,446 @@
+"""A small GitHub Actions runner for tests: runs a workflow's jobs the way GitHub does.
+
+It reads the workflow YAML, evaluates the `${{ }}` expressions the workflows use (contexts
+github, inputs, secrets, steps, needs, env, runner; operators ! && || == != and parentheses;
+success(), failure(), cancelled(), always(), format()), runs each `run:` step with
+`bash --noprofile --norc -eo pipefail` and GitHub's files (GITHUB_OUTPUT, GITHUB_ENV,
+GITHUB_STEP_SUMMARY, GITHUB_EVENT_PATH, RUNNER_TEMP), and hands `uses:` steps to handlers the
+test provides (checkout, setup-python, github-script). An environment with branch rules decides
+whether a job may run and which secrets it sees, as GitHub's environments do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.conftest import PROJECT
+
+EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+TOKENS = re.compile(
+    r"\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>'(?:[^']|'')*')|(?P<op>&&|\|\||==|!=|[!().,\[\]])"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_-]*))"
+)
+
+
+# -- expressions ------------------------------------------------------------------------------
+
+
+def _truthy(value: Any) -> bool:
+    return value not in (None, False, 0, "", -0.0)
+
+
+def _number(value: Any) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool | int | float):
+        return float(value)
+    try:
+        return float(value.strip() or 0)
+    except (ValueError, AttributeError):
+        return float("nan")
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """GitHub's loose equality: strings case-insensitively, mixed types as numbers."""
+    if isinstance(a, str) and isinstance(b, str):
+        return a.lower() == b.lower()
+    if type(a) is type(b):
+        return bool(a == b)
+    return _number(a) == _number(b)
+
+
+class _Parser:
+    def __init__(self, text: str, context: Mapping[str, Any], status: Mapping[str, bool]) -> None:
+        self.tokens = [(m.lastgroup, m.group(m.lastgroup or "")) for m in TOKENS.finditer(text)]
+        rebuilt = "".join(t for _, t in self.tokens).replace(" ", "")
+        assert rebuilt == re.sub(r"\s+", "", text), f"cannot parse expression {text!r}"
+        self.pos, self.context, self.status = 0, context, status
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos][1] if self.pos < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> tuple[str | None, str]:
+        kind, text = self.tokens[self.pos]
+        assert expected is None or text == expected, f"expected {expected}, got {text}"
+        self.pos += 1
+        return kind, text
+
+    def parse(self) -> Any:
+        value = self.or_()
+        assert self.pos == len(self.tokens), f"trailing tokens in {self.tokens}"
+        return value
+
+    def or_(self) -> Any:
+        value = self.and_()
+        while self.peek() == "||":
+            self.take()
+            right = self.and_()
+            value = value if _truthy(value) else right
+        return value
+
+    def and_(self) -> Any:
+        value = self.eq()
+        while self.peek() == "&&":
+            self.take()
+            right = self.eq()
+            value = right if _truthy(value) else value
+        return value
+
+    def eq(self) -> Any:
+        value = self.unary()
+        while self.peek() in ("==", "!="):
+            op = self.take()[1]
+            right = self.unary()
+            value = _equal(value, right) == (op == "==")
+        return value
+
+    def unary(self) -> Any:
+        if self.peek() == "!":
+            self.take()
+            return not _truthy(self.unary())
+        return self.primary()
+
+    def primary(self) -> Any:
+        kind, text = self.take()
+        if text == "(":
+            inner = self.or_()
+            self.take(")")
+            return inner
+        if kind == "num":
+            return float(text) if "." in text else int(text)
+        if kind == "str":
+            return text[1:-1].replace("''", "'")
+        if text in ("true", "false"):
+            return text == "true"
+        if text == "null":
+            return None
+        if self.peek() == "(":
+            return self.call(text)
+        value: Any = self.context.get(text)
+        while self.peek() in (".", "["):
+            if self.take()[1] == ".":
+                key = self.take()[1]
+            else:
+                key = self.or_()
+                self.take("]")
+            value = value.get(key) if isinstance(value, Mapping) else None
+        return value
+
+    def call(self, name: str) -> Any:
+        self.take("(")
+        args = []
+        while self.peek() != ")":
+            args.append(self.or_())
+            if self.peek() == ",":
+                self.take()
+        self.take(")")
+        if name in self.status:
+            return self.status[name]
+        if name == "format":
+            return re.sub(r"\{(\d+)\}", lambda m: str(args[int(m[1]) + 1]), args[0])
+        raise AssertionError(f"function {name} is not modelled")
+
+
+def evaluate(
+    text: str, context: Mapping[str, Any], status: Mapping[str, bool] | None = None
+) -> Any:
+    return _Parser(text, context, status or {}).parse()
+
+
+def substitute(text: Any, context: Mapping[str, Any]) -> str:
+    """`${{ expr }}` inside a string, as GitHub substitutes it (null becomes '')."""
+    if isinstance(text, bool):
+        return str(text).lower()
+
+    def value(match: re.Match[str]) -> str:
+        got = evaluate(match[1], context)
+        if got is None:
+            return ""
+        if isinstance(got, bool):
+            return str(got).lower()
+        return str(got)
+
+    return EXPR.sub(value, str(text))
+
+
+def condition(
+    text: str | bool | None, context: Mapping[str, Any], status: Mapping[str, bool]
+) -> bool:
+    """A step's or job's `if:`: success() unless it calls a status function itself."""
+    if text is None:
+        return status["success"]
+    raw = str(text).strip()
+    inner = EXPR.fullmatch(raw)
+    expr = inner[1] if inner else raw
+    if not re.search(r"\b(success|failure|cancelled|always)\(", expr):
+        expr = f"success() && ({expr})"
+    return _truthy(evaluate(expr, context, status))
+
+
+# -- running jobs -----------------------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    """What a `uses:` handler gets."""
+
+    uses: str
+    with_: dict[str, str]
+    env: dict[str, str]
+    workspace: Path
+    job: Job
+
+
+@dataclass
+class Job:
+    id: str
+    name: str
+    outcome: str = "skipped"
+    """success, failure or skipped."""
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+    summary: str = ""
+    log: str = ""
+    secrets: dict[str, str] = field(default_factory=dict)
+    pip: list[list[str]] = field(default_factory=list)
+    """Every `python -m pip ...` a step ran (recorded, not run: the test venv has it all)."""
+
+    def annotations(self, level: str = "error") -> list[str]:
+        return [line for line in self.log.splitlines() if line.startswith(f"::{level}")]
+
+
+Handler = Callable[[Step], None]
+
+
+@dataclass
+class Environment:
+    branches: tuple[str, ...]
+    secrets: dict[str, str]
+
+
+@dataclass
+class Run:
+    """One workflow run of one event."""
+
+    workflow: Path
+    event: str
+    payload: dict[str, Any]
+    ref: str
+    sha: str
+    tmp: Path
+    uses: Mapping[str, Handler]
+    secrets: dict[str, str] = field(default_factory=dict)
+    environments: dict[str, Environment] = field(default_factory=dict)
+    repository: str = "ai2/sweeps"
+    run_id: int = 1
+    api_url: str = "http://127.0.0.1:9/"
+    token: str = "ghs_job_token"
+
+    @property
+    def document(self) -> dict[Any, Any]:
+        """The workflow; PyYAML reads the key `on` as True (YAML 1.1), as it is used here."""
+        return dict(yaml.safe_load(self.workflow.read_text()))
+
+    def context(self) -> dict[str, Any]:
+        inputs: dict[str, Any] = {}
+        declared = (self.document.get(True) or {}).get("workflow_dispatch") or {}
+        for name, spec in (declared.get("inputs") or {}).items():
+            raw = (self.payload.get("inputs") or {}).get(name, spec.get("default"))
+            inputs[name] = str(raw).lower() == "true" if spec.get("type") == "boolean" else raw
+        return {
+            "github": {
+                "event_name": self.event,
+                "event": self.payload,
+                "ref": self.ref,
+                "sha": self.sha,
+                "repository": self.repository,
+                "run_id": self.run_id,
+                "token": self.token,
+            },
+            "inputs": inputs,
+            "runner": {"temp": str(self.tmp / "runner-temp")},
+        }
+
+    def concurrency_group(self) -> str:
+        group = self.document["concurrency"]["group"]
+        return substitute(str(group), self.context()).strip()
+
+    def run(self) -> dict[str, Job]:
+        jobs: dict[str, Job] = {}
+        spec = self.document["jobs"]
+        while len(jobs) < len(spec):
+            for job_id, job in spec.items():
+                needs = job.get("needs") or []
+                needs = [needs] if isinstance(needs, str) else needs
+                if job_id not in jobs and all(n in jobs for n in needs):
+                    jobs[job_id] = self._job(job_id, job, {n: jobs[n] for n in needs})
+        return jobs
+
+    def _job(self, job_id: str, spec: dict[str, Any], needs: dict[str, Job]) -> Job:
+        context = self.context()
+        context["needs"] = {
+            n: {"result": j.outcome, "outputs": j.outputs} for n, j in needs.items()
+        }
+        job = Job(job_id, substitute(str(spec.get("name", job_id)), context))
+        ok = all(j.outcome == "success" for j in needs.values())
+        status = {"success": ok, "failure": not ok, "cancelled": False, "always": True}
+        if not condition(spec.get("if"), context, status):
+            return job
+        job.secrets = dict(self.secrets)
+        environment = spec.get("environment")
+        if environment:
+            rules = self.environments[environment]
+            if self.ref.removeprefix("refs/heads/") not in rules.branches:
+                job.outcome = "failure"
+                job.log = f"Branch {self.ref} is not allowed to deploy to {environment}"
+                return job
+            job.secrets.update(rules.secrets)
+        context["secrets"] = job.secrets
+        workspace = self.tmp / f"work-{job_id}"
+        temp = self.tmp / f"temp-{job_id}"
+        temp.mkdir(parents=True, exist_ok=True)
+        context["runner"] = {"temp": str(temp)}
+        job.outcome = self._steps(job, spec, context, workspace, temp)
+        context["steps"] = job.steps
+        job.outputs = {k: substitute(v, context) for k, v in (spec.get("outputs") or {}).items()}
+        return job
+
+    def _base_env(self, job: Job, temp: Path, workspace: Path) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "BEAKER_TOKEN"))}
+        event_path = self.tmp / f"event-{job.id}.json"
+        event_path.write_text(json.dumps(self.payload))
+        shims = self._shims(temp)
+        env.update(
+            CI="true",
+            GITHUB_ACTIONS="true",
+            GITHUB_EVENT_NAME=self.event,
+            GITHUB_EVENT_PATH=str(event_path),
+            GITHUB_REF=self.ref,
+            GITHUB_SHA=self.sha,
+            GITHUB_REPOSITORY=self.repository,
+            GITHUB_API_URL=self.api_url,
+            GITHUB_RUN_ID=str(self.run_id),
+            GITHUB_SERVER_URL="https://github.com",
+            GITHUB_WORKSPACE=str(workspace),
+            RUNNER_TEMP=str(temp),
+            PATH=f"{shims}{os.pathsep}{env.get('PATH', '')}",
+            PYTHONPATH=str(PROJECT),  # `python -m runner` from this worktree's code
+        )
+        return env
+
+    def _shims(self, temp: Path) -> Path:
+        """`python` on PATH: this interpreter, except that `python -m pip` is recorded."""
+        shims = temp / "shims"
+        shims.mkdir(exist_ok=True)
+        python = shims / "python"
+        python.write_text(
+            "#!/usr/bin/env bash\n"
+            'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then\n'
+            f'  printf "%s\\n" "$*" >> "{temp}/pip.log"; exit 0\nfi\n'
+            f'exec "{sys.executable}" "$@"\n'
+        )
+        python.chmod(0o755)
+        return shims
+
+    def _steps(
+        self, job: Job, spec: dict[str, Any], context: dict[str, Any], workspace: Path, temp: Path
+    ) -> str:
+        env = self._base_env(job, temp, workspace)
+        failed = False
+        for index, step in enumerate(spec["steps"]):
+            context["steps"] = job.steps
+            status = {"success": not failed, "failure": failed, "cancelled": False, "always": True}
+            step_id = step.get("id", f"__{index}")
+            if not condition(step.get("if"), context, status):
+                job.steps[step_id] = {"outcome": "skipped", "outputs": {}}
+                continue
+            step_env = {k: substitute(v, context) for k, v in (step.get("env") or {}).items()}
+            outputs = temp / f"output-{index}"
+            summary = temp / f"summary-{index}"
+            genv = temp / f"env-{index}"
+            for path in (outputs, summary, genv):
+                path.write_text("")
+            full = {
+                **env,
+                **step_env,
+                "GITHUB_OUTPUT": str(outputs),
+                "GITHUB_STEP_SUMMARY": str(summary),
+                "GITHUB_ENV": str(genv),
+            }
+            if "uses" in step:
+                ok = self._uses(step, full, workspace, job, context)
+            else:
+                ok = self._bash(substitute(step["run"], context), full, workspace, job)
+            job.summary += summary.read_text()
+            env.update(_read_commands(genv.read_text()))
+            job.steps[step_id] = {
+                "outcome": "success" if ok else "failure",
+                "outputs": _read_commands(outputs.read_text()),
+            }
+            failed = failed or not ok
+        pip_log = temp / "pip.log"
+        if pip_log.exists():
+            job.pip = [line.split() for line in pip_log.read_text().splitlines()]
+        return "failure" if failed else "success"
+
+    def _bash(self, script: str, env: dict[str, str], workspace: Path, job: Job) -> bool:
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        job.log += done.stdout + done.stderr
+        return done.returncode == 0
+
+    def _uses(
+        self,
+        step: dict[str, Any],
+        env: dict[str, str],
+        workspace: Path,
+        job: Job,
+        context: dict[str, Any],
+    ) -> bool:
+        action = step["uses"].split("@")[0]
+        with_ = {k: substitute(v, context) for k, v in (step.get("with") or {}).items()}
+        try:
+            self.uses[action](Step(action, with_, env, workspace, job))
+        except AssertionError as exc:
+            job.log += f"{action} failed: {exc}\n"
+            return False
+        return True
+
+
+def _read_commands(text: str) -> dict[str, str]:
+    """name=value lines and name<<DELIMITER heredocs, as GitHub reads GITHUB_OUTPUT."""
+    values: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            body = []
+            for item in lines:
+                if item == delimiter:
+                    break
+                body.append(item)
+            values[name] = "\n".join(body)
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            values[name] = value
+    return values
+
+
+def workflow(name: str, root: Path = PROJECT) -> Path:
+    return root / ".github" / "workflows" / name

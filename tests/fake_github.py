@@ -1,0 +1,169 @@
+"""A stand-in for the parts of GitHub's REST API the workflows use, on 127.0.0.1.
+
+Pull requests (merged or not, with the commits they landed as), their comments (listed in pages
+with a Link header, created and updated; over 65 536 characters is refused with 422, as GitHub
+does), and tokens: a request without the right one gets 401.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+BOT = "github-actions[bot]"
+COMMENT_LIMIT = 65_536
+
+
+@dataclass
+class FakeGitHub:
+    repository: str = "ai2/sweeps"
+    token: str = "ghs_job_token"
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    _next_id: int = 1000
+
+    def __post_init__(self) -> None:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                fake._serve(self, "GET")
+
+            def do_POST(self) -> None:
+                fake._serve(self, "POST")
+
+            def do_PATCH(self) -> None:
+                fake._serve(self, "PATCH")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # -- test helpers ---------------------------------------------------------------------------
+
+    def open_pull(self, number: int) -> None:
+        self.pulls[number] = {"number": number, "merged_at": None, "commits": []}
+
+    def merged(self, number: int, sha: str) -> None:
+        pull = self.pulls.setdefault(number, {"number": number, "commits": []})
+        pull["merged_at"] = f"2025-01-01T00:00:{number % 60:02d}Z"
+        pull["commits"].append(sha)
+
+    def comment(self, number: int, body: str, login: str = BOT) -> int:
+        self._next_id += 1
+        self.comments.setdefault(number, []).append(
+            {"id": self._next_id, "body": body, "user": {"login": login}}
+        )
+        return self._next_id
+
+    def bodies(self, number: int) -> list[str]:
+        return [c["body"] for c in self.comments.get(number, [])]
+
+    # -- serving --------------------------------------------------------------------------------
+
+    def _serve(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        url = urlparse(handler.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        self.requests.append((method, handler.path))
+        if handler.headers.get("Authorization") not in (
+            f"Bearer {self.token}",
+            f"token {self.token}",
+        ):
+            return _reply(handler, 401, {"message": "Bad credentials"})
+        prefix = f"/repos/{self.repository}/"
+        if not url.path.startswith(prefix):
+            return _reply(handler, 404, {"message": "Not Found"})
+        path = url.path[len(prefix) :]
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = json.loads(handler.rfile.read(length) or b"{}") if length else {}
+        if method == "GET" and (m := re.fullmatch(r"commits/(\w+)/pulls", path)):
+            found = [p for p in self.pulls.values() if m[1] in p["commits"]]
+            return _reply(handler, 200, [_pull(p) for p in found])
+        if method == "GET" and path == "pulls":
+            merged = [p for p in self.pulls.values() if p.get("merged_at")]
+            merged.sort(key=lambda p: p["number"], reverse=True)
+            return _reply(
+                handler, 200, [_pull(p) for p in merged[: int(query.get("per_page", 30))]]
+            )
+        if m := re.fullmatch(r"issues/(\d+)/comments", path):
+            number = int(m[1])
+            if method == "GET":
+                return self._page(handler, url.path, self.comments.get(number, []), query)
+            if len(body.get("body", "")) > COMMENT_LIMIT:
+                return _reply(handler, 422, _too_long())
+            return _reply(handler, 201, self._find(self.comment(number, body["body"])))
+        if method == "PATCH" and (m := re.fullmatch(r"issues/comments/(\d+)", path)):
+            comment = self._find(int(m[1]))
+            if len(body.get("body", "")) > COMMENT_LIMIT:
+                return _reply(handler, 422, _too_long())
+            comment["body"] = body["body"]
+            return _reply(handler, 200, comment)
+        return _reply(handler, 404, {"message": "Not Found"})
+
+    def _find(self, comment_id: int) -> dict[str, Any]:
+        for comments in self.comments.values():
+            for comment in comments:
+                if comment["id"] == comment_id:
+                    return comment
+        raise KeyError(comment_id)
+
+    def _page(
+        self, handler: BaseHTTPRequestHandler, path: str, items: list[Any], query: dict[str, str]
+    ) -> None:
+        size, page = int(query.get("per_page", 30)), int(query.get("page", 1))
+        chunk = items[(page - 1) * size : page * size]
+        links = {}
+        if page * size < len(items):
+            links["Link"] = f'<{self.url}{path}?per_page={size}&page={page + 1}>; rel="next"'
+        _reply(handler, 200, chunk, links)
+
+
+def _pull(pull: dict[str, Any]) -> dict[str, Any]:
+    return {"number": pull["number"], "merged_at": pull.get("merged_at")}
+
+
+def _too_long() -> dict[str, Any]:
+    return {
+        "message": "Validation Failed",
+        "errors": [
+            {
+                "resource": "IssueComment",
+                "code": "custom",
+                "field": "body",
+                "message": "body is too long (maximum is 65536 characters)",
+            }
+        ],
+    }
+
+
+def _reply(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    payload: Any,
+    headers: dict[str, str] | None = None,
+) -> None:
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(data)

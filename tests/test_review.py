@@ -1,0 +1,59 @@
+"""Plan pinning (runner/review.py): pins in a comment, what they approve, and reading them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner import review
+from runner.catalog import load
+from runner.errors import RunnerError
+from runner.plan import SweepPlan
+from runner.report.plan import COMMENT_MARKER
+from tests.fake_github import FakeGitHub
+from tests.helpers import SWEEP, write_manifest
+
+
+def _plans(root: Path, text: str = SWEEP) -> list[SweepPlan]:
+    write_manifest(root, text, "exact.yaml")
+    return load(root).plans()
+
+
+def test_pins_round_trip_and_approve_exactly_the_points_shown(tmp_path: Path) -> None:
+    (plan,) = _plans(tmp_path)
+    pins = review.parse_pins(review.pin_lines(review.pins([plan])))
+    assert pins == review.pins([plan]) and len(pins[0].tokens) == 6
+    assert review.hold_back([plan], pins).held == ()
+    (bigger,) = _plans(tmp_path, SWEEP.replace("seed: [1, 2]", "seed: [1, 2, 3]"))
+    held = review.hold_back([bigger], pins).held
+    assert len(held) == 3 and {dict(r.params)["seed"] for _, r in held} == {3}
+    # Digest only (a summarised table): all or nothing.
+    digest_only = review.pins([plan], listed=0)
+    assert review.hold_back([plan], digest_only).held == ()
+    assert len(review.hold_back([bigger], digest_only).held) == 9
+
+
+def test_an_edited_template_is_not_covered_by_the_old_pin(tmp_path: Path) -> None:
+    (plan,) = _plans(tmp_path)
+    pins = review.pins([plan])
+    (edited,) = _plans(tmp_path, SWEEP.replace("org/image", "org/other-image"))
+    assert len(review.hold_back([edited], pins).held) == 6
+
+
+def test_reading_pins_needs_the_token_and_fails_closed() -> None:
+    assert review.PLAN_MARKER == COMMENT_MARKER
+    api = FakeGitHub()
+    try:
+        api.merged(7, "abc")
+        api.comment(
+            7, f"{COMMENT_MARKER}\n<!-- {review.PIN_MARK} sweep=s points=1 sha256={'0' * 64} -->"
+        )
+        good = review.Api(api.url, api.repository, api.token)
+        assert list(review.reviewed_pins(good, ["abc"], "main")) == [7]
+        with pytest.raises(RunnerError, match=r"GitHub API GET .* failed"):
+            review.reviewed_pins(review.Api(api.url, api.repository, "wrong"), ["abc"], "main")
+        with pytest.raises(RunnerError, match="GITHUB_TOKEN"):
+            review.Api.from_env({"GITHUB_REPOSITORY": "ai2/sweeps"})
+    finally:
+        api.close()

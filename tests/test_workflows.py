@@ -1,0 +1,478 @@
+"""The workflows themselves, run step by step as GitHub's runner would (tests/actions.py).
+
+Each test builds a bare origin with this project's layout (tests/gitworld.py), plays pull
+requests and merges on it as GitHub does (refs/pull/N/head and refs/pull/N/merge), and runs
+.github/workflows/plan.yml and submit.yml with realistic event payloads and `GITHUB_*` files:
+`run:` steps under bash, the github-script step under node against a stand-in GitHub API
+(tests/fake_github.py), Beaker calls against the fake Beaker. Concurrency groups are modelled by
+`Queue`, which keeps one running and one pending run per group, as GitHub does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.actions import Environment, Job, Run, Step, workflow
+from tests.conftest import PROJECT
+from tests.fake_beaker.server import FakeBeaker
+from tests.fake_github import FakeGitHub
+from tests.gitworld import World, commit_all, git, make_world, write
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
+]
+
+GRID = """\
+version: 1
+name: grid
+beaker:
+  workspace: ai2/sweeps-test
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py, "--lr={lr}", "--wd={wd}", "--seed={seed}"]
+params:
+  grid:
+    lr: [0.1, 0.01]
+    wd: [0.0]
+    seed: [1, 2]
+"""
+MORE_LR = GRID.replace("[0.1, 0.01]", "[0.1, 0.01, 0.001]")
+MORE_SEEDS = GRID.replace("[1, 2]", "[1, 2, 3]")
+REPOSITORY = "ai2/sweeps"
+
+
+@dataclass
+class GitHub:
+    """The repository on 'GitHub': origin, the API stand-in, and the workflow runs made."""
+
+    world: World
+    api: FakeGitHub
+    beaker: FakeBeaker
+    runs: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    dev: Path | None = None
+
+    def _dev(self) -> Path:
+        if self.dev is None:
+            self.dev = self.world.clone("dev")
+        git(self.dev, "checkout", "--quiet", "main")
+        git(self.dev, "pull", "--quiet", "--ff-only", "origin", "main")
+        return self.dev
+
+    def open_pull(self, number: int, files: dict[str, str]) -> str:
+        """A pull request changing files; its merge ref as GitHub computes it (the merge sha)."""
+        dev = self._dev()
+        git(dev, "checkout", "--quiet", "-B", f"pr-{number}")
+        for path, text in files.items():
+            write(dev, path, text)
+        commit_all(dev, f"Pull request {number}")
+        git(dev, "push", "--quiet", "--force", "origin", f"HEAD:refs/pull/{number}/head")
+        return self.remerge(number)
+
+    def remerge(self, number: int) -> str:
+        dev = self._dev()
+        git(dev, "checkout", "--quiet", "--detach", "origin/main")
+        git(dev, "merge", "--quiet", "--no-ff", f"pr-{number}", "-m", f"Merge {number}")
+        git(dev, "push", "--quiet", "--force", "origin", f"HEAD:refs/pull/{number}/merge")
+        self.api.pulls.setdefault(number, {"number": number, "merged_at": None, "commits": []})
+        return git(dev, "rev-parse", "HEAD")
+
+    def merge(self, number: int) -> Run:
+        """Merge the pull request into main; the push run it triggers."""
+        dev = self._dev()
+        before = git(dev, "rev-parse", "HEAD")
+        message = f"Merge pull request #{number}"
+        git(dev, "merge", "--quiet", "--no-ff", f"pr-{number}", "-m", message)
+        git(dev, "push", "--quiet", "origin", "main")
+        after = git(dev, "rev-parse", "HEAD")
+        self.api.merged(number, after)
+        payload = {
+            "ref": "refs/heads/main",
+            "before": before,
+            "after": after,
+            "commits": [{"id": after, "message": message}],
+            "head_commit": {"id": after},
+        }
+        return self.run("submit.yml", "push", payload, "refs/heads/main", after)
+
+    def plan(self, number: int, sha: str, head_repo: str = REPOSITORY) -> Run:
+        payload = {
+            "number": number,
+            "pull_request": {
+                "number": number,
+                "head": {"repo": {"full_name": head_repo}},
+                "base": {"ref": "main"},
+            },
+        }
+        return self.run("plan.yml", "pull_request", payload, f"refs/pull/{number}/merge", sha)
+
+    def dispatch(self, ref: str = "refs/heads/main", **inputs: str) -> Run:
+        sha = self.world.head(ref.removeprefix("refs/heads/"))
+        return self.run("submit.yml", "workflow_dispatch", {"inputs": inputs}, ref, sha)
+
+    def schedule(self) -> Run:
+        return self.run(
+            "submit.yml", "schedule", {"schedule": "*/15 * * * *"}, "refs/heads/main", ""
+        )
+
+    def run(self, name: str, event: str, payload: dict[str, Any], ref: str, sha: str) -> Run:
+        number = next(self.runs)
+        payload = {"repository": {"default_branch": "main", "full_name": REPOSITORY}, **payload}
+        tmp = self.world.tmp / f"run-{number}"
+        return Run(
+            workflow=workflow(name),
+            event=event,
+            payload=payload,
+            ref=ref,
+            sha=sha,
+            tmp=tmp,
+            uses={
+                "actions/checkout": self._checkout,
+                "actions/setup-python": _setup_python,
+                "actions/github-script": self._github_script,
+            },
+            environments={"beaker": Environment(("main",), {"BEAKER_TOKEN": self.beaker.token})},
+            repository=REPOSITORY,
+            run_id=number,
+            api_url=self.api.url,
+            token=self.api.token,
+        )
+
+    def _checkout(self, step: Step) -> None:
+        """What actions/checkout does: fetch the event's commit (at the depth asked), check it
+        out (a branch for branch refs, detached for pull requests)."""
+        workspace, env = step.workspace, step.env
+        workspace.mkdir(parents=True)
+        git(workspace, "init", "--quiet")
+        git(workspace, "remote", "add", "origin", self.world.origin.as_uri())
+        ref, sha = env["GITHUB_REF"], env["GITHUB_SHA"] or self.world.head()
+        depth = step.with_.get("fetch-depth", "1")
+        if ref.startswith("refs/heads/"):
+            branch = ref.removeprefix("refs/heads/")
+            tracking = f"refs/remotes/origin/{branch}"
+            git(
+                workspace,
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                f"--depth={depth}",
+                "origin",
+                f"+{sha}:{tracking}",
+            )
+            git(workspace, "checkout", "--quiet", "--force", "-B", branch, tracking)
+        else:
+            git(
+                workspace,
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                f"--depth={depth}",
+                "origin",
+                f"+{sha}:refs/remotes/pull/merge",
+            )
+            git(workspace, "checkout", "--quiet", "--force", "--detach", "refs/remotes/pull/merge")
+        assert step.with_.get("persist-credentials") in ("true", "false")
+
+    def _github_script(self, step: Step) -> None:
+        script = step.workspace.parent / "github-script.js"
+        script.write_text(step.with_["script"])
+        done = subprocess.run(
+            ["node", str(PROJECT / "tests" / "github_script.js"), str(script)],
+            cwd=step.workspace if step.workspace.exists() else step.workspace.parent,
+            env={**step.env, "SCRIPT_TOKEN": self.api.token},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        step.job.log += done.stdout + done.stderr
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _setup_python(step: Step) -> None:
+    assert step.with_["python-version"] == "3.11"  # the Tests workflow's Python
+    assert (
+        step.with_["cache"] == "pip" and step.with_["cache-dependency-path"] == "requirements.txt"
+    )
+
+
+@dataclass
+class Queue:
+    """GitHub's concurrency groups: one running and one pending run per group; a new pending run
+    cancels the one pending before it (cancel-in-progress: false leaves the running one alone)."""
+
+    running: dict[str, list[Run]] = field(default_factory=dict)
+    pending: dict[str, Run] = field(default_factory=dict)
+    cancelled: list[Run] = field(default_factory=list)
+    done: list[dict[str, Job]] = field(default_factory=list)
+
+    def trigger(self, run: Run) -> None:
+        group = run.concurrency_group()
+        if not self.running.get(group):
+            self.running[group] = [run]
+        else:
+            if group in self.pending:
+                self.cancelled.append(self.pending[group])
+            self.pending[group] = run
+
+    def drain(self) -> None:
+        """Finish the running runs, oldest group first, starting each group's pending run."""
+        while self.running:
+            group = next(iter(self.running))
+            self.done.append(self.running.pop(group)[0].run())
+            if group in self.pending:
+                self.running[group] = [self.pending.pop(group)]
+
+
+@pytest.fixture
+def github(
+    tmp_path: Path, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[GitHub]:
+    world = make_world(tmp_path)
+    git(world.origin, "config", "uploadpack.allowAnySHA1InWant", "true")  # as GitHub allows
+    api = FakeGitHub(REPOSITORY)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Sweep Tester")
+    try:
+        yield GitHub(world, api, fake_beaker)
+    finally:
+        api.close()
+
+
+def _ok(jobs: dict[str, Job], *names: str) -> None:
+    for name in names:
+        assert jobs[name].outcome == "success", f"{name}:\n{jobs[name].log}"
+
+
+def _names(fake: FakeBeaker) -> set[str]:
+    return set(fake.count_by_name())
+
+
+def _grid_names(text: str) -> set[str]:
+    return {word.strip("`") for word in text.split() if word.strip("`").startswith("grid-")}
+
+
+def _plus(text: str) -> set[str]:
+    """The experiments a plan comment shows as `+`."""
+    return {_grid_names(line).pop() for line in text.splitlines() if line.startswith("| `+`")}
+
+
+# -- nothing runs that no one reviewed ----------------------------------------------------------
+
+
+def test_two_pull_requests_submit_only_reviewed_points_and_hold_back_the_cross_term(
+    github: GitHub,
+) -> None:
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    _ok(github.merge(1).run(), "reviewed", "submit")
+    assert len(_names(github.beaker)) == 4
+
+    plans = {}
+    for number, text in ((2, MORE_LR), (3, MORE_SEEDS)):
+        jobs = github.plan(number, github.open_pull(number, {"sweeps/grid.yaml": text})).run()
+        _ok(jobs, "plan")
+        (plans[number],) = github.api.bodies(number)
+        assert "Plan: 2 to submit, 4 already submitted" in plans[number]
+
+    _ok(github.merge(2).run(), "reviewed", "submit")
+    jobs = github.merge(3).run()
+    _ok(jobs, "reviewed", "submit")
+
+    created = _names(github.beaker)
+    assert len(created) == 4 + 2 + 2  # not 9: the cross-term lr=0.001, seed=3 waits
+    assert created == _plus(github.api.bodies(1)[0]) | _plus(plans[2]) | _plus(plans[3])
+    summary = jobs["submit"].summary
+    assert "Not in a reviewed plan" in summary and "lr=0.001 wd=0 seed=3" in summary
+    assert jobs["submit"].annotations("warning")
+    held_table = summary[
+        summary.index("Not in a reviewed plan") : summary.index("## Sweep submission")
+    ]
+    (held,) = _grid_names(held_table)
+    assert held not in created and held not in plans[2] + plans[3]
+
+    # A dispatch that says so submits it; a plain schedule run does not.
+    _ok(github.schedule().run(), "reviewed", "submit")
+    assert held not in _names(github.beaker)
+    _ok(github.dispatch(unreviewed="true").run(), "reviewed", "submit")
+    assert held in _names(github.beaker) and set(github.beaker.count_by_name().values()) == {1}
+
+
+def test_a_stale_plan_approves_only_what_it_showed_even_if_the_merge_run_was_dropped(
+    github: GitHub,
+) -> None:
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    github.merge(1)  # its run is dropped
+    sha = github.open_pull(2, {"sweeps/grid.yaml": MORE_SEEDS})
+    _ok(github.plan(2, sha).run(), "plan")  # planned before anything was submitted
+    jobs = github.merge(2).run()
+    _ok(jobs, "reviewed", "submit")
+    # PR 1's four points and PR 2's two are reviewed (PR 1 is a recent merge); nothing else.
+    assert len(_names(github.beaker)) == 6
+    assert "Not in a reviewed plan" not in jobs["submit"].summary
+
+
+def test_a_plan_comment_edited_by_a_person_approves_nothing(github: GitHub) -> None:
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    (body,) = github.api.bodies(1)
+    github.api.comments[1][0]["user"]["login"] = "someone"  # not the workflow's comment
+    jobs = github.merge(1).run()
+    _ok(jobs, "reviewed", "submit")
+    assert _names(github.beaker) == set() and body.count("| `+` |") == 4
+    assert jobs["submit"].summary.count("| `grid` |") == 4
+
+
+# -- the plan comment -----------------------------------------------------------------------------
+
+
+def test_the_comment_shows_changed_sweeps_in_full_and_the_rest_in_one_line(github: GitHub) -> None:
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    jobs = github.plan(1, sha).run()
+    _ok(jobs, "plan")
+    (body,) = github.api.bodies(1)
+    assert body.count("\n### `") == 1 and "### `grid`" in body
+    drafts = len(list((PROJECT / "sweeps").glob("*.yaml")))
+    assert f"{drafts} other sweep(s) this pull request does not change ({drafts} draft)" in body
+    assert body.count("| `+`") == 4 and body.count("\n| ") == 5  # grid's rows, no draft's
+    assert jobs["plan"].summary.count(body) == 1
+
+    github.open_pull(1, {"sweeps/grid.yaml": MORE_SEEDS})
+    _ok(github.plan(1, github.remerge(1)).run(), "plan")
+    assert github.api.bodies(1) != [body] and len(github.api.bodies(1)) == 1  # updated in place
+
+
+def test_problems_are_annotations_on_the_changed_lines(github: GitHub) -> None:
+    bad = GRID.replace("name: grid", "name: grid\ndraft: maybe")
+    jobs = github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": bad})).run()
+    assert jobs["plan"].outcome == "failure"
+    (annotation,) = jobs["plan"].annotations()
+    assert annotation.startswith("::error file=sweeps/grid.yaml,line=3,col=8::draft")
+    (body,) = github.api.bodies(1)
+    assert "sweeps/grid.yaml:3:8: draft" in body
+
+
+def test_900_problems_make_a_capped_comment_that_replaces_the_old_plan(github: GitHub) -> None:
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    bad = {f"sweeps/broken-{i:03}.yaml": f"version: 1\nname: b{i}\n" for i in range(900)}
+    jobs = github.plan(1, github.open_pull(1, bad)).run()
+    assert jobs["plan"].outcome == "failure"
+    problems = len(jobs["plan"].annotations())
+    assert problems >= 900
+    (body,) = github.api.bodies(1)
+    assert (
+        len(body) <= 65_536 and "more problem(s)" in body and f"**{problems} problem(s)**" in body
+    )
+    assert "beaker-sweep-runner:reviewed" not in body  # the old plan's pins are gone
+
+
+def test_a_plan_that_fails_or_is_refused_replaces_the_stale_comment(github: GitHub) -> None:
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    # A broken ledger: plan-comment fails before writing anything.
+    broken = {"sweeps/grid.yaml": GRID, "sweeps/ledger/grid.jsonl": "{not json\n"}
+    jobs = github.plan(1, github.open_pull(1, broken)).run()
+    assert jobs["plan"].outcome == "failure"
+    (body,) = github.api.bodies(1)
+    assert "The plan failed: see the job" in body and "/actions/runs/" in body
+    assert "beaker-sweep-runner:reviewed" not in body
+
+    # GitHub refuses the body (here a stand-in that allows only 300 characters).
+    import tests.fake_github as fake_github
+
+    _ok(github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": GRID})).run(), "plan")
+    limit, fake_github.COMMENT_LIMIT = fake_github.COMMENT_LIMIT, 300
+    try:
+        jobs = github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": MORE_SEEDS})).run()
+    finally:
+        fake_github.COMMENT_LIMIT = limit
+    assert (
+        jobs["plan"].outcome == "failure" and "refused the plan comment (422)" in jobs["plan"].log
+    )
+    (body,) = github.api.bodies(1)
+    assert "The plan failed" in body
+
+
+def test_the_required_check_reports_on_a_pull_request_that_changes_no_manifest(
+    github: GitHub,
+) -> None:
+    jobs = github.plan(1, github.open_pull(1, {"NOTES.md": "notes\n"})).run()
+    _ok(jobs, "plan")
+    assert "nothing to plan" in jobs["plan"].summary and jobs["plan"].pip == []
+    assert github.api.bodies(1) == []  # no comment for nothing
+
+    jobs = github.plan(2, github.open_pull(2, {"sweeps/grid.yaml": GRID})).run()
+    _ok(jobs, "plan")
+    install = ["-m", "pip", "install", "--quiet", "--require-hashes", "--no-deps"]
+    assert jobs["plan"].pip == [[*install, "-r", "requirements.txt"]]
+    assert "beaker-sweep-runner:reviewed" in github.api.bodies(2)[0]
+    # A later push takes the sweep out again: the old plan (and its pins) is not left up.
+    _ok(github.plan(2, github.open_pull(2, {"NOTES.md": "y\n"})).run(), "plan")
+    (body,) = github.api.bodies(2)
+    assert "changes no manifest" in body and "beaker-sweep-runner:reviewed" not in body
+
+
+def test_a_fork_pull_request_plans_into_the_summary_only(github: GitHub) -> None:
+    jobs = github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": GRID}), "someone/fork").run()
+    _ok(jobs, "plan")
+    assert github.api.bodies(1) == [] and "### `grid`" in jobs["plan"].summary
+
+
+# -- secrets, dispatch and queueing ---------------------------------------------------------------
+
+
+def test_secrets_reach_only_the_submit_job_on_the_default_branch(github: GitHub) -> None:
+    github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    github.merge(1)  # its run is not run here
+    git(github._dev(), "push", "--quiet", "origin", "main:wip")
+    jobs = github.dispatch("refs/heads/wip").run()
+    assert jobs["submit"].outcome == "failure" and "not allowed to deploy" in jobs["submit"].log
+    assert _names(github.beaker) == set()
+
+    jobs = github.dispatch("refs/heads/wip", dry_run="true").run()
+    _ok(jobs, "dry-run")
+    assert jobs["reviewed"].outcome == jobs["submit"].outcome == "skipped"
+    assert jobs["dry-run"].secrets == {} and "Sweep plan (dry run)" in jobs["dry-run"].summary
+    assert _names(github.beaker) == set()
+
+
+def test_a_dry_run_never_takes_the_pending_place_of_a_merge(github: GitHub) -> None:
+    queue = Queue()
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    queue.trigger(github.merge(1))  # running
+    sha = github.open_pull(2, {"sweeps/other.yaml": GRID.replace("name: grid", "name: other")})
+    _ok(github.plan(2, sha).run(), "plan")
+    queue.trigger(github.merge(2))  # pending
+    queue.trigger(github.dispatch(dry_run="true"))  # a group of its own: runs at once
+    queue.trigger(github.dispatch(dry_run="true"))
+    assert queue.cancelled == []
+    queue.drain()
+    assert len(_names(github.beaker)) == 8  # both merges submitted
+
+
+def test_a_dropped_merge_run_is_repaired_by_the_schedule(github: GitHub) -> None:
+    queue = Queue()
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    queue.trigger(github.merge(1))
+    sha = github.open_pull(2, {"sweeps/other.yaml": GRID.replace("name: grid", "name: other")})
+    _ok(github.plan(2, sha).run(), "plan")
+    queue.trigger(github.merge(2))  # pending ...
+    queue.trigger(github.dispatch(manifests="sweeps/grid.yaml"))  # ... and replaced by this
+    assert [r.event for r in queue.cancelled] == ["push"]
+    queue.drain()
+    assert len(_names(github.beaker)) == 4  # PR 2's sweep waits
+    queue.trigger(github.schedule())
+    queue.drain()
+    assert len(_names(github.beaker)) == 8
+    assert {n.split("-")[0] for n in _names(github.beaker)} == {"grid", "other"}
