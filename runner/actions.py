@@ -19,7 +19,7 @@ from runner import ledger
 from runner.backends import Backend, Experiment, Rejected, Transient
 from runner.errors import RunnerError
 from runner.files import utc_now
-from runner.plan import DRIFTED, ORPHAN, SUBMITTED, Row, SweepPlan
+from runner.plan import DRIFTED, ORPHAN, SUBMITTED, Row, SweepPlan, capped
 
 RESTARTABLE = ("failed", "canceled")
 LIVE = ("queued", "running")
@@ -179,3 +179,17 @@ def find_point(plans: Sequence[SweepPlan], ref: str) -> list[tuple[SweepPlan, Ro
             f"{ref!r} matches {len(found)} points ({names}): give more of the key, or the name"
         )
     return found
+
+
+def live_caps(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
+    """Each plan under its max_running, counting the sweep's experiments queued or running now
+    (one bulk listing per capped sweep)."""
+    out = []
+    for plan in plans:
+        if plan.sweep.limits.max_running is None or not plan.to_submit_on(backend.kind):
+            out.append(plan)
+            continue
+        found = backend.existing(plan.sweep, [row.name for row in plan.rows])
+        running = sum(1 for e in found.values() if e.state in ("queued", "running"))
+        out.append(capped(plan, running))
+    return out

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 def cancel(directory: Path, args: CancelArgs) -> int:
     from runner import actions
     from runner.backends import open_backend
-    from runner.commands.submit import commit_back
+    from runner.commands.gitops import commit_back
 
     if args.push and not args.commit:
         raise RunnerError("--push pushes the ledger commit: use it with --commit")

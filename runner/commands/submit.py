@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems, stderr
-from runner.errors import RunnerError, SubmitError
+from runner.commands.gitops import check_commit, commit_back, only_reviewed
+from runner.errors import SubmitError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, submit the whole pipeline
     from runner.backends import Backend
@@ -180,7 +181,10 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
     if args.dry_run and args.backend == "auto" and (args.github_event or not args.paths):
         return _dry_run(cat)  # the Beaker plan needs no credentials: the dry-run job has none
-    target = check_commit(args, cat.root, [cat.root / s.path for s in cat.sweeps], branch)
+    manifests = [cat.root / s.path for s in cat.sweeps]
+    target = check_commit(
+        cat.root, manifests, branch, commit=args.commit, push=args.push, dry_run=args.dry_run
+    )
     progress = Progress()
     quiet = args.backend == "auto" and not args.paths  # refused below if it falls back to local
     notify = (lambda text: None) if quiet else progress.note
@@ -191,14 +195,16 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
             "no Beaker credentials, and the local backend runs only the manifests you name"
             " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
         )
+    from runner import actions
+
     plans = cat.plans(kind=backend.kind)
     restarts_failed = False
     if args.restart_failed and not args.dry_run:
         restarts_failed = restart_failed(backend, plans, cat.root)
         plans = cat.plans(kind=backend.kind)  # the ledgers now record the restarts
     if args.reviewed is not None and backend.kind == "beaker":
-        plans = _only_reviewed(plans, Path(args.reviewed))
-    plans = live_caps(backend, plans)
+        plans = only_reviewed(plans, Path(args.reviewed))
+    plans = actions.live_caps(backend, plans)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
         backend.close()
@@ -339,22 +345,6 @@ def restart_failed(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> 
     return counts[actions.FAILED] > 0
 
 
-def live_caps(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
-    """Each plan under its max_running, counting the sweep's experiments queued or running now
-    (one bulk listing per capped sweep)."""
-    from runner.plan import capped
-
-    out = []
-    for plan in plans:
-        if plan.sweep.limits.max_running is None or not plan.to_submit_on(backend.kind):
-            out.append(plan)
-            continue
-        found = backend.existing(plan.sweep, [row.name for row in plan.rows])
-        running = sum(1 for e in found.values() if e.state in ("queued", "running"))
-        out.append(capped(plan, running))
-    return out
-
-
 # -- the git and GitHub side ------------------------------------------------------------------
 
 
@@ -386,60 +376,3 @@ def _dry_run(cat: Catalog) -> int:
     print(report.table(plans), file=sys.stderr)
     github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
     return 0
-
-
-def _only_reviewed(plans: list[SweepPlan], pins_file: Path) -> list[SweepPlan]:
-    """Plan pinning: hold back the `+` points no reviewed plan showed, and list them."""
-    from runner import github, review
-
-    try:
-        pins = review.parse_pins(pins_file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RunnerError(f"cannot read the reviewed plans at {pins_file}: {exc}") from None
-    checked = review.hold_back(plans, pins)
-    if checked.held:
-        github.append_summary(review.held_markdown(checked))
-        stderr(f"{len(checked.held)} point(s) held back: not in a reviewed plan (see the summary)")
-        if github.in_actions():
-            print(
-                github.annotation(
-                    "warning", f"{len(checked.held)} point(s) held back: not in a reviewed plan"
-                ),
-                flush=True,
-            )
-    return list(checked.plans)
-
-
-def check_commit(
-    args: SubmitArgs, root: Path, manifests: Sequence[Path], branch: str | None
-) -> Target | None:
-    """Before anything is created: refuse uncommitted manifests; find where to push."""
-    if args.push and not args.commit:
-        raise RunnerError("--push pushes the ledger commit: use it with --commit")
-    if not args.commit or args.dry_run:
-        return None
-    from runner import gitrepo
-
-    gitrepo.ensure_committed(root, manifests)
-    return gitrepo.resolve_target(root, branch) if args.push else None
-
-
-def commit_back(root: Path, target: Target | None) -> None:
-    """Commit (and push) the ledgers after a submit, and say what happened, also in the summary."""
-    from runner import github, gitrepo
-
-    made = gitrepo.commit_ledgers(root)
-    lines = [f"Committed {made.sha[:12]}: {made.message}" if made else "No ledger changed."]
-    if target is not None:
-        pushed = gitrepo.publish(root, target)
-        where = f"{target.remote}/{target.branch}"
-        if pushed.sha:
-            lines.append(f"Pushed {pushed.sha[:12]} to {where}{gitrepo.raced_note(pushed)}.")
-        elif made:  # rebuilt on the remote's head, nothing of it was new there
-            lines.append(f"{where} records these experiments already: nothing to push.")
-        else:
-            lines.append(f"{where} is up to date.")
-        github.set_outputs({"commit": pushed.sha or ""})
-    for line in lines:
-        stderr(line)
-    github.append_summary("\n" + "\n\n".join(lines) + "\n")

@@ -1,0 +1,78 @@
+"""The git and GitHub side of the commands that change a sweep (`submit`, `cancel`): refusing
+uncommitted manifests, committing and pushing the ledgers, and plan pinning."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runner.commands.common import stderr
+from runner.errors import RunnerError
+
+if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
+    from runner.gitrepo import Target
+    from runner.plan import SweepPlan
+
+
+def check_commit(
+    root: Path,
+    manifests: Sequence[Path],
+    branch: str | None,
+    *,
+    commit: bool,
+    push: bool,
+    dry_run: bool = False,
+) -> Target | None:
+    """Before anything is created: refuse uncommitted manifests; find where to push."""
+    if push and not commit:
+        raise RunnerError("--push pushes the ledger commit: use it with --commit")
+    if not commit or dry_run:
+        return None
+    from runner import gitrepo
+
+    gitrepo.ensure_committed(root, manifests)
+    return gitrepo.resolve_target(root, branch) if push else None
+
+
+def commit_back(root: Path, target: Target | None) -> None:
+    """Commit (and push) the ledgers after a submit, and say what happened, also in the summary."""
+    from runner import github, gitrepo
+
+    made = gitrepo.commit_ledgers(root)
+    lines = [f"Committed {made.sha[:12]}: {made.message}" if made else "No ledger changed."]
+    if target is not None:
+        pushed = gitrepo.publish(root, target)
+        where = f"{target.remote}/{target.branch}"
+        if pushed.sha:
+            lines.append(f"Pushed {pushed.sha[:12]} to {where}{gitrepo.raced_note(pushed)}.")
+        elif made:  # rebuilt on the remote's head, nothing of it was new there
+            lines.append(f"{where} records these experiments already: nothing to push.")
+        else:
+            lines.append(f"{where} is up to date.")
+        github.set_outputs({"commit": pushed.sha or ""})
+    for line in lines:
+        stderr(line)
+    github.append_summary("\n" + "\n\n".join(lines) + "\n")
+
+
+def only_reviewed(plans: list[SweepPlan], pins_file: Path) -> list[SweepPlan]:
+    """Plan pinning: hold back the `+` points no reviewed plan showed, and list them."""
+    from runner import github, review
+
+    try:
+        pins = review.parse_pins(pins_file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RunnerError(f"cannot read the reviewed plans at {pins_file}: {exc}") from None
+    checked = review.hold_back(plans, pins)
+    if checked.held:
+        github.append_summary(review.held_markdown(checked))
+        stderr(f"{len(checked.held)} point(s) held back: not in a reviewed plan (see the summary)")
+        if github.in_actions():
+            print(
+                github.annotation(
+                    "warning", f"{len(checked.held)} point(s) held back: not in a reviewed plan"
+                ),
+                flush=True,
+            )
+    return list(checked.plans)
