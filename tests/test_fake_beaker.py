@@ -309,6 +309,7 @@ def test_rate_limit_answers_429_beyond_r_per_second(
     assert [e.name for e in fake_beaker.experiments()] == ["r1", "r2"]
 
 
+@pytest.mark.slow
 def test_retryable_conflict_is_retried_by_beaker_py_itself(
     fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace
 ) -> None:
@@ -363,6 +364,7 @@ def test_unavailable_is_injected_exactly_n_times(
         fake_beaker.unavailable("GetWorkloads")
 
 
+@pytest.mark.slow
 def test_beaker_py_retries_unavailable_every_two_seconds(
     fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace
 ) -> None:
@@ -414,6 +416,7 @@ def test_stop_refuses_connections_and_restart_keeps_state(
     assert fake_beaker.count_by_name() == {"survivor": 1, "after-restart": 1}
 
 
+@pytest.mark.slow
 def test_beaker_py_rides_out_a_short_outage(
     fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace
 ) -> None:

@@ -4,6 +4,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,6 +67,7 @@ def test_dotted_name_differs_from_plain_name() -> None:
     )
 
 
+@pytest.mark.slow
 @given(sweep_names, workspaces, st.integers(0, 1000), param_dicts, st.data())
 @settings(max_examples=100, deadline=None)
 def test_point_key_changes_with_every_input(

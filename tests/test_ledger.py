@@ -85,6 +85,7 @@ def _writer(path: str, start: int) -> None:
         ledger.record(Path(path), "demo", [_entry(i)])
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "ledger" / "demo.jsonl"
     context = multiprocessing.get_context("spawn")

@@ -149,6 +149,7 @@ def test_mermaid_draws_a_chart_per_series_when_one_has_a_gap_and_never_an_expone
     assert '["1e-05", "0.0001"]' in blocks[0] and "line [0.0000002, 0.5]" in blocks[0]
 
 
+@pytest.mark.slow
 def test_png_opens_has_its_size_and_is_not_blank(tmp_path: Path) -> None:
     plot.save(plot.chart(GRID, "loss"), tmp_path / "loss.png")
     image_checks(tmp_path / "loss.png")

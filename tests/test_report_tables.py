@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tabulate import tabulate
@@ -18,6 +19,7 @@ cells = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(
     st.integers(1, 5).flatmap(
         lambda n: st.tuples(

@@ -4,6 +4,7 @@ import functools
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,6 +55,7 @@ def _materialise(node: Any, suffix: str) -> Any:
     return node
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(DOCUMENTS, st.lists(st.booleans(), max_size=30), st.text())
 def test_a_filled_skeleton_is_the_canonical_json_of_the_filled_document(

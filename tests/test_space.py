@@ -553,6 +553,7 @@ def observed(space: Space) -> list[tuple[tuple[str, Ident], ...]]:
     return [tuple((n, (type(v).__name__, v)) for n, v in p.params) for p in iter_points(space)]
 
 
+@pytest.mark.slow
 @given(models(), st.booleans())
 @settings(max_examples=100, deadline=None)
 def test_expansion_matches_brute_force(model: Model, alt: bool) -> None:

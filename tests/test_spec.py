@@ -76,6 +76,7 @@ def test_the_round_trip_is_proven_once_per_shape_not_per_point(path: Path) -> No
     assert len(proofs) == len(shapes) <= len(points)
 
 
+@pytest.mark.slow
 def test_rendering_is_byte_identical_across_processes() -> None:
     path = EXAMPLES[0]
     code = f"from tests.test_spec import _rendered_json; from pathlib import Path; print(_rendered_json(Path({str(path)!r})), end='')"

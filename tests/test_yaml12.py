@@ -599,6 +599,7 @@ values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @fixture_ok
 @given(data=st.dictionaries(texts, values, max_size=6), flow=st.sampled_from([False, True, None]))
 def test_round_trip_of_safe_dump(data: dict[str, Any], flow: bool | None) -> None:
@@ -643,6 +644,7 @@ def emit(
             emit(child, indent + 2, (*path, label), out, want)
 
 
+@pytest.mark.slow
 @fixture_ok
 @given(tree=st.dictionaries(names, trees, min_size=1, max_size=5))
 def test_marks_point_at_generated_lines(tree: dict[str, Any]) -> None:
