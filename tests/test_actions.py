@@ -4,6 +4,7 @@ driven through the CLI over beaker-py's real wire protocols, with lost replies."
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.retry import RetryPolicy
+from tests.background import Command, Sink, wait_for
 from tests.conftest import PROJECT
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
 from tests.fake_beaker.server import FakeBeaker
@@ -306,3 +308,109 @@ def test_the_readme_example_sweep_loads_with_its_cap_and_restart_bound(tmp_path:
     [plan] = catalog.load(tmp_path, []).plans()
     assert (plan.sweep.limits.max_running, plan.sweep.limits.max_restarts) == (2, 3)
     assert len(plan.to_submit) == 2 and plan.cap is not None and plan.cap.waiting == 2
+
+
+@pytest.mark.slow
+def test_logs_follow_prints_every_line_once_in_order_until_the_job_ends(
+    repo: Path, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    name = _names(repo)[0]
+    fake_beaker.set_job_status(name, "running")
+    fake_beaker.set_logs(name, ["line 0\n", "line 1\n"])
+    fake_beaker.cut_log_stream(after_lines=3)  # resumed from the last line's time: no repeats
+    out = Sink()
+    monkeypatch.setattr(sys, "stdout", out)
+
+    follower = Command(repo, "logs", name, "--follow", "--backend", "beaker")
+    wait_for(lambda: out.text() == "line 0\nline 1\n", "the lines already written")
+    fake_beaker.append_logs(name, [f"line {i}\n" for i in range(2, 5)])
+    wait_for(lambda: "line 4\n" in out.text(), "the lines written while following")
+    assert follower.running  # the job runs: still following
+    fake_beaker.append_logs(name, ["line 5\n"])
+    fake_beaker.set_job_status(name, "succeeded")
+
+    assert follower.join() == 0
+    assert out.text() == "".join(f"line {i}\n" for i in range(6))
+
+
+# -- restart --dry-run ------------------------------------------------------------------------
+
+
+def test_restart_failed_dry_run_lists_what_it_would_restart_and_skip_and_restarts_nothing(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    failed, canceled, spent, done, *_ = _names(tmp_path)
+    fake_beaker.set_job_status(spent, "failed")
+    assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    fake_beaker.set_job_status(spent, "failed")  # failed again, its one restart spent
+    fake_beaker.set_job_status(canceled, "running")
+    assert _run(tmp_path, "cancel", "sweeps/exact.yaml", "--points", canceled, "--yes") == 0
+    fake_beaker.set_job_status(failed, "failed", exit_code=2)
+    fake_beaker.set_job_status(done, "succeeded")
+    ledger_before = ledger.ledger_path(tmp_path, "exact").read_text()
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+
+    # No PATH and the auto backend: still looked up on Beaker, which has the credentials.
+    assert _run(tmp_path, "submit", "--restart-failed", "--dry-run") == 0
+
+    assert fake_beaker.calls.get("RestartExperimentTasks", 0) == 0
+    assert fake_beaker.calls.get("http:create", 0) == 0
+    assert [fake_beaker.restarts(n) for n in (failed, canceled, spent)] == [0, 0, 1]
+    assert ledger.ledger_path(tmp_path, "exact").read_text() == ledger_before
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("would ")]
+    canceled_at = _entries(tmp_path)[canceled].canceled_at
+    assert sorted(lines) == sorted(
+        [
+            f"would restart exact/{failed}: failed (restarts: 0)",
+            f"would skip exact/{canceled}: canceled with `cancel` at {canceled_at}: left alone"
+            " (restarts: 0)",
+            f"would skip exact/{spent}: failed; max_restarts 1 reached (restarts: 1)",
+        ]
+    )
+    assert (
+        "Restart (dry run, nothing restarted): 1 would restart, 2 would skip, 0 would fail" in err
+    )
+
+
+# -- cancel of an experiment the ledger lost --------------------------------------------------
+
+
+def test_cancel_records_an_experiment_missing_from_the_ledger_so_restart_leaves_it(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    lost, kept, *_ = _names(repo)
+    path = ledger.ledger_path(repo, "exact")
+    whole = ledger.read(path, "exact")
+    # The ledger write of `lost` never happened (the runner was killed before it).
+    path.write_text(
+        ledger.render(
+            ledger.Ledger("exact", {k: e for k, e in whole.entries.items() if e.experiment != lost})
+        )
+    )
+    for name in (lost, kept):
+        fake_beaker.set_job_status(name, "running")
+    capsys.readouterr()
+
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--points", lost, kept, "--yes") == 0
+
+    assert "Canceled 2 experiment(s):" in capsys.readouterr().out
+    entries = _entries(repo)
+    recorded, original = (
+        entries[lost],
+        next(e for e in whole.entries.values() if e.experiment == lost),
+    )
+    assert recorded.canceled_at and entries[kept].canceled_at
+    assert (recorded.key, recorded.id, recorded.url) == (original.key, original.id, original.url)
+    assert dict(recorded.params) == dict(original.params)
+    for _ in range(2):  # the first would adopt it had cancel not recorded it; then restart it
+        assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert fake_beaker.restarts(lost) == fake_beaker.restarts(kept) == 0
+    assert fake_beaker.count_by_name()[lost] == 1
+    assert _entries(repo)[lost].canceled_at == recorded.canceled_at
+    assert f"skipped exact/{lost}: canceled with `cancel`" in capsys.readouterr().err

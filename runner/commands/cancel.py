@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cancel(directory: Path, args: CancelArgs) -> int:
-    from runner import actions
+    from runner import actions, gitrepo
     from runner.backends import open_backend
     from runner.commands.gitops import commit_back
 
@@ -85,8 +85,6 @@ def cancel(directory: Path, args: CancelArgs) -> int:
     raise_if_problems(cat)
     target = None
     if args.commit and args.yes:
-        from runner import gitrepo
-
         target = gitrepo.resolve_target(cat.root, None) if args.push else None
     backend = open_backend(args.backend, cat.root, stderr)
     try:
@@ -99,7 +97,7 @@ def cancel(directory: Path, args: CancelArgs) -> int:
             _show("Would cancel", targets)
             stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
             return EXIT_WOULD_CANCEL
-        done = actions.cancel(backend, targets, cat.root)
+        done = actions.cancel(backend, targets, cat.root, commit=gitrepo.head_commit(cat.root))
     finally:
         backend.close()
     _show("Canceled", done)
