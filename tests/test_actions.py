@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from beaker import Beaker, BeakerExperimentSpec
 
-from runner import catalog, ledger
+from runner import catalog, gitrepo, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.retry import RetryPolicy
@@ -18,6 +18,7 @@ from tests.background import Command, Sink, wait_for
 from tests.conftest import PROJECT
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
 from tests.fake_beaker.server import FakeBeaker
+from tests.gitworld import git, make_world, merge_sweep, write
 from tests.helpers import POINTS, SWEEP, write_manifest
 
 
@@ -42,7 +43,8 @@ def _run(root: Path, *args: str) -> int:
 
 def _names(root: Path) -> list[str]:
     """The experiment names of the sweep's points, in manifest order."""
-    return [row.name for row in catalog.load(root, []).plans()[0].rows if row.status != "-"]
+    [plan] = [p for p in catalog.load(root, []).plans() if p.sweep.name == "exact"]
+    return [row.name for row in plan.rows if row.status != "-"]
 
 
 def _entries(root: Path) -> dict[str, ledger.Entry]:
@@ -414,3 +416,53 @@ def test_cancel_records_an_experiment_missing_from_the_ledger_so_restart_leaves_
     assert fake_beaker.count_by_name()[lost] == 1
     assert _entries(repo)[lost].canceled_at == recorded.canceled_at
     assert f"skipped exact/{lost}: canceled with `cancel`" in capsys.readouterr().err
+
+
+# -- cancel --commit --push -------------------------------------------------------------------
+
+LEDGER = "sweeps/ledger/exact.jsonl"
+
+
+@pytest.mark.slow
+def test_cancel_commit_push_commits_only_the_ledger_and_rebuilds_a_raced_push(
+    tmp_path: Path,
+    fake_beaker: FakeBeaker,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(gitrepo, "DEFAULT_POLICY", RetryPolicy(attempts=6, sleep=waits.append))
+    world = make_world(tmp_path)
+    merge_sweep(world)
+    assert _run(world.ci_checkout("ci"), "submit", "--commit", "--push") == 0
+    ours, theirs = world.ci_checkout("ours"), world.ci_checkout("theirs")
+    restarted, canceled, *_ = _names(ours)
+    fake_beaker.set_job_status(restarted, "failed")
+    fake_beaker.set_job_status(canceled, "running")
+    # Another run records a restart in the same ledger and pushes first: ours is then rejected.
+    assert _run(theirs, "submit", "--restart-failed", "--commit", "--push") == 0
+    their_commit = world.head()
+    write(ours, "README.md", "A local edit that is not the runner's to commit.\n")
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+
+    assert (
+        _run(
+            ours, "cancel", "sweeps/exact.yaml", "--points", canceled, "--yes", "--commit", "--push"
+        )
+        == 0
+    )
+
+    assert fake_beaker.calls["CancelWorkloads"] == 1 and fake_beaker.cancels(canceled) == 1
+    assert "origin moved, merged and pushed again" in capsys.readouterr().err
+    assert len(waits) == 1  # one rejected push, rebuilt on their commit, pushed
+    assert world.head("main^") == their_commit and world.head() == git(ours, "rev-parse", "HEAD")
+    assert world.files_changed() == [LEDGER] and "[skip ci]" in world.message()
+    on_origin = {
+        e.experiment: e for e in ledger.parse(world.show(LEDGER), LEDGER, "exact").entries.values()
+    }
+    assert on_origin[canceled].canceled_at and not on_origin[restarted].canceled_at
+    assert on_origin[restarted].restarts == 1  # their record kept beside ours
+    assert set(on_origin) == set(_names(ours))
+    assert "A local edit" in (ours / "README.md").read_text()  # left as it was, uncommitted
+    assert git(ours, "status", "--porcelain") == " M README.md"
