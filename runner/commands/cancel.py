@@ -100,9 +100,10 @@ def cancel(directory: Path, args: CancelArgs) -> int:
         done = actions.cancel(backend, targets, cat.root, commit=gitrepo.head_commit(cat.root))
     finally:
         backend.close()
-    _show("Canceled", done)
+    if done:
+        _show("Canceled", done)
     if len(done) < len(targets):
-        stderr(f"{len(targets) - len(done)} had already finished.")
+        stderr(f"{len(targets) - len(done)} had already finished: nothing to cancel there.")
     _warn_waiting(plans, backend.kind)
     if args.commit:
         commit_back(cat.root, target)
