@@ -248,8 +248,9 @@ def test_cancel_stops_another_runners_local_replicas_and_records_it(
         assert state is not None and len(state.replicas) == 2
         assert _run(root, *cancel) == 0
         assert runner.wait(timeout=WAIT) == 0  # its run ended; it recorded the run as it ended
-    out = capsys.readouterr().out
-    assert out.startswith("Canceled 1 experiment(s):") and name in out
+    said = capsys.readouterr()
+    assert said.out.startswith("Canceled 1 experiment(s):") and name in said.out
+    assert "still has" not in said.err  # recorded as canceled: not a point left to submit
     for replica in state.replicas:  # stopped: no process has that pid and start time any more
         assert replica.pid is not None and process_started(replica.pid) != replica.pid_started
     final = run.read()

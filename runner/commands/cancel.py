@@ -104,16 +104,17 @@ def cancel(directory: Path, args: CancelArgs) -> int:
         _show("Canceled", done)
     if len(done) < len(targets):
         stderr(f"{len(targets) - len(done)} had already finished: nothing to cancel there.")
-    _warn_waiting(plans, backend.kind)
+    _warn_waiting(plans, backend.kind, {id(t.row) for t in done})
     if args.commit:
         commit_back(cat.root, target)
     return 0
 
 
-def _warn_waiting(plans: Sequence[SweepPlan], kind: str) -> None:
-    """Cancel never changes the manifest: its `+` points are still submitted by the next run."""
+def _warn_waiting(plans: Sequence[SweepPlan], kind: str, canceled: set[int]) -> None:
+    """Cancel never changes the manifest: its `+` points are still submitted by the next run,
+    except those it just canceled (now in the ledger: existing, found by their key)."""
     for plan in plans:
-        left = plan.counts["+"]
+        left = sum(1 for r in plan.rows if r.status == "+" and id(r) not in canceled)
         if left and plan.to_submit_on(kind):
             stderr(
                 f"{plan.sweep.name} still has {left} point(s) to submit: the next submit (or the"
