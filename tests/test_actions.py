@@ -18,7 +18,7 @@ from tests.background import Command, Sink, wait_for
 from tests.conftest import PROJECT
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
 from tests.fake_beaker.server import FakeBeaker
-from tests.gitworld import git, make_world, merge_sweep, write
+from tests.gitworld import git, github_env, make_world, merge_sweep, write
 from tests.helpers import POINTS, SWEEP, write_manifest
 
 
@@ -468,3 +468,15 @@ def test_cancel_commit_push_commits_only_the_ledger_and_rebuilds_a_raced_push(
     assert set(on_origin) == set(_names(ours))
     assert "A local edit" in (ours / "README.md").read_text()  # left as it was, uncommitted
     assert git(ours, "status", "--porcelain") == " M README.md"
+
+
+def test_a_dispatched_restart_failed_dry_run_without_credentials_says_it_did_not_check(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("BEAKER_TOKEN", raising=False)  # the dry-run job has no secrets
+    inputs = {"inputs": {"dry_run": "true", "restart_failed": "true"}}
+    github_env(monkeypatch, repo / "gh", "workflow_dispatch", inputs)
+    assert _run(repo, "submit", "--dry-run", "--github-event") == 0
+    err = capsys.readouterr().err
+    assert "--restart-failed: which points failed is not checked in this dry run" in err
+    assert "would restart" not in err and "Plan: 6 to submit" in err
