@@ -44,6 +44,23 @@ def _record(root: Path, kind: str, sweep: str, entry: ledger.Entry) -> None:
     ledger.record(ledger.ledger_path(root, sweep, kind), sweep, [entry])
 
 
+def restart_candidates(backend: Backend, plans: Sequence[SweepPlan]) -> list[Candidate]:
+    """Every recorded point of the plans whose experiment failed or was canceled, with what
+    `--restart-failed` decides for it; nothing is changed (one listing per sweep)."""
+    found: list[Candidate] = []
+    for plan in plans:
+        if plan.sweep.draft and backend.kind == "beaker":
+            continue
+        rows = [r for r in plan.rows if r.status in (SUBMITTED, DRIFTED) and r.entry]
+        # `existing`: one listing with the states, without `states`' exit code per finished one.
+        live = backend.existing(plan.sweep, [r.name for r in rows]) if rows else {}
+        for row in rows:
+            experiment = live.get(row.name)
+            if experiment is not None and experiment.state in RESTARTABLE:
+                found.append(_decide(plan, row, experiment))
+    return found
+
+
 def restart_failed(
     backend: Backend,
     plans: Sequence[SweepPlan],
@@ -52,50 +69,63 @@ def restart_failed(
 ) -> list[Restart]:
     """Restart every recorded point of the plans whose experiment failed or was canceled, in
     place, at most `max_restarts` times each; points canceled with `cancel` are left alone."""
-    done: list[Restart] = []
-    for plan in plans:
-        if plan.sweep.draft and backend.kind == "beaker":
-            continue
-        rows = [r for r in plan.rows if r.status in (SUBMITTED, DRIFTED) and r.entry]
-        # `existing`: one listing with the states, without `states`' exit code per finished one.
-        live = backend.existing(plan.sweep, [r.name for r in rows]) if rows else {}
-        for row in rows:
-            found = live.get(row.name)
-            if found is not None and found.state in RESTARTABLE:
-                done.append(_restart_one(backend, plan, row, found, root, now))
-    return done
+    return [
+        _restart_one(backend, c, root, now) if c.verdict == RESTARTED else c.outcome()
+        for c in restart_candidates(backend, plans)
+    ]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A failed or canceled point, and whether `--restart-failed` restarts it."""
+
+    plan: SweepPlan
+    row: Row
+    found: Experiment
+    verdict: str
+    """restarted (to be restarted) | skipped | failed"""
+    detail: str
+
+    def outcome(self, status: str = "", detail: str = "", restarts: int = -1) -> Restart:
+        assert self.row.entry is not None
+        return Restart(
+            self.plan.sweep.name,
+            self.row.name,
+            status or self.verdict,
+            detail or self.detail,
+            self.row.entry.restarts if restarts < 0 else restarts,
+        )
+
+
+def _decide(plan: SweepPlan, row: Row, found: Experiment) -> Candidate:
+    entry, limit = row.entry, plan.sweep.limits.max_restarts
+    assert entry is not None
+    if found.key != row.key:
+        detail = f"records key {found.key or 'none'}, not {row.key}: left alone"
+        return Candidate(plan, row, found, FAILED, detail)
+    if entry.canceled_at:
+        detail = f"canceled with `cancel` at {entry.canceled_at}: left alone"
+        return Candidate(plan, row, found, SKIPPED, detail)
+    if limit is not None and entry.restarts >= limit:
+        return Candidate(plan, row, found, SKIPPED, f"{found.state}; max_restarts {limit} reached")
+    return Candidate(plan, row, found, RESTARTED, found.state)
 
 
 def _restart_one(
-    backend: Backend,
-    plan: SweepPlan,
-    row: Row,
-    found: Experiment,
-    root: Path,
-    now: Callable[[], str],
+    backend: Backend, candidate: Candidate, root: Path, now: Callable[[], str]
 ) -> Restart:
-    entry, sweep = row.entry, plan.sweep
+    row, sweep = candidate.row, candidate.plan.sweep
+    entry = row.entry
     assert entry is not None and row.rendered is not None
-    limit = sweep.limits.max_restarts
-
-    def outcome(status: str, detail: str, restarts: int = entry.restarts) -> Restart:
-        return Restart(sweep.name, row.name, status, detail, restarts)
-
-    if found.key != row.key:
-        return outcome(FAILED, f"records key {found.key or 'none'}, not {row.key}: left alone")
-    if entry.canceled_at:
-        return outcome(SKIPPED, f"canceled with `cancel` at {entry.canceled_at}: left alone")
-    if limit is not None and entry.restarts >= limit:
-        return outcome(SKIPPED, f"{found.state}; max_restarts {limit} reached")
     try:
-        restarted = backend.restart(sweep, row.rendered, found)
+        restarted = backend.restart(sweep, row.rendered, candidate.found)
     except (Transient, Rejected) as exc:
-        return outcome(FAILED, str(exc))
+        return candidate.outcome(FAILED, str(exc))
     if restarted is None:
-        return outcome(SKIPPED, "no longer failed or canceled (restarted elsewhere?)")
+        return candidate.outcome(SKIPPED, "no longer failed or canceled (restarted elsewhere?)")
     count = entry.restarts + 1
     _record(root, backend.kind, sweep.name, _restarted(entry, count, now()))
-    return outcome(RESTARTED, f"{found.state} -> {restarted.state}", count)
+    return candidate.outcome(RESTARTED, f"{candidate.found.state} -> {restarted.state}", count)
 
 
 def _restarted(entry: ledger.Entry, count: int, at: str) -> ledger.Entry:
@@ -141,8 +171,15 @@ def cancel(
     targets: Sequence[Target],
     root: Path,
     now: Callable[[], str] = utc_now,
+    commit: str = "uncommitted",
 ) -> list[Target]:
-    """Cancel the targets, one bulk request per sweep; record each in its ledger entry."""
+    """Cancel the targets, one bulk request per sweep; record each in its ledger entry.
+
+    A point the ledger does not record yet (its entry was never written, or it is still running
+    locally) gets its entry now, with `canceled_at`: otherwise the next submit would adopt it
+    without, and `--restart-failed` would restart what was canceled on request. `commit` is
+    the commit the manifests were read at, recorded in such a new entry.
+    """
     canceled: list[Target] = []
     plans = {id(t.plan): t.plan for t in targets}  # plans are not hashable; each is one object
     for plan in plans.values():
@@ -153,10 +190,26 @@ def cancel(
             if target.row.name not in names:
                 continue
             canceled.append(target)
-            if target.row.entry is not None:
-                entry = dataclasses.replace(target.row.entry, canceled_at=stamp)
-                _record(root, backend.kind, plan.sweep.name, entry)
+            _record(root, backend.kind, plan.sweep.name, _canceled(target, stamp, commit))
     return canceled
+
+
+def _canceled(target: Target, at: str, commit: str) -> ledger.Entry:
+    if target.row.entry is not None:
+        return dataclasses.replace(target.row.entry, canceled_at=at)
+    point = target.row.rendered
+    assert point is not None  # a row without an entry is a manifest point
+    return ledger.Entry(
+        key=point.key,
+        experiment=point.name,
+        url=target.experiment.url,
+        id=target.experiment.id,
+        spec_hash=point.spec_hash,
+        submitted_at=at,  # when it was recorded; its creation time is the backend's to tell
+        commit=commit,
+        params=dict(point.params),
+        canceled_at=at,
+    )
 
 
 # -- finding a point --------------------------------------------------------------------------

@@ -4,18 +4,21 @@ driven through the CLI over beaker-py's real wire protocols, with lost replies."
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from beaker import Beaker, BeakerExperimentSpec
 
-from runner import catalog, ledger
+from runner import catalog, gitrepo, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.retry import RetryPolicy
+from tests.background import Command, Sink, wait_for
 from tests.conftest import PROJECT
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
 from tests.fake_beaker.server import FakeBeaker
+from tests.gitworld import git, github_env, make_world, merge_sweep, write
 from tests.helpers import POINTS, SWEEP, write_manifest
 
 
@@ -40,7 +43,8 @@ def _run(root: Path, *args: str) -> int:
 
 def _names(root: Path) -> list[str]:
     """The experiment names of the sweep's points, in manifest order."""
-    return [row.name for row in catalog.load(root, []).plans()[0].rows if row.status != "-"]
+    [plan] = [p for p in catalog.load(root, []).plans() if p.sweep.name == "exact"]
+    return [row.name for row in plan.rows if row.status != "-"]
 
 
 def _entries(root: Path) -> dict[str, ledger.Entry]:
@@ -306,3 +310,173 @@ def test_the_readme_example_sweep_loads_with_its_cap_and_restart_bound(tmp_path:
     [plan] = catalog.load(tmp_path, []).plans()
     assert (plan.sweep.limits.max_running, plan.sweep.limits.max_restarts) == (2, 3)
     assert len(plan.to_submit) == 2 and plan.cap is not None and plan.cap.waiting == 2
+
+
+@pytest.mark.slow
+def test_logs_follow_prints_every_line_once_in_order_until_the_job_ends(
+    repo: Path, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    name = _names(repo)[0]
+    fake_beaker.set_job_status(name, "running")
+    fake_beaker.set_logs(name, ["line 0\n", "line 1\n"])
+    fake_beaker.cut_log_stream(after_lines=3)  # resumed from the last line's time: no repeats
+    out = Sink()
+    monkeypatch.setattr(sys, "stdout", out)
+
+    follower = Command(repo, "logs", name, "--follow", "--backend", "beaker")
+    wait_for(lambda: out.text() == "line 0\nline 1\n", "the lines already written")
+    fake_beaker.append_logs(name, [f"line {i}\n" for i in range(2, 5)])
+    wait_for(lambda: "line 4\n" in out.text(), "the lines written while following")
+    assert follower.running  # the job runs: still following
+    fake_beaker.append_logs(name, ["line 5\n"])
+    fake_beaker.set_job_status(name, "succeeded")
+
+    assert follower.join() == 0
+    assert out.text() == "".join(f"line {i}\n" for i in range(6))
+
+
+# -- restart --dry-run ------------------------------------------------------------------------
+
+
+def test_restart_failed_dry_run_lists_what_it_would_restart_and_skip_and_restarts_nothing(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    failed, canceled, spent, done, *_ = _names(tmp_path)
+    fake_beaker.set_job_status(spent, "failed")
+    assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    fake_beaker.set_job_status(spent, "failed")  # failed again, its one restart spent
+    fake_beaker.set_job_status(canceled, "running")
+    assert _run(tmp_path, "cancel", "sweeps/exact.yaml", "--points", canceled, "--yes") == 0
+    fake_beaker.set_job_status(failed, "failed", exit_code=2)
+    fake_beaker.set_job_status(done, "succeeded")
+    ledger_before = ledger.ledger_path(tmp_path, "exact").read_text()
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+
+    # No PATH and the auto backend: still looked up on Beaker, which has the credentials.
+    assert _run(tmp_path, "submit", "--restart-failed", "--dry-run") == 0
+
+    assert fake_beaker.calls.get("RestartExperimentTasks", 0) == 0
+    assert fake_beaker.calls.get("http:create", 0) == 0
+    assert [fake_beaker.restarts(n) for n in (failed, canceled, spent)] == [0, 0, 1]
+    assert ledger.ledger_path(tmp_path, "exact").read_text() == ledger_before
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("would ")]
+    canceled_at = _entries(tmp_path)[canceled].canceled_at
+    assert sorted(lines) == sorted(
+        [
+            f"would restart exact/{failed}: failed (restarts: 0)",
+            f"would skip exact/{canceled}: canceled with `cancel` at {canceled_at}: left alone"
+            " (restarts: 0)",
+            f"would skip exact/{spent}: failed; max_restarts 1 reached (restarts: 1)",
+        ]
+    )
+    assert (
+        "Restart (dry run, nothing restarted): 1 would restart, 2 would skip, 0 would fail" in err
+    )
+
+
+# -- cancel of an experiment the ledger lost --------------------------------------------------
+
+
+def test_cancel_records_an_experiment_missing_from_the_ledger_so_restart_leaves_it(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    lost, kept, *_ = _names(repo)
+    path = ledger.ledger_path(repo, "exact")
+    whole = ledger.read(path, "exact")
+    # The ledger write of `lost` never happened (the runner was killed before it).
+    path.write_text(
+        ledger.render(
+            ledger.Ledger("exact", {k: e for k, e in whole.entries.items() if e.experiment != lost})
+        )
+    )
+    for name in (lost, kept):
+        fake_beaker.set_job_status(name, "running")
+    capsys.readouterr()
+
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--points", lost, kept, "--yes") == 0
+
+    said = capsys.readouterr()
+    assert "Canceled 2 experiment(s):" in said.out
+    assert "still has" not in said.err  # `lost` is recorded now: no submit creates it again
+    entries = _entries(repo)
+    recorded, original = (
+        entries[lost],
+        next(e for e in whole.entries.values() if e.experiment == lost),
+    )
+    assert recorded.canceled_at and entries[kept].canceled_at
+    assert (recorded.key, recorded.id, recorded.url) == (original.key, original.id, original.url)
+    assert dict(recorded.params) == dict(original.params)
+    for _ in range(2):  # the first would adopt it had cancel not recorded it; then restart it
+        assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert fake_beaker.restarts(lost) == fake_beaker.restarts(kept) == 0
+    assert fake_beaker.count_by_name()[lost] == 1
+    assert _entries(repo)[lost].canceled_at == recorded.canceled_at
+    assert f"skipped exact/{lost}: canceled with `cancel`" in capsys.readouterr().err
+
+
+# -- cancel --commit --push -------------------------------------------------------------------
+
+LEDGER = "sweeps/ledger/exact.jsonl"
+
+
+@pytest.mark.slow
+def test_cancel_commit_push_commits_only_the_ledger_and_rebuilds_a_raced_push(
+    tmp_path: Path,
+    fake_beaker: FakeBeaker,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(gitrepo, "DEFAULT_POLICY", RetryPolicy(attempts=6, sleep=waits.append))
+    world = make_world(tmp_path)
+    merge_sweep(world)
+    assert _run(world.ci_checkout("ci"), "submit", "--commit", "--push") == 0
+    ours, theirs = world.ci_checkout("ours"), world.ci_checkout("theirs")
+    restarted, canceled, *_ = _names(ours)
+    fake_beaker.set_job_status(restarted, "failed")
+    fake_beaker.set_job_status(canceled, "running")
+    # Another run records a restart in the same ledger and pushes first: ours is then rejected.
+    assert _run(theirs, "submit", "--restart-failed", "--commit", "--push") == 0
+    their_commit = world.head()
+    write(ours, "README.md", "A local edit that is not the runner's to commit.\n")
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+
+    assert (
+        _run(
+            ours, "cancel", "sweeps/exact.yaml", "--points", canceled, "--yes", "--commit", "--push"
+        )
+        == 0
+    )
+
+    assert fake_beaker.calls["CancelWorkloads"] == 1 and fake_beaker.cancels(canceled) == 1
+    assert "origin moved, merged and pushed again" in capsys.readouterr().err
+    assert len(waits) == 1  # one rejected push, rebuilt on their commit, pushed
+    assert world.head("main^") == their_commit and world.head() == git(ours, "rev-parse", "HEAD")
+    assert world.files_changed() == [LEDGER] and "[skip ci]" in world.message()
+    on_origin = {
+        e.experiment: e for e in ledger.parse(world.show(LEDGER), LEDGER, "exact").entries.values()
+    }
+    assert on_origin[canceled].canceled_at and not on_origin[restarted].canceled_at
+    assert on_origin[restarted].restarts == 1  # their record kept beside ours
+    assert set(on_origin) == set(_names(ours))
+    assert "A local edit" in (ours / "README.md").read_text()  # left as it was, uncommitted
+    assert git(ours, "status", "--porcelain") == " M README.md"
+
+
+def test_a_dispatched_restart_failed_dry_run_without_credentials_says_it_did_not_check(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("BEAKER_TOKEN", raising=False)  # the dry-run job has no secrets
+    inputs = {"inputs": {"dry_run": "true", "restart_failed": "true"}}
+    github_env(monkeypatch, repo / "gh", "workflow_dispatch", inputs)
+    assert _run(repo, "submit", "--dry-run", "--github-event") == 0
+    err = capsys.readouterr().err
+    assert "--restart-failed: which points failed is not checked in this dry run" in err
+    assert "would restart" not in err and "Plan: 6 to submit" in err

@@ -1,15 +1,24 @@
-"""Restart and logs on the local backend: real processes, real run directories."""
+"""Restart, cancel and logs on the local backend: real processes, real run directories."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from runner import ledger
+from runner import catalog, ledger
+from runner.backends.local.rundir import Replica, RunDir, new_state, process_started, with_replica
 from runner.cli import main
+from tests.background import WAIT, Command, Sink, wait_for
 from tests.conftest import PROJECT
 from tests.helpers import write_manifest
 
@@ -113,3 +122,182 @@ def test_logs_before_a_local_run_and_for_unknown_or_ambiguous_points(
     assert _run(root, "logs", "zz-nothing", "--backend", "local") == 1
     err = capsys.readouterr().err
     assert "no point is named 'zz-nothing'" in err and err.count("\n") == 1
+
+
+# -- following a run, and cancelling another runner's run -------------------------------------
+
+# Says it waits, waits for the test's go (bounded), then trains for a moment, printing as it goes.
+GATE = """\
+import pathlib, sys, time
+from runner.examples import toy_trainer
+print("waiting for go", flush=True)
+deadline = time.monotonic() + 120
+while not pathlib.Path("go").exists():
+    if time.monotonic() > deadline:
+        sys.exit("no go after 120 s")
+    time.sleep(0.02)
+sys.exit(toy_trainer.main(sys.argv[1:]))
+"""
+
+FOLLOWED = """\
+version: 1
+name: followed
+draft: true
+beaker:
+  workspace: ai2/local-tests
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, gate.py, --steps, "300", --step-sleep, "0.002"]
+params:
+  grid:
+    lr: [0.1]
+"""
+
+# A slow sweep: one point, two replicas training for about a minute unless stopped.
+SLOW = """\
+version: 1
+name: slow
+draft: true
+beaker:
+  workspace: ai2/local-tests
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, -m, runner.examples.toy_trainer, --steps, "6000", --step-sleep, "0.01"]
+    replicas: 2
+params:
+  grid:
+    lr: [0.1]
+"""
+
+
+LOCAL = ("--backend", "local")
+
+
+def _point(root: Path, sweep: str) -> tuple[str, str, RunDir]:
+    """The one point of a sweep: its name, its key and its local run directory."""
+    [plan] = [p for p in catalog.load(root, []).plans(kind="local") if p.sweep.name == sweep]
+    [row] = plan.rows
+    return row.name, row.key, RunDir(root / ".runs" / sweep / row.name)
+
+
+@contextlib.contextmanager
+def _submitting(root: Path, manifest: str) -> Iterator[subprocess.Popen[bytes]]:
+    """Another runner: `submit MANIFEST --backend local` in its own process, stopped at the end."""
+    with open(root / "submit.log", "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "runner", "-C", str(root), "submit", manifest, *LOCAL],
+            cwd=PROJECT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.terminate()  # it stops its replicas on SIGTERM
+                try:
+                    proc.wait(timeout=WAIT)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+def test_logs_follow_prints_a_local_runs_lines_as_they_come_until_it_ends(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "gate.py").write_text(GATE)
+    write_manifest(root, FOLLOWED, "followed.yaml")
+    name, _, run = _point(root, "followed")
+    log = run.path / "replica-0.log"
+    out = Sink()
+    with _submitting(root, "sweeps/followed.yaml") as runner:
+        wait_for(lambda: log.exists() and "waiting" in log.read_text(), "the run to start")
+        monkeypatch.setattr(sys, "stdout", out)
+        follower = Command(root, "logs", name, "--follow", "--backend", "local")
+        wait_for(lambda: out.text() == "waiting for go\n", "the line written before following")
+        assert follower.running
+        (root / "go").write_text("")  # the rest is written while the command follows
+        assert follower.join() == 0
+        assert runner.wait(timeout=WAIT) == 0
+    state = run.read()
+    assert state is not None and state.status == "succeeded"
+    text = out.text()
+    assert text == log.read_text()  # every line, once, in order
+    lines = text.splitlines()
+    assert lines[0] == "waiting for go" and lines[1].startswith("replica 0 of 1")
+    assert [line.split(" loss")[0] for line in lines[2:5]] == ["step 100", "step 200", "step 300"]
+    assert lines[5].startswith("replica 0 done: final loss") and len(lines) == 6
+
+
+def test_cancel_stops_another_runners_local_replicas_and_records_it(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(root, SLOW, "slow.yaml")
+    name, key, run = _point(root, "slow")
+    cancel = ["cancel", "sweeps/slow.yaml", "--yes", "--backend", "local"]
+
+    def started() -> bool:
+        state = run.read()
+        return state is not None and all(r.pid_started for r in state.replicas)
+
+    with _submitting(root, "sweeps/slow.yaml") as runner:
+        wait_for(started, "both replicas to start")
+        state = run.read()
+        assert state is not None and len(state.replicas) == 2
+        assert _run(root, *cancel) == 0
+        assert runner.wait(timeout=WAIT) == 0  # its run ended; it recorded the run as it ended
+    said = capsys.readouterr()
+    assert said.out.startswith("Canceled 1 experiment(s):") and name in said.out
+    assert "still has" not in said.err  # recorded as canceled: not a point left to submit
+    for replica in state.replicas:  # stopped: no process has that pid and start time any more
+        assert replica.pid is not None and process_started(replica.pid) != replica.pid_started
+    final = run.read()
+    assert final is not None and final.status == "failed"
+    assert [r.exit_code for r in final.replicas] == [128 + signal.SIGTERM] * 2
+    entry = _local_entry(root, "slow")
+    assert (entry.experiment, entry.key) == (name, key) and entry.canceled_at
+
+    assert _run(root, "submit", "sweeps/slow.yaml", "--restart-failed", "--backend", "local") == 0
+    assert "canceled with `cancel`" in capsys.readouterr().err
+    assert not (run.path / "attempt-1").exists() and _local_entry(root, "slow").restarts == 0
+
+
+def test_cancel_never_signals_a_process_that_reuses_a_recorded_pid(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(root, SLOW, "slow.yaml")
+    name, key, run = _point(root, "slow")
+    run.path.mkdir(parents=True)
+    sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+    bystander = subprocess.Popen(sleeper, start_new_session=True)  # holds a recorded pid now
+    replica = subprocess.Popen(sleeper, start_new_session=True)
+    lock = os.open(run.lock_file, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as the live runner of this run does
+        wait_for(lambda: process_started(bystander.pid) is not None, "the bystander to start")
+        reused = Replica("main", 0, "replica-0.log", bystander.pid, 1)  # another start time
+        state = new_state("slow", name, key, (reused, Replica("main", 1, "replica-1.log")))
+        run.write(state)
+
+        assert _run(root, "cancel", "sweeps/slow.yaml", "--yes", "--backend", "local") == 0
+        assert "1 had already finished" in capsys.readouterr().err
+        assert not (root / ".runs" / "slow" / "ledger.jsonl").exists()  # nothing canceled
+
+        started = process_started(replica.pid)
+        run.write(with_replica(state, 1, pid=replica.pid, pid_started=started))
+        assert _run(root, "cancel", "sweeps/slow.yaml", "--yes", "--backend", "local") == 0
+        assert replica.wait(timeout=WAIT) == -signal.SIGTERM
+        assert bystander.poll() is None  # never signalled
+        assert _local_entry(root, "slow").canceled_at
+    finally:
+        os.close(lock)
+        for proc in (bystander, replica):
+            proc.kill()
+            proc.wait()
+
+
+def _local_entry(root: Path, sweep: str) -> ledger.Entry:
+    [entry] = ledger.read(root / ".runs" / sweep / "ledger.jsonl", sweep).entries.values()
+    return entry

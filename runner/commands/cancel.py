@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cancel(directory: Path, args: CancelArgs) -> int:
-    from runner import actions
+    from runner import actions, gitrepo
     from runner.backends import open_backend
     from runner.commands.gitops import commit_back
 
@@ -85,8 +85,6 @@ def cancel(directory: Path, args: CancelArgs) -> int:
     raise_if_problems(cat)
     target = None
     if args.commit and args.yes:
-        from runner import gitrepo
-
         target = gitrepo.resolve_target(cat.root, None) if args.push else None
     backend = open_backend(args.backend, cat.root, stderr)
     try:
@@ -99,22 +97,24 @@ def cancel(directory: Path, args: CancelArgs) -> int:
             _show("Would cancel", targets)
             stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
             return EXIT_WOULD_CANCEL
-        done = actions.cancel(backend, targets, cat.root)
+        done = actions.cancel(backend, targets, cat.root, commit=gitrepo.head_commit(cat.root))
     finally:
         backend.close()
-    _show("Canceled", done)
+    if done:
+        _show("Canceled", done)
     if len(done) < len(targets):
-        stderr(f"{len(targets) - len(done)} had already finished.")
-    _warn_waiting(plans, backend.kind)
+        stderr(f"{len(targets) - len(done)} had already finished: nothing to cancel there.")
+    _warn_waiting(plans, backend.kind, {id(t.row) for t in done})
     if args.commit:
         commit_back(cat.root, target)
     return 0
 
 
-def _warn_waiting(plans: Sequence[SweepPlan], kind: str) -> None:
-    """Cancel never changes the manifest: its `+` points are still submitted by the next run."""
+def _warn_waiting(plans: Sequence[SweepPlan], kind: str, canceled: set[int]) -> None:
+    """Cancel never changes the manifest: its `+` points are still submitted by the next run,
+    except those it just canceled (now in the ledger: existing, found by their key)."""
     for plan in plans:
-        left = plan.counts["+"]
+        left = sum(1 for r in plan.rows if r.status == "+" and id(r) not in canceled)
         if left and plan.to_submit_on(kind):
             stderr(
                 f"{plan.sweep.name} still has {left} point(s) to submit: the next submit (or the"

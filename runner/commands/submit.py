@@ -179,8 +179,9 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
         args, branch = apply_event(args)
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
-    if args.dry_run and args.backend == "auto" and (args.github_event or not args.paths):
-        return _dry_run(cat)  # the Beaker plan needs no credentials: the dry-run job has none
+    offline = args.github_event or not (args.paths or args.restart_failed)
+    if args.dry_run and args.backend == "auto" and offline:
+        return _dry_run(cat, args.restart_failed)  # the plan needs no credentials: CI's has none
     manifests = [cat.root / s.path for s in cat.sweeps]
     target = check_commit(
         cat.root, manifests, branch, commit=args.commit, push=args.push, dry_run=args.dry_run
@@ -199,7 +200,9 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
 
     plans = cat.plans(kind=backend.kind)
     restarts_failed = False
-    if args.restart_failed and not args.dry_run:
+    if args.restart_failed and args.dry_run:
+        would_restart(backend, plans)
+    elif args.restart_failed:
         restarts_failed = restart_failed(backend, plans, cat.root)
         plans = cat.plans(kind=backend.kind)  # the ledgers now record the restarts
     if args.reviewed is not None and backend.kind == "beaker":
@@ -345,6 +348,25 @@ def restart_failed(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> 
     return counts[actions.FAILED] > 0
 
 
+def would_restart(backend: Backend, plans: Sequence[SweepPlan]) -> None:
+    """`--restart-failed --dry-run`: the points it would restart and those it would leave."""
+    from runner import actions
+
+    found = actions.restart_candidates(backend, plans)
+    verbs = {actions.RESTARTED: "restart", actions.SKIPPED: "skip", actions.FAILED: "fail"}
+    for item in found:
+        restarts = item.row.entry.restarts if item.row.entry else 0
+        stderr(
+            f"would {verbs[item.verdict]} {item.plan.sweep.name}/{item.row.name}: {item.detail}"
+            f" (restarts: {restarts})"
+        )
+    counts = {v: sum(1 for c in found if c.verdict == s) for s, v in verbs.items()}
+    stderr(
+        "Restart (dry run, nothing restarted): "
+        + ", ".join(f"{n} would {v}" for v, n in counts.items())
+    )
+
+
 # -- the git and GitHub side ------------------------------------------------------------------
 
 
@@ -368,10 +390,15 @@ def apply_event(args: SubmitArgs) -> tuple[SubmitArgs, str | None]:
     return args, event.branch
 
 
-def _dry_run(cat: Catalog) -> int:
+def _dry_run(cat: Catalog, restart_failed: bool = False) -> int:
     from runner import github
     from runner.report import plan as report
 
+    if restart_failed:
+        stderr(
+            "--restart-failed: which points failed is not checked in this dry run without"
+            " credentials; `submit --restart-failed --dry-run --backend beaker` lists them"
+        )
     plans = cat.plans()
     print(report.table(plans), file=sys.stderr)
     github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))

@@ -15,7 +15,6 @@ import datetime as dt
 import math
 import os
 import shutil
-import signal
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -36,8 +35,8 @@ from runner.backends.local.rundir import (
     RunState,
     Stopping,
     new_state,
-    process_started,
     stop_leftovers,
+    terminate,
 )
 from runner.backends.local.supervisor import Launch, Supervisor
 from runner.errors import RunnerError
@@ -231,21 +230,17 @@ class LocalBackend:
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
         """Stop the replicas of runs another runner is running now (SIGTERM to each process
-        group whose start time proves it is still that replica); that runner records them."""
+        group whose recorded start time proves it is still that replica); that runner records
+        how they ended. A run counts as canceled when at least one of its replicas was
+        signalled: a pid now held by another process (or without a start time) is left alone."""
         canceled = []
         for experiment in experiments:
             run = self.run_dir(sweep.name, experiment.name)
             state, live = self._observe(run)
             if state is None or not live or state.key != experiment.key:
                 continue
-            for replica in state.replicas:
-                if replica.pid is None or replica.exit_code is not None:
-                    continue
-                if process_started(replica.pid) != replica.pid_started:
-                    continue
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(replica.pid, signal.SIGTERM)
-            canceled.append(experiment.name)
+            if terminate(state):
+                canceled.append(experiment.name)
         return canceled
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:

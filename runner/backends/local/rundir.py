@@ -205,21 +205,36 @@ def process_started(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])
 
 
-def stop_leftovers(state: RunState) -> list[int]:
-    """Kill the replica process groups a crashed runner left running; returns their pids.
+def _recorded_alive(state: RunState) -> list[int]:
+    """The pids of the replicas still running as recorded: a pid is only trusted when its
+    recorded start time proves it is still the same process (not one that reused the pid)."""
+    return [
+        r.pid
+        for r in state.replicas
+        if r.pid is not None
+        and r.exit_code is None
+        and r.pid_started is not None
+        and process_started(r.pid) == r.pid_started
+    ]
 
-    A pid is only signalled when its recorded start time proves it is still the same process.
-    """
-    stopped = []
-    for replica in state.replicas:
-        if replica.pid is None or replica.exit_code is not None or replica.pid_started is None:
-            continue
-        if process_started(replica.pid) != replica.pid_started:
-            continue
+
+def _signal_groups(pids: list[int], sig: signal.Signals) -> list[int]:
+    sent = []
+    for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(replica.pid, signal.SIGKILL)
-            stopped.append(replica.pid)
-    return stopped
+            os.killpg(pid, sig)
+            sent.append(pid)
+    return sent
+
+
+def stop_leftovers(state: RunState) -> list[int]:
+    """Kill the replica process groups a crashed runner left running; returns their pids."""
+    return _signal_groups(_recorded_alive(state), signal.SIGKILL)
+
+
+def terminate(state: RunState) -> list[int]:
+    """SIGTERM to the process group of each replica still running (`cancel`); their pids."""
+    return _signal_groups(_recorded_alive(state), signal.SIGTERM)
 
 
 def with_replica(state: RunState, index: int, **changes: Any) -> RunState:
