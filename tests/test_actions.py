@@ -480,3 +480,23 @@ def test_a_dispatched_restart_failed_dry_run_without_credentials_says_it_did_not
     err = capsys.readouterr().err
     assert "--restart-failed: which points failed is not checked in this dry run" in err
     assert "would restart" not in err and "Plan: 6 to submit" in err
+
+
+@pytest.mark.slow
+def test_cancel_commit_refuses_an_uncommitted_manifest_before_canceling_anything(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = make_world(tmp_path)
+    merge_sweep(world)
+    ours = world.ci_checkout("ours")
+    assert _run(ours, "submit", "--commit") == 0
+    running = _names(ours)[0]
+    fake_beaker.set_job_status(running, "running")
+    manifest = ours / "sweeps" / "exact.yaml"
+    manifest.write_text(manifest.read_text() + "# edited, not committed\n")
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+    assert _run(ours, "cancel", "sweeps/exact.yaml", "--yes", "--commit") == 1
+    assert "sweeps/exact.yaml" in capsys.readouterr().err
+    assert fake_beaker.calls.get("CancelWorkloads", 0) == 0
+    assert fake_beaker.experiment(running).status == "running"

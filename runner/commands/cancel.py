@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.commands.common import Subparsers, load_catalog, raise_if_problems, stderr
-from runner.errors import RunnerError
 
 if TYPE_CHECKING:  # annotations only: importing actions loads the pipeline
     from runner.actions import Target
@@ -77,15 +76,15 @@ def run(args: argparse.Namespace) -> int:
 def cancel(directory: Path, args: CancelArgs) -> int:
     from runner import actions, gitrepo
     from runner.backends import open_backend
-    from runner.commands.gitops import commit_back
+    from runner.commands.gitops import check_commit, commit_back
 
-    if args.push and not args.commit:
-        raise RunnerError("--push pushes the ledger commit: use it with --commit")
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)
-    target = None
-    if args.commit and args.yes:
-        target = gitrepo.resolve_target(cat.root, None) if args.push else None
+    # As submit: the ledger names the commit its manifests were read at, so they must match it.
+    manifests = [cat.root / s.path for s in cat.sweeps]
+    target = check_commit(
+        cat.root, manifests, None, commit=args.commit, push=args.push, dry_run=not args.yes
+    )
     backend = open_backend(args.backend, cat.root, stderr)
     try:
         plans = cat.plans(kind=backend.kind)
