@@ -23,9 +23,16 @@ def point_key(sweep: str, workspace: str, revision: int, params: Mapping[str, Va
         "sweep": sweep,
         "workspace": workspace,
         "revision": revision,
-        "params": dict(params),
+        "params": {k: _key_form(v) for k, v in params.items()},
     }
     return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
+
+
+def _key_form(value: Value) -> Value:
+    """`normalize`, inlined for the common types: 3e6 and 3000000 are one key."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
 
 
 def experiment_name(sweep: str, key: str) -> str:

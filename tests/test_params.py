@@ -5,9 +5,11 @@ import textwrap
 import pytest
 
 from runner import yaml12
+from runner.keys import point_key
 from runner.manifest.params import parse_space
 from runner.model import DEFAULT_MAX_POINTS, Space, param_env_name
 from runner.space import iter_points
+from runner.values import as_text
 
 
 def parse(text: str) -> tuple[Space, list[str]]:
@@ -90,11 +92,21 @@ def test_nested_and_dotted_assignments_are_equivalent() -> None:
     assert list(iter_points(nested)) == list(iter_points(dotted))
 
 
-def test_values_are_normalised() -> None:
-    space = space_of("params:\n  grid:\n    steps: [3e6, -0.0, 2.5]\n")
+def test_values_keep_the_type_written_and_only_keys_normalise() -> None:
+    space = space_of("params:\n  grid:\n    steps: [3e6, -0.0, 2.5, 7]\n")
     (axis,) = space.axes
-    assert axis.values == ((3000000,), (0,), (2.5,))
-    assert [type(row[0]) for row in axis.values] == [int, int, float]
+    assert [type(row[0]) for row in axis.values] == [float, float, float, int]
+    assert [as_text(row[0]) for row in axis.values] == ["3000000.0", "-0.0", "2.5", "7"]
+    assert point_key("s", "ai2/w", 0, {"steps": 3e6}) == point_key(
+        "s", "ai2/w", 0, {"steps": 3000000}
+    )
+    assert point_key("s", "ai2/w", 0, {"steps": -0.0}) == point_key("s", "ai2/w", 0, {"steps": 0})
+
+
+def test_an_axis_may_not_repeat_a_value_written_two_ways() -> None:
+    assert problems_of("params:\n  grid:\n    steps: [3e6, 3000000]\n") == [
+        "3:18: params.grid.steps[1]: duplicate value 3000000 (also item 0)"
+    ]
 
 
 def test_the_same_parameter_twice_is_an_error() -> None:

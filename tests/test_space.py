@@ -550,8 +550,9 @@ def load_text(text: str) -> Sweep:
 
 
 def observed(space: Space) -> list[tuple[tuple[str, Ident], ...]]:
-    """The expanded points; values as they come out, so an unnormalised 3e6 shows as a float."""
-    return [tuple((n, (type(v).__name__, v)) for n, v in p.params) for p in iter_points(space)]
+    """The expanded points, compared by identity: values keep the type written (3e6 stays a
+    float, see test_params), while 3e6 and 3000000 are the same value."""
+    return [tuple((n, ident(v)) for n, v in p.params) for p in iter_points(space)]
 
 
 @given(models(), st.booleans())

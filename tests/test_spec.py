@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from runner.backends.beaker import to_beaker_spec
+from runner.cli import main
 from runner.errors import ManifestError
 from runner.keys import spec_hash
 from runner.plan import render_sweep
 from runner.values import canonical_json
 from tests.conftest import PROJECT
-from tests.helpers import load, minimal
+from tests.helpers import MINIMAL, load, minimal
 
 EXAMPLES = sorted((PROJECT / "sweeps").glob("*.yaml"))
 GOLDEN = PROJECT / "tests" / "golden"
@@ -217,3 +218,29 @@ params:
         "sweeps/paths.yaml:7:23: tasks[0].resources.gpus: gpus renders to -1, must be at least 0"
         " (point gpus=-1)"
     )
+
+
+def test_integral_floats_stay_floats_in_argv_env_and_json_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = (
+        MINIMAL.format(name="floats")
+        .replace("    lr: [0.1, 0.01]\n", "    lr: [1e-4, 3e6]\n    wd: [0.0]\n    steps: [100]\n")
+        .replace('arguments: ["--lr={lr}"]', 'arguments: ["--lr={lr}", "--wd={wd}", 1.0, 2]')
+    )
+    path = minimal(tmp_path, name="floats", body=body)
+    rendered = render_sweep(load(tmp_path, path))
+    task = rendered[1].spec["tasks"][0]
+    assert task["arguments"] == ["--lr=3000000.0", "--wd=0.0", "1.0", "2"]
+    env = {e["name"]: e.get("value") for e in task["envVars"]}
+    assert env["SWEEP_PARAM_WD"] == "0.0" and env["SWEEP_PARAM_STEPS"] == "100"
+    assert '"wd": 0.0' in env["SWEEP_PARAMS"] and '"lr": 3000000.0' in env["SWEEP_PARAMS"]
+    assert main(["-C", str(tmp_path), "expand", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert '"lr": 3000000.0' in out and '"wd": 0.0' in out
+    # Only the key normalises: writing 3000000 instead keeps the name, the command line changes.
+    path.write_text(path.read_text().replace("3e6", "3000000"))
+    again = render_sweep(load(tmp_path, path))[1]
+    assert again.key == rendered[1].key and again.name == rendered[1].name
+    assert again.spec["tasks"][0]["arguments"][0] == "--lr=3000000"
+    assert again.spec_hash != rendered[1].spec_hash

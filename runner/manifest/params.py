@@ -17,7 +17,7 @@ from runner.model import (
     param_env_name,
 )
 from runner.render import template
-from runner.values import InvalidValue, Value, canonical_json, identity, normalize
+from runner.values import InvalidValue, Value, canonical_json, checked, identity
 
 Path = tuple[str | int, ...]
 
@@ -112,7 +112,7 @@ def _column(
     seen: dict[str, int] = {}
     for i, raw in enumerate(values):
         try:
-            value = normalize(raw)
+            value = checked(raw)
         except InvalidValue as exc:
             out.add((*path, i), str(exc))
             continue
@@ -144,7 +144,7 @@ def _assignments(items: list[Any], path: Path, out: _Collector) -> Iterator[Assi
                 out.add(vpath, f"parameter {name!r} is assigned twice", key=True)
                 continue
             try:
-                pairs.append((name, normalize(raw)))
+                pairs.append((name, checked(raw)))
                 paths.append(vpath)
             except InvalidValue as exc:
                 out.add(vpath, str(exc))

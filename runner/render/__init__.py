@@ -21,7 +21,7 @@ from runner.render import template
 from runner.render.shape import SpecShape
 from runner.render.skeleton import Skeleton
 from runner.render.slots import Path, PointContext, Slot
-from runner.values import Value, as_text, normalize
+from runner.values import Value, as_text, checked
 
 MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "leader_selection": True,
@@ -77,7 +77,7 @@ class Renderer:
         self.problems.append(Problem.at(self.sweep.marks, str(self.sweep.path), path, message))
 
     def _slot(self, raw: object, path: Path) -> Slot:
-        text = raw if isinstance(raw, str) else as_text(normalize(raw))
+        text = raw if isinstance(raw, str) else as_text(checked(raw))
         try:
             parsed = template.parse(text)
         except template.TemplateError as exc:
