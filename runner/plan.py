@@ -89,9 +89,12 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def render_sweep(sweep: Sweep) -> list[Rendered]:
-    """Every point rendered, or ManifestError with one problem per failing field."""
-    renderer = Renderer(sweep)
+def render_sweep(sweep: Sweep, renderer: Renderer | None = None) -> list[Rendered]:
+    """Every point rendered, or ManifestError with one problem per failing field.
+
+    Pass the renderer `runner.manifest.load` compiled, so a sweep's templates compile once.
+    """
+    renderer = renderer or Renderer(sweep)
     with _collector_paused():
         return _render_points(sweep, renderer)
 
@@ -127,9 +130,9 @@ def _render_points(sweep: Sweep, renderer: Renderer) -> list[Rendered]:
     return rendered
 
 
-def build(sweep: Sweep, ledger: Ledger) -> SweepPlan:
+def build(sweep: Sweep, ledger: Ledger, renderer: Renderer | None = None) -> SweepPlan:
     with _collector_paused():
-        return _compare(sweep, render_sweep(sweep), ledger)
+        return _compare(sweep, render_sweep(sweep, renderer), ledger)
 
 
 def _compare(sweep: Sweep, rendered: list[Rendered], ledger: Ledger) -> SweepPlan:

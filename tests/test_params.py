@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from runner import yaml12
+from runner.errors import ManifestError
 from runner.keys import point_key
 from runner.manifest.params import parse_space
 from runner.model import DEFAULT_MAX_POINTS, Space, param_env_name
 from runner.space import iter_points
 from runner.values import as_text
+from tests.helpers import MINIMAL, load, minimal
 
 
 def parse(text: str) -> tuple[Space, list[str]]:
@@ -244,24 +247,33 @@ def test_derived_in_order() -> None:
     ]
 
 
-def test_derived_may_only_use_names_defined_before_it() -> None:
-    problems = problems_of(
-        """
+def _load_problems(tmp_path: Path, params: str) -> list[str]:
+    """Derived templates are checked where they compile (the renderer), through the loader."""
+    body = MINIMAL.format(name="d").split("params:")[0] + textwrap.dedent(params)
+    with pytest.raises(ManifestError) as info:
+        load(tmp_path, minimal(tmp_path, name="d", body=body))
+    return [str(p).removeprefix("sweeps/d.yaml:") for p in info.value.problems]
+
+
+def test_derived_may_only_use_names_defined_before_it(tmp_path: Path) -> None:
+    problems = _load_problems(
+        tmp_path,
+        """\
         params:
           grid: {lr: [1]}
           derived:
             a: "{b}"
             b: "{lr}"
-        """
+        """,
     )
     assert problems == [
-        "5:8: params.derived.a: template names unknown parameter 'b'"
+        "13:8: params.derived.a: template names unknown parameter 'b'"
         " (known: experiment, lr, revision, sweep)"
     ]
 
 
-def test_derived_template_errors_are_problems() -> None:
-    problems = problems_of('params:\n  grid: {lr: [1]}\n  derived: {a: "x{lr"}\n')
+def test_derived_template_errors_are_problems(tmp_path: Path) -> None:
+    problems = _load_problems(tmp_path, 'params:\n  grid: {lr: [1]}\n  derived: {a: "x{lr"}\n')
     assert len(problems) == 1
     assert "params.derived.a: unmatched '{'" in problems[0]
 

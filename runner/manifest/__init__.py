@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -20,8 +21,21 @@ from runner.yaml12 import load_file
 _FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A checked manifest and the renderer its checks compiled, kept so nothing compiles twice."""
+
+    sweep: Sweep
+    renderer: Renderer = field(compare=False, repr=False)
+
+
 def load_manifest(path: Path, display: str | None = None) -> Sweep:
     """Parse and check one manifest; raises ManifestError listing every problem found."""
+    return load(path, display).sweep
+
+
+def load(path: Path, display: str | None = None) -> Loaded:
+    """`load_manifest`, keeping the compiled renderer for planning."""
     shown = display or str(path)
     doc = load_file(path, shown)
     problems = _too_many_points(doc)  # before the checks that cost time per value written
@@ -36,14 +50,14 @@ def load_manifest(path: Path, display: str | None = None) -> Sweep:
         problems += _space_problems(doc, space)
     sweep = _build(doc, shown, space)
     try:
-        Renderer(sweep)  # compiles every template: unknown names and bad syntax fail here
+        renderer = Renderer(
+            sweep
+        )  # compiles every template: unknown names and bad syntax fail here
     except ManifestError as exc:
-        # With a broken params section the derived checks were already reported there.
-        skip = "params." if problems else "\0"
-        problems += [p for p in exc.problems if not p.field.startswith(skip)]
+        problems += exc.problems
     if problems:
         raise ManifestError(problems)
-    return sweep
+    return Loaded(sweep, renderer)
 
 
 def _build(doc: Document, shown: str, space: Space) -> Sweep:

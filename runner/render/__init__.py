@@ -50,10 +50,7 @@ class Renderer:
         """The spec with holes, per shape of point: which tasks are multi-node."""
         self._replicas: tuple[int, ...] | None = None
         """Each task's replica count, once known to be the same at every point."""
-        self._derived = [
-            (d.name, self._slot(d.template, ("params", "derived", d.name)))
-            for d in sweep.space.derived
-        ]
+        self._derived = self._compile_derived()
         self._tasks = [self._compile_task(t, ("tasks", i)) for i, t in enumerate(sweep.tasks)]
         names = [t.get("name") for t in sweep.tasks]
         if len(sweep.tasks) > 1 and any(name is None for name in names):
@@ -76,20 +73,32 @@ class Renderer:
     def _problem(self, path: Path, message: str) -> None:
         self.problems.append(Problem.at(self.sweep.marks, str(self.sweep.path), path, message))
 
-    def _slot(self, raw: object, path: Path) -> Slot:
+    def _slot(self, raw: object, path: Path, known: set[str] | None = None) -> Slot:
         text = raw if isinstance(raw, str) else as_text(checked(raw))
+        known = self._known if known is None else known
         try:
             parsed = template.parse(text)
         except template.TemplateError as exc:
             self._problem(path, str(exc))
             return Slot(template.Template((text,)), path)
         for name in parsed.names:
-            if name not in self._known:
+            if name not in known:
                 self._problem(
                     path,
-                    f"template names unknown parameter {name!r} (known: {', '.join(sorted(self._known))})",
+                    f"template names unknown parameter {name!r} (known: {', '.join(sorted(known))})",
                 )
         return Slot(parsed, path)
+
+    def _compile_derived(self) -> list[tuple[str, Slot]]:
+        """The one place derived templates are checked: each may name only what comes before it."""
+        known = set(self.sweep.space.axis_names) | set(BUILTINS)
+        out = []
+        for item in self.sweep.space.derived:
+            out.append(
+                (item.name, self._slot(item.template, ("params", "derived", item.name), known))
+            )
+            known = known | {item.name}
+        return out
 
     def _compile_task(self, task: Mapping[str, Any], path: Path) -> dict[str, Any]:
         slot = self._slot
