@@ -16,8 +16,12 @@ from tests.helpers import minimal
 
 
 def _undraft(root: Path) -> None:
+    """Launch the examples: no longer drafts, and each with the budget Beaker requires."""
     for path in (root / "sweeps").glob("*.yaml"):
-        path.write_text(path.read_text().replace("draft: true", "draft: false"))
+        text = path.read_text().replace("draft: true", "draft: false")
+        if "budget:" not in text:
+            text = text.replace("beaker:\n", "beaker:\n  budget: ai2/oe-training\n", 1)
+        path.write_text(text)
 
 
 def test_expand_plan_lists_every_example_point(
@@ -119,7 +123,7 @@ def test_invalid_manifest_fails_with_one_line_per_problem_and_no_traceback(
     assert "Traceback" not in err
     assert "beaker: missing required field 'clusters'" in err
     assert (
-        "sweeps/demo.yaml:5:3: beaker.clustres: unknown field 'clustres' (did you mean 'clusters'?"
+        "sweeps/demo.yaml:6:3: beaker.clustres: unknown field 'clustres' (did you mean 'clusters'?"
         in err
     )
 

@@ -14,7 +14,7 @@ from tests.helpers import load, minimal
 HEAD = """\
 version: 1
 name: big
-beaker: {workspace: ai2/x, clusters: [ai2/c]}
+beaker: {workspace: ai2/x, budget: ai2/b, clusters: [ai2/c]}
 tasks:
   - image: {beaker: org/image}
     command: [run]

@@ -267,7 +267,7 @@ def test_derived_may_only_use_names_defined_before_it(tmp_path: Path) -> None:
         """,
     )
     assert problems == [
-        "13:8: params.derived.a: template names unknown parameter 'b'"
+        "14:8: params.derived.a: template names unknown parameter 'b'"
         " (known: experiment, lr, revision, sweep)"
     ]
 

@@ -36,6 +36,7 @@ name: {name}
 revision: {revision}
 beaker:
   workspace: {workspace}
+  budget: ai2/budget
   clusters: [ai2/jupiter]
 tasks:
   - image: {{docker: "ghcr.io/allenai/pytorch:2.6"}}
@@ -533,7 +534,7 @@ def flow_yaml(model: Model, name: str, workspace: str, revision: int) -> str:
         tasks:
           - command:   [ "python",   "train.py" ]   # argv
             image: {{ docker: 'ghcr.io/allenai/pytorch:2.6' }}
-        beaker: {{clusters: ["ai2/jupiter"],  workspace: "{workspace}"}}
+        beaker: {{clusters: ["ai2/jupiter"],  workspace: "{workspace}", budget: ai2/budget}}
         revision:     {revision}
         name: "{name}"     # the sweep
 

@@ -122,7 +122,7 @@ def test_template_that_renders_a_non_integer_replica_count_names_the_line_and_po
         body="""\
 version: 1
 name: bad
-beaker: {workspace: ai2/x, clusters: [ai2/c]}
+beaker: {workspace: ai2/x, budget: ai2/b, clusters: [ai2/c]}
 tasks:
   - image: {beaker: org/image}
     command: [run]
@@ -166,7 +166,7 @@ def test_points_of_different_shapes_in_one_sweep_each_get_their_own_document(
         body="""\
 version: 1
 name: mixed
-beaker: {workspace: ai2/x, clusters: [ai2/c]}
+beaker: {workspace: ai2/x, budget: ai2/b, clusters: [ai2/c]}
 tasks:
   - image: {beaker: org/image}
     command: [run, "--nodes={nodes}"]
@@ -202,7 +202,7 @@ def test_a_templated_value_is_checked_for_each_point(
         body="""\
 version: 1
 name: paths
-beaker: {workspace: ai2/x, clusters: [ai2/c]}
+beaker: {workspace: ai2/x, budget: ai2/b, clusters: [ai2/c]}
 tasks:
   - image: {beaker: org/image}
     command: [run]

@@ -45,7 +45,7 @@ def load(path: Path, display: str | None = None) -> Loaded:
     if problems:
         raise ManifestError(problems)
     space, problems = parse_space(doc)
-    problems += _file_problems(path, doc)
+    problems += _file_problems(path, doc) + _budget_problems(doc)
     if not problems:
         problems += _space_problems(doc, space)
     sweep = _build(doc, shown, space)
@@ -96,6 +96,18 @@ def _file_problems(path: Path, doc: Document) -> list[Problem]:
         " letter or digit, and end in .yaml or .yml"
     )
     return [Problem(doc.source, 1, 1, "", message)]
+
+
+def _budget_problems(doc: Document) -> list[Problem]:
+    """Beaker refuses every create without a budget (`spec.budget is required`): say so now."""
+    data = doc.data
+    if data.get("draft") is True or "budget" in data["beaker"]:
+        return []
+    message = (
+        "missing required field 'budget': Beaker refuses experiments without one; add"
+        " `budget: org/name` (only a draft may leave it out)"
+    )
+    return [_problem(doc, ("beaker",), message)]
 
 
 def _too_many_points(doc: Document) -> list[Problem]:
