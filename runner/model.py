@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from runner.errors import Problem
 from runner.marks import Mark, Marks
 from runner.values import Value
 
@@ -25,8 +26,11 @@ class Placement:
     budget: str | None = None
     priority: str | None = None
     preemptible: bool | None = None
+    """Deprecated in beaker-py in favour of min_runtime and auto_resume; still passed on."""
     retries: int | None = None
     timeout: str | None = None
+    min_runtime: str | None = None
+    auto_resume: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,8 @@ class Sweep:
     space: Space
     marks: Marks = field(compare=False, repr=False)
     """Source positions, so problems found while rendering can name a line."""
+    warnings: tuple[Problem, ...] = field(default=(), compare=False)
+    """What is accepted but should change (a deprecated field); printed, never fatal."""
 
 
 @dataclass(frozen=True)

@@ -244,3 +244,48 @@ def test_integral_floats_stay_floats_in_argv_env_and_json_plan(
     assert again.key == rendered[1].key and again.name == rendered[1].name
     assert again.spec["tasks"][0]["arguments"][0] == "--lr=3000000"
     assert again.spec_hash != rendered[1].spec_hash
+
+
+def test_every_task_gets_results_dir_set_to_its_result_path(tmp_path: Path) -> None:
+    extra = '  - name: eval\n    image: {beaker: org/image}\n    command: [run]\n    result: "/out/{lr}"\n'
+    body = MINIMAL.format(name="res").replace("  - image:", "  - name: train\n    image:")
+    body = body.replace("params:\n", extra + "params:\n")
+    rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="res", body=body)))[0]
+    env = [{e["name"]: e.get("value") for e in t["envVars"]} for t in rendered.spec["tasks"]]
+    assert [e["RESULTS_DIR"] for e in env] == ["/results", "/out/0.1"]
+    assert [t["result"]["path"] for t in rendered.spec["tasks"]] == ["/results", "/out/0.1"]
+
+
+def test_sizes_are_read_as_beaker_reads_them(tmp_path: Path) -> None:
+    body = MINIMAL.format(name="sizes").replace(
+        "    arguments:", "    resources: {memory: 64gib, shared_memory: 10.24gb}\n    arguments:"
+    )
+    rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="sizes", body=body)))[0]
+    assert rendered.spec["tasks"][0]["resources"] == {"memory": "64gib", "sharedMemory": "10.24gb"}
+    assert to_beaker_spec(rendered.spec).tasks[0].resources is not None
+
+
+def test_min_runtime_and_auto_resume_reach_the_task_context(tmp_path: Path) -> None:
+    body = MINIMAL.format(name="pre").replace(
+        "  clusters:", "  min_runtime: 2h\n  auto_resume: false\n  clusters:"
+    )
+    rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="pre", body=body)))[0]
+    context = rendered.spec["tasks"][0]["context"]
+    assert context == {"minRuntime": 2 * 3600 * 10**9, "autoResume": False}
+    typed = to_beaker_spec(rendered.spec).tasks[0].context
+    assert typed is not None and typed.min_runtime == 2 * 3600 * 10**9
+    assert typed.auto_resume is False and typed.preemptible is None
+
+
+def test_preemptible_still_works_and_validate_says_it_is_deprecated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = MINIMAL.format(name="old").replace("  clusters:", "  preemptible: true\n  clusters:")
+    path = minimal(tmp_path, name="old", body=body)
+    assert render_sweep(load(tmp_path, path))[0].spec["tasks"][0]["context"] == {
+        "preemptible": True
+    }
+    assert main(["-C", str(tmp_path), "validate"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("sweeps/old.yaml:6:16: beaker.preemptible: warning: preemptible is")
+    assert "deprecated" in err[0] and err[1] == "1 manifest(s) valid, 2 point(s)"

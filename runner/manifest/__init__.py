@@ -45,7 +45,7 @@ def load(path: Path, display: str | None = None) -> Loaded:
     if problems:
         raise ManifestError(problems)
     space, problems = parse_space(doc)
-    problems += _file_problems(path, doc) + _budget_problems(doc)
+    problems += _file_problems(path, doc) + _budget_problems(doc) + _preemption_problems(doc)
     if not problems:
         problems += _space_problems(doc, space)
     sweep = _build(doc, shown, space)
@@ -77,10 +77,13 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
             preemptible=beaker.get("preemptible"),
             retries=beaker.get("retries"),
             timeout=beaker.get("timeout"),
+            min_runtime=beaker.get("min_runtime"),
+            auto_resume=beaker.get("auto_resume"),
         ),
         tasks=tuple(data["tasks"]),
         space=space,
         marks=doc.marks,
+        warnings=tuple(_warnings(doc)),
     )
 
 
@@ -96,6 +99,28 @@ def _file_problems(path: Path, doc: Document) -> list[Problem]:
         " letter or digit, and end in .yaml or .yml"
     )
     return [Problem(doc.source, 1, 1, "", message)]
+
+
+def _warnings(doc: Document) -> list[Problem]:
+    if "preemptible" not in doc.data["beaker"]:
+        return []
+    message = (
+        "warning: preemptible is deprecated (beaker-py); it still works, but write min_runtime"
+        " (e.g. 2h: not preempted before) and auto_resume (false: not resumed after) instead"
+    )
+    return [_problem(doc, ("beaker", "preemptible"), message)]
+
+
+def _preemption_problems(doc: Document) -> list[Problem]:
+    beaker = doc.data["beaker"]
+    newer = [k for k in ("min_runtime", "auto_resume") if k in beaker]
+    if "preemptible" not in beaker or not newer:
+        return []
+    message = (
+        f"preemptible cannot be combined with {' and '.join(newer)} (Beaker refuses a spec"
+        " with both); drop preemptible"
+    )
+    return [_problem(doc, ("beaker", "preemptible"), message)]
 
 
 def _budget_problems(doc: Document) -> list[Problem]:

@@ -110,6 +110,11 @@ class Renderer:
                     (*path, key, name),
                     f"{name} is reserved (SWEEP_* and BEAKER_* are set by the runner and Beaker)",
                 )
+            elif name == "RESULTS_DIR":
+                self._problem(
+                    (*path, key, name),
+                    "RESULTS_DIR is reserved: every task gets it, set to its `result` path",
+                )
             elif name in env_names[:i]:
                 self._problem((*path, key, name), f"{name} is set both in env and in secrets")
         resources = task.get("resources", {})

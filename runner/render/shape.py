@@ -96,6 +96,10 @@ class SpecShape:
             context["priority"] = placement.priority
         if placement.preemptible is not None:
             context["preemptible"] = placement.preemptible
+        if placement.min_runtime is not None:
+            context["minRuntime"] = _nanoseconds(placement.min_runtime)
+        if placement.auto_resume is not None:
+            context["autoResume"] = placement.auto_resume
         doc["context"] = context
         doc["constraints"] = {"cluster": list(placement.clusters)}
         multinode = compiled["multinode"]
@@ -118,6 +122,8 @@ class SpecShape:
         out += [{"name": k, "secret": secret} for k, secret in compiled["secrets"]]
         sweep = self.sweep
         out += [
+            # As gantry does (and local runs): where the task's result dataset is written.
+            {"name": "RESULTS_DIR", "value": self.string(compiled["result"])},
             {"name": "SWEEP_NAME", "value": sweep.name},
             {"name": "SWEEP_EXPERIMENT", "value": Hole(lambda point: json_string(point.name))},
             {"name": "SWEEP_POINT_KEY", "value": Hole(lambda point: json_string(point.key))},
