@@ -40,6 +40,17 @@ def experiment_name(sweep: str, key: str) -> str:
     return f"{sweep}-{key[:NAME_HEX]}"
 
 
+SPEC_HASH_VERSION = 2
+"""How `spec_hash` reads a spec. 1: the whole document as rendered (env in the order written,
+the manifest's path in the description). 2: the canonical form (`canonical_spec`)."""
+
+
+def canonical_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """What the spec hash covers: the spec without its description (which names the manifest's
+    path and is not what runs). The renderer already writes env vars sorted by name."""
+    return {**spec, "description": ""}
+
+
 def spec_hash(spec: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON of a rendered spec document."""
-    return hashlib.sha256(canonical_json(spec).encode()).hexdigest()
+    """sha256 of the canonical JSON of a spec's canonical form (hash version 2)."""
+    return hashlib.sha256(canonical_json(canonical_spec(spec)).encode()).hexdigest()

@@ -8,8 +8,10 @@ ledger directory, and every write re-reads and merges, so concurrent runners nev
 
 from __future__ import annotations
 
+import base64
 import json
 import time
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +19,8 @@ from typing import Any
 
 from runner.errors import LedgerError
 from runner.files import locked, write_atomic
-from runner.values import Value
+from runner.keys import SPEC_HASH_VERSION
+from runner.values import Value, canonical_json
 
 LEDGER_FORMAT = 1
 FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit", "params")
@@ -36,11 +39,37 @@ class Entry:
     submitted_at: str
     commit: str
     params: Mapping[str, Value] = field(default_factory=dict)
+    hash_version: int = SPEC_HASH_VERSION
+    """How spec_hash was computed (`runner.keys.SPEC_HASH_VERSION`); absent in older ledgers: 1."""
+    spec: str = ""
+    """The canonical spec that was submitted, packed (`pack_spec`), so drift can say what changed;
+    empty in entries written before hash version 2."""
 
     def to_line(self) -> str:
         data: dict[str, Any] = {k: getattr(self, k) for k in FIELDS}
         data["params"] = dict(self.params)
+        if self.hash_version != 1:
+            data["hash_version"] = self.hash_version
+        if self.spec:
+            data["spec"] = self.spec
         return _LINE_JSON.encode(data)
+
+
+def pack_spec(spec: Mapping[str, Any]) -> str:
+    """A spec as one short ledger field: canonical JSON, zlib, base64 (about 600 characters)."""
+    raw = zlib.compress(canonical_json(spec).encode(), 9)
+    return base64.b64encode(raw).decode("ascii")
+
+
+def unpack_spec(packed: str) -> Mapping[str, Any] | None:
+    """The spec `pack_spec` stored, or None when there is none (or it cannot be read)."""
+    if not packed:
+        return None
+    try:
+        data = json.loads(zlib.decompress(base64.b64decode(packed)))
+    except (ValueError, zlib.error):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 @dataclass(frozen=True)
@@ -71,6 +100,7 @@ def header(sweep: str) -> str:
         {
             "ledger": LEDGER_FORMAT,
             "sweep": sweep,
+            "spec_hash_version": SPEC_HASH_VERSION,
             "about": "Experiments submitted for this sweep, one per line after this header, sorted by"
             " key. Written by `python -m runner submit`; merged by key; do not edit by hand.",
         },
@@ -104,7 +134,11 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
                 )
             continue
         try:
-            entry = Entry(**{k: data[k] for k in FIELDS})
+            entry = Entry(
+                **{k: data[k] for k in FIELDS},
+                hash_version=data.get("hash_version", 1),
+                spec=data.get("spec", ""),
+            )
         except (KeyError, TypeError):
             missing = [k for k in FIELDS if k not in data]
             raise LedgerError(f"{source}:{number}: entry is missing {', '.join(missing)}") from None

@@ -115,8 +115,9 @@ class Rendered:
     """Axis parameters (the key's input), in axis order."""
     derived: tuple[tuple[str, Value], ...]
     spec_json: str
-    """The spec document as canonical JSON (sorted keys, compact): exactly what `spec_hash` hashes."""
+    """The spec document as canonical JSON (sorted keys, compact)."""
     spec_hash: str
+    """`runner.keys.spec_hash` of the spec: its canonical form, version SPEC_HASH_VERSION."""
 
     @functools.cached_property
     def spec(self) -> Mapping[str, Any]:

@@ -32,6 +32,7 @@ from runner import ledger, retry
 from runner.backends import Backend, Experiment, NameTaken, Rejected, Transient
 from runner.errors import LedgerError
 from runner.files import utc_now
+from runner.keys import SPEC_HASH_VERSION, canonical_spec
 from runner.model import Rendered, Sweep
 from runner.plan import SweepPlan
 from runner.retry import RetryPolicy
@@ -163,6 +164,8 @@ class Submitter:
             submitted_at=utc_now(),
             commit=self.options.commit,
             params=dict(point.params),
+            hash_version=SPEC_HASH_VERSION,
+            spec=ledger.pack_spec(canonical_spec(point.spec)),  # so drift can say what changed
         )
 
     def _remaining(self) -> float | None:

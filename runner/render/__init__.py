@@ -30,6 +30,13 @@ MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "propagate_preemption": True,
     "synchronized_start_timeout": "5m",
 }
+_LEGACY_SWEEP_ENV = (
+    "SWEEP_NAME",
+    "SWEEP_EXPERIMENT",
+    "SWEEP_POINT_KEY",
+    "SWEEP_REVISION",
+    "SWEEP_PARAMS",
+)
 
 
 class Renderer:
@@ -52,6 +59,16 @@ class Renderer:
         """Each task's replica count, once known to be the same at every point."""
         self._derived = self._compile_derived()
         self._tasks = [self._compile_task(t, ("tasks", i)) for i, t in enumerate(sweep.tasks)]
+        self.legacy_env = tuple(
+            (
+                *t.get("env", {}),
+                *t.get("secrets", {}),
+                *_LEGACY_SWEEP_ENV,
+                *self._env_names.values(),
+            )
+            for t in sweep.tasks
+        )
+        """Each task's env var names in the order spec hash version 1 wrote them (`runner.drift`)."""
         names = [t.get("name") for t in sweep.tasks]
         if len(sweep.tasks) > 1 and any(name is None for name in names):
             self._problem(("tasks",), "with more than one task, every task needs a name")
@@ -166,14 +183,14 @@ class Renderer:
         skeleton = self._skeletons.get(shape)
         if skeleton is None:
             document = SpecShape(sweep, self._tasks, self._env_names, context)
-            skeleton = Skeleton(document.spec())
+            skeleton = Skeleton(document.spec(), unhashed=document.description_hole)
             self._skeletons[shape] = skeleton
-        text = skeleton.fill(context)
+        text, hashed = skeleton.fill_hashed(context)
         return Rendered(
             key,
             name,
             point.params,
             context.derived,
             text,
-            hashlib.sha256(text.encode()).hexdigest(),
+            hashlib.sha256(hashed.encode()).hexdigest(),
         )

@@ -62,9 +62,10 @@ class SpecShape:
 
     def spec(self) -> dict[str, Any]:
         sweep = self.sweep
+        self.description_hole = self.description()
         spec: dict[str, Any] = {
             "version": "v2",
-            "description": self.description(),
+            "description": self.description_hole,
             "tasks": [self.task(t, i) for i, t in enumerate(self.tasks)],
         }
         if sweep.placement.budget:
@@ -130,10 +131,12 @@ class SpecShape:
             {"name": "SWEEP_REVISION", "value": str(sweep.revision)},
             {"name": "SWEEP_PARAMS", "value": self.params_json()},
         ]
-        return out + [
+        out += [
             {"name": env_name, "value": Hole(_env_value(name))}
             for name, env_name in self.env_names.items()
         ]
+        # Sorted: the environment is a set, so reordering `env` or the grid changes nothing.
+        return sorted(out, key=lambda var: str(var["name"]))
 
     def params_json(self) -> Hole[PointContext]:
         """Every parameter, derived ones too, as `json.dumps(..., sort_keys=True)` writes them."""

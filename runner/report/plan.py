@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from runner.plan import STATUS_WORDS, Row, SweepPlan
+from runner.plan import DRIFTED, STATUS_WORDS, Row, SweepPlan
 from runner.report.tables import params_text, simple_table, tabulate
 
 MARKDOWN_LIMIT = 60_000
@@ -14,6 +14,10 @@ MARKDOWN_LIMIT = 60_000
 MARKDOWN_ROWS = 200
 """Rows shown per sweep before the rest is summarised."""
 COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
+MARKDOWN_CHANGES = 20
+"""Changed fields shown per drifted point in markdown."""
+MARKDOWN_DRIFT_LINES = 300
+"""Lines of drift detail shown per sweep in markdown; the JSON plan has them all."""
 
 
 def _cells(row: Row) -> list[str]:
@@ -23,12 +27,33 @@ def _cells(row: Row) -> list[str]:
 HEADERS = ["", "experiment", "key", "params"]
 
 
+def drift_lines(row: Row, limit: int | None = None) -> list[str]:
+    """What changed in a `~` row, Terraform style: `~ tasks[0].image.beaker: "a" -> "b"`."""
+    lines = [str(change) for change in row.changes] or [f"({row.note})"]
+    if limit is not None and len(lines) > limit:
+        lines = [*lines[:limit], f"…and {len(lines) - limit} more changes"]
+    return lines
+
+
+def _drift_block(plan: SweepPlan, limit: int | None = None) -> list[str]:
+    out = []
+    for row in plan.rows:
+        if row.status == DRIFTED:
+            out.append(f"~ {row.name}")
+            out += [f"    {line}" for line in drift_lines(row, limit)]
+    return out
+
+
 def table(plans: Sequence[SweepPlan]) -> str:
     blocks = []
     for plan in plans:
         title = f"{plan.sweep.name} ({plan.sweep.path})"
         body = simple_table([_cells(r) for r in plan.rows], HEADERS)
-        blocks.append(f"{title}\n{body}\n{plan.summary()}")
+        drifted = _drift_block(plan)
+        details = (
+            "\n".join(["", "Drift (what changed since submission):", *drifted]) if drifted else ""
+        )
+        blocks.append(f"{title}\n{body}{details}\n{plan.summary()}")
     return "\n\n".join(blocks)
 
 
@@ -52,6 +77,13 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
             parts.append(
                 f"\n…and {len(rows) - len(shown)} more points (see the JSON plan for all)."
             )
+        drifted = _drift_block(plan, MARKDOWN_CHANGES)
+        if drifted:
+            shown_drift = drifted[:MARKDOWN_DRIFT_LINES]
+            if len(drifted) > len(shown_drift):
+                shown_drift.append(f"…and {len(drifted) - len(shown_drift)} more lines")
+            parts += ["", "<details><summary>What drifted</summary>", "", "```diff"]
+            parts += [*shown_drift, "```", "", "</details>"]
     text = "\n".join(parts) + "\n"
     if len(text) > MARKDOWN_LIMIT:
         summary = [*parts[:4], ""] + [f"- `{p.sweep.name}`: {p.summary()}" for p in plans]
@@ -84,6 +116,10 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
                 "derived": dict(row.rendered.derived) if row.rendered else {},
                 "spec_hash": row.rendered.spec_hash if row.rendered else None,
                 "url": row.entry.url if row.entry else None,
+                "changes": [
+                    {"field": c.field, "before": c.before, "after": c.after} for c in row.changes
+                ],
+                "drift_note": row.note,
             }
             for row in plan.rows
         ],
