@@ -289,3 +289,20 @@ def test_preemptible_still_works_and_validate_says_it_is_deprecated(
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("sweeps/old.yaml:6:16: beaker.preemptible: warning: preemptible is")
     assert "deprecated" in err[0] and err[1] == "1 manifest(s) valid, 2 point(s)"
+
+
+def test_a_launcher_renders_a_fixed_quoted_line_and_passes_argv_through(tmp_path: Path) -> None:
+    body = MINIMAL.format(name="tr").replace(
+        "    command: [python, train.py]", "    launcher: torchrun\n    command: [train.py]"
+    )
+    rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="tr", body=body)))
+    tasks = [r.spec["tasks"][0] for r in rendered]
+    assert tasks[0]["command"][:2] == ["bash", "-c"] and tasks[0]["command"][3:] == [
+        "torchrun",
+        "train.py",
+    ]
+    assert tasks[0]["command"] == tasks[1]["command"]  # the same line for every point
+    assert "--master-port=29400" in tasks[0]["command"][2]
+    assert '"$BEAKER_REPLICA_COUNT"' not in tasks[0]["command"][2]  # read with defaults
+    assert "BEAKER_REPLICA_COUNT" in tasks[0]["command"][2] and '"$@"' in tasks[0]["command"][2]
+    assert [t["arguments"] for t in tasks] == [["--lr=0.1"], ["--lr=0.01"]]

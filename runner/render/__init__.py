@@ -17,7 +17,7 @@ from typing import Any
 from runner.errors import ManifestError, Problem
 from runner.keys import experiment_name, point_key
 from runner.model import BUILTINS, Point, Rendered, Sweep, param_env_name
-from runner.render import template
+from runner.render import argv, template
 from runner.render.shape import SpecShape
 from runner.render.skeleton import Skeleton
 from runner.render.slots import Path, PointContext, Slot
@@ -138,10 +138,8 @@ class Renderer:
         return {
             "name": slot(task.get("name") or "main", (*path, "name")),
             "image": {k: slot(v, (*path, "image", k)) for k, v in task["image"].items()},
-            "command": [slot(v, (*path, "command", i)) for i, v in enumerate(task["command"])],
-            "arguments": [
-                slot(v, (*path, "arguments", i)) for i, v in enumerate(task.get("arguments", []))
-            ],
+            "command": self._argv(task, path, "command"),
+            "arguments": self._argv(task, path, "arguments"),
             "env": [(k, slot(v, (*path, "env", k))) for k, v in task.get("env", {}).items()],
             "secrets": list(task.get("secrets", {}).items()),
             "mounts": [
@@ -153,6 +151,26 @@ class Renderer:
             "replicas": slot(task.get("replicas", 1), (*path, "replicas")),
             "multinode": {**MULTINODE_DEFAULTS, **task.get("multinode", {})},
         }
+
+    def _argv(self, task: Mapping[str, Any], path: Path, field: str) -> list[Slot]:
+        """Compiled command or arguments, after the `$VAR` rule; a launcher prefixes its line."""
+        command, arguments = list(task["command"]), list(task.get("arguments", []))
+        launcher = task.get("launcher")
+        script = None if launcher else argv.script_index(command + arguments)
+        offset = 0 if field == "command" else len(command)
+        slots = []
+        if launcher and field == "command":
+            prefix = argv.launch_prefix(launcher)
+            slots = [Slot(template.Template((t,)), (*path, "launcher")) for t in prefix]
+        for i, raw in enumerate(command if field == "command" else arguments):
+            item_path = (*path, field, i)
+            problem = argv.variable_problem(str(raw), in_script=offset + i == script)
+            if problem:
+                self._problem(item_path, problem)
+                slots.append(Slot(template.Template((str(raw),)), item_path))
+            else:
+                slots.append(self._slot(raw, item_path))
+        return slots
 
     # -- rendering -----------------------------------------------------------------------------
 
