@@ -178,3 +178,23 @@ def test_markdown_headline_counts_only_what_a_merge_would_submit(
         f"**2** to submit, **0** already submitted, **0** drifted, **0** orphaned across 1 sweep(s). {drafts} draft"
         in text
     )
+
+
+def test_usage_errors_exit_1_not_the_changes_code(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["expand", "--no-such-option"])
+    assert info.value.code == 1
+    assert "error: unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
+def test_submit_and_validate_print_a_problem_in_the_same_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = minimal(tmp_path)
+    path.write_text(path.read_text().replace("org/image", "'org/image {lr}'"))
+    outputs = []
+    for command in (["validate"], ["submit", "--backend", "local", "sweeps/demo.yaml"]):
+        assert main(["-C", str(tmp_path), *command]) == 1
+        outputs.append(capsys.readouterr().err.splitlines())
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0].startswith("sweeps/demo.yaml:8:21: tasks[0].image.beaker: image renders")
