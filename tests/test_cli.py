@@ -198,3 +198,21 @@ def test_submit_and_validate_print_a_problem_in_the_same_format(
         outputs.append(capsys.readouterr().err.splitlines())
     assert outputs[0] == outputs[1]
     assert outputs[0][0].startswith("sweeps/demo.yaml:8:21: tasks[0].image.beaker: image renders")
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_expand_without_plan_makes_no_plan_claims(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    minimal(tmp_path)
+    assert main(["-C", str(tmp_path), "expand", "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    assert "Plan:" not in out and "to submit" not in out and '"status"' not in out
+    assert "demo-" in out
+
+
+def test_detailed_exitcode_needs_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    minimal(tmp_path)
+    assert main(["-C", str(tmp_path), "expand", "--detailed-exitcode"]) == 1
+    assert "use it with --plan" in capsys.readouterr().err
+    assert main(["-C", str(tmp_path), "expand", "--plan", "--detailed-exitcode"]) == 2

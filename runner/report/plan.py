@@ -24,6 +24,12 @@ def _cells(row: Row) -> list[str]:
     return [row.status, row.name, row.key[:12], params_text(row.params)]
 
 
+def _summary(plan: SweepPlan, planned: bool) -> str:
+    if planned:
+        return plan.summary()
+    return f"{len(plan.rows)} point(s), not compared with the ledger (add --plan for that)"
+
+
 HEADERS = ["", "experiment", "key", "params"]
 
 
@@ -44,21 +50,27 @@ def _drift_block(plan: SweepPlan, limit: int | None = None) -> list[str]:
     return out
 
 
-def table(plans: Sequence[SweepPlan]) -> str:
+def table(plans: Sequence[SweepPlan], planned: bool = True) -> str:
+    """The plan per sweep; `planned=False` (expand without --plan): the points, no statuses."""
     blocks = []
     for plan in plans:
         title = f"{plan.sweep.name} ({plan.sweep.path})"
-        body = simple_table([_cells(r) for r in plan.rows], HEADERS)
+        if planned:
+            body = simple_table([_cells(r) for r in plan.rows], HEADERS)
+        else:
+            body = simple_table([_cells(r)[1:] for r in plan.rows], HEADERS[1:])
         drifted = _drift_block(plan)
         details = (
             "\n".join(["", "Drift (what changed since submission):", *drifted]) if drifted else ""
         )
-        blocks.append(f"{title}\n{body}{details}\n{plan.summary()}")
+        blocks.append(f"{title}\n{body}{details}\n{_summary(plan, planned)}")
     return "\n\n".join(blocks)
 
 
-def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
-    """One document for all sweeps, kept under GitHub's comment size by summarising big tables."""
+def _headline(plans: Sequence[SweepPlan], planned: bool) -> str:
+    if not planned:
+        points = sum(len(p.rows) for p in plans)
+        return f"**{points}** point(s) across {len(plans)} sweep(s), not compared with the ledgers."
     live = [p for p in plans if not p.sweep.draft]
     total = {s: sum(p.counts[s] for p in live) for s in STATUS_WORDS}
     headline = ", ".join(f"**{total[s]}** {word}" for s, word in STATUS_WORDS.items())
@@ -66,13 +78,22 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
     drafts = len(plans) - len(live)
     if drafts:
         headline += f" {drafts} draft sweep(s) shown below submit nothing."
-    parts = [COMMENT_MARKER, f"## {heading}", "", headline]
+    return headline
+
+
+def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan", planned: bool = True) -> str:
+    """One document for all sweeps, kept under GitHub's comment size by summarising big tables."""
+    parts = [COMMENT_MARKER, f"## {heading}", "", _headline(plans, planned)]
+    first = 0 if planned else 1  # without a plan there is no status column
     for plan in plans:
-        parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", plan.summary(), ""]
+        summary = _summary(plan, planned)
+        parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", summary, ""]
         rows = [r for r in plan.rows if r.status != "="] + [r for r in plan.rows if r.status == "="]
         shown = rows[:MARKDOWN_ROWS]
-        cells = [[f"`{c}`" if i < 3 and c else c for i, c in enumerate(_cells(r))] for r in shown]
-        parts.append(tabulate(cells, headers=HEADERS, tablefmt="github"))
+        cells = [
+            [f"`{c}`" if i < 3 and c else c for i, c in enumerate(_cells(r))][first:] for r in shown
+        ]
+        parts.append(tabulate(cells, headers=HEADERS[first:], tablefmt="github"))
         if len(rows) > len(shown):
             parts.append(
                 f"\n…and {len(rows) - len(shown)} more points (see the JSON plan for all)."
@@ -86,18 +107,24 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
             parts += [*shown_drift, "```", "", "</details>"]
     text = "\n".join(parts) + "\n"
     if len(text) > MARKDOWN_LIMIT:
-        summary = [*parts[:4], ""] + [f"- `{p.sweep.name}`: {p.summary()}" for p in plans]
-        summary.append(
+        short = [*parts[:4], ""] + [f"- `{p.sweep.name}`: {_summary(p, planned)}" for p in plans]
+        short.append(
             "\nThe full table is too large for a comment; run `python -m runner expand --plan`."
         )
-        text = "\n".join(summary)[:MARKDOWN_LIMIT] + "\n"
+        text = "\n".join(short)[:MARKDOWN_LIMIT] + "\n"
     return text
 
 
-def as_json(plans: Sequence[SweepPlan]) -> str:
-    return (
-        json.dumps({"sweeps": [_plan_json(p) for p in plans]}, indent=2, ensure_ascii=False) + "\n"
-    )
+def as_json(plans: Sequence[SweepPlan], planned: bool = True) -> str:
+    """The plan as JSON; `planned=False`: the points without statuses or counts."""
+    sweeps = [_plan_json(p) for p in plans]
+    if not planned:
+        for sweep in sweeps:
+            del sweep["counts"]
+            for point in sweep["points"]:
+                for key in ("status", "url", "changes", "drift_note"):
+                    del point[key]
+    return json.dumps({"sweeps": sweeps}, indent=2, ensure_ascii=False) + "\n"
 
 
 def _plan_json(plan: SweepPlan) -> dict[str, Any]:
