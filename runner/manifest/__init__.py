@@ -43,7 +43,7 @@ def load(path: Path, display: str | None = None) -> Loaded:
         raise ManifestError(problems)
     problems = schema_problems(doc)
     if problems:
-        raise ManifestError(problems)
+        raise ManifestError(problems + _params_problems_despite(problems, doc))
     space, problems = parse_space(doc)
     problems += _file_problems(path, doc) + _budget_problems(doc) + _preemption_problems(doc)
     if not problems:
@@ -99,6 +99,16 @@ def _file_problems(path: Path, doc: Document) -> list[Problem]:
         " letter or digit, and end in .yaml or .yml"
     )
     return [Problem(doc.source, 1, 1, "", message)]
+
+
+def _params_problems_despite(schema: list[Problem], doc: Document) -> list[Problem]:
+    """The params checks, when the schema's problems lie elsewhere: one round of fixes, not two."""
+    if any(p.field == "(root)" or p.field.startswith("params") for p in schema):
+        return []
+    if not isinstance(doc.data, Mapping) or "params" not in doc.data:
+        return []
+    space, problems = parse_space(doc)
+    return problems or _space_problems(doc, space)
 
 
 def _warnings(doc: Document) -> list[Problem]:
