@@ -10,6 +10,7 @@ from runner.model import FORMAT_VERSION
 from runner.values import Value, canonical_json
 
 NAME_HEX = 12
+MAX_NAME = 128
 
 
 def point_key(sweep: str, workspace: str, revision: int, params: Mapping[str, Value]) -> str:
@@ -35,9 +36,12 @@ def _key_form(value: Value) -> Value:
     return value
 
 
-def experiment_name(sweep: str, key: str) -> str:
-    """`<sweep>-<first 12 hex of the key>`: at most 113 characters, a valid Beaker name."""
-    return f"{sweep}-{key[:NAME_HEX]}"
+def experiment_name(sweep: str, key: str, prefix: str | None = None) -> str:
+    """`<sweep>-<first 12 hex of the key>`, or `<prefix>-<12 hex>` from an `experiment_name`
+    template: the key's hex is always there, so names stay unique. At most 128 characters (a long
+    prefix is cut)."""
+    head = sweep if prefix is None else prefix[: MAX_NAME - NAME_HEX - 1]
+    return f"{head}-{key[:NAME_HEX]}"
 
 
 SPEC_HASH_VERSION = 2

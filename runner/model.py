@@ -84,6 +84,8 @@ class Sweep:
     revision: int
     draft: bool
     placement: Placement
+    name_template: str | None
+    """The `experiment_name` template, if any (`runner.keys.experiment_name` appends the key)."""
     tasks: tuple[Mapping[str, Any], ...]
     """Task mappings exactly as the schema validated them; `runner.render` compiles them."""
     space: Space

@@ -148,3 +148,34 @@ def test_the_ledger_header_says_which_spec_hash_version_wrote_it(tmp_path: Path)
     old = (V1 / "sweeps" / "ledger" / "quickstart.jsonl").read_text().splitlines()
     assert "spec_hash_version" not in json.loads(old[0])
     assert ledger.parse("\n".join(old), "q", "quickstart").entries  # old ledgers still read
+
+
+def test_a_name_template_keeps_the_key_hex_and_a_renamed_point_keeps_its_entry(
+    tmp_path: Path,
+) -> None:
+    path = minimal(tmp_path, extra="    seed: [1, 2]\n")
+    _submit_all(tmp_path)
+    before = {row.key: row.name for row in _plan(tmp_path).rows}
+    path.write_text(
+        path.read_text().replace("tasks:", 'experiment_name: "{sweep}-lr{lr}-s{seed}"\ntasks:')
+    )
+    plan = _plan(tmp_path)
+    for row in plan.rows:
+        assert (
+            row.name
+            == f"demo-lr{dict(row.params)['lr']}-s{dict(row.params)['seed']}-{row.key[:12]}"
+        )
+        # The key is the identity: the renamed point matches its entry and shows as drift.
+        assert row.status == "~" and row.entry is not None
+        assert str(row.changes[0]) == f'~ (experiment name): "{before[row.key]}" -> "{row.name}"'
+    assert plan.to_submit == ()
+
+
+def test_a_long_name_template_is_cut_to_128_characters_keeping_the_hex(tmp_path: Path) -> None:
+    path = minimal(tmp_path)
+    path.write_text(
+        path.read_text().replace("tasks:", f'experiment_name: "{"x" * 150}-{{lr}}"\ntasks:')
+    )
+    names = [row.name for row in _plan(tmp_path).rows]
+    assert all(len(n) == 128 for n in names)
+    assert all(n.endswith(row.key[:12]) for n, row in zip(names, _plan(tmp_path).rows, strict=True))

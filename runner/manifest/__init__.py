@@ -80,6 +80,7 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
             min_runtime=beaker.get("min_runtime"),
             auto_resume=beaker.get("auto_resume"),
         ),
+        name_template=data.get("experiment_name"),
         tasks=tuple(data["tasks"]),
         space=space,
         marks=doc.marks,

@@ -11,6 +11,7 @@ point only fills the skeleton's holes and hashes the text.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,18 @@ _LEGACY_SWEEP_ENV = (
 )
 
 
+_EXPERIMENT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def _name_problem(prefix: str) -> str | None:
+    if _EXPERIMENT_NAME.match(prefix):
+        return None
+    return (
+        f"experiment name renders to {prefix!r}: use letters, digits, '.', '_' and '-'"
+        " (Beaker's rule for names)"
+    )
+
+
 class Renderer:
     """Compiled once per sweep; `render(point)` is then a pure function."""
 
@@ -58,6 +71,11 @@ class Renderer:
         self._replicas: tuple[int, ...] | None = None
         """Each task's replica count, once known to be the same at every point."""
         self._derived = self._compile_derived()
+        self._name: Slot | None = None
+        if sweep.name_template is not None:
+            # Not derived parameters nor {experiment}: those may use the name themselves.
+            known = set(sweep.space.axis_names) | {"sweep", "revision"}
+            self._name = self._slot(sweep.name_template, ("experiment_name",), known)
         self._tasks = [self._compile_task(t, ("tasks", i)) for i, t in enumerate(sweep.tasks)]
         self.legacy_env = tuple(
             (
@@ -178,14 +196,11 @@ class Renderer:
         sweep = self.sweep
         params = point.as_dict()
         key = point_key(sweep.name, sweep.placement.workspace, sweep.revision, params)
-        name = experiment_name(sweep.name, key)
-        env: dict[str, Value] = {
-            **params,
-            "sweep": sweep.name,
-            "experiment": name,
-            "revision": sweep.revision,
-        }
-        context = PointContext(sweep, point, env, (key, name), self._literal_numbers)
+        env: dict[str, Value] = {**params, "sweep": sweep.name, "revision": sweep.revision}
+        context = PointContext(sweep, point, env, (key, ""), self._literal_numbers)
+        prefix = None if self._name is None else context.text(self._name, _name_problem)
+        context.name = name = experiment_name(sweep.name, key, prefix)
+        env["experiment"] = name
         for dname, slot in self._derived:
             env[dname] = context.value(slot)
         context.derived = tuple((dname, env[dname]) for dname, _ in self._derived)
