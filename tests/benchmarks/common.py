@@ -134,7 +134,6 @@ name: {name}
 description: Benchmark sweep, {points} points.
 beaker:
   workspace: {workspace}
-  budget: ai2/budget
   budget: ai2/oe-training
   clusters: [ai2/jupiter, ai2/ceres]
   priority: normal
