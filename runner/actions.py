@@ -19,6 +19,7 @@ from runner import ledger
 from runner.backends import Backend, Experiment, Rejected, Transient
 from runner.errors import RunnerError
 from runner.files import utc_now
+from runner.keys import SPEC_HASH_VERSION, canonical_spec
 from runner.plan import DRIFTED, ORPHAN, SUBMITTED, Row, SweepPlan, capped
 
 RESTARTABLE = ("failed", "canceled")
@@ -209,6 +210,8 @@ def _canceled(target: Target, at: str, commit: str) -> ledger.Entry:
         commit=commit,
         params=dict(point.params),
         canceled_at=at,
+        hash_version=SPEC_HASH_VERSION,
+        spec=ledger.pack_spec(canonical_spec(point.spec)),
     )
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner import ledger, plan
+from runner import ledger, manifest, plan
 from runner.errors import ManifestError, Problem, RunnerError
-from runner.manifest import load_manifest
 from runner.model import Sweep
+from runner.render import Renderer
 
 SWEEPS_DIR = "sweeps"
 SKIP_DIRS = {"ledger"}
@@ -22,6 +22,8 @@ class Catalog:
     sweeps: tuple[Sweep, ...]
     problems: tuple[Problem, ...]
     """Problems of the manifests that failed to load; those are left out of sweeps."""
+    renderers: Mapping[str, Renderer] = field(default_factory=dict, compare=False, repr=False)
+    """Each sweep's renderer by sweep name, compiled once while loading."""
 
     def plans(self, kind: str = "beaker", use_ledgers: bool = True) -> list[plan.SweepPlan]:
         """Plan every valid sweep against its ledger (or an empty one); problems raise."""
@@ -34,7 +36,11 @@ class Catalog:
                     if use_ledgers
                     else ledger.Ledger(sweep.name, {})
                 )
-                plans.append(plan.capped(plan.build(sweep, record), running=None))
+                plans.append(
+                    plan.capped(
+                        plan.build(sweep, record, self.renderers.get(sweep.name)), running=None
+                    )
+                )
             except ManifestError as exc:
                 problems += exc.problems
         if problems:
@@ -93,13 +99,15 @@ def load(directory: Path, paths: Sequence[str] = ()) -> Catalog:
     sweeps: list[Sweep] = []
     problems: list[Problem] = []
     owners: dict[str, Sweep] = {}
+    renderers: dict[str, Renderer] = {}
     for path in manifests(root, paths, base):
         shown = display(root, path)
         try:
-            sweep = load_manifest(path, shown)
+            loaded = manifest.load(path, shown)
         except ManifestError as exc:
             problems += exc.problems
             continue
+        sweep = loaded.sweep
         first = owners.get(sweep.name)
         if first is not None:
             problems.append(
@@ -113,4 +121,5 @@ def load(directory: Path, paths: Sequence[str] = ()) -> Catalog:
             continue
         owners[sweep.name] = sweep
         sweeps.append(sweep)
-    return Catalog(root, tuple(sweeps), tuple(problems))
+        renderers[sweep.name] = loaded.renderer
+    return Catalog(root, tuple(sweeps), tuple(problems), renderers)

@@ -18,7 +18,7 @@ from runner.commands import (
     submit,
     validate,
 )
-from runner.errors import RunnerError
+from runner.errors import ManifestError, RunnerError
 
 EXIT_USER_ERROR = 1
 EXIT_UNEXPECTED = 3
@@ -71,7 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunnerError as exc:
         if args.debug:
             traceback.print_exc()
-        print(f"error: {exc}" if "\n" not in str(exc) else str(exc), file=sys.stderr)
+        # Manifest problems are `path:line:col: field: message` lines wherever they are printed.
+        plain = isinstance(exc, ManifestError) or "\n" in str(exc)
+        print(str(exc) if plain else f"error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

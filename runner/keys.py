@@ -10,6 +10,7 @@ from runner.model import FORMAT_VERSION
 from runner.values import Value, canonical_json
 
 NAME_HEX = 12
+MAX_NAME = 128
 
 
 def point_key(sweep: str, workspace: str, revision: int, params: Mapping[str, Value]) -> str:
@@ -23,16 +24,37 @@ def point_key(sweep: str, workspace: str, revision: int, params: Mapping[str, Va
         "sweep": sweep,
         "workspace": workspace,
         "revision": revision,
-        "params": dict(params),
+        "params": {k: _key_form(v) for k, v in params.items()},
     }
     return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
 
 
-def experiment_name(sweep: str, key: str) -> str:
-    """`<sweep>-<first 12 hex of the key>`: at most 113 characters, a valid Beaker name."""
-    return f"{sweep}-{key[:NAME_HEX]}"
+def _key_form(value: Value) -> Value:
+    """`normalize`, inlined for the common types: 3e6 and 3000000 are one key."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+def experiment_name(sweep: str, key: str, prefix: str | None = None) -> str:
+    """`<sweep>-<first 12 hex of the key>`, or `<prefix>-<12 hex>` from an `experiment_name`
+    template: the key's hex is always there, so names stay unique. At most 128 characters (a long
+    prefix is cut)."""
+    head = sweep if prefix is None else prefix[: MAX_NAME - NAME_HEX - 1]
+    return f"{head}-{key[:NAME_HEX]}"
+
+
+SPEC_HASH_VERSION = 2
+"""How `spec_hash` reads a spec. 1: the whole document as rendered (env in the order written,
+the manifest's path in the description). 2: the canonical form (`canonical_spec`)."""
+
+
+def canonical_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """What the spec hash covers: the spec without its description (which names the manifest's
+    path and is not what runs). The renderer already writes env vars sorted by name."""
+    return {**spec, "description": ""}
 
 
 def spec_hash(spec: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON of a rendered spec document."""
-    return hashlib.sha256(canonical_json(spec).encode()).hexdigest()
+    """sha256 of the canonical JSON of a spec's canonical form (hash version 2)."""
+    return hashlib.sha256(canonical_json(canonical_spec(spec)).encode()).hexdigest()

@@ -8,9 +8,11 @@ ledger directory, and every write re-reads and merges, so concurrent runners nev
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import time
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +20,8 @@ from typing import Any
 
 from runner.errors import LedgerError
 from runner.files import locked, write_atomic
-from runner.values import Value
+from runner.keys import SPEC_HASH_VERSION
+from runner.values import Value, canonical_json
 
 LEDGER_FORMAT = 1
 FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit", "params")
@@ -44,12 +47,38 @@ class Entry:
     restarted_at: str | None = None
     canceled_at: str | None = None
     """When `cancel` canceled it; `--restart-failed` leaves such a point alone."""
+    hash_version: int = SPEC_HASH_VERSION
+    """How spec_hash was computed (`runner.keys.SPEC_HASH_VERSION`); absent in older ledgers: 1."""
+    spec: str = ""
+    """The canonical spec that was submitted, packed (`pack_spec`), so drift can say what changed;
+    empty in entries written before hash version 2."""
 
     def to_line(self) -> str:
         data: dict[str, Any] = {k: getattr(self, k) for k in FIELDS}
         data["params"] = dict(self.params)
         data.update({k: getattr(self, k) for k in OPTIONAL if getattr(self, k)})
+        if self.hash_version != 1:
+            data["hash_version"] = self.hash_version
+        if self.spec:
+            data["spec"] = self.spec
         return _LINE_JSON.encode(data)
+
+
+def pack_spec(spec: Mapping[str, Any]) -> str:
+    """A spec as one short ledger field: canonical JSON, zlib, base64 (about 600 characters)."""
+    raw = zlib.compress(canonical_json(spec).encode(), 9)
+    return base64.b64encode(raw).decode("ascii")
+
+
+def unpack_spec(packed: str) -> Mapping[str, Any] | None:
+    """The spec `pack_spec` stored, or None when there is none (or it cannot be read)."""
+    if not packed:
+        return None
+    try:
+        data = json.loads(zlib.decompress(base64.b64decode(packed)))
+    except (ValueError, zlib.error):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 @dataclass(frozen=True)
@@ -107,6 +136,7 @@ def header(sweep: str, group: str = "") -> str:
     data = {
         "ledger": LEDGER_FORMAT,
         "sweep": sweep,
+        "spec_hash_version": SPEC_HASH_VERSION,
         "about": "Experiments submitted for this sweep, one per line after this header, sorted by"
         " key. Written by `python -m runner submit`; merged by key; do not edit by hand.",
     }
@@ -144,7 +174,10 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
             continue
         try:
             entry = Entry(
-                **{k: data[k] for k in FIELDS}, **{k: data[k] for k in OPTIONAL if k in data}
+                **{k: data[k] for k in FIELDS},
+                **{k: data[k] for k in OPTIONAL if k in data},
+                hash_version=data.get("hash_version", 1),
+                spec=data.get("spec", ""),
             )
         except (KeyError, TypeError):
             missing = [k for k in FIELDS if k not in data]

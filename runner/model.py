@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from runner.errors import Problem
 from runner.marks import Mark, Marks
 from runner.values import Value
 
@@ -25,8 +26,11 @@ class Placement:
     budget: str | None = None
     priority: str | None = None
     preemptible: bool | None = None
+    """Deprecated in beaker-py in favour of min_runtime and auto_resume; still passed on."""
     retries: int | None = None
     timeout: str | None = None
+    min_runtime: str | None = None
+    auto_resume: bool | None = None
     group: bool = True
     """Keep every experiment of the sweep in one Beaker group (`beaker.group: false` opts out)."""
 
@@ -92,12 +96,16 @@ class Sweep:
     revision: int
     draft: bool
     placement: Placement
+    name_template: str | None
+    """The `experiment_name` template, if any (`runner.keys.experiment_name` appends the key)."""
     tasks: tuple[Mapping[str, Any], ...]
     """Task mappings exactly as the schema validated them; `runner.render` compiles them."""
     space: Space
     marks: Marks = field(compare=False, repr=False)
     """Source positions, so problems found while rendering can name a line."""
     limits: Limits = field(default_factory=Limits)
+    warnings: tuple[Problem, ...] = field(default=(), compare=False)
+    """What is accepted but should change (a deprecated field); printed, never fatal."""
 
 
 @dataclass(frozen=True)
@@ -122,8 +130,9 @@ class Rendered:
     """Axis parameters (the key's input), in axis order."""
     derived: tuple[tuple[str, Value], ...]
     spec_json: str
-    """The spec document as canonical JSON (sorted keys, compact): exactly what `spec_hash` hashes."""
+    """The spec document as canonical JSON (sorted keys, compact)."""
     spec_hash: str
+    """`runner.keys.spec_hash` of the spec: its canonical form, version SPEC_HASH_VERSION."""
 
     @functools.cached_property
     def spec(self) -> Mapping[str, Any]:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from runner import drift
+from runner.drift import Change
 from runner.errors import ManifestError, Problem
 from runner.ledger import Entry, Ledger
 from runner.model import Rendered, Sweep
@@ -42,6 +45,10 @@ class Row:
     """The ledger entry, when there is one."""
     waiting: str = ""
     """Why a `+` point is not submitted now (the sweep's max_running), e.g. 'waiting: 16/16 running'."""
+    changes: tuple[Change, ...] = ()
+    """For `~`: what changed, field by field, since the entry was submitted."""
+    note: str | None = None
+    """For `~` without a field diff: why there is none."""
 
 
 @dataclass(frozen=True)
@@ -109,9 +116,12 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def render_sweep(sweep: Sweep) -> list[Rendered]:
-    """Every point rendered, or ManifestError with one problem per failing field."""
-    renderer = Renderer(sweep)
+def render_sweep(sweep: Sweep, renderer: Renderer | None = None) -> list[Rendered]:
+    """Every point rendered, or ManifestError with one problem per failing field.
+
+    Pass the renderer `runner.manifest.load` compiled, so a sweep's templates compile once.
+    """
+    renderer = renderer or Renderer(sweep)
     with _collector_paused():
         return _render_points(sweep, renderer)
 
@@ -147,24 +157,37 @@ def _render_points(sweep: Sweep, renderer: Renderer) -> list[Rendered]:
     return rendered
 
 
-def build(sweep: Sweep, ledger: Ledger) -> SweepPlan:
+def build(sweep: Sweep, ledger: Ledger, renderer: Renderer | None = None) -> SweepPlan:
+    """The plan of a sweep against its ledger. Points match entries by key, which is their
+    identity: a point whose experiment name changed (a new `experiment_name` template) keeps its
+    entry and shows `~` with the name change."""
+    renderer = renderer or Renderer(sweep)
     with _collector_paused():
-        return _compare(sweep, render_sweep(sweep), ledger)
+        return _compare(sweep, render_sweep(sweep, renderer), ledger, renderer.legacy_env)
 
 
-def _compare(sweep: Sweep, rendered: list[Rendered], ledger: Ledger) -> SweepPlan:
+def _compare(
+    sweep: Sweep, rendered: list[Rendered], ledger: Ledger, legacy_env: Sequence[Sequence[str]]
+) -> SweepPlan:
     rows: list[Row] = []
     seen: set[str] = set()
     for item in rendered:
         entry = ledger.entries.get(item.key)
         seen.add(item.key)
         if entry is None:
-            status = SUBMIT
-        elif entry.spec_hash == item.spec_hash:
-            status = SUBMITTED
+            rows.append(Row(SUBMIT, item.name, item.key, item.params, item, entry))
+        elif drift.matches(entry, item, legacy_env) and entry.experiment == item.name:
+            rows.append(Row(SUBMITTED, item.name, item.key, item.params, item, entry))
         else:
-            status = DRIFTED
-        rows.append(Row(status, item.name, item.key, item.params, item, entry))
+            changes, note = drift.changes(entry, item)
+            if entry.experiment != item.name:
+                names = (json.dumps(entry.experiment), json.dumps(item.name))
+                renamed = drift.Change("(experiment name)", *names)
+                changes = (renamed, *changes)
+            row = Row(
+                DRIFTED, item.name, item.key, item.params, item, entry, changes=changes, note=note
+            )
+            rows.append(row)
     for key in sorted(set(ledger.entries) - seen):
         entry = ledger.entries[key]
         params = tuple(entry.params.items())

@@ -13,11 +13,11 @@ class InvalidValue(ValueError):
     """A value that cannot take part in a key (NaN, infinity, an unsupported type)."""
 
 
-def normalize(value: object) -> Value:
-    """Return the canonical form of a parameter value.
+def checked(value: object) -> Value:
+    """A parameter value as written, its type kept: `3e6` stays the float 3000000.0.
 
-    Integral floats become ints, so `3e6` and `3000000` are the same point; booleans stay
-    booleans, so `true` never equals `1`; NaN and infinities are refused.
+    A float written in YAML is rendered as a float everywhere (`--lr=3000000.0`); only keys
+    normalise (see `normalize`). NaN, infinities and non-scalar types are refused.
     """
     if isinstance(value, bool | str):
         return value
@@ -26,12 +26,22 @@ def normalize(value: object) -> Value:
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             raise InvalidValue(f"{value!r} is not allowed (NaN and infinity have no stable key)")
-        if value.is_integer():
-            return int(value)
         return value
     raise InvalidValue(
         f"{type(value).__name__} values are not allowed (use a string, number or bool)"
     )
+
+
+def normalize(value: object) -> Value:
+    """The identity form of a parameter value, for keys and comparisons only.
+
+    Integral floats become ints, so `3e6` and `3000000` are the same point; booleans stay
+    booleans, so `true` never equals `1`; NaN and infinities are refused.
+    """
+    value = checked(value)
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
 
 
 _CANONICAL = json.JSONEncoder(
@@ -47,11 +57,11 @@ def canonical_json(obj: Any) -> str:
 
 def identity(value: Value) -> str:
     """A string that is equal for two values exactly when they are the same parameter value."""
-    return canonical_json(value)
+    return canonical_json(normalize(value))
 
 
 def as_text(value: Value) -> str:
-    """How a value is written into argv, env vars and names: `true`, `3000000`, `0.0003`."""
+    """How a value is written into argv, env vars and names: `true`, `3000000`, `3000000.0`."""
     kind = type(value)  # exact types first: this runs for every field of every point
     if kind is str:
         return value  # type: ignore[return-value]  # mypy does not narrow on `type(x) is`

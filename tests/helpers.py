@@ -13,6 +13,7 @@ version: 1
 name: {name}
 beaker:
   workspace: ai2/sweeps-test
+  budget: ai2/sweeps-budget
   clusters: [ai2/test-cluster]
 tasks:
   - image: {{beaker: org/image}}
@@ -46,6 +47,7 @@ version: 1
 name: exact
 beaker:
   workspace: ai2/sweeps-test
+  budget: ai2/sweeps-budget
   clusters: [ai2/test-cluster]
 tasks:
   - image: {beaker: org/image}

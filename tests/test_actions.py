@@ -222,6 +222,7 @@ version: 1
 name: multi
 beaker:
   workspace: ai2/sweeps-test
+  budget: ai2/test-budget
   clusters: [ai2/test-cluster]
 tasks:
   - name: train

@@ -16,8 +16,12 @@ from tests.helpers import minimal
 
 
 def _undraft(root: Path) -> None:
+    """Launch the examples: no longer drafts, and each with the budget Beaker requires."""
     for path in (root / "sweeps").glob("*.yaml"):
-        path.write_text(path.read_text().replace("draft: true", "draft: false"))
+        text = path.read_text().replace("draft: true", "draft: false")
+        if "budget:" not in text:
+            text = text.replace("beaker:\n", "beaker:\n  budget: ai2/oe-training\n", 1)
+        path.write_text(text)
 
 
 def test_expand_plan_lists_every_example_point(
@@ -119,7 +123,7 @@ def test_invalid_manifest_fails_with_one_line_per_problem_and_no_traceback(
     assert "Traceback" not in err
     assert "beaker: missing required field 'clusters'" in err
     assert (
-        "sweeps/demo.yaml:5:3: beaker.clustres: unknown field 'clustres' (did you mean 'clusters'?"
+        "sweeps/demo.yaml:6:3: beaker.clustres: unknown field 'clustres' (did you mean 'clusters'?"
         in err
     )
 
@@ -205,3 +209,41 @@ def test_an_interrupt_exits_130(
     monkeypatch.setattr(catalog, "load", interrupted)
     assert main(["-C", str(project_copy), "validate"]) == 130
     assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_usage_errors_exit_1_not_the_changes_code(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["expand", "--no-such-option"])
+    assert info.value.code == 1
+    assert "error: unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
+def test_submit_and_validate_print_a_problem_in_the_same_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = minimal(tmp_path)
+    path.write_text(path.read_text().replace("org/image", "'org/image {lr}'"))
+    outputs = []
+    for command in (["validate"], ["submit", "--backend", "local", "sweeps/demo.yaml"]):
+        assert main(["-C", str(tmp_path), *command]) == 1
+        outputs.append(capsys.readouterr().err.splitlines())
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0].startswith("sweeps/demo.yaml:8:21: tasks[0].image.beaker: image renders")
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_expand_without_plan_makes_no_plan_claims(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    minimal(tmp_path)
+    assert main(["-C", str(tmp_path), "expand", "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    assert "Plan:" not in out and "to submit" not in out and '"status"' not in out
+    assert "demo-" in out
+
+
+def test_detailed_exitcode_needs_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    minimal(tmp_path)
+    assert main(["-C", str(tmp_path), "expand", "--detailed-exitcode"]) == 1
+    assert "use it with --plan" in capsys.readouterr().err
+    assert main(["-C", str(tmp_path), "expand", "--plan", "--detailed-exitcode"]) == 2

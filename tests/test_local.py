@@ -395,3 +395,61 @@ def test_toy_trainer_reads_env_shards_and_writes_metrics(
     assert toy_trainer.main(["--steps", "5"]) == 0
     assert not (tmp_path / "metrics.json").exists()  # only replica 0 reports
     assert toy_trainer.main(["--fail-rank", "1"]) == toy_trainer.FAILED
+
+
+STAND_IN = """\
+#!/bin/sh
+# Stands in for {launcher}: records what this replica was given.
+printf '%s\\n' "$@" > "$RESULTS_DIR/{launcher}-$BEAKER_REPLICA_RANK.args"
+"""
+
+
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
+def test_a_launcher_runs_each_replica_with_its_rendezvous_and_the_tasks_argv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launcher: str
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stand_in = bin_dir / launcher
+    stand_in.write_text(STAND_IN.format(launcher=launcher))
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    _sweep(
+        tmp_path,
+        "launch",
+        f"""\
+tasks:
+  - image: {{beaker: org/image}}
+    launcher: {launcher}
+    command: [train.py, "--lr={{lr}}"]
+    arguments: ["two words"]
+    replicas: 2
+params:
+  grid:
+    lr: [0.5]
+""",
+    )
+    assert main(["-C", str(tmp_path), "submit", "--backend", "local", "sweeps/launch.yaml"]) == 0
+    (results,) = (tmp_path / ".runs" / "launch").glob("*/results")
+    got = {rank: (results / f"{launcher}-{rank}.args").read_text().splitlines() for rank in (0, 1)}
+    if launcher == "torchrun":
+        expected = [
+            "--nnodes=2",
+            "--node-rank={rank}",
+            "--nproc-per-node=1",
+            "--master-addr=127.0.0.1",
+            "--master-port=29400",
+        ]
+    else:
+        expected = [
+            "launch",
+            "--num_machines=2",
+            "--machine_rank={rank}",
+            "--num_processes=2",
+            "--main_process_ip=127.0.0.1",
+            "--main_process_port=29400",
+        ]
+    for rank in (0, 1):
+        head = [line.format(rank=rank) for line in expected]
+        assert got[rank] == [*head, "train.py", "--lr=0.5", "two words"]

@@ -4,14 +4,17 @@ from pathlib import Path
 
 import pytest
 
+from runner import catalog, render
 from runner.errors import ManifestError
+from runner.model import Sweep
+from runner.render import template
 from runner.space import count_points, upper_bound
 from tests.helpers import load, minimal
 
 HEAD = """\
 version: 1
 name: big
-beaker: {workspace: ai2/x, clusters: [ai2/c]}
+beaker: {workspace: ai2/x, budget: ai2/b, clusters: [ai2/c]}
 tasks:
   - image: {beaker: org/image}
     command: [run]
@@ -82,3 +85,28 @@ def test_a_malformed_params_section_gets_its_own_error_not_a_count(
     tmp_path: Path, params: str, expected: str
 ) -> None:
     assert _error(tmp_path, params) == expected
+
+
+def test_a_sweep_compiles_once_from_loading_to_planning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One Renderer per sweep, and each derived template parsed once, checked in one place."""
+    minimal(tmp_path, extra='  derived:\n    run: "r-{lr}"\n')
+    built: list[object] = []
+    parsed: list[str] = []
+    real_init, real_parse = render.Renderer.__init__, template.parse
+
+    def counting_init(self: render.Renderer, sweep: Sweep) -> None:
+        built.append(sweep)
+        real_init(self, sweep)
+
+    def counting_parse(text: str) -> template.Template:
+        parsed.append(text)
+        return real_parse(text)
+
+    monkeypatch.setattr(render.Renderer, "__init__", counting_init)
+    monkeypatch.setattr(template, "parse", counting_parse)
+    plans = catalog.load(tmp_path).plans()
+    assert [len(p.rows) for p in plans] == [2]
+    assert len(built) == 1
+    assert parsed.count("r-{lr}") == 1

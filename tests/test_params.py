@@ -1,13 +1,18 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from runner import yaml12
+from runner.errors import ManifestError
+from runner.keys import point_key
 from runner.manifest.params import parse_space
 from runner.model import DEFAULT_MAX_POINTS, Space, param_env_name
 from runner.space import iter_points
+from runner.values import as_text
+from tests.helpers import MINIMAL, load, minimal
 
 
 def parse(text: str) -> tuple[Space, list[str]]:
@@ -90,11 +95,21 @@ def test_nested_and_dotted_assignments_are_equivalent() -> None:
     assert list(iter_points(nested)) == list(iter_points(dotted))
 
 
-def test_values_are_normalised() -> None:
-    space = space_of("params:\n  grid:\n    steps: [3e6, -0.0, 2.5]\n")
+def test_values_keep_the_type_written_and_only_keys_normalise() -> None:
+    space = space_of("params:\n  grid:\n    steps: [3e6, -0.0, 2.5, 7]\n")
     (axis,) = space.axes
-    assert axis.values == ((3000000,), (0,), (2.5,))
-    assert [type(row[0]) for row in axis.values] == [int, int, float]
+    assert [type(row[0]) for row in axis.values] == [float, float, float, int]
+    assert [as_text(row[0]) for row in axis.values] == ["3000000.0", "-0.0", "2.5", "7"]
+    assert point_key("s", "ai2/w", 0, {"steps": 3e6}) == point_key(
+        "s", "ai2/w", 0, {"steps": 3000000}
+    )
+    assert point_key("s", "ai2/w", 0, {"steps": -0.0}) == point_key("s", "ai2/w", 0, {"steps": 0})
+
+
+def test_an_axis_may_not_repeat_a_value_written_two_ways() -> None:
+    assert problems_of("params:\n  grid:\n    steps: [3e6, 3000000]\n") == [
+        "3:18: params.grid.steps[1]: duplicate value 3000000 (also item 0)"
+    ]
 
 
 def test_the_same_parameter_twice_is_an_error() -> None:
@@ -232,24 +247,33 @@ def test_derived_in_order() -> None:
     ]
 
 
-def test_derived_may_only_use_names_defined_before_it() -> None:
-    problems = problems_of(
-        """
+def _load_problems(tmp_path: Path, params: str) -> list[str]:
+    """Derived templates are checked where they compile (the renderer), through the loader."""
+    body = MINIMAL.format(name="d").split("params:")[0] + textwrap.dedent(params)
+    with pytest.raises(ManifestError) as info:
+        load(tmp_path, minimal(tmp_path, name="d", body=body))
+    return [str(p).removeprefix("sweeps/d.yaml:") for p in info.value.problems]
+
+
+def test_derived_may_only_use_names_defined_before_it(tmp_path: Path) -> None:
+    problems = _load_problems(
+        tmp_path,
+        """\
         params:
           grid: {lr: [1]}
           derived:
             a: "{b}"
             b: "{lr}"
-        """
+        """,
     )
     assert problems == [
-        "5:8: params.derived.a: template names unknown parameter 'b'"
+        "14:8: params.derived.a: template names unknown parameter 'b'"
         " (known: experiment, lr, revision, sweep)"
     ]
 
 
-def test_derived_template_errors_are_problems() -> None:
-    problems = problems_of('params:\n  grid: {lr: [1]}\n  derived: {a: "x{lr"}\n')
+def test_derived_template_errors_are_problems(tmp_path: Path) -> None:
+    problems = _load_problems(tmp_path, 'params:\n  grid: {lr: [1]}\n  derived: {a: "x{lr"}\n')
     assert len(problems) == 1
     assert "params.derived.a: unmatched '{'" in problems[0]
 

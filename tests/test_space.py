@@ -35,6 +35,7 @@ name: {name}
 revision: {revision}
 beaker:
   workspace: {workspace}
+  budget: ai2/budget
   clusters: [ai2/jupiter]
 tasks:
   - image: {{docker: "ghcr.io/allenai/pytorch:2.6"}}
@@ -532,7 +533,7 @@ def flow_yaml(model: Model, name: str, workspace: str, revision: int) -> str:
         tasks:
           - command:   [ "python",   "train.py" ]   # argv
             image: {{ docker: 'ghcr.io/allenai/pytorch:2.6' }}
-        beaker: {{clusters: ["ai2/jupiter"],  workspace: "{workspace}"}}
+        beaker: {{clusters: ["ai2/jupiter"],  workspace: "{workspace}", budget: ai2/budget}}
         revision:     {revision}
         name: "{name}"     # the sweep
 
@@ -549,8 +550,9 @@ def load_text(text: str) -> Sweep:
 
 
 def observed(space: Space) -> list[tuple[tuple[str, Ident], ...]]:
-    """The expanded points; values as they come out, so an unnormalised 3e6 shows as a float."""
-    return [tuple((n, (type(v).__name__, v)) for n, v in p.params) for p in iter_points(space)]
+    """The expanded points, compared by identity: values keep the type written (3e6 stays a
+    float, see test_params), while 3e6 and 3000000 are the same value."""
+    return [tuple((n, ident(v)) for n, v in p.params) for p in iter_points(space)]
 
 
 @pytest.mark.slow

@@ -15,12 +15,13 @@ from runner.backends.beaker.conversion import (
     shape_of,
     to_beaker_spec,
 )
+from runner.cli import main
 from runner.errors import ManifestError
 from runner.keys import spec_hash
 from runner.plan import render_sweep
 from runner.values import canonical_json
 from tests.conftest import PROJECT
-from tests.helpers import load, minimal
+from tests.helpers import MINIMAL, load, minimal
 
 EXAMPLES = sorted((PROJECT / "sweeps").glob("*.yaml"))
 GOLDEN = PROJECT / "tests" / "golden"
@@ -146,7 +147,7 @@ def test_template_that_renders_a_non_integer_replica_count_names_the_line_and_po
         body="""\
 version: 1
 name: bad
-beaker: {workspace: ai2/x, clusters: [ai2/c]}
+beaker: {workspace: ai2/x, budget: ai2/b, clusters: [ai2/c]}
 tasks:
   - image: {beaker: org/image}
     command: [run]
@@ -190,7 +191,7 @@ def test_points_of_different_shapes_in_one_sweep_each_get_their_own_document(
         body="""\
 version: 1
 name: mixed
-beaker: {workspace: ai2/x, clusters: [ai2/c]}
+beaker: {workspace: ai2/x, budget: ai2/b, clusters: [ai2/c]}
 tasks:
   - image: {beaker: org/image}
     command: [run, "--nodes={nodes}"]
@@ -226,7 +227,7 @@ def test_a_templated_value_is_checked_for_each_point(
         body="""\
 version: 1
 name: paths
-beaker: {workspace: ai2/x, clusters: [ai2/c]}
+beaker: {workspace: ai2/x, budget: ai2/b, clusters: [ai2/c]}
 tasks:
   - image: {beaker: org/image}
     command: [run]
@@ -242,3 +243,91 @@ params:
         "sweeps/paths.yaml:7:23: tasks[0].resources.gpus: gpus renders to -1, must be at least 0"
         " (point gpus=-1)"
     )
+
+
+def test_integral_floats_stay_floats_in_argv_env_and_json_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = (
+        MINIMAL.format(name="floats")
+        .replace("    lr: [0.1, 0.01]\n", "    lr: [1e-4, 3e6]\n    wd: [0.0]\n    steps: [100]\n")
+        .replace('arguments: ["--lr={lr}"]', 'arguments: ["--lr={lr}", "--wd={wd}", 1.0, 2]')
+    )
+    path = minimal(tmp_path, name="floats", body=body)
+    rendered = render_sweep(load(tmp_path, path))
+    task = rendered[1].spec["tasks"][0]
+    assert task["arguments"] == ["--lr=3000000.0", "--wd=0.0", "1.0", "2"]
+    env = {e["name"]: e.get("value") for e in task["envVars"]}
+    assert env["SWEEP_PARAM_WD"] == "0.0" and env["SWEEP_PARAM_STEPS"] == "100"
+    assert '"wd": 0.0' in env["SWEEP_PARAMS"] and '"lr": 3000000.0' in env["SWEEP_PARAMS"]
+    assert main(["-C", str(tmp_path), "expand", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert '"lr": 3000000.0' in out and '"wd": 0.0' in out
+    # Only the key normalises: writing 3000000 instead keeps the name, the command line changes.
+    path.write_text(path.read_text().replace("3e6", "3000000"))
+    again = render_sweep(load(tmp_path, path))[1]
+    assert again.key == rendered[1].key and again.name == rendered[1].name
+    assert again.spec["tasks"][0]["arguments"][0] == "--lr=3000000"
+    assert again.spec_hash != rendered[1].spec_hash
+
+
+def test_every_task_gets_results_dir_set_to_its_result_path(tmp_path: Path) -> None:
+    extra = '  - name: eval\n    image: {beaker: org/image}\n    command: [run]\n    result: "/out/{lr}"\n'
+    body = MINIMAL.format(name="res").replace("  - image:", "  - name: train\n    image:")
+    body = body.replace("params:\n", extra + "params:\n")
+    rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="res", body=body)))[0]
+    env = [{e["name"]: e.get("value") for e in t["envVars"]} for t in rendered.spec["tasks"]]
+    assert [e["RESULTS_DIR"] for e in env] == ["/results", "/out/0.1"]
+    assert [t["result"]["path"] for t in rendered.spec["tasks"]] == ["/results", "/out/0.1"]
+
+
+def test_sizes_are_read_as_beaker_reads_them(tmp_path: Path) -> None:
+    body = MINIMAL.format(name="sizes").replace(
+        "    arguments:", "    resources: {memory: 64gib, shared_memory: 10.24gb}\n    arguments:"
+    )
+    rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="sizes", body=body)))[0]
+    assert rendered.spec["tasks"][0]["resources"] == {"memory": "64gib", "sharedMemory": "10.24gb"}
+    assert to_beaker_spec(rendered.spec).tasks[0].resources is not None
+
+
+def test_min_runtime_and_auto_resume_reach_the_task_context(tmp_path: Path) -> None:
+    body = MINIMAL.format(name="pre").replace(
+        "  clusters:", "  min_runtime: 2h\n  auto_resume: false\n  clusters:"
+    )
+    rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="pre", body=body)))[0]
+    context = rendered.spec["tasks"][0]["context"]
+    assert context == {"minRuntime": 2 * 3600 * 10**9, "autoResume": False}
+    typed = to_beaker_spec(rendered.spec).tasks[0].context
+    assert typed is not None and typed.min_runtime == 2 * 3600 * 10**9
+    assert typed.auto_resume is False and typed.preemptible is None
+
+
+def test_preemptible_still_works_and_validate_says_it_is_deprecated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = MINIMAL.format(name="old").replace("  clusters:", "  preemptible: true\n  clusters:")
+    path = minimal(tmp_path, name="old", body=body)
+    assert render_sweep(load(tmp_path, path))[0].spec["tasks"][0]["context"] == {
+        "preemptible": True
+    }
+    assert main(["-C", str(tmp_path), "validate"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("sweeps/old.yaml:6:16: beaker.preemptible: warning: preemptible is")
+    assert "deprecated" in err[0] and err[1] == "1 manifest(s) valid, 2 point(s)"
+
+
+def test_a_launcher_renders_a_fixed_quoted_line_and_passes_argv_through(tmp_path: Path) -> None:
+    body = MINIMAL.format(name="tr").replace(
+        "    command: [python, train.py]", "    launcher: torchrun\n    command: [train.py]"
+    )
+    rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="tr", body=body)))
+    tasks = [r.spec["tasks"][0] for r in rendered]
+    assert tasks[0]["command"][:2] == ["bash", "-c"] and tasks[0]["command"][3:] == [
+        "torchrun",
+        "train.py",
+    ]
+    assert tasks[0]["command"] == tasks[1]["command"]  # the same line for every point
+    assert "--master-port=29400" in tasks[0]["command"][2]
+    assert '"$BEAKER_REPLICA_COUNT"' not in tasks[0]["command"][2]  # read with defaults
+    assert "BEAKER_REPLICA_COUNT" in tasks[0]["command"][2] and '"$@"' in tasks[0]["command"][2]
+    assert [t["arguments"] for t in tasks] == [["--lr=0.1"], ["--lr=0.01"]]

@@ -36,6 +36,7 @@ version: 1
 name: grid
 beaker:
   workspace: ai2/sweeps-test
+  budget: ai2/test-budget
   clusters: [ai2/test-cluster]
 tasks:
   - image: {beaker: org/image}
@@ -290,7 +291,7 @@ def test_two_pull_requests_submit_only_reviewed_points_and_hold_back_the_cross_t
     assert len(created) == 4 + 2 + 2  # not 9: the cross-term lr=0.001, seed=3 waits
     assert created == _plus(github.api.bodies(1)[0]) | _plus(plans[2]) | _plus(plans[3])
     summary = jobs["submit"].summary
-    assert "Not in a reviewed plan" in summary and "lr=0.001 wd=0 seed=3" in summary
+    assert "Not in a reviewed plan" in summary and "lr=0.001 wd=0.0 seed=3" in summary
     assert jobs["submit"].annotations("warning")
     held_table = summary[
         summary.index("Not in a reviewed plan") : summary.index("## Sweep submission")

@@ -33,8 +33,9 @@ def load_catalog(directory: Path, paths: Sequence[str]) -> Catalog:
 
 
 def report_problems(cat: Catalog) -> bool:
-    """Print every manifest problem to stderr; True when there were any."""
-    for problem in cat.problems:
+    """Print every manifest problem (and warning) to stderr; True when there were problems."""
+    warnings = [w for sweep in cat.sweeps for w in sweep.warnings]
+    for problem in sorted([*cat.problems, *warnings]):
         print(problem, file=sys.stderr)
     return bool(cat.problems)
 

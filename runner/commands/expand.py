@@ -15,7 +15,7 @@ from runner.commands.common import (
     report_problems,
     write_output,
 )
-from runner.errors import ManifestError
+from runner.errors import ManifestError, RunnerError
 
 EXIT_CHANGES = 2
 
@@ -68,6 +68,8 @@ def expand(
     from runner import specfiles
     from runner.report import plan as report
 
+    if detailed_exitcode and not plan:
+        raise RunnerError("--detailed-exitcode describes a plan: use it with --plan")
     cat = load_catalog(directory, paths)
     failed = report_problems(cat)
     try:
@@ -76,11 +78,11 @@ def expand(
         print(exc, file=sys.stderr)
         return 1
     if fmt == "markdown":
-        text = report.markdown(plans)
+        text = report.markdown(plans, planned=plan)
     elif fmt == "json":
-        text = report.as_json(plans)
+        text = report.as_json(plans, planned=plan)
     else:
-        text = report.table(plans) + "\n"
+        text = report.table(plans, planned=plan) + "\n"
     write_output(text, output)
     if save_specs:
         written = specfiles.save(Path(save_specs), plans)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -20,8 +21,21 @@ from runner.yaml12 import load_file
 _FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A checked manifest and the renderer its checks compiled, kept so nothing compiles twice."""
+
+    sweep: Sweep
+    renderer: Renderer = field(compare=False, repr=False)
+
+
 def load_manifest(path: Path, display: str | None = None) -> Sweep:
     """Parse and check one manifest; raises ManifestError listing every problem found."""
+    return load(path, display).sweep
+
+
+def load(path: Path, display: str | None = None) -> Loaded:
+    """`load_manifest`, keeping the compiled renderer for planning."""
     shown = display or str(path)
     doc = load_file(path, shown)
     problems = _too_many_points(doc)  # before the checks that cost time per value written
@@ -29,21 +43,21 @@ def load_manifest(path: Path, display: str | None = None) -> Sweep:
         raise ManifestError(problems)
     problems = schema_problems(doc)
     if problems:
-        raise ManifestError(problems)
+        raise ManifestError(problems + _params_problems_despite(problems, doc))
     space, problems = parse_space(doc)
-    problems += _file_problems(path, doc)
+    problems += _file_problems(path, doc) + _budget_problems(doc) + _preemption_problems(doc)
     if not problems:
         problems += _space_problems(doc, space)
     sweep = _build(doc, shown, space)
     try:
-        Renderer(sweep)  # compiles every template: unknown names and bad syntax fail here
+        renderer = Renderer(
+            sweep
+        )  # compiles every template: unknown names and bad syntax fail here
     except ManifestError as exc:
-        # With a broken params section the derived checks were already reported there.
-        skip = "params." if problems else "\0"
-        problems += [p for p in exc.problems if not p.field.startswith(skip)]
+        problems += exc.problems
     if problems:
         raise ManifestError(problems)
-    return sweep
+    return Loaded(sweep, renderer)
 
 
 def _build(doc: Document, shown: str, space: Space) -> Sweep:
@@ -64,11 +78,15 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
             retries=beaker.get("retries"),
             timeout=beaker.get("timeout"),
             group=beaker.get("group", True),
+            min_runtime=beaker.get("min_runtime"),
+            auto_resume=beaker.get("auto_resume"),
         ),
+        name_template=data.get("experiment_name"),
         tasks=tuple(data["tasks"]),
         space=space,
         marks=doc.marks,
         limits=Limits(data.get("max_running"), data.get("max_restarts")),
+        warnings=tuple(_warnings(doc)),
     )
 
 
@@ -84,6 +102,50 @@ def _file_problems(path: Path, doc: Document) -> list[Problem]:
         " letter or digit, and end in .yaml or .yml"
     )
     return [Problem(doc.source, 1, 1, "", message)]
+
+
+def _params_problems_despite(schema: list[Problem], doc: Document) -> list[Problem]:
+    """The params checks, when the schema's problems lie elsewhere: one round of fixes, not two."""
+    if any(p.field == "(root)" or p.field.startswith("params") for p in schema):
+        return []
+    if not isinstance(doc.data, Mapping) or "params" not in doc.data:
+        return []
+    space, problems = parse_space(doc)
+    return problems or _space_problems(doc, space)
+
+
+def _warnings(doc: Document) -> list[Problem]:
+    if "preemptible" not in doc.data["beaker"]:
+        return []
+    message = (
+        "warning: preemptible is deprecated (beaker-py); it still works, but write min_runtime"
+        " (e.g. 2h: not preempted before) and auto_resume (false: not resumed after) instead"
+    )
+    return [_problem(doc, ("beaker", "preemptible"), message)]
+
+
+def _preemption_problems(doc: Document) -> list[Problem]:
+    beaker = doc.data["beaker"]
+    newer = [k for k in ("min_runtime", "auto_resume") if k in beaker]
+    if "preemptible" not in beaker or not newer:
+        return []
+    message = (
+        f"preemptible cannot be combined with {' and '.join(newer)} (Beaker refuses a spec"
+        " with both); drop preemptible"
+    )
+    return [_problem(doc, ("beaker", "preemptible"), message)]
+
+
+def _budget_problems(doc: Document) -> list[Problem]:
+    """Beaker refuses every create without a budget (`spec.budget is required`): say so now."""
+    data = doc.data
+    if data.get("draft") is True or "budget" in data["beaker"]:
+        return []
+    message = (
+        "missing required field 'budget': Beaker refuses experiments without one; add"
+        " `budget: org/name` (only a draft may leave it out)"
+    )
+    return [_problem(doc, ("beaker",), message)]
 
 
 def _too_many_points(doc: Document) -> list[Problem]:

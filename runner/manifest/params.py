@@ -16,8 +16,7 @@ from runner.model import (
     Space,
     param_env_name,
 )
-from runner.render import template
-from runner.values import InvalidValue, Value, canonical_json, identity, normalize
+from runner.values import InvalidValue, Value, canonical_json, checked, identity
 
 Path = tuple[str | int, ...]
 
@@ -88,7 +87,6 @@ def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
         max_points=int(raw.get("max_points", DEFAULT_MAX_POINTS)),
     )
     _check_assignments(space, out)
-    _check_derived(space, out)
     _check_env_names(seen, out)
     return space, out.problems
 
@@ -112,7 +110,7 @@ def _column(
     seen: dict[str, int] = {}
     for i, raw in enumerate(values):
         try:
-            value = normalize(raw)
+            value = checked(raw)
         except InvalidValue as exc:
             out.add((*path, i), str(exc))
             continue
@@ -144,7 +142,7 @@ def _assignments(items: list[Any], path: Path, out: _Collector) -> Iterator[Assi
                 out.add(vpath, f"parameter {name!r} is assigned twice", key=True)
                 continue
             try:
-                pairs.append((name, normalize(raw)))
+                pairs.append((name, checked(raw)))
                 paths.append(vpath)
             except InvalidValue as exc:
                 out.add(vpath, str(exc))
@@ -184,23 +182,6 @@ def _check_assignments(space: Space, out: _Collector) -> None:
                     )
 
 
-def _check_derived(space: Space, out: _Collector) -> None:
-    available = set(space.axis_names) | set(BUILTINS)
-    for item in space.derived:
-        dpath: Path = ("params", "derived", item.name)
-        try:
-            parsed = template.parse(item.template)
-        except template.TemplateError as exc:
-            out.add(dpath, str(exc))
-        else:
-            for ref in parsed.names:
-                if ref not in available:
-                    out.add(
-                        dpath, f"template names unknown parameter {ref!r} ({_known(available)})"
-                    )
-        available.add(item.name)
-
-
 def _check_env_names(seen: Mapping[str, Path], out: _Collector) -> None:
     by_env: dict[str, str] = {}
     for name, path in seen.items():
@@ -208,7 +189,3 @@ def _check_env_names(seen: Mapping[str, Path], out: _Collector) -> None:
         if env in by_env:
             out.add(path, f"{name!r} and {by_env[env]!r} would both be passed as {env}", key=True)
         by_env.setdefault(env, name)
-
-
-def _known(names: set[str]) -> str:
-    return "known: " + ", ".join(sorted(names))

@@ -34,7 +34,9 @@ PATTERN_RULES = {
     "^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$": (
         "expected a duration such as '30m', '24h' or '1h30m' (units ns, us, ms, s, m, h)"
     ),
-    "^[0-9]+(\\.[0-9]+)?\\s?([KMGTP]i?B?)?$": "expected a size such as '64GiB', '512MiB' or '1TB'",
+    "^[0-9]+(\\.[0-9]+)?\\s?([KkMmGgTtPp][Ii]?[Bb]?|[Bb])?$": (
+        "expected a size such as '64GiB', '512MiB', '1TB' or '10.24gb' (units are case-insensitive)"
+    ),
     "\\{[^{}]+\\}": "expected a template such as '{name}'",
 }
 """What each pattern of the schema allows, in words; a test checks that none is missing."""

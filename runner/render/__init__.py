@@ -11,17 +11,18 @@ point only fills the skeleton's holes and hashes the text.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from runner.errors import ManifestError, Problem
 from runner.keys import experiment_name, point_key
 from runner.model import BUILTINS, Point, Rendered, Sweep, param_env_name
-from runner.render import template
+from runner.render import argv, template
 from runner.render.shape import SpecShape
 from runner.render.skeleton import Skeleton
 from runner.render.slots import Path, PointContext, Slot
-from runner.values import Value, as_text, normalize
+from runner.values import Value, as_text, checked
 
 MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "leader_selection": True,
@@ -30,6 +31,25 @@ MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "propagate_preemption": True,
     "synchronized_start_timeout": "5m",
 }
+_LEGACY_SWEEP_ENV = (
+    "SWEEP_NAME",
+    "SWEEP_EXPERIMENT",
+    "SWEEP_POINT_KEY",
+    "SWEEP_REVISION",
+    "SWEEP_PARAMS",
+)
+
+
+_EXPERIMENT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def _name_problem(prefix: str) -> str | None:
+    if _EXPERIMENT_NAME.match(prefix):
+        return None
+    return (
+        f"experiment name renders to {prefix!r}: use letters, digits, '.', '_' and '-'"
+        " (Beaker's rule for names)"
+    )
 
 
 class Renderer:
@@ -50,11 +70,23 @@ class Renderer:
         """The spec with holes, per shape of point: which tasks are multi-node."""
         self._replicas: tuple[int, ...] | None = None
         """Each task's replica count, once known to be the same at every point."""
-        self._derived = [
-            (d.name, self._slot(d.template, ("params", "derived", d.name)))
-            for d in sweep.space.derived
-        ]
+        self._derived = self._compile_derived()
+        self._name: Slot | None = None
+        if sweep.name_template is not None:
+            # Not derived parameters nor {experiment}: those may use the name themselves.
+            known = set(sweep.space.axis_names) | {"sweep", "revision"}
+            self._name = self._slot(sweep.name_template, ("experiment_name",), known)
         self._tasks = [self._compile_task(t, ("tasks", i)) for i, t in enumerate(sweep.tasks)]
+        self.legacy_env = tuple(
+            (
+                *t.get("env", {}),
+                *t.get("secrets", {}),
+                *_LEGACY_SWEEP_ENV,
+                *self._env_names.values(),
+            )
+            for t in sweep.tasks
+        )
+        """Each task's env var names in the order spec hash version 1 wrote them (`runner.drift`)."""
         names = [t.get("name") for t in sweep.tasks]
         if len(sweep.tasks) > 1 and any(name is None for name in names):
             self._problem(("tasks",), "with more than one task, every task needs a name")
@@ -76,20 +108,32 @@ class Renderer:
     def _problem(self, path: Path, message: str) -> None:
         self.problems.append(Problem.at(self.sweep.marks, str(self.sweep.path), path, message))
 
-    def _slot(self, raw: object, path: Path) -> Slot:
-        text = raw if isinstance(raw, str) else as_text(normalize(raw))
+    def _slot(self, raw: object, path: Path, known: set[str] | None = None) -> Slot:
+        text = raw if isinstance(raw, str) else as_text(checked(raw))
+        known = self._known if known is None else known
         try:
             parsed = template.parse(text)
         except template.TemplateError as exc:
             self._problem(path, str(exc))
             return Slot(template.Template((text,)), path)
         for name in parsed.names:
-            if name not in self._known:
+            if name not in known:
                 self._problem(
                     path,
-                    f"template names unknown parameter {name!r} (known: {', '.join(sorted(self._known))})",
+                    f"template names unknown parameter {name!r} (known: {', '.join(sorted(known))})",
                 )
         return Slot(parsed, path)
+
+    def _compile_derived(self) -> list[tuple[str, Slot]]:
+        """The one place derived templates are checked: each may name only what comes before it."""
+        known = set(self.sweep.space.axis_names) | set(BUILTINS)
+        out = []
+        for item in self.sweep.space.derived:
+            out.append(
+                (item.name, self._slot(item.template, ("params", "derived", item.name), known))
+            )
+            known = known | {item.name}
+        return out
 
     def _compile_task(self, task: Mapping[str, Any], path: Path) -> dict[str, Any]:
         slot = self._slot
@@ -101,16 +145,19 @@ class Renderer:
                     (*path, key, name),
                     f"{name} is reserved (SWEEP_* and BEAKER_* are set by the runner and Beaker)",
                 )
+            elif name == "RESULTS_DIR":
+                self._problem(
+                    (*path, key, name),
+                    "RESULTS_DIR is reserved: every task gets it, set to its `result` path",
+                )
             elif name in env_names[:i]:
                 self._problem((*path, key, name), f"{name} is set both in env and in secrets")
         resources = task.get("resources", {})
         return {
             "name": slot(task.get("name") or "main", (*path, "name")),
             "image": {k: slot(v, (*path, "image", k)) for k, v in task["image"].items()},
-            "command": [slot(v, (*path, "command", i)) for i, v in enumerate(task["command"])],
-            "arguments": [
-                slot(v, (*path, "arguments", i)) for i, v in enumerate(task.get("arguments", []))
-            ],
+            "command": self._argv(task, path, "command"),
+            "arguments": self._argv(task, path, "arguments"),
             "env": [(k, slot(v, (*path, "env", k))) for k, v in task.get("env", {}).items()],
             "secrets": list(task.get("secrets", {}).items()),
             "mounts": [
@@ -123,20 +170,37 @@ class Renderer:
             "multinode": {**MULTINODE_DEFAULTS, **task.get("multinode", {})},
         }
 
+    def _argv(self, task: Mapping[str, Any], path: Path, field: str) -> list[Slot]:
+        """Compiled command or arguments, after the `$VAR` rule; a launcher prefixes its line."""
+        command, arguments = list(task["command"]), list(task.get("arguments", []))
+        launcher = task.get("launcher")
+        script = None if launcher else argv.script_index(command + arguments)
+        offset = 0 if field == "command" else len(command)
+        slots = []
+        if launcher and field == "command":
+            prefix = argv.launch_prefix(launcher)
+            slots = [Slot(template.Template((t,)), (*path, "launcher")) for t in prefix]
+        for i, raw in enumerate(command if field == "command" else arguments):
+            item_path = (*path, field, i)
+            problem = argv.variable_problem(str(raw), in_script=offset + i == script)
+            if problem:
+                self._problem(item_path, problem)
+                slots.append(Slot(template.Template((str(raw),)), item_path))
+            else:
+                slots.append(self._slot(raw, item_path))
+        return slots
+
     # -- rendering -----------------------------------------------------------------------------
 
     def render(self, point: Point) -> Rendered:
         sweep = self.sweep
         params = point.as_dict()
         key = point_key(sweep.name, sweep.placement.workspace, sweep.revision, params)
-        name = experiment_name(sweep.name, key)
-        env: dict[str, Value] = {
-            **params,
-            "sweep": sweep.name,
-            "experiment": name,
-            "revision": sweep.revision,
-        }
-        context = PointContext(sweep, point, env, (key, name), self._literal_numbers)
+        env: dict[str, Value] = {**params, "sweep": sweep.name, "revision": sweep.revision}
+        context = PointContext(sweep, point, env, (key, ""), self._literal_numbers)
+        prefix = None if self._name is None else context.text(self._name, _name_problem)
+        context.name = name = experiment_name(sweep.name, key, prefix)
+        env["experiment"] = name
         for dname, slot in self._derived:
             env[dname] = context.value(slot)
         context.derived = tuple((dname, env[dname]) for dname, _ in self._derived)
@@ -152,14 +216,14 @@ class Renderer:
         skeleton = self._skeletons.get(shape)
         if skeleton is None:
             document = SpecShape(sweep, self._tasks, self._env_names, context)
-            skeleton = Skeleton(document.spec())
+            skeleton = Skeleton(document.spec(), unhashed=document.description_hole)
             self._skeletons[shape] = skeleton
-        text = skeleton.fill(context)
+        text, hashed = skeleton.fill_hashed(context)
         return Rendered(
             key,
             name,
             point.params,
             context.derived,
             text,
-            hashlib.sha256(text.encode()).hexdigest(),
+            hashlib.sha256(hashed.encode()).hexdigest(),
         )

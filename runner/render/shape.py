@@ -25,12 +25,34 @@ def _task_name_problem(name: str) -> str | None:
     return f"task name renders to {name!r}, not a valid Beaker name"
 
 
+_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$")
+"""An image, dataset or bucket as Beaker reads it: no spaces, no shell characters."""
+_PATH = re.compile(r"^/[^\s]*$")
+
+
 def _image_problem(image: str) -> str | None:
-    return None if image.strip() else "image renders to an empty string"
+    if _REFERENCE.match(image) and len(image) <= 256:
+        return None
+    return f"image renders to {image!r}, not a valid image name (letters, digits and . _ - / : @)"
 
 
-def _mount_path_problem(path: str) -> str | None:
-    return None if path.startswith("/") else f"mount path renders to {path!r}, not absolute"
+def _source_problem(source: str) -> str | None:
+    if _REFERENCE.match(source) and len(source) <= 256:
+        return None
+    return f"mount source renders to {source!r}, not a valid name (letters, digits and . _ - / :)"
+
+
+def _path_problem(what: str) -> Check:
+    def check(path: str) -> str | None:
+        if _PATH.match(path):
+            return None
+        return f"{what} renders to {path!r}, not an absolute path without spaces"
+
+    return check
+
+
+_mount_path_problem = _path_problem("mount path")
+_result_path_problem = _path_problem("result path")
 
 
 class SpecShape:
@@ -62,9 +84,10 @@ class SpecShape:
 
     def spec(self) -> dict[str, Any]:
         sweep = self.sweep
+        self.description_hole = self.description()
         spec: dict[str, Any] = {
             "version": "v2",
-            "description": self.description(),
+            "description": self.description_hole,
             "tasks": [self.task(t, i) for i, t in enumerate(self.tasks)],
         }
         if sweep.placement.budget:
@@ -87,7 +110,7 @@ class SpecShape:
         mounts = [self.mount(m) for m in compiled["mounts"]]
         if mounts:
             doc["datasets"] = mounts
-        doc["result"] = {"path": self.string(compiled["result"])}
+        doc["result"] = {"path": self.string(compiled["result"], _result_path_problem)}
         resources = self.resources(compiled["resources"])
         if resources:
             doc["resources"] = resources
@@ -96,6 +119,10 @@ class SpecShape:
             context["priority"] = placement.priority
         if placement.preemptible is not None:
             context["preemptible"] = placement.preemptible
+        if placement.min_runtime is not None:
+            context["minRuntime"] = _nanoseconds(placement.min_runtime)
+        if placement.auto_resume is not None:
+            context["autoResume"] = placement.auto_resume
         doc["context"] = context
         doc["constraints"] = {"cluster": list(placement.clusters)}
         multinode = compiled["multinode"]
@@ -118,16 +145,20 @@ class SpecShape:
         out += [{"name": k, "secret": secret} for k, secret in compiled["secrets"]]
         sweep = self.sweep
         out += [
+            # As gantry does (and local runs): where the task's result dataset is written.
+            {"name": "RESULTS_DIR", "value": self.string(compiled["result"])},
             {"name": "SWEEP_NAME", "value": sweep.name},
             {"name": "SWEEP_EXPERIMENT", "value": Hole(lambda point: json_string(point.name))},
             {"name": "SWEEP_POINT_KEY", "value": Hole(lambda point: json_string(point.key))},
             {"name": "SWEEP_REVISION", "value": str(sweep.revision)},
             {"name": "SWEEP_PARAMS", "value": self.params_json()},
         ]
-        return out + [
+        out += [
             {"name": env_name, "value": Hole(_env_value(name))}
             for name, env_name in self.env_names.items()
         ]
+        # Sorted: the environment is a set, so reordering `env` or the grid changes nothing.
+        return sorted(out, key=lambda var: str(var["name"]))
 
     def params_json(self) -> Hole[PointContext]:
         """Every parameter, derived ones too, as `json.dumps(..., sort_keys=True)` writes them."""
@@ -165,7 +196,8 @@ class SpecShape:
         doc: dict[str, Any] = {}
         for field, slot in compiled.items():
             if field in source_key:
-                doc["source"] = {source_key[field]: self.string(slot)}
+                check = _mount_path_problem if field == "host_path" else _source_problem
+                doc["source"] = {source_key[field]: self.string(slot, check)}
         doc["mountPath"] = self.string(compiled["path"], _mount_path_problem)
         if "sub_path" in compiled:
             doc["subPath"] = self.string(compiled["sub_path"])

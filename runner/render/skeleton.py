@@ -31,13 +31,16 @@ class Hole(Generic[C]):
 
 
 class Skeleton(Generic[C]):
-    def __init__(self, document: object) -> None:
+    def __init__(self, document: object, unhashed: Hole[C] | None = None) -> None:
         pieces: list[str | Hole[C]] = []
         _encode(document, pieces)
         texts: list[str | None] = [""]
         holes: list[Callable[[C], str]] = []
+        self._unhashed: int | None = None
         for piece in pieces:
             if isinstance(piece, Hole):
+                if piece is unhashed:
+                    self._unhashed = 2 * len(holes) + 1
                 holes.append(piece.fill)
                 texts += [None, ""]
             else:
@@ -55,6 +58,16 @@ class Skeleton(Generic[C]):
         out = self._texts.copy()
         out[1::2] = [fill(context) for fill in self._holes]
         return "".join(out)  # type: ignore[arg-type]  # every None was just replaced
+
+    def fill_hashed(self, context: C) -> tuple[str, str]:
+        """The text, and the text with the `unhashed` hole written as "" (what the hash covers)."""
+        out = self._texts.copy()
+        out[1::2] = [fill(context) for fill in self._holes]
+        text = "".join(out)  # type: ignore[arg-type]
+        if self._unhashed is None:
+            return text, text
+        out[self._unhashed] = '""'
+        return text, "".join(out)  # type: ignore[arg-type]
 
 
 def _encode(node: object, out: list[str | Hole[Any]]) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from runner.backends import group_name
 from runner.errors import Problem
-from runner.plan import STATUS_WORDS, Row, SweepPlan
+from runner.plan import DRIFTED, STATUS_WORDS, Row, SweepPlan
 from runner.report.tables import params_text, simple_table, tabulate
 
 MARKDOWN_LIMIT = 60_000
@@ -18,10 +18,20 @@ MARKDOWN_LIMIT = 60_000
 MARKDOWN_ROWS = 200
 """Rows shown per sweep before the rest is summarised."""
 COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
+MARKDOWN_CHANGES = 20
+"""Changed fields shown per drifted point in markdown."""
+MARKDOWN_DRIFT_LINES = 300
+"""Lines of drift detail shown per sweep in markdown; the JSON plan has them all."""
 
 
 def _cells(row: Row) -> list[str]:
     return [row.status, row.name, row.key[:12], params_text(row.params)]
+
+
+def _summary(plan: SweepPlan, planned: bool) -> str:
+    if planned:
+        return plan.summary()
+    return f"{len(plan.rows)} point(s), not compared with the ledger (add --plan for that)"
 
 
 HEADERS = ["", "experiment", "key", "params"]
@@ -46,13 +56,40 @@ def _with_notes(plan: SweepPlan, rows: Sequence[Row]) -> tuple[list[list[str]], 
     return [[*c, note(r)] for c, r in zip(cells, rows, strict=True)], [*HEADERS, "note"]
 
 
-def table(plans: Sequence[SweepPlan]) -> str:
+def drift_lines(row: Row, limit: int | None = None) -> list[str]:
+    """What changed in a `~` row, Terraform style: `~ tasks[0].image.beaker: "a" -> "b"`."""
+    lines = [str(change) for change in row.changes] or [f"({row.note})"]
+    if limit is not None and len(lines) > limit:
+        lines = [*lines[:limit], f"…and {len(lines) - limit} more changes"]
+    return lines
+
+
+def _drift_block(plan: SweepPlan, limit: int | None = None) -> list[str]:
+    out = []
+    for row in plan.rows:
+        if row.status == DRIFTED:
+            out.append(f"~ {row.name}")
+            out += [f"    {line}" for line in drift_lines(row, limit)]
+    return out
+
+
+def table(plans: Sequence[SweepPlan], planned: bool = True) -> str:
+    """The plan per sweep; `planned=False` (expand without --plan): the points, no statuses."""
     blocks = []
     for plan in plans:
         title = f"{plan.sweep.name} ({plan.sweep.path})"
-        body = simple_table(*_with_notes(plan, plan.rows))
-        group = group_line(plan)
-        blocks.append(f"{title}\n{body}\n{plan.summary()}" + (f"\n{group}" if group else ""))
+        if planned:
+            body = simple_table(*_with_notes(plan, plan.rows))
+        else:
+            body = simple_table([_cells(r)[1:] for r in plan.rows], HEADERS[1:])
+        drifted = _drift_block(plan)
+        details = (
+            "\n".join(["", "Drift (what changed since submission):", *drifted]) if drifted else ""
+        )
+        group = group_line(plan) if planned else ""
+        blocks.append(
+            f"{title}\n{body}{details}\n{_summary(plan, planned)}" + (f"\n{group}" if group else "")
+        )
     return "\n\n".join(blocks)
 
 
@@ -66,8 +103,10 @@ def group_line(plan: SweepPlan, link: bool = False) -> str:
     return f"Beaker group: [{name}]({plan.group})" if link else f"Beaker group: {name} {plan.group}"
 
 
-def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
-    """One document for all sweeps, kept under GitHub's comment size by summarising big tables."""
+def _headline(plans: Sequence[SweepPlan], planned: bool) -> str:
+    if not planned:
+        points = sum(len(p.rows) for p in plans)
+        return f"**{points}** point(s) across {len(plans)} sweep(s), not compared with the ledgers."
     live = [p for p in plans if not p.sweep.draft]
     total = {s: sum(p.counts[s] for p in live) for s in STATUS_WORDS}
     headline = ", ".join(f"**{total[s]}** {word}" for s, word in STATUS_WORDS.items())
@@ -75,35 +114,59 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan") -> str:
     drafts = len(plans) - len(live)
     if drafts:
         headline += f" {drafts} draft sweep(s) shown below submit nothing."
-    parts = [COMMENT_MARKER, f"## {heading}", "", headline]
+    return headline
+
+
+def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan", planned: bool = True) -> str:
+    """One document for all sweeps, kept under GitHub's comment size by summarising big tables."""
+    parts = [COMMENT_MARKER, f"## {heading}", "", _headline(plans, planned)]
+    first = 0 if planned else 1  # without a plan there is no status column
     for plan in plans:
-        parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", plan.summary(), ""]
-        group = group_line(plan, link=True)
+        summary = _summary(plan, planned)
+        parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", summary, ""]
+        group = group_line(plan, link=True) if planned else ""
         if group:
             parts += [group, ""]
         rows = [r for r in plan.rows if r.status != "="] + [r for r in plan.rows if r.status == "="]
         shown = rows[:MARKDOWN_ROWS]
-        plain, headers = _with_notes(plan, shown)
-        cells = [[f"`{c}`" if i < 3 and c else c for i, c in enumerate(row)] for row in plain]
-        parts.append(tabulate(cells, headers=headers, tablefmt="github"))
+        plain, headers = (
+            _with_notes(plan, shown) if planned else ([_cells(r) for r in shown], HEADERS)
+        )
+        cells = [
+            [f"`{c}`" if i < 3 and c else c for i, c in enumerate(row)][first:] for row in plain
+        ]
+        parts.append(tabulate(cells, headers=headers[first:], tablefmt="github"))
         if len(rows) > len(shown):
             parts.append(
                 f"\n…and {len(rows) - len(shown)} more points (see the JSON plan for all)."
             )
+        drifted = _drift_block(plan, MARKDOWN_CHANGES)
+        if drifted:
+            shown_drift = drifted[:MARKDOWN_DRIFT_LINES]
+            if len(drifted) > len(shown_drift):
+                shown_drift.append(f"…and {len(drifted) - len(shown_drift)} more lines")
+            parts += ["", "<details><summary>What drifted</summary>", "", "```diff"]
+            parts += [*shown_drift, "```", "", "</details>"]
     text = "\n".join(parts) + "\n"
     if len(text) > MARKDOWN_LIMIT:
-        summary = [*parts[:4], ""] + [f"- `{p.sweep.name}`: {p.summary()}" for p in plans]
-        summary.append(
+        short = [*parts[:4], ""] + [f"- `{p.sweep.name}`: {_summary(p, planned)}" for p in plans]
+        short.append(
             "\nThe full table is too large for a comment; run `python -m runner expand --plan`."
         )
-        text = "\n".join(summary)[:MARKDOWN_LIMIT] + "\n"
+        text = "\n".join(short)[:MARKDOWN_LIMIT] + "\n"
     return text
 
 
-def as_json(plans: Sequence[SweepPlan]) -> str:
-    return (
-        json.dumps({"sweeps": [_plan_json(p) for p in plans]}, indent=2, ensure_ascii=False) + "\n"
-    )
+def as_json(plans: Sequence[SweepPlan], planned: bool = True) -> str:
+    """The plan as JSON; `planned=False`: the points without statuses or counts."""
+    sweeps = [_plan_json(p) for p in plans]
+    if not planned:
+        for sweep in sweeps:
+            del sweep["counts"]
+            for point in sweep["points"]:
+                for key in ("status", "url", "changes", "drift_note"):
+                    del point[key]
+    return json.dumps({"sweeps": sweeps}, indent=2, ensure_ascii=False) + "\n"
 
 
 def _plan_json(plan: SweepPlan) -> dict[str, Any]:
@@ -127,6 +190,10 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
                 "spec_hash": row.rendered.spec_hash if row.rendered else None,
                 "url": row.entry.url if row.entry else None,
                 "note": note(row),
+                "changes": [
+                    {"field": c.field, "before": c.before, "after": c.after} for c in row.changes
+                ],
+                "drift_note": row.note,
             }
             for row in plan.rows
         ],

@@ -8,6 +8,7 @@ from runner import ledger
 from runner.backends import Experiment
 from runner.errors import LedgerError
 from runner.files import utc_now
+from runner.keys import SPEC_HASH_VERSION, canonical_spec
 from runner.model import Rendered
 from runner.submit.outcome import SUBMITTED, Listener, Outcome
 
@@ -53,4 +54,6 @@ class Recorder:
             submitted_at=utc_now(),
             commit=self.commit,
             params=dict(point.params),
+            hash_version=SPEC_HASH_VERSION,
+            spec=ledger.pack_spec(canonical_spec(point.spec)),  # so drift can say what changed
         )

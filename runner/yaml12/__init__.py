@@ -29,7 +29,7 @@ from runner.yaml12._scalars import (
     show_tag,
 )
 
-MAX_NODES = 100_000  # nodes after expanding every alias; a 2 000-line manifest has ~8 000
+MAX_NODES = 100_000  # nodes that aliases expand to; a 2 000-line manifest has ~8 000 in all
 MAX_DEPTH = 100  # nesting levels, also after alias expansion; keeps recursion well bounded
 
 _LOADER: Callable[[str], Any] = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
@@ -150,8 +150,13 @@ class _Composer:
             return (*frame.path, len(frame.node.children))
         return frame.path if frame.key is None else (*frame.path, frame.key_name)
 
-    def count(self, node: _Node) -> None:
-        self.expanded += node.size
+    def count(self, node: _Node, alias: bool = False) -> None:
+        """Bound what aliases expand to (a billion laughs) and the nesting depth.
+
+        Only alias expansions count towards MAX_NODES: a large manifest written out in full
+        costs what it weighs, and gets the max_points message if it has too many points."""
+        if alias:
+            self.expanded += node.size
         if self.expanded > MAX_NODES:
             message = f"aliases expand to more than {MAX_NODES} nodes"
             raise self.stop(node.pos, self.child_path(), message)
@@ -205,7 +210,7 @@ class _Composer:
             raise self.stop(pos, self.child_path(), message)
         node = _Node("alias", pos)
         node.target, node.size, node.height = target, target.size, target.height
-        self.count(node)
+        self.count(node, alias=True)
         self.attach(node)
 
     def check_tag(self, tag: str, kind: str, pos: Pos) -> None:
@@ -301,6 +306,10 @@ def _syntax_problem(error: yaml.YAMLError, text: str, source: str) -> Problem:
                 source, line, 1, "", "tab character in indentation; YAML indents with spaces only"
             )
         context_mark = error.context_mark
+        if context_mark and "quoted scalar" in (error.context or ""):
+            # An unclosed quote is found at the end of the file; point where it opens instead.
+            quote = (context_mark.line + 1, context_mark.column + 1)
+            return Problem(source, *quote, "", f"{message} (a quote opened here is never closed)")
         if error.problem and error.context and context_mark and context_mark.line + 1 != line:
             message += f" ({error.context} started on line {context_mark.line + 1})"
         return Problem(source, line, col, "", message)
