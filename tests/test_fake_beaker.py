@@ -35,7 +35,7 @@ from beaker.exceptions import (
 )
 
 from tests.fake_beaker import FakeBeaker
-from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
+from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE, new_client
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -47,23 +47,6 @@ def make_spec(description: str = "a sweep point", **env: str) -> BeakerExperimen
     for name, value in env.items():
         spec.tasks[0] = spec.tasks[0].with_env_var(name, value)
     return spec
-
-
-def new_client(**overrides: Any) -> Beaker:
-    # check_for_upgrades=False: otherwise beaker-py calls pypi.org and reads ~/.beaker.
-    return Beaker.from_env(check_for_upgrades=False, **overrides)
-
-
-@pytest.fixture
-def beaker(fake_beaker: FakeBeaker) -> Iterator[Beaker]:
-    with new_client() as client:
-        yield client
-
-
-@pytest.fixture
-def workspace(beaker: Beaker) -> pb2.Workspace:
-    # Passing the Workspace message (not its name) skips ResolveWorkspaceName on create.
-    return beaker.workspace.get(DEFAULT_WORKSPACE)
 
 
 @pytest.fixture

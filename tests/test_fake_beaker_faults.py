@@ -14,22 +14,7 @@ from beaker import beaker_pb2 as pb2
 from beaker.exceptions import BeakerExperimentConflict, BeakerWorkloadNotFound
 
 from tests.fake_beaker import FakeBeaker
-from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
-
-
-def new_client(**overrides: Any) -> Beaker:
-    return Beaker.from_env(check_for_upgrades=False, **overrides)
-
-
-@pytest.fixture
-def beaker(fake_beaker: FakeBeaker) -> Iterator[Beaker]:
-    with new_client() as client:
-        yield client
-
-
-@pytest.fixture
-def workspace(beaker: Beaker) -> pb2.Workspace:
-    return beaker.workspace.get(DEFAULT_WORKSPACE)
+from tests.fake_beaker.fixtures import new_client
 
 
 @pytest.fixture

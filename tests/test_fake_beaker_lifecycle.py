@@ -8,8 +8,6 @@ import dataclasses
 import io
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
 
 import grpc
 import pytest
@@ -25,25 +23,9 @@ from beaker.exceptions import (
 )
 
 from tests.fake_beaker import FakeBeaker
-from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
 
 QUEUED = pb2.WorkloadStatus.STATUS_QUEUED
 CANCELED = pb2.WorkloadStatus.STATUS_CANCELED
-
-
-def new_client(**overrides: Any) -> Beaker:
-    return Beaker.from_env(check_for_upgrades=False, **overrides)
-
-
-@pytest.fixture
-def beaker(fake_beaker: FakeBeaker) -> Iterator[Beaker]:
-    with new_client() as client:
-        yield client
-
-
-@pytest.fixture
-def workspace(beaker: Beaker) -> pb2.Workspace:
-    return beaker.workspace.get(DEFAULT_WORKSPACE)
 
 
 def create(

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from beaker import Beaker
+from beaker import beaker_pb2 as pb2
 
 from .certs import CertBundle, default_bundle
 from .server import FakeBeaker
@@ -43,3 +46,24 @@ def fake_beaker(
         yield fake
     finally:
         fake.close()
+
+
+def new_client(**overrides: Any) -> Beaker:
+    """An unmodified beaker-py client for the fake's environment (set in os.environ).
+
+    check_for_upgrades=False: otherwise beaker-py calls pypi.org and reads ~/.beaker.
+    """
+    return Beaker.from_env(check_for_upgrades=False, **overrides)
+
+
+@pytest.fixture
+def beaker(fake_beaker: FakeBeaker) -> Iterator[Beaker]:
+    """A beaker-py client of the started fake (the default user)."""
+    with new_client() as client:
+        yield client
+
+
+@pytest.fixture
+def workspace(beaker: Beaker) -> pb2.Workspace:
+    """The default workspace; passing the message (not its name) skips ResolveWorkspaceName."""
+    return beaker.workspace.get(DEFAULT_WORKSPACE)
