@@ -66,7 +66,7 @@ class Entry:
 
 def pack_spec(spec: Mapping[str, Any]) -> str:
     """A spec as one short ledger field: canonical JSON, zlib, base64 (about 600 characters)."""
-    raw = zlib.compress(canonical_json(spec).encode(), 9)
+    raw = zlib.compress(canonical_json(spec).encode(), 6)  # 9 cost ~1 ms a create for ~2% less
     return base64.b64encode(raw).decode("ascii")
 
 

@@ -95,8 +95,6 @@ class Submitter:
         try:
             self._start_workers(self._adopt_existing(plans, jobs))
             while len(self._outcomes) < len(jobs) and not self._may_end():
-                if self.record.due_in() == 0.0:
-                    self.record.write()
                 self._next_event()
             self._check_duplicates(plans)
         finally:
@@ -195,7 +193,11 @@ class Submitter:
         return None
 
     def _next_event(self) -> object:
-        """Wait for the next event, at most until something is due; take an outcome."""
+        """Write the ledger when a write is due, then wait for the next event, at most until
+        something else is due; take an outcome. Every wait of the run goes through here, so
+        no wait spins on a write that is due (the duplicate check waits here too)."""
+        if self.record.due_in() == 0.0:
+            self.record.write()
         now = self.clock.now()
         deadline = None if self.stopped is not None else self.options.deadline
         waits = [w for w in (self.record.due_in(),) if w is not None]
