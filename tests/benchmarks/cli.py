@@ -20,8 +20,8 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "planning": planning.run,
     "submission": submission.run,
     "startup": startup.run,
-    "migration": migration.run,
     "status": status.run,
+    "migration": migration.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 

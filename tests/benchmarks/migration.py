@@ -1,4 +1,4 @@
-"""7. What users do today, side by side: a mason/gantry-style loop against `python -m runner submit`.
+"""8. What users do today, side by side: a mason/gantry-style loop against `python -m runner submit`.
 
 mason.py and gantry launch one experiment per invocation: a fresh Python process that imports
 beaker-py, builds a `BeakerExperimentSpec` and calls `experiment.create` (unnamed, so nothing
@@ -108,7 +108,7 @@ def run(config: Config) -> list[Row]:
             )
             rows.append(
                 Row(
-                    "7",
+                    "8",
                     f"submit {points} points: `python -m runner submit` (one process, named,"
                     " concurrency 8)",
                     seconds(ours),
