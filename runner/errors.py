@@ -9,6 +9,11 @@ from dataclasses import dataclass
 
 from runner.marks import KeyPath, Marks, field_path
 
+EXIT_REJECTED = 4
+"""Beaker refused a request (client error): running again does the same."""
+EXIT_INCOMPLETE = 5
+"""Beaker could not be reached, or did not finish in time: running again continues."""
+
 
 class RunnerError(Exception):
     """A failure the user can act on; its message is shown without a traceback."""

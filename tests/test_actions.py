@@ -501,3 +501,30 @@ def test_cancel_commit_refuses_an_uncommitted_manifest_before_canceling_anything
     assert "sweeps/exact.yaml" in capsys.readouterr().err
     assert fake_beaker.calls.get("CancelWorkloads", 0) == 0
     assert fake_beaker.experiment(running).status == "running"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status", "--backend", "beaker"],
+        ["cancel", "sweeps/exact.yaml", "--backend", "beaker", "--yes"],
+        ["submit", "--backend", "beaker", "--restart-failed"],
+    ],
+    ids=["status", "cancel", "restart-failed"],
+)
+def test_a_listing_beaker_refuses_is_one_error_line_and_exit_4_not_a_crash(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """Look-ups made before anything is changed (a status, the targets of a cancel or a restart)
+    used to end as 'unexpected error' (exit 3) when Beaker refused them."""
+    import grpc
+
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    fake_beaker.fail_rpc("ListWorkloads", grpc.StatusCode.PERMISSION_DENIED, times=10)
+    capsys.readouterr()
+    assert _run(repo, *command) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: ") and "PERMISSION_DENIED" in err[-1]
+    assert not any("unexpected error" in line for line in err)
+    assert fake_beaker.calls.get("CancelWorkloads", 0) == 0
+    assert fake_beaker.calls.get("RestartExperimentTasks", 0) == 0

@@ -16,7 +16,7 @@ import pytest
 
 from runner import ledger
 from runner.cli import main
-from runner.commands.submit import EXIT_REJECTED
+from runner.errors import EXIT_REJECTED
 from runner.examples import toy_trainer
 from tests.conftest import PROJECT
 from tests.helpers import write_manifest

@@ -17,8 +17,9 @@ from beaker import Beaker, BeakerExperimentSpec
 from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
-from runner.commands.submit import EXIT_INCOMPLETE, SubmitArgs
+from runner.commands.submit import SubmitArgs
 from runner.commands.submit import submit as submit_command
+from runner.errors import EXIT_INCOMPLETE
 from runner.progress import Progress
 from runner.retry import RetryPolicy
 from runner.submit import (

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems, stderr
 from runner.commands.gitops import check_commit, commit_back, only_reviewed
-from runner.errors import SubmitError
+from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED, SubmitError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, submit the whole pipeline
     from runner.backends import Backend
@@ -34,13 +34,14 @@ if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, submit the who
     from runner.gitrepo import Target
     from runner.membership import GroupOutcome
     from runner.plan import SweepPlan
+    from runner.progress import Progress
     from runner.submit import Clock, Outcome, Stop, Submitter
 
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT = 3600.0
 """Seconds a Beaker run may take when --timeout is not given (local runs have no default)."""
 DEFAULT_MAX_UNREACHABLE = 180.0
-EXIT_OK, EXIT_REJECTED, EXIT_INCOMPLETE = 0, 4, 5
+EXIT_OK = 0
 EXIT_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
 
 
@@ -168,10 +169,8 @@ def run(args: argparse.Namespace) -> int:
 
 def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int:
     """`clock`: what the run reads the time and waits by (tests pass one that jumps)."""
-    from runner import github
     from runner.backends import open_backend
     from runner.progress import Progress
-    from runner.report import plan as report
 
     started = time.monotonic()
     branch = None
@@ -190,8 +189,26 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     quiet = args.backend == "auto" and not args.paths  # refused below if it falls back to local
     notify = (lambda text: None) if quiet else progress.note
     backend = open_backend(args.backend, cat.root, notify, http_timeout=args.http_timeout)
-    if backend.kind == "local" and args.backend == "auto" and not args.paths:
+    try:
+        return _submit_with(backend, cat, args, target, progress, started, clock)
+    finally:
         backend.close()
+
+
+def _submit_with(
+    backend: Backend,
+    cat: Catalog,
+    args: SubmitArgs,
+    target: Target | None,
+    progress: Progress,
+    started: float,
+    clock: Clock | None,
+) -> int:
+    """The run on an open backend (`submit` closes it, whatever happens here)."""
+    from runner import github
+    from runner.report import plan as report
+
+    if backend.kind == "local" and args.backend == "auto" and not args.paths:
         raise SubmitError(
             "no Beaker credentials, and the local backend runs only the manifests you name"
             " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
@@ -210,7 +227,6 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     plans = actions.live_caps(backend, plans)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
-        backend.close()
         github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
         return 0
     from runner import gitrepo
@@ -232,14 +248,11 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
 
     submitter = Submitter(backend, options, progress)
     groups: list[GroupOutcome] = []
-    try:
-        with _stopping_on_signals(submitter):
-            outcomes = submitter.run(plans)
-            if submitter.stopped is None:  # never after a signal, or with Beaker down
-                real_deadline = None if timeout is None else started + timeout
-                groups = ensure_groups(backend, plans, cat.root, real_deadline)
-    finally:
-        backend.close()
+    with _stopping_on_signals(submitter):
+        outcomes = submitter.run(plans)
+        if submitter.stopped is None:  # never after a signal, or with Beaker down
+            real_deadline = None if timeout is None else started + timeout
+            groups = ensure_groups(backend, plans, cat.root, real_deadline)
     for group in groups:  # the URL on stdout with the created experiments; a failure on stderr
         print(group.line(), file=sys.stdout if group.group else sys.stderr, flush=True)
     return report_run(cat.root, args, target, submitter, outcomes, groups, restarts_failed)
