@@ -114,9 +114,7 @@ def test_every_pattern_has_a_rule_in_words(schema: dict[str, Any]) -> None:
 
 
 def test_the_runner_validates_against_this_schema_file() -> None:
-    assert (
-        schema_module.SCHEMA_PATH.resolve() == SCHEMA_FILE.resolve()
-    )  # a symlink, shipped in the package
+    assert schema_module.SCHEMA_FILE.read_bytes() == SCHEMA_FILE.read_bytes()
 
 
 def test_there_are_examples() -> None:

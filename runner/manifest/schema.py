@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
+from importlib.resources import files
 from typing import Any
 
 import jsonschema
@@ -17,8 +17,9 @@ from runner.errors import Problem
 from runner.marks import Document
 from runner.values import type_name
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "sweep.schema.json"
-"""A symlink to schemas/sweep.schema.json, so installed packages carry the schema too."""
+SCHEMA_FILE = files("runner.schemas") / "sweep.schema.json"
+"""schemas/sweep.schema.json, which setup.py ships as the package `runner.schemas`: through
+importlib.resources it reads the same in a wheel, a zip and an editable install."""
 
 _NAME_RULE = "use letters, digits, '.', '_' and '-', starting with a letter or digit"
 PATTERN_RULES = {
@@ -47,8 +48,7 @@ _YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
-    path = SCHEMA_PATH
-    schema = json.loads(path.read_text(encoding="utf-8"))
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
 
 
