@@ -63,9 +63,11 @@ class Progress:
             self._waiting = ""
             self.counts[outcome.status] += 1
             self._clear()
+            failed = ""
             if outcome.experiment is not None:
+                failed = f" failed (exit {outcome.experiment.exit_code})" * outcome.run_failed
                 print(
-                    f"{outcome.status} {outcome.point.name} {outcome.experiment.url}",
+                    f"{outcome.status} {outcome.point.name} {outcome.experiment.url}{failed}",
                     file=self.out,
                     flush=True,
                 )
@@ -73,7 +75,8 @@ class Progress:
                 finished = sum(self.counts.values())
                 detail = outcome.experiment.url if outcome.experiment else outcome.error
                 print(
-                    f"[{finished}/{self.total}] {outcome.status} {outcome.point.name}: {detail}",
+                    f"[{finished}/{self.total}] {outcome.status} {outcome.point.name}: {detail}"
+                    + failed,
                     file=self.err,
                     flush=True,
                 )

@@ -16,6 +16,7 @@ import pytest
 
 from runner import ledger
 from runner.cli import main
+from runner.commands.submit import EXIT_RUNS_FAILED
 from runner.errors import EXIT_REJECTED
 from runner.examples import toy_trainer
 from tests.conftest import PROJECT
@@ -238,16 +239,19 @@ params:
 """,
     )
     started = time.monotonic()
-    assert _submit(tmp_path) == 0  # the run failed, but it ran exactly once: that is recorded
+    assert _submit(tmp_path) == EXIT_RUNS_FAILED  # recorded: it ran exactly once, and failed
     assert time.monotonic() - started < 20
     ((name, state),) = _states(tmp_path, "failing").items()
+    out, err = capsys.readouterr()
+    run = tmp_path / ".runs" / "failing" / name
+    assert out.splitlines()[0] == f"created {name} {run.as_uri()} failed (exit 3)"
+    assert "submitted: 1 of 1 (1 created, 0 adopted); 1 run(s) failed" in err
     assert state["status"] == "failed" and state["exit_code"] == toy_trainer.FAILED
     assert state["cause"] == "main/1"
     assert [r["exit_code"] for r in state["replicas"]] == [128 + signal.SIGTERM, 3]
-    run = tmp_path / ".runs" / "failing" / name
     assert "replica 0 of 2 (leader 127.0.0.1)" in (run / "replica-0.log").read_text()
     assert "failing on purpose" in (run / "replica-1.log").read_text()
-    assert f"run {name} failed: replica main/1 exited 3" in capsys.readouterr().err
+    assert f"run {name} failed: replica main/1 exited 3" in err
     assert main(["-C", str(tmp_path), "status", "--backend", "local", "--format", "json"]) == 0
     (point,) = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
     assert (point["state"], point["exit_code"]) == ("failed", 3)
@@ -256,16 +260,16 @@ params:
 
 def test_a_rerun_starts_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _counting_sweep(tmp_path, "again", "[0, 0.01]", "[0, 1]")
-    assert _submit(tmp_path) == 0
+    assert _submit(tmp_path) == EXIT_RUNS_FAILED
     ran = _counter(tmp_path)
     assert len(ran) == 8 and len(_states(tmp_path, "again")) == 4
     capsys.readouterr()
     assert _submit(tmp_path) == 0
     assert "Plan: 0 to submit, 4 already submitted" in capsys.readouterr().err
     (tmp_path / ".runs" / "again" / "ledger.jsonl").unlink()  # a lost ledger: runs are adopted
-    assert _submit(tmp_path) == 0
+    assert _submit(tmp_path) == EXIT_RUNS_FAILED  # two of those it adopts had failed
     out = capsys.readouterr().out
-    assert out.count("adopted again-") == 4
+    assert out.count("adopted again-") == 4 and out.count(" failed (exit 1)") == 2
     assert _counter(tmp_path) == ran
     statuses = sorted(s["status"] for s in _states(tmp_path, "again").values())
     assert statuses == ["failed", "failed", "succeeded", "succeeded"]

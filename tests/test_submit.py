@@ -16,7 +16,7 @@ from beaker import Beaker, BeakerExperimentSpec
 
 from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
-from runner.cli import main
+from runner.cli import EXIT_USER_ERROR, main
 from runner.commands.submit import SubmitArgs
 from runner.commands.submit import submit as submit_command
 from runner.errors import EXIT_INCOMPLETE
@@ -34,7 +34,7 @@ from runner.submit import (
 from tests.clock import VirtualClock
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, write_manifest
+from tests.helpers import POINTS, SWEEP, minimal, write_manifest
 
 
 @pytest.fixture
@@ -333,4 +333,21 @@ def test_without_credentials_a_bare_submit_runs_nothing_locally(
 ) -> None:
     assert main(["-C", str(project_copy), "submit"]) == 1
     assert "the local backend runs only the manifests you name" in capsys.readouterr().err
+    assert not (project_copy / ".runs").exists()
+
+
+def test_without_credentials_a_sweep_that_is_not_a_draft_never_runs_locally(
+    project_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Named on the command line, it would once have started here: `torchrun: not found`,
+    failed runs and exit 0. Now one line says how to give a token or ask for the local backend."""
+    minimal(project_copy, "real")
+    code = main(["-C", str(project_copy), "submit", "sweeps/quickstart.yaml", "sweeps/real.yaml"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USER_ERROR
+    assert err.splitlines() == [
+        "error: no Beaker token found: set BEAKER_TOKEN (in CI: the `beaker` environment's"
+        " secret) or run `beaker config set user_token ...` to write ~/.beaker/config.yml;"
+        " sweeps/real.yaml is not a draft (`draft: true`), so pass --backend local to run it here"
+    ]
     assert not (project_copy / ".runs").exists()

@@ -190,11 +190,18 @@ def in_ci() -> bool:
 
 
 def open_backend(
-    choice: str, root: Path, notify: Notify, *, http_timeout: float | None = None
+    choice: str,
+    root: Path,
+    notify: Notify,
+    *,
+    http_timeout: float | None = None,
+    refuse_local: str = "",
 ) -> Backend:
     """Beaker when asked or when credentials exist; local otherwise (never silently in CI).
 
-    `auto` falling back to the local backend says so through `notify`.
+    `auto` falling back to the local backend says so through `notify`. `refuse_local`: why
+    `auto` must not fall back (e.g. a sweep that is not a draft would run on this machine);
+    then missing credentials are an error that names it and `--backend local`.
     """
     if choice not in CHOICES:
         raise SubmitError(f"unknown backend {choice!r} (choose from {', '.join(CHOICES)})")
@@ -207,6 +214,10 @@ def open_backend(
         if choice == "beaker" or in_ci():
             raise SubmitError(
                 TOKEN_HELP + (" (CI never falls back to the local backend)" if in_ci() else "")
+            )
+        if refuse_local:
+            raise SubmitError(
+                f"{TOKEN_HELP}; {refuse_local}, so pass --backend local to run it here"
             )
         notify("no Beaker credentials found: using the local backend (this machine)")
     from runner.backends.local import LocalBackend

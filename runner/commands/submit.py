@@ -7,7 +7,8 @@ Exit codes (also in the JSON summary, `--summary-json FILE`, and the step output
 0 every point submitted; 1 user error (invalid manifest, no token, git), nothing submitted
 for it; 4 some points rejected by Beaker (a rerun does the same), all others submitted;
 5 incomplete: the deadline passed, Beaker was unreachable, or retries ran out (a rerun
-continues; rejections may also be among them); 130 SIGINT, 143 SIGTERM (the ledger is
+continues; rejections may also be among them); 6 every point submitted, but some local runs
+failed (they ran once: `status` shows them, `--restart-failed` runs them again); 130 SIGINT, 143 SIGTERM (the ledger is
 written and the summary printed first); 3 an unexpected error.
 """
 
@@ -42,6 +43,8 @@ DEFAULT_TIMEOUT = 3600.0
 """Seconds a Beaker run may take when --timeout is not given (local runs have no default)."""
 DEFAULT_MAX_UNREACHABLE = 180.0
 EXIT_OK = 0
+EXIT_RUNS_FAILED = 6
+"""Local runs end inside submit: one that failed makes the command fail, as its run did."""
 EXIT_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
 
 
@@ -188,11 +191,27 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     progress = Progress()
     quiet = args.backend == "auto" and not args.paths  # refused below if it falls back to local
     notify = (lambda text: None) if quiet else progress.note
-    backend = open_backend(args.backend, cat.root, notify, http_timeout=args.http_timeout)
+    backend = open_backend(
+        args.backend,
+        cat.root,
+        notify,
+        http_timeout=args.http_timeout,
+        refuse_local=not_drafts(cat),
+    )
     try:
         return _submit_with(backend, cat, args, target, progress, started, clock)
     finally:
         backend.close()
+
+
+def not_drafts(cat: Catalog) -> str:
+    """Why `--backend auto` must not run these sweeps locally: a sweep that is not a draft is
+    meant for Beaker, and a missing token must not start it on this machine. Empty: all drafts."""
+    names = [s.path.as_posix() for s in cat.sweeps if not s.draft]
+    if not names:
+        return ""
+    more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+    return f"{names[0]}{more} is not a draft (`draft: true`)"
 
 
 def _submit_with(
@@ -324,6 +343,8 @@ def run_result(outcomes: Sequence[Outcome], stop: Stop | None) -> tuple[str, int
         return "incomplete", EXIT_INCOMPLETE
     if any(o.status == REJECTED for o in outcomes):
         return "rejected", EXIT_REJECTED
+    if any(o.run_failed for o in outcomes):
+        return "failed", EXIT_RUNS_FAILED
     return "ok", EXIT_OK
 
 

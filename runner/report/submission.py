@@ -54,7 +54,9 @@ def counts_line(outcomes: Sequence[Outcome]) -> str:
     done = sum(o.status in (CREATED, ADOPTED) for o in outcomes)
     created = sum(o.status == CREATED for o in outcomes)
     adopted = sum(o.status == ADOPTED for o in outcomes)
-    return f"submitted: {done} of {len(outcomes)} ({created} created, {adopted} adopted)"
+    failed = sum(o.run_failed for o in outcomes)
+    ran = f"; {failed} run(s) failed" if failed else ""
+    return f"submitted: {done} of {len(outcomes)} ({created} created, {adopted} adopted){ran}"
 
 
 def stop_line(stop: Stop, outcomes: Sequence[Outcome]) -> str:

@@ -33,6 +33,14 @@ class Outcome:
     experiment: Experiment | None = None
     error: str = ""
 
+    @property
+    def run_failed(self) -> bool:
+        """Submitted, and its run has already failed: the local backend runs a point to its
+        end inside `create`, so its outcome knows (a Beaker create returns it queued)."""
+        return self.status in SUBMITTED and (
+            self.experiment is not None and self.experiment.state == "failed"
+        )
+
 
 @dataclass(frozen=True)
 class Stop:

@@ -17,8 +17,8 @@ from beaker.config import Config
 from beaker.exceptions import BeakerConfigurationError, BeakerError
 
 TOKEN_HELP = (
-    "no Beaker token found: set BEAKER_TOKEN (in CI: a repository secret) or run `beaker config set"
-    " user_token ...` to write ~/.beaker/config.yml"
+    "no Beaker token found: set BEAKER_TOKEN (in CI: the `beaker` environment's secret) or run"
+    " `beaker config set user_token ...` to write ~/.beaker/config.yml"
 )
 
 
