@@ -86,6 +86,10 @@ def check(args: StatusArgs) -> None:
         )
     if args.output and Path(args.output).suffix.lower() not in (".png", ".svg", ".md", ".mmd"):
         raise RunnerError(f"{args.output}: --output must end in .png, .svg, .md or .mmd")
+    if args.plot is not None and args.output:
+        from runner.report import plot
+
+        plot.check_can_save(Path(args.output))
 
 
 def status(directory: Path, args: StatusArgs) -> int:

@@ -9,6 +9,7 @@ chart of its own. Files are drawn by matplotlib, the optional `[plot]` extra, im
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -131,6 +132,13 @@ def _number(value: float) -> str:
 
 
 # -- files --------------------------------------------------------------------------------------
+
+
+def check_can_save(path: Path) -> None:
+    """Refuse a file this installation cannot draw (no [plot] extra) before any work is done,
+    so the command prints one line and no half of its report. Finding is not importing."""
+    if path.suffix.lower() in SUFFIXES and importlib.util.find_spec("matplotlib") is None:
+        raise RunnerError(f"plotting to a file needs matplotlib: {EXTRA}")
 
 
 def save(c: Chart, path: Path) -> None:

@@ -1,0 +1,218 @@
+"""The package as users install it: a wheel built from this tree, installed in a fresh virtual
+environment, used from a research repository elsewhere; and the pre-commit hook, which installs
+it the same way. Every other test runs on the editable install, which hides missing package data.
+
+Dependencies come from PyPI through pip's own cache (the real user's, not the test's HOME), so a
+warm run takes seconds per install. The tests print how long they took: figures, not asserts.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PROJECT
+from tests.gitworld import git
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    tomllib = pytest.importorskip("tomli")
+
+pytestmark = pytest.mark.slow
+
+PIP_CACHE = Path(os.environ.get("PIP_CACHE_DIR") or Path.home() / ".cache" / "pip")
+"""Read at import, before the autouse fixture points HOME at a temporary directory."""
+VERSION = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["version"]
+
+# A research repository's own package named `runner`: `python -m runner` there imports it.
+SHADOW = 'raise ImportError("the research repository\'s own runner package was imported")\n'
+TRAIN = """\
+import json, os, pathlib, sys
+lr = float(sys.argv[1].split("=", 1)[1])
+out = pathlib.Path(os.environ["RESULTS_DIR"]) / "metrics.json"
+out.write_text(json.dumps({"final_loss": round(1 / lr, 3)}))
+"""
+SWEEP = """\
+version: 1
+name: {name}
+draft: {draft}
+beaker:
+  workspace: ai2/research
+  budget: ai2/research-budget
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {{beaker: org/image}}
+    command: [python, train.py]
+    arguments: ["--lr={{lr}}"]
+params:
+  grid:
+    lr: [0.1, 0.5]
+"""
+BROKEN = """\
+version: 1
+name: broken
+beaker:
+  workspace: ai2/research
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py]
+    replicas: many
+"""
+
+
+def _env(home: Path) -> dict[str, str]:
+    """This environment without the test venv, the source tree or credentials."""
+    drop = {"PYTHONPATH", "VIRTUAL_ENV", "BEAKER_TOKEN", "BEAKER_ADDR", "CI", "GITHUB_ACTIONS"}
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("PRE_COMMIT")}
+    venv_bin = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != venv_bin)
+    env.update(HOME=str(home), PIP_CACHE_DIR=str(PIP_CACHE), BEAKER_CONFIG=str(home / "none.yml"))
+    return env
+
+
+def _run(
+    argv: list[str | Path], cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _ok(argv: list[str | Path], cwd: Path, env: dict[str, str]) -> str:
+    done = _run(argv, cwd, env)
+    assert done.returncode == 0, f"{argv}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _source(tmp: Path) -> Path:
+    """The files git would commit from this tree (tracked and new), away from its build dirs."""
+    listed = _ok(["git", "ls-files", "-co", "--exclude-standard"], PROJECT, dict(os.environ))
+    copy = tmp / "source"
+    for name in listed.splitlines():
+        if (PROJECT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            (copy / name).write_bytes((PROJECT / name).read_bytes())
+    return copy
+
+
+def _research_repo(root: Path) -> Path:
+    (root / "runner").mkdir(parents=True)
+    (root / "runner" / "__init__.py").write_text(SHADOW)
+    (root / "train.py").write_text(TRAIN)
+    (root / "sweeps").mkdir()
+    (root / "sweeps" / "demo.yaml").write_text(SWEEP.format(name="demo", draft="true"))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "research code and a first sweep")
+    return root
+
+
+def _check_contents(dist: Path) -> Path:
+    """The wheel holds every data file of the package tree and every schema; the sdist, every
+    schema (the wheel is built from it, so it holds the rest). Returns the wheel."""
+    (wheel,) = dist.glob("*.whl")
+    (sdist,) = dist.glob("*.tar.gz")
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    tree = (PROJECT / "runner").rglob("*")
+    data = [p for p in tree if p.is_file() and p.suffix not in (".py", ".pyc")]
+    assert {p.relative_to(PROJECT).as_posix() for p in data} - shipped == set()
+    schemas = sorted(p.name for p in (PROJECT / "schemas").glob("*.json"))
+    assert schemas and {f"runner/schemas/{s}" for s in schemas} <= shipped
+    with tarfile.open(sdist) as archive:
+        in_sdist = {Path(*Path(n).parts[1:]).as_posix() for n in archive.getnames()}
+    assert {f"schemas/{s}" for s in schemas} <= in_sdist
+    return wheel
+
+
+def test_the_built_wheel_works_from_a_research_repository(tmp_path: Path) -> None:
+    started = time.monotonic()
+    env = _env(tmp_path / "home")
+    dist = tmp_path / "dist"
+    _ok(
+        [sys.executable, "-m", "build", "--no-isolation", "-o", dist, _source(tmp_path)],
+        tmp_path,
+        env,
+    )
+    wheel = _check_contents(dist)
+    built = time.monotonic()
+
+    venv = tmp_path / "venv"
+    _ok([sys.executable, "-m", "venv", "--without-pip", venv], tmp_path, env)
+    python, tool = venv / "bin" / "python", venv / "bin" / "sweep-runner"
+    _ok([sys.executable, "-m", "pip", "--python", python, "install", "-q", wheel], tmp_path, env)
+    installed = time.monotonic()
+    where = _ok([python, "-c", "import runner; print(runner.__file__)"], tmp_path, env).strip()
+    purelib = _ok(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path, env
+    )
+    assert Path(where).is_relative_to(purelib.strip()) and not Path(where).is_relative_to(PROJECT)
+    assert sysconfig.get_paths()["purelib"] != purelib.strip()  # not the test's environment
+
+    repo = _research_repo(tmp_path / "research")
+    assert _ok([tool, "--version"], repo, env).split()[-1] == VERSION
+    _ok([tool, "validate"], repo, env)
+    assert _ok([tool, "expand", "--plan"], repo, env).count("\n+ ") == 2
+    submitted = _ok([tool, "submit", "sweeps/demo.yaml"], repo, env)
+    assert submitted.count("created demo-") == 2 and "failed" not in submitted
+    status = _ok([tool, "status", "sweeps/demo.yaml"], repo, env)
+    rows = [line.split() for line in status.splitlines() if line.startswith("=   demo-")]
+    assert sorted(row[2] for row in rows) == ["succeeded", "succeeded"], status
+    assert sorted(row[6] for row in rows) == ["10", "2"]  # final_loss, read from the results dir
+
+    # Without the [plot] extra, a plot is one line and exit 1; no file.
+    plot = _run([tool, "status", "--plot", "final_loss", "--output", "loss.png"], repo, env)
+    assert plot.returncode == 1 and plot.stdout == ""
+    assert plot.stderr.splitlines() == [
+        "error: plotting to a file needs matplotlib: pip install 'beaker-sweep-runner[plot]'"
+    ]
+    assert not (repo / "loss.png").exists()
+
+    # A sweep that is not a draft, with no token: one line, exit 1, nothing run.
+    (repo / "sweeps" / "real.yaml").write_text(SWEEP.format(name="real", draft="false"))
+    real = _run([tool, "submit", "sweeps/real.yaml"], repo, env)
+    assert real.returncode == 1 and len(real.stderr.splitlines()) == 1
+    assert "--backend local" in real.stderr and not (repo / ".runs" / "real").exists()
+
+    # Why README says "use sweep-runner": `python -m` puts the repository first on sys.path.
+    shadowed = _run([python, "-m", "runner", "--version"], repo, env)
+    assert shadowed.returncode != 0 and "research repository's own runner" in shadowed.stderr
+    print(
+        f"wheel and sdist built in {built - started:.1f}s, installed in {installed - built:.1f}s,"
+        f" commands run in {time.monotonic() - installed:.1f}s"
+    )
+
+
+def test_pre_commit_try_repo_passes_a_valid_manifest_and_names_the_line_of_a_broken_one(
+    tmp_path: Path,
+) -> None:
+    """The hook of .pre-commit-hooks.yaml, installed by pre-commit from this repository (as a
+    research repository's .pre-commit-config.yaml would), on a valid and on a broken manifest."""
+    started = time.monotonic()
+    env = {**_env(tmp_path / "home"), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit")}
+    hook = "validate-sweeps"
+    pre_commit: list[str | Path] = [sys.executable, "-m", "pre_commit", "try-repo", PROJECT, hook]
+    repo = _research_repo(tmp_path / "research")
+    passed = _run([*pre_commit, "--all-files"], repo, env)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "validate sweep manifests" in passed.stdout and "Passed" in passed.stdout
+    installed = time.monotonic()
+
+    (repo / "sweeps" / "broken.yaml").write_text(BROKEN)
+    git(repo, "add", "-A")
+    failed = _run([*pre_commit, "--all-files"], repo, env)
+    assert failed.returncode == 1 and "Failed" in failed.stdout
+    assert "sweeps/broken.yaml:9:15: tasks[0].replicas:" in failed.stdout, failed.stdout
+    print(
+        f"try-repo: hook installed and passed in {installed - started:.1f}s,"
+        f" failed in {time.monotonic() - installed:.1f}s"
+    )
