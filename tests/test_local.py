@@ -19,6 +19,7 @@ from runner.cli import main
 from runner.commands.submit import EXIT_RUNS_FAILED
 from runner.errors import EXIT_REJECTED
 from runner.examples import toy_trainer
+from tests.background import wait_for
 from tests.conftest import PROJECT
 from tests.helpers import write_manifest
 
@@ -335,6 +336,28 @@ def test_an_interrupted_runner_stops_its_tasks_and_the_next_submit_resumes_them(
     assert _submit(tmp_path) == 0
     assert f"interrupted run {name}: starting it again" in capsys.readouterr().err
     assert [line for line in _counter(tmp_path) if line.startswith("done")] == [f"done {name}"]
+
+
+def test_status_shows_a_running_point_as_running_with_its_elapsed_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its ledger entry is written when the run starts, as a Beaker create's is: `status` no
+    longer shows it `+ not submitted` until it ends."""
+    _counting_sweep(tmp_path, "live", "[60]")
+    runner = _start_runner(tmp_path)
+    try:
+        _wait_for_starts(tmp_path, 1, runner)
+        path = ledger.ledger_path(tmp_path, "live", "local")
+        wait_for(lambda: path.exists() and bool(ledger.read(path, "live").entries), "the entry")
+        time.sleep(1.1)  # the state file counts whole seconds
+        assert main(["-C", str(tmp_path), "status", "--backend", "local", "--format", "json"]) == 0
+        (point,) = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+        assert (point["status"], point["state"], point["exit_code"]) == ("=", "running", None)
+        assert point["seconds"] >= 1
+    finally:
+        runner.send_signal(signal.SIGINT)
+        runner.communicate(timeout=30)
+    assert runner.returncode == 130
 
 
 def test_a_second_runner_waits_for_a_point_in_progress_and_adopts_it(

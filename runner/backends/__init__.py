@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from runner.backends.health import Health
 from runner.errors import SubmitError
@@ -178,6 +178,18 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+StartHook = Callable[[Sweep, Rendered, Experiment], None]
+
+
+@runtime_checkable
+class RunsInCreate(Protocol):
+    """A backend whose `create` returns only when the run has ended (the local one). It calls
+    `on_start` (from the creating thread) once the run has started, so the submitter records it
+    then, as it records a Beaker create: `status` shows it running while it runs."""
+
+    on_start: StartHook | None
 
 
 CHOICES = ("auto", "beaker", "local")

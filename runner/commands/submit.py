@@ -233,14 +233,15 @@ def _submit_with(
             " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
         )
     from runner import actions
+    from runner.backends.local.resume import unfinished
 
-    plans = cat.plans(kind=backend.kind)
+    plans = unfinished(backend, cat.plans(kind=backend.kind))  # local runs a runner left
     restarts_failed = False
     if args.restart_failed and args.dry_run:
         would_restart(backend, plans)
     elif args.restart_failed:
         restarts_failed = restart_failed(backend, plans, cat.root)
-        plans = cat.plans(kind=backend.kind)  # the ledgers now record the restarts
+        plans = unfinished(backend, cat.plans(kind=backend.kind))  # now with the restarts
     if args.reviewed is not None and backend.kind == "beaker":
         plans = only_reviewed(plans, Path(args.reviewed))
     plans = actions.live_caps(backend, plans)

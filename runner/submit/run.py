@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from runner.backends import Backend, Transient
+from runner.backends import Backend, Experiment, RunsInCreate, Transient
 from runner.backends.health import Wait
 from runner.model import Rendered, Sweep
 from runner.plan import SweepPlan
@@ -33,6 +33,13 @@ from runner.submit.record import Recorder
 
 Job = tuple[Sweep, Rendered]
 SIGNALS = ("SIGINT", "SIGTERM")
+
+
+@dataclass(frozen=True)
+class _Started:
+    """A point's run has started inside its create (the local backend): record it now."""
+
+    outcome: Outcome
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,8 @@ class Submitter:
         self.record = Recorder(
             options.root, backend.kind, options.commit, options.record_every, progress
         )
+        if isinstance(backend, RunsInCreate):
+            backend.on_start = self._run_started
         self.points = PointSubmitter(
             backend, self.policy, self._remaining, self._retrying, self._stopping.is_set
         )
@@ -210,7 +219,14 @@ class Submitter:
             return None
         if isinstance(event, Outcome):
             self._take(event)
+        elif isinstance(event, _Started):
+            self.record.add(event.outcome)
         return event
+
+    def _run_started(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> None:
+        """From a worker: the run exists now, as a Beaker experiment does once created; the
+        ledger gets its entry at the next write, and its outcome replaces it when it ends."""
+        self._events.put(_Started(Outcome(sweep.name, point, CREATED, experiment)))
 
     def _take(self, outcome: Outcome) -> None:
         self._outcomes[(outcome.sweep, outcome.point.key)] = outcome

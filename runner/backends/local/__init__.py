@@ -3,9 +3,10 @@
 `create` runs a point to completion in the calling worker thread (the submit protocol already
 bounds how many run at once) and additionally waits for enough of this machine's CPUs and GPUs.
 Runs live in `.runs/<sweep>/<experiment>/` (see `runner.backends.local.rundir`) and are recorded in the local
-ledger beside them, never in the committed Beaker ledger. Lookups read the run directories:
-only finished runs count as existing, so the ledger never records a run that might still crash;
-a point another runner is running is waited for, and a crashed runner's point is run again.
+ledger beside them, never in the committed Beaker ledger: when the run starts (`on_start`, as a
+Beaker create is recorded, so `status` shows it running) and again when it ends. Lookups read
+the run directories: only finished runs count as existing for adoption; a point another runner
+is running is waited for, and a run a crashed or stopped runner left is run again (`resume`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,22 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from runner import ledger
-from runner.backends import Experiment, Group, LogQuery, NameTaken, Notify, Rejected, Results
+from runner.backends import (
+    Experiment,
+    Group,
+    LogQuery,
+    NameTaken,
+    Notify,
+    Rejected,
+    Results,
+    StartHook,
+)
 from runner.backends.health import Health
 from runner.backends.local import logs as logfiles
 from runner.backends.local.machine import Machine
@@ -71,6 +81,8 @@ class LocalBackend:
         self._active = 0
         self._idle = threading.Condition()
         self.health = Health("local", "this machine")  # never down: there is no service
+        self.on_start: StartHook | None = None
+        """Told when a point's run has started (`runner.backends.RunsInCreate`)."""
 
     def run_dir(self, sweep: str, name: str) -> RunDir:
         return RunDir(ledger.ledger_path(self.root, sweep, self.kind).parent / name)
@@ -199,7 +211,9 @@ class LocalBackend:
                     if leftovers:
                         self.say(f"stopped leftover processes of {point.name}: {leftovers}")
                 run.reset()
-                state = self._run(point, run, replicas)
+                state = self._run(
+                    point, run, replicas, lambda s: self._started(sweep, point, run, s)
+                )
         except (Stopping, RunnerError, OSError) as exc:
             raise Rejected(f"{point.name}: {exc}") from None
         if state.status == FAILED:
@@ -246,7 +260,17 @@ class LocalBackend:
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
         return logfiles.read(self.run_dir(sweep.name, name), query)
 
-    def _run(self, point: Rendered, run: RunDir, replicas: Sequence[ReplicaPlan]) -> RunState:
+    def _started(self, sweep: Sweep, point: Rendered, run: RunDir, state: RunState) -> None:
+        if self.on_start is not None:
+            self.on_start(sweep, point, self._experiment(run, state, live=True))
+
+    def _run(
+        self,
+        point: Rendered,
+        run: RunDir,
+        replicas: Sequence[ReplicaPlan],
+        started: Callable[[RunState], None] = lambda state: None,
+    ) -> RunState:
         machine = self.machine()
         cpus = sum(r.cpus for r in replicas)
         gpus = sum(r.gpus for r in replicas)
@@ -260,7 +284,7 @@ class LocalBackend:
             launches = _assign_gpus(replicas, ids, bool(machine.gpus))
             states = tuple(Replica(x.task, x.rank, x.log) for x in launches)
             state = new_state(run.path.parent.name, point.name, point.key, states)
-            return Supervisor(run, state, launches, self.root, self._stop, self.grace).run()
+            return Supervisor(run, state, launches, self.root, self._stop, self.grace).run(started)
 
     def machine(self) -> Machine:
         with self._lock:

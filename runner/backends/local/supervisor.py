@@ -15,7 +15,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -69,9 +69,11 @@ class Supervisor:
         self.alive: dict[int, subprocess.Popen[bytes]] = {}
         self.kill_at: dict[int, float] = {}
 
-    def run(self) -> RunState:
-        """Start every replica and wait for all of them; raises Stopping when asked to stop."""
+    def run(self, started: Callable[[RunState], None] = lambda state: None) -> RunState:
+        """Start every replica and wait for all of them; raises Stopping when asked to stop.
+        `started` is called once the state file says the run is running."""
         self.run_dir.write(self.state)
+        started(self.state)
         try:
             for index, launch in enumerate(self.launches):
                 if not self._start(index, launch):
