@@ -8,8 +8,8 @@ Exit codes (also in the JSON summary, `--summary-json FILE`, and the step output
 for it; 4 some points rejected by Beaker (a rerun does the same), all others submitted;
 5 incomplete: the deadline passed, Beaker was unreachable, or retries ran out (a rerun
 continues; rejections may also be among them); 6 every point submitted, but some local runs
-failed (they ran once: `status` shows them, `--restart-failed` runs them again); 130 SIGINT, 143 SIGTERM (the ledger is
-written and the summary printed first); 3 an unexpected error.
+failed (they ran once: `status` shows them, `--restart-failed` runs them again); 130 SIGINT,
+143 SIGTERM (the ledger is written and the summary printed first); 3 an unexpected error.
 """
 
 from __future__ import annotations
