@@ -6,6 +6,7 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from runner.commands import (
@@ -20,6 +21,8 @@ from runner.commands import (
 )
 from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED, ManifestError, RunnerError
 
+SCRIPT = "sweep-runner"
+"""The console script (pyproject.toml's [project.scripts])."""
 EXIT_USER_ERROR = 1
 EXIT_UNEXPECTED = 3
 EXIT_INTERRUPTED = 130
@@ -42,9 +45,16 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _prog() -> str:
+    """The name usage lines give: the console script when run through it, as a research
+    repository must (there `python -m runner` may import the repository's own `runner/`)."""
+    script = Path(sys.argv[0]).name if sys.argv else ""
+    return SCRIPT if script.startswith(SCRIPT) else "python -m runner"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python -m runner",
+        prog=_prog(),
         description="GitOps sweep runner for Beaker: validate, plan, submit and track sweeps.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")

@@ -159,7 +159,7 @@ def test_the_built_wheel_works_from_a_research_repository(tmp_path: Path) -> Non
     assert sysconfig.get_paths()["purelib"] != purelib.strip()  # not the test's environment
 
     repo = _research_repo(tmp_path / "research")
-    assert _ok([tool, "--version"], repo, env).split()[-1] == VERSION
+    assert _ok([tool, "--version"], repo, env) == f"sweep-runner {VERSION}\n"
     _ok([tool, "validate"], repo, env)
     assert _ok([tool, "expand", "--plan"], repo, env).count("\n+ ") == 2
     submitted = _ok([tool, "submit", "sweeps/demo.yaml"], repo, env)
