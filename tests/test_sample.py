@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,7 +60,7 @@ def _lock(root: Path) -> int:
     return main(["-C", str(root), "lock"])
 
 
-def _points(root: Path) -> list[dict[str, object]]:
+def _points(root: Path) -> list[dict[str, Any]]:
     """The sampled values of each locked point, in lock order."""
     data = json.loads(lock_path(_manifest(root)).read_text())
     return [dict(zip(data["params"], row, strict=True)) for row in data["points"]]
@@ -157,12 +158,12 @@ def test_every_value_is_within_its_bounds_and_ints_are_integers(
     root = _repo(tmp_path, method=method, seed=seed, n=64)
     _lock(root)
     for p in _points(root):
-        assert 1e-5 <= float(p["lr"]) <= 1e-3  # type: ignore[arg-type]
-        assert 0.0 <= float(p["wd"]) <= 0.1  # type: ignore[arg-type]
+        assert 1e-5 <= float(p["lr"]) <= 1e-3
+        assert 0.0 <= float(p["wd"]) <= 0.1
         assert type(p["warmup"]) is int and 100 <= p["warmup"] <= 2000
         assert type(p["blocks"]) is int and 1 <= p["blocks"] <= 64
         assert p["optim"] in ("adamw", "lion", "sgd")
-        assert len(repr(float(p["lr"])).rstrip("0").replace(".", "").lstrip("0").split("e")[0]) <= 4  # type: ignore[arg-type]
+        assert len(repr(float(p["lr"])).rstrip("0").replace(".", "").lstrip("0").split("e")[0]) <= 4
 
 
 def test_a_hand_edited_lock_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
