@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from runner import catalog
 from runner.cli import main
 from runner.manifest.sample import lock_path
+from tests.conftest import PROJECT
 
 SEARCH = """\
 version: 1
@@ -234,3 +236,30 @@ def test_lock_without_scipy_says_how_to_install_it(tmp_path: Path) -> None:
         " pip install 'beaker-sweep-runner[search]'"
     )
     assert not lock_path(_manifest(root)).exists()
+
+
+@pytest.mark.slow
+def test_the_docs_example_runs_on_the_local_backend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/search.md's quickstart: the committed lock is up to date, the 8 points run locally
+    and status shows a final_loss for each."""
+    (tmp_path / "sweeps").mkdir()
+    for name in ("quickstart-search.yaml", "quickstart-search.lock.json"):
+        shutil.copy(PROJECT / "sweeps" / name, tmp_path / "sweeps" / name)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    manifest = "sweeps/quickstart-search.yaml"
+    before = (tmp_path / "sweeps" / "quickstart-search.lock.json").read_bytes()
+    assert main(["-C", str(tmp_path), "lock", manifest]) == 0
+    assert (tmp_path / "sweeps" / "quickstart-search.lock.json").read_bytes() == before
+    assert main(["-C", str(tmp_path), "submit", manifest]) == 0
+    capsys.readouterr()
+    assert main(["-C", str(tmp_path), "status", manifest, "--format", "json"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.count('"final_loss"') >= 8, shown
+
+
+def test_the_docs_show_the_example_that_is_committed() -> None:
+    text = (PROJECT / "docs" / "search.md").read_text()
+    assert "python -m runner submit sweeps/quickstart-search.yaml" in text
+    assert (PROJECT / "sweeps" / "quickstart-search.lock.json").exists()
