@@ -22,8 +22,9 @@ def iter_points(space: Space) -> Iterator[Point]:
         tuple((names.index(name), identity(value)) for name, value in item.values)
         for item in space.exclude
     ]
-    columns = [
-        [(row, tuple(identity(v) for v in row)) for row in axis.values] for axis in space.axes
+    columns = [  # identities only where an exclude needs them: a sampled axis has many rows
+        [(row, tuple(identity(v) for v in row) if excludes else ()) for row in axis.values]
+        for axis in space.axes
     ]
     for combo in itertools.product(*columns):
         values = tuple(v for row, _ in combo for v in row)
@@ -56,6 +57,8 @@ def _identities(space: Space) -> list[list[tuple[str, ...]]]:
 
 def unmatched_excludes(space: Space) -> list[int]:
     """Indices of exclude rules that remove no grid point (a typo, most likely)."""
+    if not space.exclude:
+        return []
     rows = _identities(space)
     out = []
     for i, rule in enumerate(space.exclude):
@@ -69,6 +72,8 @@ def unmatched_excludes(space: Space) -> list[int]:
 
 def duplicate_includes(space: Space) -> list[tuple[int, str]]:
     """(index, reason) for each include that repeats a grid point or an earlier include."""
+    if not space.include:
+        return []
     rows = _identities(space)
     seen: dict[str, int] = {}
     out = []

@@ -197,3 +197,31 @@ def test_contradictory_plot_and_best_options_are_one_line_errors(
         assert main(["-C", str(tmp_path), "status", *argv]) == 1
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_sampled_points_whose_values_never_repeat_are_a_scatter_not_lines(tmp_path: Path) -> None:
+    """Each sampled point is its own combination of the other parameters: one series per point
+    would draw no line at all, so every point goes into one scatter."""
+    sampled = SweepResults(
+        "s",
+        "sweeps/s.yaml",
+        False,
+        ("lr", "wd"),
+        tuple(
+            PointResult(
+                "=", f"s-{i}", f"k{i}", (("lr", lr), ("wd", wd)), "succeeded", 0, 1.0, {"loss": y}
+            )
+            for i, (lr, wd, y) in enumerate(
+                [(3e-4, 0.01, 0.7), (1e-5, 0.07, 0.9), (8e-5, 0.03, 0.5)]
+            )
+        ),
+    )
+    c = plot.chart(sampled, "loss", by="lr")
+    assert c.scatter and [s.points for s in c.series] == [((1e-5, 0.9), (8e-5, 0.5), (3e-4, 0.7))]
+    text = plot.mermaid(c)
+    check_xychart(text.split("```mermaid\n")[1].split("```")[0])
+    assert "    bar [0.9, 0.5, 0.7]" in text and "line" not in text
+    assert not plot.chart(GRID, "loss").scatter  # a grid's series still draw lines
+    png = tmp_path / "scatter.png"
+    plot.save(c, png)
+    image_checks(png)

@@ -11,6 +11,7 @@ from typing import Any
 
 from runner.errors import ManifestError, Problem
 from runner.manifest.params import parse_space
+from runner.manifest.sample import Sample, lock_path, parse_sample, stale_problem
 from runner.manifest.schema import schema_problems
 from runner.marks import Document
 from runner.model import DEFAULT_MAX_POINTS, Limits, Placement, Space, Sweep
@@ -43,8 +44,8 @@ def load(path: Path, display: str | None = None) -> Loaded:
         raise ManifestError(problems)
     problems = schema_problems(doc)
     if problems:
-        raise ManifestError(problems + _params_problems_despite(problems, doc))
-    space, problems = parse_space(doc)
+        raise ManifestError(problems + _params_problems_despite(problems, doc, path))
+    space, problems = parse_space(doc, lock_path(path))
     problems += _file_problems(path, doc) + _budget_problems(doc) + _preemption_problems(doc)
     if not problems:
         problems += _space_problems(doc, space)
@@ -58,6 +59,22 @@ def load(path: Path, display: str | None = None) -> Loaded:
     if problems:
         raise ManifestError(problems)
     return Loaded(sweep, renderer)
+
+
+def load_sample(path: Path, display: str | None = None) -> Sample | None:
+    """For `lock`: the checked `params.sample` section of a manifest whose lock may not exist
+    yet (None without one). Raises ManifestError for any problem but the lock's, and when the
+    sample would make more than max_points points: before anything is drawn."""
+    doc = load_file(path, display or str(path))
+    problems = _too_many_points(doc) or schema_problems(doc)
+    if problems:
+        raise ManifestError(problems)
+    _, problems = parse_space(doc)
+    stale = stale_problem(doc, doc.source)
+    problems = [p for p in problems if p != stale]
+    if problems:
+        raise ManifestError(problems)
+    return parse_sample(doc, lambda *_: None, lambda *_: True)
 
 
 def _build(doc: Document, shown: str, space: Space) -> Sweep:
@@ -104,13 +121,13 @@ def _file_problems(path: Path, doc: Document) -> list[Problem]:
     return [Problem(doc.source, 1, 1, "", message)]
 
 
-def _params_problems_despite(schema: list[Problem], doc: Document) -> list[Problem]:
+def _params_problems_despite(schema: list[Problem], doc: Document, path: Path) -> list[Problem]:
     """The params checks, when the schema's problems lie elsewhere: one round of fixes, not two."""
     if any(p.field == "(root)" or p.field.startswith("params") for p in schema):
         return []
     if not isinstance(doc.data, Mapping) or "params" not in doc.data:
         return []
-    space, problems = parse_space(doc)
+    space, problems = parse_space(doc, lock_path(path))
     return problems or _space_problems(doc, space)
 
 
@@ -165,6 +182,10 @@ def _too_many_points(doc: Document) -> list[Problem]:
     if not isinstance(include, list):
         return []
     lengths = _lengths(grid)
+    sample = params.get("sample")
+    if isinstance(sample, Mapping) and "n" in sample:
+        n = sample["n"]
+        lengths.append(n if type(n) is int and n >= 1 else None)
     for group in groups:
         sizes = set(_lengths(group) or [None])
         lengths.append(sizes.pop() if len(sizes) == 1 else None)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path as FilePath
 from typing import Any
 
 from runner.errors import Problem
+from runner.manifest import sample as sampled
 from runner.marks import Document, Mark, field_path
 from runner.model import (
     BUILTINS,
@@ -33,8 +35,11 @@ class _Collector:
         return self.doc.marks.value(path)
 
 
-def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
-    """Build the Space from a schema-valid document; problems are returned, not raised."""
+def parse_space(doc: Document, lock: FilePath | None = None) -> tuple[Space, list[Problem]]:
+    """Build the Space from a schema-valid document; problems are returned, not raised.
+
+    `lock`: the lock file of a `params.sample` section (`runner.manifest.sample`); its points
+    are the first axis, so points appended by a larger `n` come last in manifest order."""
     raw: Mapping[str, Any] = doc.data.get("params") or {}
     out = _Collector(doc)
     base: Path = ("params",)
@@ -79,6 +84,9 @@ def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
             _no_duplicate_rows(rows, gpath, out)
             axes.append(Axis(tuple(n for n, _, _ in members), rows, out.mark(gpath)))
 
+    sample_axis = _sample_axis(doc, lock, out, claim)
+    if sample_axis is not None:
+        axes.insert(0, sample_axis)
     space = Space(
         axes=tuple(axes),
         exclude=tuple(_assignments(raw.get("exclude") or [], (*base, "exclude"), out)),
@@ -89,6 +97,32 @@ def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
     _check_assignments(space, out)
     _check_env_names(seen, out)
     return space, out.problems
+
+
+def _sample_axis(
+    doc: Document, lock: FilePath | None, out: _Collector, claim: Callable[[str, Path], bool]
+) -> Axis | None:
+    """The locked points of `params.sample` as one axis (like a zip group), or None."""
+    before = len(out.problems)
+    sample = sampled.parse_sample(doc, out.add, claim)
+    if sample is None:
+        return None
+    path: Path = ("params", "sample")
+    if len(out.problems) > before:  # the names stay known, so templates do not cascade
+        return Axis(sample.declared, (), out.mark(path))
+    found = None if lock is None else sampled.read_lock(lock, sample.names)
+    rows = sampled.locked_rows(sample, found)
+    if rows is None:
+        out.problems.append(sampled.stale_problem(doc, doc.source))
+        return Axis(sample.names, (), out.mark(path))  # names stay known: no cascade
+    for first, second in sampled.collisions(rows):
+        out.add(
+            path,
+            f"sampled points {first} and {second} are the same after rounding to"
+            f" {sample.digits} digits: raise params.sample.digits",
+            key=True,
+        )
+    return Axis(sample.names, rows, out.mark(path))
 
 
 def _flatten(
@@ -158,6 +192,8 @@ def _derived(
 
 
 def _check_assignments(space: Space, out: _Collector) -> None:
+    if not space.exclude and not space.include:
+        return  # the domain below costs a pass over every row of every axis
     names = space.axis_names
     domain = {
         n: {identity(row[i]) for row in axis.values}

@@ -2,7 +2,9 @@
 
 The x axis is the parameter asked for (`--by`), or else the first parameter whose value varies
 among the points that have the metric. Every other parameter that varies splits the points into
-series, one line per combination of their values (`nodes=2`). Mermaid draws lines over
+series, one line per combination of their values (`nodes=2`). When no value of theirs repeats
+(sampled points: each point its own combination), lines would join nothing, so the chart is a
+scatter of every point instead (bars in Mermaid, which has no scatter). Mermaid draws lines over
 categories and has no gaps, so when some series lacks a value at some x, each series gets a
 chart of its own. Files are drawn by matplotlib, the optional `[plot]` extra, imported only here.
 """
@@ -41,6 +43,8 @@ class Chart:
     metric: str
     x: str
     series: tuple[Series, ...]
+    scatter: bool = False
+    """One series of every point, x values possibly repeated: no series has two points."""
 
     @property
     def xs(self) -> list[Value]:
@@ -74,6 +78,11 @@ def chart(sweep: SweepResults, metric: str, by: str | None = None) -> Chart:
     for params, value in points:
         label = params_text([(n, params[n]) for n in others if n in params])
         groups.setdefault("" if not others else label, {})[params.get(x, "")] = value
+    if len(groups) > 1 and all(len(values) == 1 for values in groups.values()):
+        every = [(params.get(x, ""), value) for params, value in points]
+        order = _sorted({k: None for k, _ in every})
+        ranked = sorted(every, key=lambda item: order.index(item[0]))
+        return Chart(sweep.name, metric, x, (Series("", tuple(ranked)),), scatter=True)
     series = tuple(
         Series(label, tuple((k, values[k]) for k in _sorted(values)))
         for label, values in groups.items()
@@ -94,6 +103,8 @@ def _sorted(values: Mapping[Value, object]) -> list[Value]:
 
 def mermaid(c: Chart) -> str:
     """One or more fenced `xychart-beta` blocks, with the order of the lines spelled out."""
+    if c.scatter:
+        return _mermaid_scatter(c)
     blocks = []
     groups = [c.series] if c.complete else [(s,) for s in c.series]
     for series in groups:
@@ -117,6 +128,25 @@ def mermaid(c: Chart) -> str:
     if c.complete and len(labels) > 1:
         blocks.append("Lines, in order: " + ", ".join(f"`{label}`" for label in labels) + ".")
     return "\n\n".join(blocks) + "\n"
+
+
+def _mermaid_scatter(c: Chart) -> str:
+    """Every point as a bar at its x (in x order; a repeated x is a category of its own)."""
+    (s,) = c.series
+    return (
+        "\n".join(
+            [
+                "```mermaid",
+                "xychart-beta",
+                f"    title {_quoted(f'{c.sweep}: {c.metric} by {c.x} (each point)')}",
+                f"    x-axis {_quoted(c.x)} [{', '.join(_quoted(as_text(x)) for x, _ in s.points)}]",
+                f"    y-axis {_quoted(c.metric)}",
+                f"    bar [{', '.join(_number(y) for _, y in s.points)}]",
+                "```",
+            ]
+        )
+        + "\n"
+    )
 
 
 def _quoted(text: str) -> str:
@@ -157,7 +187,11 @@ def save(c: Chart, path: Path) -> None:
     positions = {x: i for i, x in enumerate(c.xs)}
     for s in c.series:
         xs = [x if numeric else positions[x] for x, _ in s.points]
-        axes.plot(xs, [y for _, y in s.points], marker="o", label=s.label or c.metric)
+        ys = [y for _, y in s.points]
+        if c.scatter:
+            axes.scatter(xs, ys, label=c.metric)
+        else:
+            axes.plot(xs, ys, marker="o", label=s.label or c.metric)
     if numeric:
         values = [float(x) for x in c.xs]
         if min(values) > 0 and max(values) / min(values) >= 10:

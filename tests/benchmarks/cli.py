@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tests.benchmarks import expansion, migration, planning, startup, status, submission
+from tests.benchmarks import expansion, migration, planning, search, startup, status, submission
 from tests.benchmarks.common import PROJECT, Config, Row, table
 
 GROUPS: dict[str, Callable[[Config], list[Row]]] = {
@@ -22,6 +22,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "startup": startup.run,
     "status": status.run,
     "migration": migration.run,
+    "search": search.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 

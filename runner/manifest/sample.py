@@ -1,0 +1,240 @@
+"""The `params.sample` section and its lock file: sampled points as data in the repository.
+
+`python -m runner lock` draws the points once (`runner.sampling`, the one scipy user) and writes
+them beside the manifest, `NAME.lock.json`. Everything else (validate, expand, plan, submit) reads
+the lock and never samples, so it needs neither scipy nor randomness: the points a pull request
+shows are the points the merge submits, and only a reviewed edit changes them.
+
+The lock belongs to one sample section: its `sample` digest covers method, seed, digits and
+space (not `n`: growing `n` appends, keeping every locked point as it is). Its `digest` covers the
+whole content, so a hand-edited lock is refused. Both are checked on every load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.errors import Problem
+from runner.marks import Document
+from runner.values import InvalidValue, Value, canonical_json, checked, identity
+
+LOCK_SUFFIX = ".lock.json"
+LOCK_FORMAT = 1
+DEFAULT_DIGITS = 4
+DEFAULT_SEED = 0
+KINDS = ("uniform", "log_uniform", "int", "log_int", "choice")
+
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One sampled parameter: how a number in [0, 1) becomes its value."""
+
+    name: str
+    kind: str
+    """One of KINDS."""
+    bounds: tuple[Value, ...]
+    """[low, high] for ranges; the values for `choice`."""
+
+    def value(self, u: float, digits: int) -> Value:
+        """The value at quantile u (0 <= u < 1): equal strata of u map to equal strata of the
+        range (of its logarithm for the log kinds), so a balanced draw stays balanced."""
+        u = min(max(u, 0.0), math.nextafter(1.0, 0.0))
+        if self.kind == "choice":
+            return self.bounds[int(u * len(self.bounds))]
+        low, high = float(self.bounds[0]), float(self.bounds[1])
+        if self.kind == "uniform":
+            return _round(low + u * (high - low), digits)
+        if self.kind == "log_uniform":
+            return _round(math.exp(math.log(low) + u * (math.log(high) - math.log(low))), digits)
+        if self.kind == "int":
+            return min(int(high), int(low) + int(u * (high - low + 1)))
+        # log_int: equal strata of log(x) over [low, high + 1), floored
+        drawn = math.exp(math.log(low) + u * (math.log(high + 1) - math.log(low)))
+        return min(int(high), max(int(low), int(drawn)))
+
+
+def _round(value: float, digits: int) -> float:
+    """`digits` significant digits, as a float that prints the same way (`0.000123`)."""
+    return float(f"{value:.{digits}g}")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The checked `params.sample` section."""
+
+    method: str
+    n: int
+    seed: int
+    digits: int
+    params: tuple[Distribution, ...]
+    declared: tuple[str, ...] = ()
+    """Every name the section claimed, those with a bad distribution too (no cascade)."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.params)
+
+    @property
+    def digest(self) -> str:
+        """What the lock must belong to: everything but `n`."""
+        identity_ = {
+            "method": self.method,
+            "seed": self.seed,
+            "digits": self.digits,
+            "space": [[d.name, d.kind, list(d.bounds)] for d in self.params],
+        }
+        return hashlib.sha256(canonical_json(identity_).encode()).hexdigest()
+
+    def row(self, quantiles: Sequence[float]) -> tuple[Value, ...]:
+        return tuple(d.value(u, self.digits) for d, u in zip(self.params, quantiles, strict=True))
+
+
+def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
+    """The sample section of a schema-valid document; problems go to `add(path, message, key)`,
+    names to `claim(name, path)` (a sampled name that is also an axis is refused there)."""
+    raw = (doc.data.get("params") or {}).get("sample")
+    if raw is None:
+        return None
+    base: KeyPath = ("params", "sample")
+    params: list[Distribution] = []
+    declared: list[str] = []
+    for name, spec in raw["space"].items():
+        path: KeyPath = (*base, "space", name)
+        if not claim(name, path):
+            continue
+        declared.append(name)
+        kind, bounds = next(iter(spec.items()))
+        problem = _check(kind, bounds)
+        if problem is not None:
+            add((*path, kind), problem, False)
+            continue
+        params.append(Distribution(name, kind, tuple(checked(b) for b in bounds)))
+    return Sample(
+        method=raw["method"],
+        n=int(raw["n"]),
+        seed=int(raw.get("seed", DEFAULT_SEED)),
+        digits=int(raw.get("digits", DEFAULT_DIGITS)),
+        params=tuple(params),
+        declared=tuple(declared),
+    )
+
+
+def _check(kind: str, bounds: list[Any]) -> str | None:
+    if kind == "choice":
+        seen: dict[str, int] = {}
+        for i, value in enumerate(bounds):
+            try:
+                ident = identity(checked(value))
+            except InvalidValue as exc:
+                return f"item {i}: {exc}"
+            if ident in seen:
+                return f"duplicate choice {ident} (items {seen[ident]} and {i})"
+            seen[ident] = i
+        return None
+    low, high = bounds
+    if any(isinstance(b, float) and not math.isfinite(b) for b in bounds):
+        return "bounds must be finite numbers"
+    if low >= high:
+        word = "empty" if low == high else "inverted"
+        return f"the range [{low}, {high}] is {word}: write [low, high] with low < high"
+    if kind == "log_uniform" and low <= 0:
+        return f"log_uniform needs bounds above 0 (got low {low})"
+    if kind == "log_int" and low < 1:
+        return f"log_int needs bounds of 1 or more (got low {low})"
+    return None
+
+
+# -- the lock file ----------------------------------------------------------------------------
+
+
+def lock_path(manifest: Path) -> Path:
+    """`sweeps/x.yaml` -> `sweeps/x.lock.json` (not a manifest: the catalog reads .yaml files)."""
+    return manifest.with_name(manifest.name.rsplit(".", 1)[0] + LOCK_SUFFIX)
+
+
+def lock_text(sample: Sample, rows: Sequence[Sequence[Value]], command: str) -> str:
+    """The lock's bytes: deterministic, one point a line, a header that says how to remake it."""
+    body = {
+        "format": LOCK_FORMAT,
+        "sample": sample.digest,
+        "method": sample.method,
+        "seed": sample.seed,
+        "params": list(sample.names),
+        "points": [list(r) for r in rows],
+    }
+    points = ",\n".join("    " + json.dumps(list(r), ensure_ascii=False) for r in rows)
+    head = {
+        "//": f"Written by `{command}`: the points of params.sample. Do not edit: change the"
+        " sample section and run that command again.",
+        **{k: v for k, v in body.items() if k != "points"},
+        "digest": _digest(body),
+    }
+    lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
+    return "{\n" + "\n".join(lines) + '\n  "points": [\n' + points + "\n  ]\n}\n"
+
+
+def _digest(body: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Locked:
+    """A lock file that reads back as it was written."""
+
+    sample: str
+    rows: tuple[tuple[Value, ...], ...]
+
+
+def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
+    """The lock's points, or None when it is missing, unreadable, edited by hand or written for
+    other parameters: every such lock is out of date."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        body = {k: data[k] for k in ("format", "sample", "method", "seed", "params", "points")}
+        if data.get("digest") != _digest(body) or body["format"] != LOCK_FORMAT:
+            return None
+        if list(body["params"]) != list(names):
+            return None
+        rows = tuple(tuple(checked(v) for v in row) for row in body["points"])
+    except (OSError, ValueError, KeyError, TypeError, InvalidValue):
+        return None
+    if any(len(r) != len(names) for r in rows):
+        return None
+    return Locked(str(body["sample"]), rows)
+
+
+def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Value, ...], ...] | None:
+    """The sample's points, when the lock belongs to it and holds exactly n of them."""
+    if lock is None or lock.sample != sample.digest or len(lock.rows) != sample.n:
+        return None
+    return lock.rows
+
+
+def stale_problem(doc: Document, shown: str) -> Problem:
+    return Problem.at(
+        doc.marks,
+        doc.source,
+        ("params", "sample"),
+        f"the lock is out of date: run python -m runner lock {shown}",
+        key=True,
+    )
+
+
+def collisions(rows: Sequence[Sequence[Value]]) -> list[tuple[int, int]]:
+    """(first, second) indices of points that share every value (after rounding)."""
+    seen: dict[str, int] = {}
+    found = []
+    for i, row in enumerate(rows):
+        ident = canonical_json([identity(v) for v in row])
+        if ident in seen:
+            found.append((seen[ident], i))
+        seen.setdefault(ident, i)
+    return found
