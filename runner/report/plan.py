@@ -55,7 +55,8 @@ def _with_notes(plan: SweepPlan, rows: Sequence[Row]) -> tuple[list[list[str]], 
     cells, headers = [_cells(r) for r in rows], HEADERS
     costs = cost.plan_cost(plan)
     if costs.total.uses_gpus:
-        cells = [[*c, *cost.row_cells(costs.rows.get(r.key))] for c, r in zip(cells, rows)]
+        rows_cost = [cost.row_cells(costs.rows.get(r.key)) for r in rows]
+        cells = [[*c, *extra] for c, extra in zip(cells, rows_cost, strict=True)]
         headers = [*headers, "resources (image)", "GPU-h up to"]
     notes = [note(r) for r in plan.rows]
     if not any(notes):
