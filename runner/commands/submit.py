@@ -205,7 +205,7 @@ def _submit_with(
     clock: Clock | None,
 ) -> int:
     """The run on an open backend (`submit` closes it, whatever happens here)."""
-    from runner import github
+    from runner import budget, github
     from runner.report import plan as report
 
     if backend.kind == "local" and args.backend == "auto" and not args.paths:
@@ -224,6 +224,7 @@ def _submit_with(
         plans = cat.plans(kind=backend.kind)  # the ledgers now record the restarts
     if args.reviewed is not None and backend.kind == "beaker":
         plans = only_reviewed(plans, Path(args.reviewed))
+        plans = budget.hold_over_budget(plans, cat.root, Path(args.reviewed))
     plans = actions.live_caps(backend, plans)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:

@@ -19,6 +19,7 @@ from runner.values import type_name
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "sweep.schema.json"
 """A symlink to schemas/sweep.schema.json, so installed packages carry the schema too."""
+SWEEP_SCHEMA, POLICY_SCHEMA = "sweep.schema.json", "policy.schema.json"
 
 _NAME_RULE = "use letters, digits, '.', '_' and '-', starting with a letter or digit"
 PATTERN_RULES = {
@@ -45,17 +46,22 @@ _TYPE_WORDS = {"array": "list", "object": "mapping"}
 _YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
 
 
+def schema_document(name: str) -> Any:
+    """One of the schemas of schemas/ (each a symlink next to this module), parsed: the one
+    place that knows where they are kept."""
+    path = SCHEMA_PATH.parent / name
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
-    path = SCHEMA_PATH
-    schema = json.loads(path.read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
+def _validator(name: str = SWEEP_SCHEMA) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema_document(name))
 
 
-def schema_problems(doc: Document) -> list[Problem]:
+def schema_problems(doc: Document, schema: str = SWEEP_SCHEMA) -> list[Problem]:
     """Every schema violation in the document, one Problem each, deduplicated per field."""
     problems: dict[tuple[str, str], Problem] = {}
-    for error in _validator().iter_errors(doc.data):
+    for error in _validator(schema).iter_errors(doc.data):
         for problem in _problems_for(error, doc):
             problems.setdefault((problem.field, problem.message), problem)
     return sorted(problems.values())
