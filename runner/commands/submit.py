@@ -205,7 +205,7 @@ def _submit_with(
     clock: Clock | None,
 ) -> int:
     """The run on an open backend (`submit` closes it, whatever happens here)."""
-    from runner import budget, github
+    from runner import budget, github, guardrails
     from runner.report import plan as report
 
     if backend.kind == "local" and args.backend == "auto" and not args.paths:
@@ -226,6 +226,7 @@ def _submit_with(
         plans = only_reviewed(plans, Path(args.reviewed))
         plans = budget.hold_over_budget(plans, cat.root, Path(args.reviewed))
     plans = actions.live_caps(backend, plans)
+    plans = guardrails.apply_stops(backend, plans, cat.root)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
         github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
