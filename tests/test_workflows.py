@@ -25,6 +25,7 @@ from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.fake_github import FakeGitHub
 from tests.gitworld import World, commit_all, git, make_world, write
+from tests.webhook import Webhook
 
 pytestmark = [
     pytest.mark.slow,
@@ -61,6 +62,8 @@ class GitHub:
     beaker: FakeBeaker
     runs: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     dev: Path | None = None
+    secrets: dict[str, str] = field(default_factory=dict)
+    """More secrets of the `beaker` environment (BEAKER_TOKEN is always there)."""
 
     def _dev(self) -> Path:
         if self.dev is None:
@@ -145,7 +148,11 @@ class GitHub:
                 "actions/setup-python": _setup_python,
                 "actions/github-script": self._github_script,
             },
-            environments={"beaker": Environment(("main",), {"BEAKER_TOKEN": self.beaker.token})},
+            environments={
+                "beaker": Environment(
+                    ("main",), {"BEAKER_TOKEN": self.beaker.token, **self.secrets}
+                )
+            },
             repository=REPOSITORY,
             run_id=number,
             api_url=self.api.url,
@@ -528,3 +535,40 @@ def test_over_budget_fails_the_plan_until_labeled_and_an_unapproved_merge_is_hel
     assert "Held back: over the budget policy, not approved" in summary
     assert "6 400 GPU-hours, over max_gpu_hours_per_sweep 5 000" in summary
     assert summary.count("| `big` |") == 4
+
+
+# -- notifications --------------------------------------------------------------------------------
+
+
+def test_the_webhook_hears_each_event_once_across_two_scheduled_runs(
+    github: GitHub, webhook: Webhook
+) -> None:
+    github.secrets["SWEEP_SLACK_WEBHOOK"] = webhook.url
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    _ok(github.merge(1).run(), "reviewed", "submit")
+    assert webhook.received == []  # nothing has finished or failed yet
+    for i, exp in enumerate(github.beaker.experiments()):
+        github.beaker.set_job_status(exp.id, "failed" if i == 0 else "succeeded")
+        github.beaker.set_metrics(exp.id, {"loss": 2.0 - i / 10})
+    first = github.schedule().run()
+    _ok(first, "reviewed", "submit")
+    assert len(webhook.taken) == 2
+    assert any("Sweep `grid` finished: 3 succeeded, 1 failed" in t for t in webhook.taken)
+    assert "sweeps/ledger/grid.jsonl" in github.world.files_changed()  # the records are pushed
+    _ok(github.schedule().run(), "reviewed", "submit")
+    assert len(webhook.received) == 2
+
+
+def test_a_failing_webhook_leaves_the_scheduled_run_green(github: GitHub, webhook: Webhook) -> None:
+    github.secrets["SWEEP_SLACK_WEBHOOK"] = webhook.url
+    webhook.mode = "fail"
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    _ok(github.merge(1).run(), "reviewed", "submit")
+    for exp in github.beaker.experiments():
+        github.beaker.set_job_status(exp.id, "failed")
+    jobs = github.schedule().run()
+    _ok(jobs, "reviewed", "submit")
+    assert webhook.received and not webhook.taken
+    assert "notification webhook: not delivered" in jobs["submit"].log

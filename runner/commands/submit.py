@@ -205,7 +205,7 @@ def _submit_with(
     clock: Clock | None,
 ) -> int:
     """The run on an open backend (`submit` closes it, whatever happens here)."""
-    from runner import budget, github, guardrails
+    from runner import budget, github, guardrails, notify
     from runner.report import plan as report
 
     if backend.kind == "local" and args.backend == "auto" and not args.paths:
@@ -257,6 +257,7 @@ def _submit_with(
             groups = ensure_groups(backend, plans, cat.root, real_deadline)
     for group in groups:  # the URL on stdout with the created experiments; a failure on stderr
         print(group.line(), file=sys.stdout if group.group else sys.stderr, flush=True)
+    notify.announce(backend, cat)
     return report_run(cat.root, args, target, submitter, outcomes, groups, restarts_failed)
 
 
