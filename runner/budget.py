@@ -66,7 +66,9 @@ def _hours_path(sweep: Sweep) -> tuple[str, ...]:
 def breaches(plans: Sequence[SweepPlan], rules: Policy) -> list[Breach]:
     """One breach per limit a sweep (or the merge) goes over; only sweeps with points to submit."""
     found: list[Breach] = []
-    live = [(p, cost.plan_cost(p)) for p in plans if p.to_submit]
+    # Every `+` point counts, those waiting under max_running too: the schedule submits them.
+    costs = [(p, cost.plan_cost(p)) for p in plans if not p.sweep.draft]
+    live = [(p, c) for p, c in costs if c.rows]
     where = f"({rules.source})"
     merge = 0.0
     for plan, spent in live:
@@ -115,9 +117,13 @@ def _sweep_breaches(sweep: Sweep, total: cost.Cost, rules: Policy, where: str) -
 
 
 def judge_pull_request(
-    root: Path, plans: Sequence[SweepPlan], base: str | None, labels: Sequence[str]
+    root: Path, plans: Sequence[SweepPlan], base: str | None, labels: Sequence[str] | None
 ) -> Verdict:
-    """The plans judged by the base commit's policy (the working tree's without a base)."""
+    """The plans judged by the base commit's policy (the working tree's without a base).
+
+    `labels` None: the approval was decided on the pull request (a merge queue's run, whose
+    event has no labels), so the breaches are shown but do not block; submit still holds back
+    the points of a plan that was not approved."""
     if base is None:
         rules = policy.read(root)
     else:
@@ -125,7 +131,8 @@ def judge_pull_request(
 
         text = gitrepo.file_at(root, base, policy.POLICY_PATH)
         rules = policy.parse(text, f"{policy.POLICY_PATH}@{base}")
-    return Verdict(rules, tuple(breaches(plans, rules)), rules.approval_label in labels)
+    approved = labels is None or rules.approval_label in labels
+    return Verdict(rules, tuple(breaches(plans, rules)), approved)
 
 
 def approve_pins(pins: Sequence[review.Pin], verdict: Verdict) -> list[review.Pin]:
@@ -224,10 +231,14 @@ def hold_over_budget(plans: Sequence[SweepPlan], root: Path, pins_file: Path) ->
     return list(result.plans)
 
 
-def event_labels() -> tuple[str, ...]:
-    """The pull request's labels, from the workflow's event (none outside GitHub Actions)."""
+def event_labels() -> tuple[str, ...] | None:
+    """The pull request's labels, from the workflow's event (none outside GitHub Actions);
+    None in a merge queue, where the pull request's check has decided."""
     import os
 
     from runner import github
 
-    return github.read_event().labels if os.environ.get("GITHUB_EVENT_PATH") else ()
+    if not os.environ.get("GITHUB_EVENT_PATH"):
+        return ()
+    event = github.read_event()
+    return None if event.name == "merge_group" else event.labels

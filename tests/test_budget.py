@@ -181,3 +181,25 @@ def test_plan_comment_fails_with_one_annotation_per_breach_and_passes_labeled(
         "::error file=sweeps/gpu.yaml,line=8,col=12::beaker.timeout: sweep gpu may use 768 GPU-hours"
         in "\n".join(logs[1])
     )
+
+
+def test_points_waiting_under_max_running_count_toward_the_limits(tmp_path: Path) -> None:
+    capped = GPU + "max_running: 1\n"
+    rules = policy.parse("version: 1\nmax_gpu_hours_per_sweep: 500\n")
+    (plan,) = _plans(tmp_path, capped, None)
+    assert len(plan.to_submit) == 1  # the other point waits for the cap
+    (breach,) = budget.breaches([plan], rules)
+    assert "may use 768 GPU-hours" in breach.problem.message
+
+
+def test_a_merge_queue_run_shows_the_breaches_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _plans(tmp_path)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"merge_group": {"head_sha": "abc"}}), encoding="utf-8")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "merge_group")
+    out = tmp_path / "comment.md"
+    assert main(["-C", str(tmp_path), "plan-comment", "--output", str(out)]) == 0
+    assert "over the policy" in out.read_text()
