@@ -122,12 +122,12 @@ class PlanCost:
 
 def plan_cost(plan: SweepPlan) -> PlanCost:
     """The cost of every `+` point (those waiting under max_running too: a top-up submits them)."""
-    rows = {
-        row.key: point_cost(plan.sweep, row.rendered)
-        for row in plan.rows
-        if row.status == SUBMIT and row.rendered is not None
-    }
-    return PlanCost(plan, rows)
+    rows = [r for r in plan.rows if r.status == SUBMIT and r.rendered is not None]
+    if not any("gpus" in t.get("resources", {}) for t in plan.sweep.tasks):
+        # No task asks for GPUs: nothing to read from the specs (0.2 s for 10 000 points).
+        cpu = Cost(0.0, 0.0, 0, 0, 1, " + ".join("CPU" for _ in plan.sweep.tasks))
+        return PlanCost(plan, {r.key: cpu for r in rows})
+    return PlanCost(plan, {r.key: point_cost(plan.sweep, r.rendered) for r in rows if r.rendered})
 
 
 def merge_total(costs: Sequence[PlanCost]) -> Cost:
