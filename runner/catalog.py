@@ -9,6 +9,7 @@ from pathlib import Path
 from runner import ledger, manifest, plan
 from runner.errors import ManifestError, Problem, RunnerError
 from runner.model import Sweep
+from runner.policy import POLICY_PATH
 from runner.render import Renderer
 
 SWEEPS_DIR = "sweeps"
@@ -77,7 +78,8 @@ def manifests(root: Path, paths: Sequence[str], base: Path) -> list[Path]:
             found.add(path)
         else:
             raise RunnerError(f"{raw}: no such file or directory")
-    return sorted(found)
+    policy = (root / POLICY_PATH).resolve()  # the budget policy is not a manifest
+    return sorted(p for p in found if p.resolve() != policy)
 
 
 def display(root: Path, path: Path) -> str:

@@ -47,6 +47,8 @@ class Event:
     """Set for workflow_dispatch events only."""
     commits: tuple[str, ...] = ()
     """The commits a push brought (its head last); empty for other events."""
+    labels: tuple[str, ...] = ()
+    """A pull request's labels when the event was sent; empty for other events."""
 
     @property
     def branch(self) -> str | None:
@@ -79,7 +81,9 @@ def parse_event(name: str, ref: str, payload: Mapping[str, Any]) -> Event:
         if after.strip("0"):  # all zeros: the branch was deleted
             shas.append(after)
         commits = tuple(dict.fromkeys(shas))
-    return Event(name, ref, repository.get("default_branch"), dispatch, commits)
+    pull = payload.get("pull_request") or {}
+    labels = tuple(str(label.get("name")) for label in pull.get("labels") or [])
+    return Event(name, ref, repository.get("default_branch"), dispatch, commits, labels)
 
 
 def parse_dispatch(inputs: Mapping[str, Any]) -> Dispatch:

@@ -337,3 +337,20 @@ def changed_since(root: Path, base: str) -> set[str] | None:
     except (git.BadName, git.BadObject, ValueError):
         return None
     return set(_git(repo, "diff", "--name-only", "--no-renames", base, "--").splitlines())
+
+
+def file_at(root: Path, rev: str, path: str) -> str | None:
+    """A file's text at `rev` (e.g. a pull request's base), None when it is not there; a GitError
+    when `rev` is not in this checkout (a shallow clone without it)."""
+    import git
+
+    repo = _open(root)
+    try:
+        commit = repo.commit(rev)
+    except (git.BadName, git.BadObject, ValueError):
+        raise GitError(f"{rev} is not in this checkout: fetch it (fetch-depth: 2)") from None
+    try:
+        blob = commit.tree / path
+    except KeyError:
+        return None
+    return bytes(blob.data_stream.read()).decode("utf-8")

@@ -88,6 +88,9 @@ class Ledger:
     """By key."""
     group: str = ""
     """The URL of the sweep's group on the backend, once it has one (kept in the header)."""
+    notified: Mapping[str, str] = field(default_factory=dict)
+    """Notifications by event id: 'sending' (recorded before the webhook call) or 'sent'
+    (`runner.notify`; kept in the header)."""
 
     def merged(self, new: Iterable[Entry]) -> Ledger:
         """This ledger plus new entries, by key.
@@ -108,7 +111,7 @@ class Ledger:
                 entries[entry.key] = _same_experiment(old, entry)
             elif entry.submitted_at >= old.submitted_at:
                 entries[entry.key] = entry
-        return Ledger(self.sweep, entries, self.group)
+        return Ledger(self.sweep, entries, self.group, self.notified)
 
 
 def _same_experiment(a: Entry, b: Entry) -> Entry:
@@ -132,7 +135,7 @@ def ledger_path(root: Path, sweep: str, kind: str = "beaker") -> Path:
     return root / "sweeps" / "ledger" / f"{sweep}.jsonl"
 
 
-def header(sweep: str, group: str = "") -> str:
+def header(sweep: str, group: str = "", notified: Mapping[str, str] | None = None) -> str:
     data = {
         "ledger": LEDGER_FORMAT,
         "sweep": sweep,
@@ -142,6 +145,8 @@ def header(sweep: str, group: str = "") -> str:
     }
     if group:
         data["group"] = group
+    if notified:
+        data["notified"] = dict(sorted(notified.items()))
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -157,6 +162,7 @@ def read(path: Path, sweep: str) -> Ledger:
 def parse(text: str, source: str, sweep: str) -> Ledger:
     entries: dict[str, Entry] = {}
     group = ""
+    notified: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -171,6 +177,7 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
                     f" {data.get('sweep')!r}; expected format {LEDGER_FORMAT} for {sweep!r}"
                 )
             group = str(data.get("group") or "")
+            notified = {str(k): str(v) for k, v in (data.get("notified") or {}).items()}
             continue
         try:
             entry = Entry(
@@ -183,7 +190,7 @@ def parse(text: str, source: str, sweep: str) -> Ledger:
             missing = [k for k in FIELDS if k not in data]
             raise LedgerError(f"{source}:{number}: entry is missing {', '.join(missing)}") from None
         entries[entry.key] = entry
-    return Ledger(sweep, entries, group)
+    return Ledger(sweep, entries, group, notified)
 
 
 def render(ledger: Ledger) -> str:
@@ -202,7 +209,12 @@ def _render(ledger: Ledger, known: _Lines) -> tuple[str, _Lines]:
         cached = known.get(key)
         lines[key] = cached if cached and cached[0] is entry else (entry, entry.to_line())
     text = (
-        "\n".join([header(ledger.sweep, ledger.group), *(line for _, line in lines.values())])
+        "\n".join(
+            [
+                header(ledger.sweep, ledger.group, ledger.notified),
+                *(line for _, line in lines.values()),
+            ]
+        )
         + "\n"
     )
     return text, lines
@@ -250,8 +262,20 @@ def set_group(path: Path, sweep: str, url: str) -> bool:
         current = parse(text, str(path), sweep)
         if current.group == url:
             return False
-        write_atomic(path, render(Ledger(sweep, current.entries, url)))
+        write_atomic(path, render(Ledger(sweep, current.entries, url, current.notified)))
     return True
+
+
+def set_notified(path: Path, sweep: str, updates: Mapping[str, str | None]) -> None:
+    """Record notification states in the ledger's header (None forgets one), under the lock."""
+    with locked(path.parent):
+        current = parse(path.read_text(encoding="utf-8"), str(path), sweep)
+        notified = {**current.notified, **{k: v for k, v in updates.items() if v is not None}}
+        for key in [k for k, v in updates.items() if v is None]:
+            notified.pop(key, None)
+        if notified != current.notified:
+            ledger = Ledger(sweep, current.entries, current.group, notified)
+            write_atomic(path, render(ledger))
 
 
 class Pending:

@@ -33,6 +33,8 @@ class Placement:
     auto_resume: bool | None = None
     group: bool = True
     """Keep every experiment of the sweep in one Beaker group (`beaker.group: false` opts out)."""
+    expected_runtime: str | None = None
+    """How long each task is expected to run (the plan's expected GPU-hours); never in the spec."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,26 @@ class Limits:
     """At most this many of the sweep's experiments queued or running; `submit` waits below it."""
     max_restarts: int | None = None
     """How often `submit --restart-failed` may restart one point (None: no bound)."""
+    max_failures: int | None = None
+    """Create no new points once this many have failed for good (`runner.guardrails`)."""
+    stop_when: StopWhen | None = None
+    """Create no new points once a finished point reaches this (`runner.guardrails`)."""
+
+
+@dataclass(frozen=True)
+class StopWhen:
+    """`stop_when`: a metric and the value a finished point must get below (or above)."""
+
+    metric: str
+    value: float
+    below: bool
+    """True: stop when the metric is below the value; False: above it."""
+
+    def reached(self, value: float) -> bool:
+        return value < self.value if self.below else value > self.value
+
+    def __str__(self) -> str:
+        return f"{self.metric} {'below' if self.below else 'above'} {self.value:g}"
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ class SweepPlan:
     cap: Cap | None = None
     group: str = ""
     """The URL of the sweep's group, as the ledger's header records it (empty before one)."""
+    stopped: str = ""
+    """Why no new points are created (`runner.guardrails`), e.g. 'stopped: 5 failed (max_failures 5)'."""
 
     @property
     def counts(self) -> Mapping[str, int]:
@@ -95,6 +97,8 @@ class SweepPlan:
         if self.cap is not None:
             now = "not checked" if self.cap.running is None else f"{self.cap.running} running now"
             text += f"; max_running {self.cap.limit}: {self.cap.waiting} waiting ({now})"
+        if self.stopped:
+            text += f"; {self.stopped}"
         if self.sweep.draft:
             text += " (draft: never submitted to Beaker; delete `draft: true` to launch on merge)"
         return text

@@ -39,7 +39,7 @@ RECENT_PULLS = 30
 """Recently merged pull requests whose plans count, besides those of the pushed commits."""
 _PIN = re.compile(
     r"<!-- " + re.escape(PIN_MARK) + r" sweep=(\S+) points=(\d+) sha256=([0-9a-f]{64})"
-    r"(?: tokens=([0-9a-f,]*))? -->"
+    r"( approved=budget)?(?: tokens=([0-9a-f,]*))? -->"
 )
 
 
@@ -51,6 +51,8 @@ class Pin:
     points: int
     digest: str
     tokens: frozenset[str]
+    approved: bool = False
+    """The plan was approved over the budget policy (its pull request had the approval label)."""
 
 
 @dataclass(frozen=True)
@@ -91,15 +93,17 @@ def pin_lines(found: Sequence[Pin]) -> str:
     lines = []
     for pin in found:
         tokens = f" tokens={','.join(sorted(pin.tokens))}" if pin.tokens else ""
+        approved = " approved=budget" if pin.approved else ""
         lines.append(
-            f"<!-- {PIN_MARK} sweep={pin.sweep} points={pin.points} sha256={pin.digest}{tokens} -->"
+            f"<!-- {PIN_MARK} sweep={pin.sweep} points={pin.points} sha256={pin.digest}"
+            f"{approved}{tokens} -->"
         )
     return "".join(line + "\n" for line in lines)
 
 
 def parse_pins(text: str) -> list[Pin]:
     return [
-        Pin(m[1], int(m[2]), m[3], frozenset(t for t in (m[4] or "").split(",") if t))
+        Pin(m[1], int(m[2]), m[3], frozenset(t for t in (m[5] or "").split(",") if t), bool(m[4]))
         for m in _PIN.finditer(text)
     ]
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.webhook import Webhook
 
 pytest_plugins = ["tests.fake_beaker.fixtures"]
 
@@ -24,7 +27,14 @@ def _isolated_home(
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "tester@example.com")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Sweep Tester")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tester@example.com")
-    for name in ("BEAKER_TOKEN", "BEAKER_ADDR", "BEAKER_CONFIG", "CI", "GITHUB_ACTIONS"):
+    for name in (
+        "BEAKER_TOKEN",
+        "BEAKER_ADDR",
+        "BEAKER_CONFIG",
+        "CI",
+        "GITHUB_ACTIONS",
+        "SWEEP_SLACK_WEBHOOK",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("BEAKER_CONFIG", str(home / "beaker-config.yml"))
 
@@ -37,3 +47,13 @@ def project_copy(tmp_path: Path) -> Path:
     shutil.copytree(PROJECT / "sweeps", root / "sweeps", ignore=shutil.ignore_patterns("ledger"))
     shutil.copytree(PROJECT / "schemas", root / "schemas")
     return root
+
+
+@pytest.fixture
+def webhook() -> Iterator[Webhook]:
+    """A stand-in Slack incoming webhook on 127.0.0.1 (tests/webhook.py)."""
+    hook = Webhook()
+    try:
+        yield hook
+    finally:
+        hook.close()

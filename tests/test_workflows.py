@@ -25,6 +25,7 @@ from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.fake_github import FakeGitHub
 from tests.gitworld import World, commit_all, git, make_world, write
+from tests.webhook import Webhook
 
 pytestmark = [
     pytest.mark.slow,
@@ -61,6 +62,8 @@ class GitHub:
     beaker: FakeBeaker
     runs: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     dev: Path | None = None
+    secrets: dict[str, str] = field(default_factory=dict)
+    """More secrets of the `beaker` environment (BEAKER_TOKEN is always there)."""
 
     def _dev(self) -> Path:
         if self.dev is None:
@@ -105,13 +108,17 @@ class GitHub:
         }
         return self.run("submit.yml", "push", payload, "refs/heads/main", after)
 
-    def plan(self, number: int, sha: str, head_repo: str = REPOSITORY) -> Run:
+    def plan(
+        self, number: int, sha: str, head_repo: str = REPOSITORY, labels: tuple[str, ...] = ()
+    ) -> Run:
         payload = {
+            "action": "labeled" if labels else "synchronize",
             "number": number,
             "pull_request": {
                 "number": number,
                 "head": {"repo": {"full_name": head_repo}},
                 "base": {"ref": "main"},
+                "labels": [{"name": label} for label in labels],
             },
         }
         return self.run("plan.yml", "pull_request", payload, f"refs/pull/{number}/merge", sha)
@@ -141,7 +148,11 @@ class GitHub:
                 "actions/setup-python": _setup_python,
                 "actions/github-script": self._github_script,
             },
-            environments={"beaker": Environment(("main",), {"BEAKER_TOKEN": self.beaker.token})},
+            environments={
+                "beaker": Environment(
+                    ("main",), {"BEAKER_TOKEN": self.beaker.token, **self.secrets}
+                )
+            },
             repository=REPOSITORY,
             run_id=number,
             api_url=self.api.url,
@@ -477,3 +488,87 @@ def test_a_dropped_merge_run_is_repaired_by_the_schedule(github: GitHub) -> None
     queue.drain()
     assert len(_names(github.beaker)) == 8
     assert {n.split("-")[0] for n in _names(github.beaker)} == {"grid", "other"}
+
+
+# -- the budget policy ----------------------------------------------------------------------------
+
+GPU_GRID = GRID.replace(
+    "  clusters: [ai2/test-cluster]\n", "  clusters: [ai2/test-cluster]\n  timeout: 24h\n"
+).replace("    command: [python", "    resources: {gpus: 8}\n    command: [python")
+POLICY = "version: 1\nmax_gpu_hours_per_sweep: 500\n"
+
+
+def test_over_budget_fails_the_plan_until_labeled_and_an_unapproved_merge_is_held_back(
+    github: GitHub,
+) -> None:
+    sha = github.open_pull(1, {"sweeps/policy.yaml": POLICY})
+    _ok(github.plan(1, sha).run(), "plan")
+    github.merge(1)  # its submit run has nothing to do
+    # 4 points x 8 GPUs x 24 h = 768 GPU-hours; the pull request also raises the limit, but the
+    # base branch's policy is the one in force.
+    raised = "version: 1\nmax_gpu_hours_per_sweep: 5000\n"
+    sha = github.open_pull(2, {"sweeps/grid.yaml": GPU_GRID, "sweeps/policy.yaml": raised})
+    jobs = github.plan(2, sha).run()
+    assert jobs["plan"].outcome == "failure" and jobs["plan"].steps["plan"]["outcome"] == "failure"
+    (error,) = jobs["plan"].annotations()
+    assert error.startswith("::error file=sweeps/grid.yaml,line=7,col=12::beaker.timeout: sweep")
+    assert "768 GPU-hours, over max_gpu_hours_per_sweep 500 (sweeps/policy.yaml@" in error
+    (body,) = github.api.bodies(2)
+    assert "This merge may use up to **768** GPU-hours; expected 768." in body
+    assert "**Budget: over the policy (1 breach(es)).**" in body and "approved=budget" not in body
+
+    jobs = github.plan(2, sha, labels=("sweep-budget-approved",)).run()
+    _ok(jobs, "plan")
+    (body,) = github.api.bodies(2)
+    assert "approved** by the label `sweep-budget-approved`" in body and "approved=budget" in body
+    _ok(github.merge(2).run(), "reviewed", "submit")
+    assert len(_names(github.beaker)) == 4
+
+    # Merged without the label (an admin override): the points wait, listed as held back.
+    bigger = GPU_GRID.replace("name: grid", "name: big").replace("timeout: 24h", "timeout: 200h")
+    sha = github.open_pull(3, {"sweeps/big.yaml": bigger})
+    assert github.plan(3, sha).run()["plan"].outcome == "failure"
+    jobs = github.merge(3).run()
+    _ok(jobs, "reviewed", "submit")
+    assert len(_names(github.beaker)) == 4
+    summary = jobs["submit"].summary
+    assert "Held back: over the budget policy, not approved" in summary
+    assert "6 400 GPU-hours, over max_gpu_hours_per_sweep 5 000" in summary
+    assert summary.count("| `big` |") == 4
+
+
+# -- notifications --------------------------------------------------------------------------------
+
+
+def test_the_webhook_hears_each_event_once_across_two_scheduled_runs(
+    github: GitHub, webhook: Webhook
+) -> None:
+    github.secrets["SWEEP_SLACK_WEBHOOK"] = webhook.url
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    _ok(github.merge(1).run(), "reviewed", "submit")
+    assert webhook.received == []  # nothing has finished or failed yet
+    for i, exp in enumerate(github.beaker.experiments()):
+        github.beaker.set_job_status(exp.id, "failed" if i == 0 else "succeeded")
+        github.beaker.set_metrics(exp.id, {"loss": 2.0 - i / 10})
+    first = github.schedule().run()
+    _ok(first, "reviewed", "submit")
+    assert len(webhook.taken) == 2
+    assert any("Sweep `grid` finished: 3 succeeded, 1 failed" in t for t in webhook.taken)
+    assert "sweeps/ledger/grid.jsonl" in github.world.files_changed()  # the records are pushed
+    _ok(github.schedule().run(), "reviewed", "submit")
+    assert len(webhook.received) == 2
+
+
+def test_a_failing_webhook_leaves_the_scheduled_run_green(github: GitHub, webhook: Webhook) -> None:
+    github.secrets["SWEEP_SLACK_WEBHOOK"] = webhook.url
+    webhook.mode = "fail"
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    _ok(github.plan(1, sha).run(), "plan")
+    _ok(github.merge(1).run(), "reviewed", "submit")
+    for exp in github.beaker.experiments():
+        github.beaker.set_job_status(exp.id, "failed")
+    jobs = github.schedule().run()
+    _ok(jobs, "reviewed", "submit")
+    assert webhook.received and not webhook.taken
+    assert "notification webhook: not delivered" in jobs["submit"].log

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 def plan_comment(
     directory: Path, paths: Sequence[str], *, output: str | None = None, base: str | None = None
 ) -> int:
-    from runner import github, review
+    from runner import budget, github, review
     from runner.report import plan as report
 
     cat = load_catalog(directory, paths)
@@ -52,12 +52,14 @@ def plan_comment(
         plans = cat.plans()
     except ManifestError as exc:
         problems += exc.problems
+    verdict = None
     if problems:
         text = report.problems_markdown(problems)
     else:
         changed = _changed(cat.root, base) if base else None
-        text = report.pull_request_markdown(plans, changed)
-        text += review.pin_lines(review.pins(plans))
+        verdict = budget.judge_pull_request(cat.root, plans, base, budget.event_labels())
+        text = report.pull_request_markdown(plans, changed) + budget.markdown(verdict)
+        text += review.pin_lines(budget.approve_pins(review.pins(plans), verdict))
         to_submit = sum(len(p.to_submit) for p in plans)
     write_output(text, output)
     github.append_summary(text)
@@ -67,6 +69,12 @@ def plan_comment(
         print(problem, file=sys.stderr)
         if annotate:
             print(_annotation(problem), flush=True)
+    if verdict is not None and verdict.blocked:  # one line (and annotation) per breach
+        for problem in sorted({b.problem for b in verdict.breaches}):
+            print(f"over budget: {problem}", file=sys.stderr)
+            if annotate:
+                print(_annotation(problem), flush=True)
+        return 1
     return 1 if problems else 0
 
 

@@ -111,6 +111,7 @@ def status(directory: Path, args: StatusArgs) -> int:
 
 
 def collect(directory: Path, args: StatusArgs) -> list[SweepResults]:
+    from runner import guardrails
     from runner.backends import open_backend
     from runner.results import collect as results
 
@@ -118,7 +119,10 @@ def collect(directory: Path, args: StatusArgs) -> list[SweepResults]:
     raise_if_problems(cat)
     opened = open_backend(args.backend, cat.root, lambda text: None)  # falls back quietly
     try:
-        sweeps = [results(plan, opened, cat.root) for plan in cat.plans(kind=opened.kind)]
+        sweeps = [
+            guardrails.noted(results(plan, opened, cat.root), plan.sweep)
+            for plan in cat.plans(kind=opened.kind)
+        ]
     finally:
         opened.close()
     for sweep in sweeps:

@@ -224,7 +224,7 @@ def _submit_with(
     clock: Clock | None,
 ) -> int:
     """The run on an open backend (`submit` closes it, whatever happens here)."""
-    from runner import github
+    from runner import budget, github, guardrails, notify
     from runner.report import plan as report
 
     if backend.kind == "local" and args.backend == "auto" and not args.paths:
@@ -244,7 +244,9 @@ def _submit_with(
         plans = unfinished(backend, cat.plans(kind=backend.kind))  # now with the restarts
     if args.reviewed is not None and backend.kind == "beaker":
         plans = only_reviewed(plans, Path(args.reviewed))
+        plans = budget.hold_over_budget(plans, cat.root, Path(args.reviewed))
     plans = actions.live_caps(backend, plans)
+    plans = guardrails.apply_stops(backend, plans, cat.root)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
         github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
@@ -275,6 +277,7 @@ def _submit_with(
             groups = ensure_groups(backend, plans, cat.root, real_deadline)
     for group in groups:  # the URL on stdout with the created experiments; a failure on stderr
         print(group.line(), file=sys.stdout if group.group else sys.stderr, flush=True)
+    notify.announce(backend, cat)
     return report_run(cat.root, args, target, submitter, outcomes, groups, restarts_failed)
 
 

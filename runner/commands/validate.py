@@ -24,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
 def validate(directory: Path, paths: Sequence[str]) -> int:
     cat = load_catalog(directory, paths)
     failed = report_problems(cat)
+    failed = _policy_invalid(cat.root) or failed
     try:
         plans = cat.plans(use_ledgers=False)  # a broken ledger is not a broken manifest
     except ManifestError as exc:
@@ -34,3 +35,15 @@ def validate(directory: Path, paths: Sequence[str]) -> int:
     points = sum(len(p.rows) for p in plans)
     print(f"{len(plans)} manifest(s) valid, {points} point(s)", file=sys.stderr)
     return 0
+
+
+def _policy_invalid(root: Path) -> bool:
+    """The budget policy (sweeps/policy.yaml) is checked with the manifests; True when invalid."""
+    from runner import policy
+
+    try:
+        policy.read(root)
+    except ManifestError as exc:
+        print(exc, file=sys.stderr)
+        return True
+    return False

@@ -14,7 +14,7 @@ from runner.manifest.params import parse_space
 from runner.manifest.sample import Sample, lock_path, parse_sample, stale_problem
 from runner.manifest.schema import schema_problems
 from runner.marks import Document
-from runner.model import DEFAULT_MAX_POINTS, Limits, Placement, Space, Sweep
+from runner.model import DEFAULT_MAX_POINTS, Limits, Placement, Space, StopWhen, Sweep
 from runner.render import Renderer
 from runner.space import duplicate_includes, unmatched_excludes, upper_bound
 from runner.yaml12 import load_file
@@ -97,14 +97,28 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
             group=beaker.get("group", True),
             min_runtime=beaker.get("min_runtime"),
             auto_resume=beaker.get("auto_resume"),
+            expected_runtime=beaker.get("expected_runtime"),
         ),
         name_template=data.get("experiment_name"),
         tasks=tuple(data["tasks"]),
         space=space,
         marks=doc.marks,
-        limits=Limits(data.get("max_running"), data.get("max_restarts")),
+        limits=Limits(
+            data.get("max_running"),
+            data.get("max_restarts"),
+            data.get("max_failures"),
+            _target(data.get("stop_when")),
+        ),
         warnings=tuple(_warnings(doc)),
     )
+
+
+def _target(raw: Mapping[str, Any] | None) -> StopWhen | None:
+    """`stop_when`, which the schema has checked: a metric and exactly one of below, above."""
+    if raw is None:
+        return None
+    below = "below" in raw
+    return StopWhen(raw["metric"], float(raw["below" if below else "above"]), below)
 
 
 def _problem(doc: Document, path: tuple[str | int, ...], message: str) -> Problem:

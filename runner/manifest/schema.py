@@ -17,9 +17,11 @@ from runner.errors import Problem
 from runner.marks import Document
 from runner.values import type_name
 
-SCHEMA_FILE = files("runner.schemas") / "sweep.schema.json"
-"""schemas/sweep.schema.json, which setup.py ships as the package `runner.schemas`: through
-importlib.resources it reads the same in a wheel, a zip and an editable install."""
+SCHEMAS = files("runner.schemas")
+"""schemas/, which setup.py ships as the package `runner.schemas`: through importlib.resources
+it reads the same in a wheel, a zip and an editable install."""
+SWEEP_SCHEMA, POLICY_SCHEMA = "sweep.schema.json", "policy.schema.json"
+SCHEMA_FILE = SCHEMAS / SWEEP_SCHEMA
 
 _NAME_RULE = "use letters, digits, '.', '_' and '-', starting with a letter or digit"
 PATTERN_RULES = {
@@ -46,16 +48,20 @@ _TYPE_WORDS = {"array": "list", "object": "mapping"}
 _YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
 
 
+def schema_document(name: str) -> Any:
+    """One of the schemas of schemas/, parsed: the one place that knows where they are kept."""
+    return json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+
+
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
+def _validator(name: str = SWEEP_SCHEMA) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema_document(name))
 
 
-def schema_problems(doc: Document) -> list[Problem]:
+def schema_problems(doc: Document, schema: str = SWEEP_SCHEMA) -> list[Problem]:
     """Every schema violation in the document, one Problem each, deduplicated per field."""
     problems: dict[tuple[str, str], Problem] = {}
-    for error in _validator().iter_errors(doc.data):
+    for error in _validator(schema).iter_errors(doc.data):
         for problem in _problems_for(error, doc):
             problems.setdefault((problem.field, problem.message), problem)
     return sorted(problems.values())

@@ -8,6 +8,7 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from runner import cost
 from runner.backends import group_name
 from runner.errors import Problem
 from runner.plan import DRIFTED, STATUS_WORDS, Row, SweepPlan
@@ -30,7 +31,8 @@ def _cells(row: Row) -> list[str]:
 
 def _summary(plan: SweepPlan, planned: bool) -> str:
     if planned:
-        return plan.summary()
+        line = cost.sweep_line(cost.plan_cost(plan).total)
+        return plan.summary() + (f"\n{line}" if line else "")
     return f"{len(plan.rows)} point(s), not compared with the ledger (add --plan for that)"
 
 
@@ -48,12 +50,18 @@ def note(row: Row) -> str:
 
 
 def _with_notes(plan: SweepPlan, rows: Sequence[Row]) -> tuple[list[list[str]], list[str]]:
-    """Cells and headers, with a note column only when some row of the plan has a note."""
-    cells = [_cells(r) for r in rows]
+    """Cells and headers, with a note column only when some row of the plan has a note, and
+    resources and GPU-hours columns only when some `+` row uses GPUs."""
+    cells, headers = [_cells(r) for r in rows], HEADERS
+    costs = cost.plan_cost(plan)
+    if costs.total.uses_gpus:
+        rows_cost = [cost.row_cells(costs.rows.get(r.key)) for r in rows]
+        cells = [[*c, *extra] for c, extra in zip(cells, rows_cost, strict=True)]
+        headers = [*headers, "resources (image)", "GPU-h up to"]
     notes = [note(r) for r in plan.rows]
     if not any(notes):
-        return cells, HEADERS
-    return [[*c, note(r)] for c, r in zip(cells, rows, strict=True)], [*HEADERS, "note"]
+        return cells, headers
+    return [[*c, note(r)] for c, r in zip(cells, rows, strict=True)], [*headers, "note"]
 
 
 def drift_lines(row: Row, limit: int | None = None) -> list[str]:
@@ -114,6 +122,9 @@ def _headline(plans: Sequence[SweepPlan], planned: bool) -> str:
     drafts = len(plans) - len(live)
     if drafts:
         headline += f" {drafts} draft sweep(s) shown below submit nothing."
+    spent = cost.merge_total([cost.plan_cost(p) for p in plans])
+    if spent.uses_gpus:
+        headline += "\n\n" + cost.headline(spent)
     return headline
 
 
@@ -160,16 +171,25 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan", planned: b
 def as_json(plans: Sequence[SweepPlan], planned: bool = True) -> str:
     """The plan as JSON; `planned=False`: the points without statuses or counts."""
     sweeps = [_plan_json(p) for p in plans]
+    merge = cost.as_json(cost.merge_total([cost.plan_cost(p) for p in plans]))
     if not planned:
         for sweep in sweeps:
             del sweep["counts"]
             for point in sweep["points"]:
                 for key in ("status", "url", "changes", "drift_note"):
                     del point[key]
-    return json.dumps({"sweeps": sweeps}, indent=2, ensure_ascii=False) + "\n"
+    document = {"sweeps": sweeps, "gpu_hours": merge} if planned else {"sweeps": sweeps}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _cost_json(point: cost.Cost | None) -> dict[str, Any] | None:
+    if point is None:
+        return None
+    return {**cost.as_json(point), "resources": point.resources, "image": point.image}
 
 
 def _plan_json(plan: SweepPlan) -> dict[str, Any]:
+    costs = cost.plan_cost(plan)
     return {
         "name": plan.sweep.name,
         "path": str(plan.sweep.path),
@@ -180,6 +200,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
         else None,
         "counts": {word.replace(" ", "_"): plan.counts[s] for s, word in STATUS_WORDS.items()},
         "cap": None if plan.cap is None else dataclasses.asdict(plan.cap),
+        "gpu_hours": cost.as_json(costs.total),
         "points": [
             {
                 "status": row.status,
@@ -194,6 +215,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
                     {"field": c.field, "before": c.before, "after": c.after} for c in row.changes
                 ],
                 "drift_note": row.note,
+                "cost": _cost_json(costs.rows.get(row.key)),
             }
             for row in plan.rows
         ],

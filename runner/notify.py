@@ -1,0 +1,157 @@
+"""Notifications: a Slack incoming webhook told when a sweep finishes, stops, or has points fail.
+
+Optional: set `SWEEP_SLACK_WEBHOOK` (a secret of the `beaker` environment) and every submit run
+that creates or reconciles (the merge's, the schedule's) sends what is new since the last one:
+
+- a sweep finished (every point submitted and final): counts, best point, group link;
+- a sweep stopped by its failure budget or its target (`runner.guardrails`);
+- points that failed, batched into one message per run.
+
+Each event is sent once. Its id is recorded in the sweep's ledger header *before* the call as
+`sending` and turned into `sent` after a 2xx reply; a reply that says it was not delivered (an
+HTTP error status, a refused connection) forgets it, so the next run tries again. A lost reply
+(a timeout after the request went out) leaves `sending`: the event is never sent twice, at the
+price of one that may never arrive. The ledger commit carries the records to the next run; a run
+killed between the call and its ledger push may send that event again. The webhook failing
+never fails the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner import github, guardrails, ledger
+from runner.backends import Backend
+from runner.catalog import Catalog
+from runner.plan import SUBMIT, SweepPlan
+from runner.results import SweepResults, best, collect
+
+WEBHOOK_ENV = "SWEEP_SLACK_WEBHOOK"
+TIMEOUT = 10.0
+FINAL = ("succeeded", "failed", "canceled")
+LISTED = 20
+"""Failed points named per message; the rest are counted."""
+SENDING, SENT = "sending", "sent"
+
+
+@dataclass(frozen=True)
+class Event:
+    id: str
+    sweep: str
+    text: str
+
+
+def sweep_events(plan: SweepPlan, results: SweepResults) -> list[Event]:
+    """What is worth telling about one sweep now (sent or not): pure, from its results."""
+    sweep, events = plan.sweep, []
+    stop = guardrails.stop_of(sweep, results) if guardrails.guarded(sweep) else None
+    if stop is not None:
+        kind = "stop_when" if stop.point else "max_failures"
+        limit = sweep.limits.stop_when if stop.point else sweep.limits.max_failures
+        text = f"Sweep `{sweep.name}` {stop.reason}: no new points are created."
+        events.append(Event(f"stopped:{kind}:{limit}", sweep.name, text))
+    for point in results.points:
+        if point.state == "failed" and not point.canceled_at:
+            text = f"`{sweep.name}/{point.experiment}` (exit {point.exit_code}) {point.url}"
+            events.append(Event(f"failed:{point.key[:16]}:{point.restarts}", sweep.name, text))
+    done = all(p.state in FINAL for p in results.points)
+    if results.points and done and not any(r.status == SUBMIT for r in plan.rows):
+        keys = "\n".join(sorted(p.key for p in results.points))
+        digest = hashlib.sha256(keys.encode()).hexdigest()[:16]
+        events.append(Event(f"finished:{digest}", sweep.name, _finished(results)))
+    return events
+
+
+def _finished(results: SweepResults) -> str:
+    counts = {s: sum(1 for p in results.points if p.state == s) for s in FINAL}
+    text = f"Sweep `{results.name}` finished: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+    numeric = [
+        m for m in results.metric_names if any(p.number(m) is not None for p in results.points)
+    ]
+    if numeric:
+        top = best(results, numeric[0], maximize=False)
+        if top is not None:
+            text += (
+                f". Best by lowest {numeric[0]}: `{top.experiment}` ({top.number(numeric[0]):g})"
+            )
+    if results.group is not None and results.group.url:
+        text += f". Group: {results.group.url}"
+    return text
+
+
+def messages(events: Sequence[Event]) -> list[tuple[str, tuple[Event, ...]]]:
+    """The Slack messages to send: one per stop or finish, the failures batched into one."""
+    failed = [e for e in events if e.id.startswith("failed:")]
+    out: list[tuple[str, tuple[Event, ...]]] = [
+        (e.text, (e,)) for e in events if not e.id.startswith("failed:")
+    ]
+    if failed:
+        lines = [f"{len(failed)} point(s) failed:", *(f"• {e.text}" for e in failed[:LISTED])]
+        if len(failed) > LISTED:
+            lines.append(f"…and {len(failed) - LISTED} more")
+        out.append(("\n".join(lines), tuple(failed)))
+    return out
+
+
+def post(url: str, text: str, timeout: float = TIMEOUT) -> str:
+    """One webhook call: 'sent', 'refused' (surely not delivered) or 'unknown' (reply lost)."""
+    body = json.dumps({"text": text}).encode()
+    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            reply.read()
+        return SENT
+    except urllib.error.HTTPError:
+        return "refused"  # the server answered: it did not take the message
+    except urllib.error.URLError as exc:
+        return "refused" if isinstance(exc.reason, ConnectionRefusedError) else "unknown"
+    except (TimeoutError, ConnectionError, OSError):
+        return "unknown"
+
+
+def _mark(root: Path, events: Sequence[Event], state: str | None) -> None:
+    by_sweep: dict[str, dict[str, str | None]] = {}
+    for event in events:
+        by_sweep.setdefault(event.sweep, {})[event.id] = state
+    for sweep, updates in by_sweep.items():
+        ledger.set_notified(ledger.ledger_path(root, sweep), sweep, updates)
+
+
+def announce(backend: Backend, cat: Catalog, environ: Mapping[str, str] = os.environ) -> int:
+    """The submit step: send what is new to the webhook, if one is set; how many messages went.
+    Never raises for the webhook: a failure is a warning."""
+    url = environ.get(WEBHOOK_ENV, "").strip()
+    if not url or backend.kind != "beaker":
+        return 0
+    root, plans = cat.root, cat.plans(kind=backend.kind)  # the ledgers as this run left them
+    new: list[Event] = []
+    for plan in plans:
+        recorded = ledger.read(ledger.ledger_path(root, plan.sweep.name), plan.sweep.name)
+        if plan.sweep.draft or not recorded.entries:
+            continue
+        events = sweep_events(plan, collect(plan, backend, root))
+        new += [e for e in events if e.id not in recorded.notified]
+    sent = 0
+    for text, batch in messages(new):
+        _mark(root, batch, SENDING)  # before the call: a lost reply must not send it twice
+        outcome = post(url, text)
+        _mark(root, batch, {SENT: SENT, "refused": None}.get(outcome, SENDING))
+        sent += outcome == SENT
+        if outcome != SENT:
+            said = (
+                "not delivered; retried next run"
+                if outcome == "refused"
+                else ("reply lost; not resent (it may or may not have arrived)")
+            )
+            print(f"warning: notification webhook: {said}", file=sys.stderr, flush=True)
+    if new:
+        github.append_summary(f"Notifications: {sent} of {len(messages(new))} message(s) sent.\n")
+    return sent

@@ -1,0 +1,102 @@
+"""Notifications (runner/notify.py) against the fake Beaker and a stand-in webhook: each event
+once, batched failures, and a webhook that fails or loses its reply never fails the run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runner import ledger
+from runner.cli import main
+from tests.fake_beaker.server import FakeBeaker
+from tests.helpers import SWEEP, write_manifest
+from tests.webhook import Webhook
+
+
+def _submit(root: Path) -> int:
+    return main(["-C", str(root), "submit", "--backend", "beaker"])
+
+
+@pytest.fixture
+def finished(tmp_path: Path, fake_beaker: FakeBeaker) -> Path:
+    """The six-point sweep submitted; then one point failed, five succeeded with a loss."""
+    write_manifest(tmp_path, SWEEP, "exact.yaml")
+    assert _submit(tmp_path) == 0
+    for i, exp in enumerate(fake_beaker.experiments()):
+        fake_beaker.set_job_status(exp.id, "failed" if i == 2 else "succeeded")
+        fake_beaker.set_metrics(exp.id, {"loss": 1.0 + i})
+    return tmp_path
+
+
+def test_each_event_is_sent_once_across_runs_and_recorded_in_the_ledger(
+    finished: Path, webhook: Webhook, monkeypatch: pytest.MonkeyPatch, fake_beaker: FakeBeaker
+) -> None:
+    monkeypatch.setenv("SWEEP_SLACK_WEBHOOK", webhook.url)
+    assert _submit(finished) == 0
+    assert len(webhook.taken) == 2
+    finish = next(t for t in webhook.taken if "finished" in t)
+    assert "Sweep `exact` finished: 5 succeeded, 1 failed, 0 canceled" in finish
+    first = fake_beaker.experiments()[0]
+    assert f"Best by lowest loss: `{first.name}` (1)" in finish
+    (failures,) = [t for t in webhook.taken if "failed:" in t]
+    assert failures.startswith("1 point(s) failed:") and "(exit 1)" in failures
+
+    assert _submit(finished) == 0  # the next (scheduled) run: nothing new
+    assert len(webhook.received) == 2
+    notified = ledger.read(ledger.ledger_path(finished, "exact"), "exact").notified
+    assert sorted(notified.values()) == ["sent", "sent"]
+
+
+def test_a_failing_webhook_leaves_the_run_green_and_the_next_run_sends(
+    finished: Path,
+    webhook: Webhook,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("SWEEP_SLACK_WEBHOOK", webhook.url)
+    webhook.mode = "fail"
+    assert _submit(finished) == 0
+    assert "not delivered; retried next run" in capsys.readouterr().err
+    assert ledger.read(ledger.ledger_path(finished, "exact"), "exact").notified == {}
+    webhook.mode = "ok"
+    assert _submit(finished) == 0
+    assert len(webhook.taken) == 2 and len(webhook.received) == 4
+
+
+def test_a_lost_reply_is_never_resent(
+    finished: Path,
+    webhook: Webhook,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("SWEEP_SLACK_WEBHOOK", webhook.url)
+    webhook.mode = "drop"
+    assert _submit(finished) == 0
+    assert "reply lost; not resent" in capsys.readouterr().err
+    header = json.loads(ledger.ledger_path(finished, "exact").read_text().splitlines()[0])
+    assert sorted(header["notified"].values()) == ["sending", "sending"]
+    webhook.mode = "ok"
+    assert _submit(finished) == 0
+    assert len(webhook.received) == 2 and webhook.taken == []
+
+
+def test_an_unreachable_webhook_is_retried_and_never_fails_the_run(
+    finished: Path, monkeypatch: pytest.MonkeyPatch, webhook: Webhook
+) -> None:
+    closed = Webhook()
+    url = closed.url
+    closed.close()  # nothing listens there any more: the connection is refused
+    monkeypatch.setenv("SWEEP_SLACK_WEBHOOK", url)
+    assert _submit(finished) == 0
+    assert ledger.read(ledger.ledger_path(finished, "exact"), "exact").notified == {}
+    monkeypatch.setenv("SWEEP_SLACK_WEBHOOK", webhook.url)
+    assert _submit(finished) == 0
+    assert len(webhook.taken) == 2
+
+
+def test_no_webhook_no_lookups_no_records(finished: Path, webhook: Webhook) -> None:
+    assert _submit(finished) == 0
+    assert webhook.received == []
+    assert ledger.read(ledger.ledger_path(finished, "exact"), "exact").notified == {}
