@@ -5,18 +5,20 @@ github, inputs, secrets, steps, needs, env, runner; operators ! && || == != and 
 success(), failure(), cancelled(), always(), format()), runs each `run:` step with
 `bash --noprofile --norc -eo pipefail` and GitHub's files (GITHUB_OUTPUT, GITHUB_ENV,
 GITHUB_STEP_SUMMARY, GITHUB_EVENT_PATH, RUNNER_TEMP), and hands `uses:` steps to handlers the
-test provides (checkout, setup-python, github-script). An environment with branch rules decides
+test provides (checkout, setup-python, github-script), except this repository's composite
+actions (`.github/actions/`), whose steps it runs itself. An environment with branch rules decides
 whether a job may run and which secrets it sees, as GitHub's environments do.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -245,6 +247,8 @@ class Run:
     run_id: int = 1
     api_url: str = "http://127.0.0.1:9/"
     token: str = "ghs_job_token"
+    _files: Iterator[int] = field(default_factory=itertools.count)
+    """Numbers the GITHUB_OUTPUT/ENV/STEP_SUMMARY files of every step, composite ones too."""
 
     @property
     def document(self) -> dict[Any, Any]:
@@ -350,24 +354,48 @@ class Run:
             f'exec "{sys.executable}" "$@"\n'
         )
         python.chmod(0o755)
+        # The console script an installed runner has (the install itself is only recorded):
+        # this worktree's runner, through PYTHONPATH.
+        script = shims / "sweep-runner"
+        script.write_text(f'#!/usr/bin/env bash\nexec "{sys.executable}" -m runner "$@"\n')
+        script.chmod(0o755)
         return shims
 
     def _steps(
         self, job: Job, spec: dict[str, Any], context: dict[str, Any], workspace: Path, temp: Path
     ) -> str:
         env = self._base_env(job, temp, workspace)
+        ok = self._run_steps(job, spec["steps"], context, env, workspace, temp, job.steps)
+        pip_log = temp / "pip.log"
+        if pip_log.exists():
+            job.pip = [line.split() for line in pip_log.read_text().splitlines()]
+        return "success" if ok else "failure"
+
+    def _run_steps(
+        self,
+        job: Job,
+        steps: list[dict[str, Any]],
+        context: dict[str, Any],
+        env: dict[str, str],
+        workspace: Path,
+        temp: Path,
+        results: dict[str, dict[str, Any]],
+    ) -> bool:
+        """Run steps in order as GitHub does (a job's, or a composite action's with its own
+        `steps` context); True when none failed."""
         failed = False
-        for index, step in enumerate(spec["steps"]):
-            context["steps"] = job.steps
+        for index, step in enumerate(steps):
+            context["steps"] = results
             status = {"success": not failed, "failure": failed, "cancelled": False, "always": True}
             step_id = step.get("id", f"__{index}")
             if not condition(step.get("if"), context, status):
-                job.steps[step_id] = {"outcome": "skipped", "outputs": {}}
+                results[step_id] = {"outcome": "skipped", "outputs": {}}
                 continue
             step_env = {k: substitute(v, context) for k, v in (step.get("env") or {}).items()}
-            outputs = temp / f"output-{index}"
-            summary = temp / f"summary-{index}"
-            genv = temp / f"env-{index}"
+            number = next(self._files)
+            outputs = temp / f"output-{number}"
+            summary = temp / f"summary-{number}"
+            genv = temp / f"env-{number}"
             for path in (outputs, summary, genv):
                 path.write_text("")
             full = {
@@ -377,21 +405,55 @@ class Run:
                 "GITHUB_STEP_SUMMARY": str(summary),
                 "GITHUB_ENV": str(genv),
             }
-            if "uses" in step:
+            composite: dict[str, str] = {}
+            if "uses" in step and _action_dir(step["uses"]) is not None:
+                ok = self._composite(step, full, workspace, job, context, temp, composite)
+            elif "uses" in step:
                 ok = self._uses(step, full, workspace, job, context)
             else:
                 ok = self._bash(substitute(step["run"], context), full, workspace, job)
             job.summary += summary.read_text()
             env.update(_read_commands(genv.read_text()))
-            job.steps[step_id] = {
+            results[step_id] = {
                 "outcome": "success" if ok else "failure",
-                "outputs": _read_commands(outputs.read_text()),
+                "outputs": {**_read_commands(outputs.read_text()), **composite},
             }
             failed = failed or not ok
-        pip_log = temp / "pip.log"
-        if pip_log.exists():
-            job.pip = [line.split() for line in pip_log.read_text().splitlines()]
-        return "failure" if failed else "success"
+        return not failed
+
+    def _composite(
+        self,
+        step: dict[str, Any],
+        env: dict[str, str],
+        workspace: Path,
+        job: Job,
+        context: dict[str, Any],
+        temp: Path,
+        outputs: dict[str, str],
+    ) -> bool:
+        """A composite action of this repository (`./.github/actions/X` from this checkout, or
+        `allenai/beaker-sweep-runner/.github/actions/X@ref` from a research repository): its
+        steps, with its inputs, its own steps context and GITHUB_ACTION_PATH."""
+        path = _action_dir(step["uses"])
+        assert path is not None
+        action = yaml.safe_load((path / "action.yml").read_text())
+        assert action["runs"]["using"] == "composite"
+        given = {k: substitute(v, context) for k, v in (step.get("with") or {}).items()}
+        declared = action.get("inputs") or {}
+        unknown = set(given) - set(declared)
+        assert not unknown, f"{step['uses']}: unknown inputs {sorted(unknown)}"
+        inputs = {}
+        for name, spec in declared.items():
+            assert name in given or "default" in spec or not spec.get("required"), name
+            inputs[name] = given.get(name, str(spec.get("default", "")))
+        inner = {**context, "inputs": inputs}
+        results: dict[str, dict[str, Any]] = {}
+        env = {**env, "GITHUB_ACTION_PATH": str(path)}
+        ok = self._run_steps(job, action["runs"]["steps"], inner, env, workspace, temp, results)
+        inner["steps"] = results
+        for name, spec in (action.get("outputs") or {}).items():
+            outputs[name] = substitute(spec["value"], inner)
+        return ok
 
     def _bash(self, script: str, env: dict[str, str], workspace: Path, job: Job) -> bool:
         done = subprocess.run(
@@ -421,6 +483,19 @@ class Run:
             job.log += f"{action} failed: {exc}\n"
             return False
         return True
+
+
+SELF = "allenai/beaker-sweep-runner/"
+"""How a research repository names this repository's actions (`init` writes it)."""
+
+
+def _action_dir(uses: str) -> Path | None:
+    """The directory of a composite action of this repository, or None for any other action."""
+    if uses.startswith("./"):
+        return PROJECT / uses[2:]
+    if uses.startswith(SELF):
+        return PROJECT / uses[len(SELF) :].split("@")[0]
+    return None
 
 
 def _read_commands(text: str) -> dict[str, str]:

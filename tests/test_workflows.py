@@ -210,10 +210,7 @@ class GitHub:
 
 
 def _setup_python(step: Step) -> None:
-    assert step.with_["python-version"] == "3.11"  # the Tests workflow's Python
-    assert (
-        step.with_["cache"] == "pip" and step.with_["cache-dependency-path"] == "requirements.txt"
-    )
+    assert step.with_ == {"python-version": "3.11"}  # the Tests workflow's Python
 
 
 @dataclass
@@ -424,8 +421,11 @@ def test_the_required_check_reports_on_a_pull_request_that_changes_no_manifest(
 
     jobs = github.plan(2, github.open_pull(2, {"sweeps/grid.yaml": GRID})).run()
     _ok(jobs, "plan")
-    install = ["-m", "pip", "install", "--quiet", "--require-hashes", "--no-deps"]
-    assert jobs["plan"].pip == [[*install, "-r", "requirements.txt"]]
+    install = ["-m", "pip", "install", "--quiet"]
+    assert jobs["plan"].pip == [  # the hashed lock, then the runner alone, from the action's repo
+        [*install, "--require-hashes", "--no-deps", "-r", str(PROJECT / "requirements.txt")],
+        [*install, "--no-deps", "--no-build-isolation", str(PROJECT)],
+    ]
     assert "beaker-sweep-runner:reviewed" in github.api.bodies(2)[0]
     # A later push takes the sweep out again: the old plan (and its pins) is not left up.
     _ok(github.plan(2, github.open_pull(2, {"NOTES.md": "y\n"})).run(), "plan")
