@@ -10,7 +10,7 @@ import pytest
 
 from tests.webhook import Webhook
 
-pytest_plugins = ["tests.fake_beaker.fixtures"]
+pytest_plugins = ["tests.fake_beaker.fixtures", "tests.github_world"]
 
 PROJECT = Path(__file__).resolve().parent.parent
 

@@ -1,0 +1,230 @@
+"""A repository on a stand-in GitHub, for running workflow files step by step (tests/actions.py).
+
+`GitHub` plays pull requests and merges on a bare origin as GitHub does (refs/pull/N/head and
+refs/pull/N/merge) and starts workflow runs with realistic event payloads: `uses:` steps are
+handled here (checkout, setup-python, github-script under node against tests/fake_github.py),
+this repository's composite actions by tests/actions.py. `Queue` models concurrency groups.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.actions import Environment, Job, Run, Step
+from tests.conftest import PROJECT
+from tests.fake_beaker.server import FakeBeaker
+from tests.fake_github import FakeGitHub
+from tests.gitworld import World, commit_all, git, make_world, write
+
+REPOSITORY = "ai2/sweeps"
+
+
+@dataclass
+class GitHub:
+    """The repository on 'GitHub': origin, the API stand-in, and the workflow runs made."""
+
+    world: World
+    api: FakeGitHub
+    beaker: FakeBeaker
+    runs: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    dev: Path | None = None
+    secrets: dict[str, str] = field(default_factory=dict)
+    """More secrets of the `beaker` environment (BEAKER_TOKEN is always there)."""
+    workflows: Path = PROJECT / ".github" / "workflows"
+    """Where the workflow files run come from: this project's, or a research repository's."""
+
+    def _dev(self) -> Path:
+        if self.dev is None:
+            self.dev = self.world.clone("dev")
+        git(self.dev, "checkout", "--quiet", "main")
+        git(self.dev, "pull", "--quiet", "--ff-only", "origin", "main")
+        return self.dev
+
+    def open_pull(self, number: int, files: dict[str, str]) -> str:
+        """A pull request changing files; its merge ref as GitHub computes it (the merge sha)."""
+        dev = self._dev()
+        git(dev, "checkout", "--quiet", "-B", f"pr-{number}")
+        for path, text in files.items():
+            write(dev, path, text)
+        commit_all(dev, f"Pull request {number}")
+        git(dev, "push", "--quiet", "--force", "origin", f"HEAD:refs/pull/{number}/head")
+        return self.remerge(number)
+
+    def remerge(self, number: int) -> str:
+        dev = self._dev()
+        git(dev, "checkout", "--quiet", "--detach", "origin/main")
+        git(dev, "merge", "--quiet", "--no-ff", f"pr-{number}", "-m", f"Merge {number}")
+        git(dev, "push", "--quiet", "--force", "origin", f"HEAD:refs/pull/{number}/merge")
+        self.api.pulls.setdefault(number, {"number": number, "merged_at": None, "commits": []})
+        return git(dev, "rev-parse", "HEAD")
+
+    def merge(self, number: int) -> Run:
+        """Merge the pull request into main; the push run it triggers."""
+        dev = self._dev()
+        before = git(dev, "rev-parse", "HEAD")
+        message = f"Merge pull request #{number}"
+        git(dev, "merge", "--quiet", "--no-ff", f"pr-{number}", "-m", message)
+        git(dev, "push", "--quiet", "origin", "main")
+        after = git(dev, "rev-parse", "HEAD")
+        self.api.merged(number, after)
+        payload = {
+            "ref": "refs/heads/main",
+            "before": before,
+            "after": after,
+            "commits": [{"id": after, "message": message}],
+            "head_commit": {"id": after},
+        }
+        return self.run("submit.yml", "push", payload, "refs/heads/main", after)
+
+    def plan(
+        self, number: int, sha: str, head_repo: str = REPOSITORY, labels: tuple[str, ...] = ()
+    ) -> Run:
+        payload = {
+            "action": "labeled" if labels else "synchronize",
+            "number": number,
+            "pull_request": {
+                "number": number,
+                "head": {"repo": {"full_name": head_repo}},
+                "base": {"ref": "main"},
+                "labels": [{"name": label} for label in labels],
+            },
+        }
+        return self.run("plan.yml", "pull_request", payload, f"refs/pull/{number}/merge", sha)
+
+    def dispatch(self, ref: str = "refs/heads/main", **inputs: str) -> Run:
+        sha = self.world.head(ref.removeprefix("refs/heads/"))
+        return self.run("submit.yml", "workflow_dispatch", {"inputs": inputs}, ref, sha)
+
+    def schedule(self) -> Run:
+        return self.run(
+            "submit.yml", "schedule", {"schedule": "*/15 * * * *"}, "refs/heads/main", ""
+        )
+
+    def run(self, name: str, event: str, payload: dict[str, Any], ref: str, sha: str) -> Run:
+        number = next(self.runs)
+        payload = {"repository": {"default_branch": "main", "full_name": REPOSITORY}, **payload}
+        tmp = self.world.tmp / f"run-{number}"
+        return Run(
+            workflow=self.workflows / name,
+            event=event,
+            payload=payload,
+            ref=ref,
+            sha=sha,
+            tmp=tmp,
+            uses={
+                "actions/checkout": self._checkout,
+                "actions/setup-python": _setup_python,
+                "actions/github-script": self._github_script,
+            },
+            environments={
+                "beaker": Environment(
+                    ("main",), {"BEAKER_TOKEN": self.beaker.token, **self.secrets}
+                )
+            },
+            repository=REPOSITORY,
+            run_id=number,
+            api_url=self.api.url,
+            token=self.api.token,
+        )
+
+    def _checkout(self, step: Step) -> None:
+        """What actions/checkout does: fetch the event's commit (at the depth asked), check it
+        out (a branch for branch refs, detached for pull requests)."""
+        workspace, env = step.workspace, step.env
+        workspace.mkdir(parents=True)
+        git(workspace, "init", "--quiet")
+        git(workspace, "remote", "add", "origin", self.world.origin.as_uri())
+        ref, sha = env["GITHUB_REF"], env["GITHUB_SHA"] or self.world.head()
+        depth = step.with_.get("fetch-depth", "1")
+        if ref.startswith("refs/heads/"):
+            branch = ref.removeprefix("refs/heads/")
+            tracking = f"refs/remotes/origin/{branch}"
+            git(
+                workspace,
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                f"--depth={depth}",
+                "origin",
+                f"+{sha}:{tracking}",
+            )
+            git(workspace, "checkout", "--quiet", "--force", "-B", branch, tracking)
+        else:
+            git(
+                workspace,
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                f"--depth={depth}",
+                "origin",
+                f"+{sha}:refs/remotes/pull/merge",
+            )
+            git(workspace, "checkout", "--quiet", "--force", "--detach", "refs/remotes/pull/merge")
+        assert step.with_.get("persist-credentials") in ("true", "false")
+
+    def _github_script(self, step: Step) -> None:
+        script = step.workspace.parent / "github-script.js"
+        script.write_text(step.with_["script"])
+        done = subprocess.run(
+            ["node", str(PROJECT / "tests" / "github_script.js"), str(script)],
+            cwd=step.workspace if step.workspace.exists() else step.workspace.parent,
+            env={**step.env, "SCRIPT_TOKEN": self.api.token},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        step.job.log += done.stdout + done.stderr
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _setup_python(step: Step) -> None:
+    assert step.with_ == {"python-version": "3.11"}  # the Tests workflow's Python
+
+
+@dataclass
+class Queue:
+    """GitHub's concurrency groups: one running and one pending run per group; a new pending run
+    cancels the one pending before it (cancel-in-progress: false leaves the running one alone)."""
+
+    running: dict[str, list[Run]] = field(default_factory=dict)
+    pending: dict[str, Run] = field(default_factory=dict)
+    cancelled: list[Run] = field(default_factory=list)
+    done: list[dict[str, Job]] = field(default_factory=list)
+
+    def trigger(self, run: Run) -> None:
+        group = run.concurrency_group()
+        if not self.running.get(group):
+            self.running[group] = [run]
+        else:
+            if group in self.pending:
+                self.cancelled.append(self.pending[group])
+            self.pending[group] = run
+
+    def drain(self) -> None:
+        """Finish the running runs, oldest group first, starting each group's pending run."""
+        while self.running:
+            group = next(iter(self.running))
+            self.done.append(self.running.pop(group)[0].run())
+            if group in self.pending:
+                self.running[group] = [self.pending.pop(group)]
+
+
+@pytest.fixture
+def github(
+    tmp_path: Path, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[GitHub]:
+    world = make_world(tmp_path)
+    git(world.origin, "config", "uploadpack.allowAnySHA1InWant", "true")  # as GitHub allows
+    api = FakeGitHub(REPOSITORY)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Sweep Tester")
+    try:
+        yield GitHub(world, api, fake_beaker)
+    finally:
+        api.close()
