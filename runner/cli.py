@@ -12,6 +12,7 @@ from typing import NoReturn
 from runner.commands import (
     cancel,
     expand,
+    init,
     lock,
     logs,
     plan_comment,
@@ -69,7 +70,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="run as if started in this directory (the root is found from it; PATHs are relative to it)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (validate, expand, lock, submit, status, plan_comment, cancel, logs, reviewed):
+    for command in (
+        init,
+        validate,
+        expand,
+        lock,
+        submit,
+        status,
+        plan_comment,
+        cancel,
+        logs,
+        reviewed,
+    ):
         command.register(commands)
     return parser
 

@@ -84,6 +84,26 @@ def _open(root: Path) -> git.Repo:
         ) from None
 
 
+def toplevel(path: Path) -> Path | None:
+    """The root of the work tree path is in; None when it is in no git repository."""
+    import git
+
+    try:
+        tree = git.Repo(path, search_parent_directories=True).working_tree_dir
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    return None if tree is None else Path(tree)
+
+
+def current_branch(root: Path) -> str | None:
+    """The branch checked out at root; None when HEAD is detached or unborn-less."""
+    repo = _open(root)
+    try:
+        return str(repo.active_branch.name)
+    except TypeError:  # detached HEAD
+        return None
+
+
 def _git(repo: git.Repo, command: str, *args: str) -> str:
     """Run one git command; its failure becomes a GitError quoting git's own message."""
     import git

@@ -39,6 +39,8 @@ class GitHub:
     """More secrets of the `beaker` environment (BEAKER_TOKEN is always there)."""
     workflows: Path = PROJECT / ".github" / "workflows"
     """Where the workflow files run come from: this project's, or a research repository's."""
+    plan_workflow: str = "plan.yml"
+    submit_workflow: str = "submit.yml"
 
     def _dev(self) -> Path:
         if self.dev is None:
@@ -81,7 +83,7 @@ class GitHub:
             "commits": [{"id": after, "message": message}],
             "head_commit": {"id": after},
         }
-        return self.run("submit.yml", "push", payload, "refs/heads/main", after)
+        return self.run(self.submit_workflow, "push", payload, "refs/heads/main", after)
 
     def plan(
         self, number: int, sha: str, head_repo: str = REPOSITORY, labels: tuple[str, ...] = ()
@@ -96,15 +98,17 @@ class GitHub:
                 "labels": [{"name": label} for label in labels],
             },
         }
-        return self.run("plan.yml", "pull_request", payload, f"refs/pull/{number}/merge", sha)
+        return self.run(
+            self.plan_workflow, "pull_request", payload, f"refs/pull/{number}/merge", sha
+        )
 
     def dispatch(self, ref: str = "refs/heads/main", **inputs: str) -> Run:
         sha = self.world.head(ref.removeprefix("refs/heads/"))
-        return self.run("submit.yml", "workflow_dispatch", {"inputs": inputs}, ref, sha)
+        return self.run(self.submit_workflow, "workflow_dispatch", {"inputs": inputs}, ref, sha)
 
     def schedule(self) -> Run:
         return self.run(
-            "submit.yml", "schedule", {"schedule": "*/15 * * * *"}, "refs/heads/main", ""
+            self.submit_workflow, "schedule", {"schedule": "*/15 * * * *"}, "refs/heads/main", ""
         )
 
     def run(self, name: str, event: str, payload: dict[str, Any], ref: str, sha: str) -> Run:

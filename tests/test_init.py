@@ -1,0 +1,215 @@
+"""`init`: a research repository becomes a sweeps repository, and its workflows work."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from runner.cli import main
+from tests.actions import Job
+from tests.fake_beaker.server import FakeBeaker
+from tests.fake_github import FakeGitHub
+from tests.github_world import REPOSITORY, GitHub
+from tests.gitworld import World, commit_all, git
+
+WRITTEN = [
+    ".github/dependabot.yml",
+    ".github/workflows/sweep-plan.yml",
+    ".github/workflows/sweep-status.yml",
+    ".github/workflows/sweep-submit.yml",
+    ".pre-commit-config.yaml",
+    "schemas/sweep.schema.json",
+    "sweeps/example.yaml",
+]
+SHA = "0123456789abcdef0123456789abcdef01234567"
+GRID = """\
+# yaml-language-server: $schema=../schemas/sweep.schema.json
+version: 1
+name: grid
+beaker:
+  workspace: ai2/sweeps-test
+  budget: ai2/test-budget
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py, "--lr={lr}", "--seed={seed}"]
+params:
+  grid:
+    lr: [0.1, 0.01]
+    seed: [1, 2]
+"""
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "research"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    return repo
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts[:1]
+    }
+
+
+def test_init_writes_a_sweeps_repository_whose_example_validates_and_runs_here(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _repo(tmp_path)
+    assert main(["init", str(repo)]) == 0
+    err = capsys.readouterr().err
+    assert sorted(_files(repo)) == WRITTEN
+    for name in WRITTEN:
+        assert f"wrote  {name}" in err
+    for words in ("Environments -> New environment `beaker`", "BEAKER_TOKEN", "SWEEP_DEPLOY_KEY"):
+        assert words in err
+    assert "/sweeps/policy.yaml" in err  # the CODEOWNERS suggestion
+    assert "pin a commit" in err  # a tag, not a commit: say how to pin
+    plan = (repo / ".github/workflows/sweep-plan.yml").read_text()
+    assert "allenai/beaker-sweep-runner/.github/actions/plan@v" in plan
+    assert main(["-C", str(repo), "validate"]) == 0
+    assert main(["-C", str(repo), "submit", "sweeps/example.yaml"]) == 0
+
+
+def test_init_twice_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = _repo(tmp_path)
+    assert main(["init", str(repo), "--ref", SHA]) == 0
+    before = _files(repo)
+    capsys.readouterr()
+    assert main(["init", str(repo), "--ref", SHA]) == 0
+    err = capsys.readouterr().err
+    assert _files(repo) == before
+    assert err.count("unchanged  ") == len(WRITTEN) and "wrote" not in err
+    assert "pin a commit" not in err
+    assert f"plan@{SHA}  # v" in (repo / ".github/workflows/sweep-plan.yml").read_text()
+
+
+def test_an_edited_workflow_is_kept_and_shown_and_force_overwrites_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _repo(tmp_path)
+    assert main(["init", str(repo)]) == 0
+    workflow = repo / ".github/workflows/sweep-submit.yml"
+    edited = workflow.read_text().replace('cron: "*/15 * * * *"', 'cron: "0 * * * *"')
+    workflow.write_text(edited)
+    (repo / "sweeps/example.yaml").unlink()
+    capsys.readouterr()
+    assert main(["init", str(repo)]) == 1
+    err = capsys.readouterr().err
+    assert "differs, kept  .github/workflows/sweep-submit.yml" in err
+    assert "wrote  sweeps/example.yaml" in err  # a missing file is written all the same
+    assert '-    - cron: "0 * * * *"' in err and '+    - cron: "*/15 * * * *"' in err
+    assert workflow.read_text() == edited
+    assert main(["init", str(repo), "--force"]) == 0
+    assert 'cron: "*/15 * * * *"' in workflow.read_text()
+
+
+def test_init_outside_a_repository_root_is_one_line_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert main(["init", str(plain)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        f"error: {plain} is not the root of a git repository: run `git init` there first"
+        " (init writes workflows, which only work at a repository's root)"
+    )
+    assert not any(plain.iterdir())
+    repo = _repo(tmp_path)
+    (repo / "sub").mkdir()
+    assert main(["init", str(repo / "sub")]) == 1
+    assert not any((repo / "sub").iterdir()) and not (repo / ".github").exists()
+
+
+def test_init_adds_its_hook_to_an_existing_pre_commit_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _repo(tmp_path)
+    mine = (
+        "default_stages: [pre-commit]\nrepos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n"
+        "    rev: v0.6.0\n    hooks:\n      - id: ruff\nci:\n  autofix_prs: false\n"
+    )
+    (repo / ".pre-commit-config.yaml").write_text(mine)
+    assert main(["init", str(repo)]) == 0
+    merged = (repo / ".pre-commit-config.yaml").read_text()
+    assert merged.startswith("default_stages: [pre-commit]\nrepos:\n  # Validate sweep manifests")
+    assert "id: validate-sweeps" in merged and "id: ruff" in merged
+    assert merged.endswith("ci:\n  autofix_prs: false\n")  # the hook went under repos:, not ci:
+    capsys.readouterr()
+    assert main(["init", str(repo)]) == 0
+    assert (repo / ".pre-commit-config.yaml").read_text() == merged
+
+
+@pytest.mark.slow
+def test_the_written_workflows_pass_the_workflow_linters(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    assert main(["init", str(repo), "--ref", SHA]) == 0
+    workflows = sorted(str(p) for p in (repo / ".github/workflows").glob("*.yml"))
+    linters = [
+        ["check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows],
+        [
+            "check-jsonschema",
+            "--builtin-schema",
+            "vendor.dependabot",
+            str(repo / ".github/dependabot.yml"),
+        ],
+        ["zizmor", "--offline", str(repo / ".github/workflows")],
+        ["zizmor", "--offline", "--persona", "auditor", str(repo / ".github/workflows")],
+    ]
+    for argv in linters:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _ok(jobs: dict[str, Job], *names: str) -> None:
+    for name in names:
+        assert jobs[name].outcome == "success", f"{name}:\n{jobs[name].log}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node")
+def test_a_repository_made_by_init_plans_a_pull_request_and_its_merge_submits_every_point_once(
+    tmp_path: Path, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The research repository's own workflow files (init's), run step by step: they call this
+    repository's actions by commit, as GitHub would fetch them."""
+    world = World(tmp_path)
+    git(tmp_path, "init", "--quiet", "--bare", "--initial-branch=main", str(world.origin))
+    git(world.origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    seed = _repo(tmp_path)
+    (seed / "README.md").write_text("# Our research\n")
+    assert main(["init", str(seed), "--ref", SHA]) == 0
+    commit_all(seed, "sweep-runner init")
+    git(seed, "push", "--quiet", str(world.origin), "main")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Sweep Tester")
+    api = FakeGitHub(REPOSITORY)
+    try:
+        github = GitHub(
+            world,
+            api,
+            fake_beaker,
+            workflows=seed / ".github" / "workflows",
+            plan_workflow="sweep-plan.yml",
+            submit_workflow="sweep-submit.yml",
+        )
+        sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+        _ok(github.plan(1, sha).run(), "plan")
+        (comment,) = api.bodies(1)
+        assert "Plan: 4 to submit" in comment
+        jobs = github.merge(1).run()
+        _ok(jobs, "reviewed", "submit")
+        assert len(fake_beaker.count_by_name()) == 4
+        assert set(fake_beaker.count_by_name().values()) == {1}
+        assert world.files_changed() == ["sweeps/ledger/grid.jsonl"]
+        assert "[skip ci]" in world.message()
+        _ok(github.schedule().run(), "reviewed", "submit")  # nothing more: each point once
+        assert set(fake_beaker.count_by_name().values()) == {1}
+    finally:
+        api.close()
