@@ -31,6 +31,8 @@ class Placement:
     timeout: str | None = None
     min_runtime: str | None = None
     auto_resume: bool | None = None
+    hostnames: tuple[str, ...] = ()
+    """Beaker's constraints.hostname: run only on these hosts (empty: any host of the clusters)."""
     group: bool = True
     """Keep every experiment of the sweep in one Beaker group (`beaker.group: false` opts out)."""
     expected_runtime: str | None = None

@@ -318,7 +318,8 @@ def test_preemptible_still_works_and_validate_says_it_is_deprecated(
 
 def test_a_launcher_renders_a_fixed_quoted_line_and_passes_argv_through(tmp_path: Path) -> None:
     body = MINIMAL.format(name="tr").replace(
-        "    command: [python, train.py]", "    launcher: torchrun\n    command: [train.py]"
+        "    command: [python, train.py]",
+        "    launcher: torchrun\n    command: [train.py]\n    resources: {gpus: 8}",
     )
     rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="tr", body=body)))
     tasks = [r.spec["tasks"][0] for r in rendered]

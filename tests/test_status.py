@@ -202,11 +202,13 @@ def test_the_scheduled_workflow_only_reads_and_writes_every_sweep_with_its_plot(
     assert set(workflow[True]) == {"schedule", "workflow_dispatch"}  # YAML 1.1 reads `on` as True
     (job,) = workflow["jobs"].values()
     assert workflow["permissions"] == {} and job["permissions"] == {"contents": "read"}
-    run = job["steps"][-1]["run"]
+    assert job["steps"][-1]["uses"] == "./.github/actions/status"  # its steps live in the action
+    action = yaml.safe_load((PROJECT / ".github" / "actions" / "status" / "action.yml").read_text())
+    run = action["runs"]["steps"][-1]["run"]
     command, summary = run.split(" >> ")
     assert summary == '"$GITHUB_STEP_SUMMARY"'
-    argv = shlex.split(command)
-    assert argv[:4] == ["python", "-m", "runner", "status"]
+    argv = ["python", "-m", "runner", *shlex.split(command)[1:]]
+    assert shlex.split(command)[:2] == ["sweep-runner", "status"]
     fake_beaker.reset_calls()
     capsys.readouterr()
     assert main(["-C", str(finished), *argv[3:]]) == 0

@@ -115,9 +115,14 @@ def _warn_waiting(plans: Sequence[SweepPlan], kind: str, canceled: set[int]) -> 
     for plan in plans:
         left = sum(1 for r in plan.rows if r.status == "+" and id(r) not in canceled)
         if left and plan.to_submit_on(kind):
+            stop = (
+                "remove them from the manifest to stop it (a draft still runs on this machine)"
+                if plan.sweep.draft
+                else "set `draft: true` or remove them to stop it"
+            )
             stderr(
                 f"{plan.sweep.name} still has {left} point(s) to submit: the next submit (or the"
-                " workflow's schedule) creates them; set `draft: true` or remove them to stop it"
+                f" workflow's schedule) creates them; {stop}"
             )
 
 

@@ -89,6 +89,7 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
         placement=Placement(
             workspace=beaker["workspace"],
             clusters=tuple(beaker["clusters"]),
+            hostnames=tuple(beaker.get("hostnames", ())),
             budget=beaker.get("budget"),
             priority=beaker.get("priority"),
             preemptible=beaker.get("preemptible"),
@@ -150,7 +151,9 @@ def _warnings(doc: Document) -> list[Problem]:
         return []
     message = (
         "warning: preemptible is deprecated (beaker-py); it still works, but write min_runtime"
-        " (e.g. 2h: not preempted before) and auto_resume (false: not resumed after) instead"
+        " (e.g. 2h: not preempted before) and auto_resume (false: not resumed after) instead:"
+        " preemptible: true (preemptible from the start) is no min_runtime, preemptible: false"
+        " (never preempted) a min_runtime as long as the timeout"
     )
     return [_problem(doc, ("beaker", "preemptible"), message)]
 

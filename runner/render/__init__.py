@@ -138,9 +138,19 @@ class Renderer:
     def _compile_task(self, task: Mapping[str, Any], path: Path) -> dict[str, Any]:
         slot = self._slot
         env_names = list(task.get("env", {})) + list(task.get("secrets", {}))
+        if "beaker_token_secret" in task:
+            env_names.append("BEAKER_TOKEN")
         for i, name in enumerate(env_names):
             key = "env" if i < len(task.get("env", {})) else "secrets"
-            if name.startswith(("SWEEP_", "BEAKER_")):
+            if name == "BEAKER_TOKEN" and i == len(env_names) - 1 and "beaker_token_secret" in task:
+                continue  # the explicit opt-in
+            if name == "BEAKER_TOKEN":
+                self._problem(
+                    (*path, key, name),
+                    "BEAKER_TOKEN is reserved; to give the task a Beaker token (a job that launches"
+                    " jobs), name its Beaker secret in `beaker_token_secret: NAME` instead",
+                )
+            elif name.startswith(("SWEEP_", "BEAKER_")):
                 self._problem(
                     (*path, key, name),
                     f"{name} is reserved (SWEEP_* and BEAKER_* are set by the runner and Beaker)",
@@ -153,13 +163,24 @@ class Renderer:
             elif name in env_names[:i]:
                 self._problem((*path, key, name), f"{name} is set both in env and in secrets")
         resources = task.get("resources", {})
+        if task.get("launcher") == "torchrun" and not resources.get("gpus"):
+            self._problem(
+                (*path, "launcher"),
+                "launcher: torchrun starts one process per GPU: set resources.gpus (gantry"
+                " refuses --torchrun without --gpus too)",
+            )
         return {
             "name": slot(task.get("name") or "main", (*path, "name")),
             "image": {k: slot(v, (*path, "image", k)) for k, v in task["image"].items()},
             "command": self._argv(task, path, "command"),
             "arguments": self._argv(task, path, "arguments"),
             "env": [(k, slot(v, (*path, "env", k))) for k, v in task.get("env", {}).items()],
-            "secrets": list(task.get("secrets", {}).items()),
+            "secrets": list(task.get("secrets", {}).items())
+            + (
+                [("BEAKER_TOKEN", task["beaker_token_secret"])]
+                if "beaker_token_secret" in task
+                else []
+            ),
             "mounts": [
                 {k: slot(v, (*path, "mounts", i, k)) for k, v in mount.items()}
                 for i, mount in enumerate(task.get("mounts", []))
@@ -168,6 +189,7 @@ class Renderer:
             "resources": {k: slot(v, (*path, "resources", k)) for k, v in resources.items()},
             "replicas": slot(task.get("replicas", 1), (*path, "replicas")),
             "multinode": {**MULTINODE_DEFAULTS, **task.get("multinode", {})},
+            "single_host_networking": task.get("multinode", {}).get("host_networking", False),
         }
 
     def _argv(self, task: Mapping[str, Any], path: Path, field: str) -> list[Slot]:
@@ -177,8 +199,13 @@ class Renderer:
         script = None if launcher else argv.script_index(command + arguments)
         offset = 0 if field == "command" else len(command)
         slots = []
+        if launcher:
+            for i, raw in enumerate(command if field == "command" else arguments):
+                flag = argv.launcher_flag(launcher, str(raw))
+                if flag:
+                    self._problem((*path, field, i), flag)
         if launcher and field == "command":
-            prefix = argv.launch_prefix(launcher)
+            prefix = argv.launch_prefix(launcher, tuple(task.get("setup", ())))
             slots = [Slot(template.Template((t,)), (*path, "launcher")) for t in prefix]
         for i, raw in enumerate(command if field == "command" else arguments):
             item_path = (*path, field, i)

@@ -43,9 +43,55 @@ LAUNCHERS = {
 launcher with the task's own argv ("$@") after the rendezvous arguments."""
 
 
-def launch_prefix(launcher: str) -> list[str]:
-    """The argv a launcher puts before the task's own: `bash -c SCRIPT <launcher>`."""
-    return ["bash", "-c", LAUNCHERS[launcher], launcher]
+LAUNCHER_FLAGS = {
+    "torchrun": (
+        "--nnodes",
+        "--node-rank",
+        "--node_rank",
+        "--nproc-per-node",
+        "--nproc_per_node",
+        "--master-addr",
+        "--master_addr",
+        "--master-port",
+        "--master_port",
+        "--rdzv-endpoint",
+        "--rdzv_endpoint",
+    ),
+    "accelerate": (
+        "--num_machines",
+        "--num-machines",
+        "--machine_rank",
+        "--machine-rank",
+        "--num_processes",
+        "--num-processes",
+        "--main_process_ip",
+        "--main-process-ip",
+        "--main_process_port",
+        "--main-process-port",
+    ),
+}
+"""What each launcher's line sets from Beaker's variables: the same flag in the task's own argv
+(from a per-node mason or gantry command) would come after it and win, with the wrong world size."""
+
+
+def launcher_flag(launcher: str, item: str) -> str | None:
+    """The problem with one argv item under a launcher: a flag the launcher sets itself."""
+    flag = item.split("=", 1)[0]
+    if flag not in LAUNCHER_FLAGS[launcher]:
+        return None
+    return (
+        f"{flag} is set by `launcher: {launcher}` from Beaker's replica variables; delete it here"
+        " (after the launcher's own, it would win with a per-node value)"
+    )
+
+
+def launch_prefix(launcher: str, setup: tuple[str, ...] = ()) -> list[str]:
+    """The argv a launcher puts before the task's own: `bash -c SCRIPT <launcher>`; setup
+    commands run first, each having to succeed (`set -e`)."""
+    script = LAUNCHERS[launcher]
+    if setup:
+        script = "set -e; " + "; ".join(setup) + "; " + script
+    return ["bash", "-c", script, launcher]
 
 
 def script_index(argv: Sequence[object]) -> int | None:

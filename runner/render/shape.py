@@ -125,6 +125,8 @@ class SpecShape:
             context["autoResume"] = placement.auto_resume
         doc["context"] = context
         doc["constraints"] = {"cluster": list(placement.clusters)}
+        if placement.hostnames:
+            doc["constraints"]["hostname"] = list(placement.hostnames)
         multinode = compiled["multinode"]
         if self.first.replicas[index] > 1:
             doc["replicas"] = self.number(compiled["replicas"], "replicas", 1)
@@ -133,8 +135,8 @@ class SpecShape:
             doc["propagateFailure"] = multinode["propagate_failure"]
             doc["propagatePreemption"] = multinode["propagate_preemption"]
             doc["synchronizedStartTimeout"] = _nanoseconds(multinode["synchronized_start_timeout"])
-        else:
-            doc["hostNetworking"] = False
+        else:  # one replica: host networking only when the manifest asks for it
+            doc["hostNetworking"] = compiled["single_host_networking"]
             doc["leaderSelection"] = False
         if placement.timeout:
             doc["timeout"] = _nanoseconds(placement.timeout)

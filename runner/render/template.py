@@ -1,4 +1,5 @@
-"""String templates over point parameters: `lr{lr}-bs{batch_size}`, `{lr:.0e}`, `{{` for a brace.
+"""String templates over point parameters: `lr{lr}-bs{batch_size}`, `{lr:.0e}`, `{{` for a brace,
+and `{task|slug}`: the value made name-safe (letters, digits, `.`, `_`, `-`), for experiment names.
 
 Deliberately not `str.format`: no attribute or index access, so a dotted name such as
 `{optim.lr}` is one parameter name and a template can never reach into Python objects.
@@ -25,10 +26,21 @@ class TemplateError(Exception):
     """The template text itself is malformed."""
 
 
+FILTERS = ("slug",)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def slug(text: str) -> str:
+    """`mmlu:mc::olmes` -> `mmlu-mc-olmes`: every run of other characters becomes one `-`."""
+    return _UNSAFE.sub("-", text).strip("-")
+
+
 @dataclass(frozen=True)
 class Field:
     name: str
     spec: str
+    filter: str = ""
+    """`slug`, or empty."""
 
 
 @dataclass(frozen=True)
@@ -38,15 +50,15 @@ class Template:
     parts: tuple[str | Field, ...]
     _texts: list[str] = dataclasses.field(init=False, compare=False, repr=False)
     """Each part's text, "" where a field goes: a point copies it and fills the fields in."""
-    _fields: tuple[tuple[int, str, str], ...] = dataclasses.field(
+    _fields: tuple[tuple[int, str, str, str], ...] = dataclasses.field(
         init=False, compare=False, repr=False
     )
-    """(position, name, format spec) of each field."""
+    """(position, name, format spec, filter) of each field."""
 
     def __post_init__(self) -> None:
         texts = [p if isinstance(p, str) else "" for p in self.parts]
         fields = tuple(
-            (i, p.name, p.spec) for i, p in enumerate(self.parts) if isinstance(p, Field)
+            (i, p.name, p.spec, p.filter) for i, p in enumerate(self.parts) if isinstance(p, Field)
         )
         object.__setattr__(self, "_texts", texts)
         object.__setattr__(self, "_fields", fields)
@@ -64,14 +76,16 @@ class Template:
 
     def render(self, params: Mapping[str, Value]) -> str:
         out = self._texts.copy()
-        for i, name, spec in self._fields:
-            out[i] = _format(params[name], spec) if spec else as_text(params[name])
+        for i, name, spec, filtered in self._fields:
+            text = _format(params[name], spec) if spec else as_text(params[name])
+            out[i] = slug(text) if filtered else text
         return "".join(out)
 
     def render_value(self, params: Mapping[str, Value]) -> Value:
         """Like render, but a template that is exactly one plain field keeps the value's type."""
-        if len(self.parts) == 1 and isinstance(self.parts[0], Field) and not self.parts[0].spec:
-            return params[self.parts[0].name]
+        only = self.parts[0] if len(self.parts) == 1 else None
+        if isinstance(only, Field) and not only.spec and not only.filter:
+            return params[only.name]
         return self.render(params)
 
 
@@ -105,11 +119,17 @@ def parse(text: str) -> Template:
                 f" (write {token * 2} for a literal brace)"
             )
         name, _, spec = match.group(1).partition(":")
-        name = name.strip()
+        name, _, filtered = name.partition("|")
+        name, filtered = name.strip(), filtered.strip()
         if not _NAME.match(name):
             raise TemplateError(
                 f"{{{match.group(1)}}} is not a parameter reference"
-                " (expected {name} or {name:format})"
+                " (expected {name}, {name:format} or {name|slug}; for literal braces, as in"
+                " JSON, write {{ and }})"
+            )
+        if filtered and filtered not in FILTERS:
+            raise TemplateError(
+                f"{{{match.group(1)}}}: unknown filter {filtered!r} (filters: {', '.join(FILTERS)})"
             )
         sizes = _SIZES.match(spec)
         if sizes and any(int(n or 0) > MAX_FORMAT_SIZE for n in sizes.group("width", "precision")):
@@ -120,7 +140,7 @@ def parse(text: str) -> Template:
         if joined:
             parts.append(joined)
         literal = []
-        parts.append(Field(name, spec))
+        parts.append(Field(name, spec, filtered))
     literal.append(text[pos:])
     tail = "".join(literal)
     if tail:
