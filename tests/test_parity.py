@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from tests.helpers import MINIMAL, load, minimal
 TASK = "    command: [python, train.py]"
 
 
-def _specs(tmp_path: Path, body: str) -> list[dict[str, Any]]:
+def _specs(tmp_path: Path, body: str) -> list[Mapping[str, Any]]:
     rendered = render_sweep(load(tmp_path, minimal(tmp_path, name="par", body=body)))
     for item in rendered:
         with warnings.catch_warnings():
