@@ -109,3 +109,21 @@ def test_torchrun_flags_repeated_in_the_command_are_refused(tmp_path: Path, flag
     body = _body(lines).replace("[python, train.py]", f"[{flag}, scripts/train.py]")
     with pytest.raises(ManifestError, match="is set by `launcher: torchrun`"):
         load(tmp_path, minimal(tmp_path, name="par", body=body))
+
+
+MIGRATED = ("migrated-dpo.yaml", "migrated-scaling.yaml", "migrated-eval.yaml")
+
+
+def test_the_three_migrated_sweeps_validate_without_a_warning_and_beaker_py_loads_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from runner.cli import main
+    from tests.conftest import PROJECT
+
+    paths = [str(PROJECT / "sweeps" / name) for name in MIGRATED]
+    assert main(["-C", str(PROJECT), "validate", *paths]) == 0
+    (line,) = capsys.readouterr().err.splitlines()  # no warning line before the count
+    assert line == "3 manifest(s) valid, 26 point(s)"
+    for path in paths:
+        for item in render_sweep(load(PROJECT, Path(path))):
+            BeakerExperimentSpec.from_json(json.loads(item.spec_json))
