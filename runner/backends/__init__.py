@@ -1,8 +1,8 @@
 """Where experiments run. The planner and the submit protocol only know this interface.
 
 A backend creates one experiment per point under its deterministic name and can look an
-experiment up by that name. It translates its own failures into the three errors below, which
-is all the retry protocol in `runner.submit` needs to know.
+experiment up by that name. It translates its own failures into the errors below (all `runner.errors.BackendError`, each
+with its exit code), which is all the retry protocol in `runner.submit` needs to know.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from runner.backends.health import Health
-from runner.errors import SubmitError
+from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED, BackendError, SubmitError
 from runner.model import Rendered, Sweep
 
 
@@ -77,9 +77,12 @@ def group_name(sweep: Sweep) -> str:
     return sweep.name[: GROUP_NAME_LIMIT - len(suffix)] + suffix
 
 
-class Transient(Exception):
-    """Worth retrying. `maybe_committed`: the request may have taken effect before it failed.
-    `unreachable`: why the service could not be reached at all (e.g. 'connection refused')."""
+class Transient(BackendError):
+    """Worth retrying (exit 5 if it reaches the CLI). `maybe_committed`: the request may have
+    taken effect before it failed. `unreachable`: why the service could not be reached at all
+    (e.g. 'connection refused')."""
+
+    exit_code = EXIT_INCOMPLETE
 
     def __init__(
         self,
@@ -95,16 +98,22 @@ class Transient(Exception):
         self.unreachable = unreachable
 
 
-class NameTaken(Exception):
+class NameTaken(BackendError):
     """Creating failed because an experiment of that name exists (HTTP 409)."""
 
+    exit_code = EXIT_REJECTED
 
-class Rejected(Exception):
+
+class Rejected(BackendError):
     """A client error: retrying cannot help (invalid spec, permission, unknown workspace)."""
 
+    exit_code = EXIT_REJECTED
 
-class NotStarted(Exception):
+
+class NotStarted(BackendError):
     """The job whose logs were asked for has not started yet (queued, or never scheduled)."""
+
+    exit_code = EXIT_INCOMPLETE
 
 
 @dataclass(frozen=True)

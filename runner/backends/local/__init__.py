@@ -39,7 +39,7 @@ from runner.backends.local.rundir import (
     terminate,
 )
 from runner.backends.local.supervisor import Launch, Supervisor
-from runner.errors import RunnerError
+from runner.errors import BackendError, RunnerError
 from runner.model import Rendered, Sweep
 
 LOOPBACK = "127.0.0.1"
@@ -200,6 +200,8 @@ class LocalBackend:
                         self.say(f"stopped leftover processes of {point.name}: {leftovers}")
                 run.reset()
                 state = self._run(point, run, replicas)
+        except BackendError:
+            raise  # already one of the port's failures (NameTaken above)
         except (Stopping, RunnerError, OSError) as exc:
             raise Rejected(f"{point.name}: {exc}") from None
         if state.status == FAILED:
@@ -224,6 +226,8 @@ class LocalBackend:
                 self.say(f"restarting {point.name}; its earlier attempt is in {kept}")
                 run.reset()
                 state = self._run(point, run, replicas)
+        except BackendError:
+            raise  # already one of the port's failures (NameTaken above)
         except (Stopping, RunnerError, OSError) as exc:
             raise Rejected(f"{point.name}: {exc}") from None
         return self._experiment(run, state, live=False)
