@@ -11,8 +11,8 @@ from runner.errors import ManifestError, Problem, RunnerError
 from runner.model import Sweep
 from runner.render import Renderer
 
-SWEEPS_DIR = "sweeps"
-SKIP_DIRS = {"ledger"}
+SWEEPS_DIR = ledger.LEDGER_DIR.parent.name
+SKIP_DIRS = {ledger.LEDGER_DIR.name}
 """Directories under sweeps/ that hold no manifests."""
 
 

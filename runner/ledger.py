@@ -15,13 +15,16 @@ import time
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.errors import LedgerError
 from runner.files import locked, write_atomic
 from runner.keys import SPEC_HASH_VERSION
 from runner.values import Value, canonical_json
+
+LEDGER_DIR = PurePosixPath("sweeps/ledger")
+"""Where the committed (Beaker) ledgers live, relative to the repository root."""
 
 LEDGER_FORMAT = 1
 FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit", "params")
@@ -129,7 +132,7 @@ def ledger_path(root: Path, sweep: str, kind: str = "beaker") -> Path:
     """Beaker ledgers are committed under sweeps/ledger/; local runs live in .runs/ (ignored)."""
     if kind == "local":
         return root / ".runs" / sweep / "ledger.jsonl"
-    return root / "sweeps" / "ledger" / f"{sweep}.jsonl"
+    return root / LEDGER_DIR / f"{sweep}.jsonl"
 
 
 def header(sweep: str, group: str = "") -> str:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import ledger
-from runner.backends import Backend, Group
+from runner.backends import Backend, Capability, Group
 from runner.errors import LedgerError
-from runner.plan import ORPHAN, SweepPlan
+from runner.plan import PlanStatus, SweepPlan
 
 SECONDS = 120.0
 """Longest the whole group step may take (beaker-py retries a listing through an outage forever)."""
@@ -46,7 +46,7 @@ class GroupOutcome:
 def wanted(plan: SweepPlan, root: Path, kind: str) -> list[str]:
     """Ids of the sweep's recorded experiments of this revision (orphans belong elsewhere)."""
     record = ledger.read(ledger.ledger_path(root, plan.sweep.name, kind), plan.sweep.name)
-    current = {row.key for row in plan.rows if row.status != ORPHAN}
+    current = {row.key for row in plan.rows if row.status != PlanStatus.ORPHAN}
     return [e.id for key, e in sorted(record.entries.items()) if key in current]
 
 
@@ -55,9 +55,10 @@ def ensure_groups(
 ) -> list[GroupOutcome]:
     """Every grouped sweep's experiments in its group; failures reported, never raised."""
     outcomes = []
+    runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
     for plan in plans:
         sweep = plan.sweep
-        if not sweep.placement.group or (sweep.draft and backend.kind == "beaker"):
+        if not sweep.placement.group or (sweep.draft and not runs_drafts):
             continue
         try:
             ids = wanted(plan, root, backend.kind)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import ledger
-from runner.backends import Backend, Group, Results
-from runner.plan import SUBMIT, SweepPlan
+from runner.backends import Backend, ExperimentState, Group, Results
+from runner.plan import PlanStatus, SweepPlan
 from runner.values import Value
 
 NOT_SUBMITTED = "not submitted"
@@ -80,7 +80,9 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
     points = []
     for row in plan.rows:
         if row.entry is None:
-            points.append(PointResult(SUBMIT, row.name, row.key, row.params, NOT_SUBMITTED))
+            points.append(
+                PointResult(PlanStatus.SUBMIT, row.name, row.key, row.params, NOT_SUBMITTED)
+            )
             continue
         exp = found.experiments.get(row.name)
         if exp is None:
@@ -131,7 +133,7 @@ def duplicate_warnings(plan: SweepPlan, found: Results) -> Iterator[str]:
         live = [
             e
             for e in found.copies.get(row.name, ())
-            if e.key == row.entry.key and e.state != "canceled"
+            if e.key == row.entry.key and e.state != ExperimentState.CANCELED
         ]
         if len(live) > 1:
             ids = ", ".join(e.id for e in live)
@@ -147,8 +149,8 @@ def cap_note(plan: SweepPlan, found: Results) -> str:
     limit = plan.sweep.limits.max_running
     if limit is None:
         return ""
-    running = sum(1 for e in found.experiments.values() if e.state in ("queued", "running"))
-    waiting = sum(1 for row in plan.rows if row.status == SUBMIT)
+    running = sum(1 for e in found.experiments.values() if e.state.live)
+    waiting = sum(1 for row in plan.rows if row.status == PlanStatus.SUBMIT)
     return f"max_running {limit}: {running} queued or running, {waiting} waiting"
 
 

@@ -3,6 +3,7 @@ module imports on its own, and `--help` loads none of the pipeline."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -132,3 +133,68 @@ def test_version_names_the_installed_package(capsys: pytest.CaptureFixture[str])
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"python -m runner {version('beaker-sweep-runner')}"
+
+
+# -- one vocabulary -------------------------------------------------------------------------
+
+ENUM_HOMES = {
+    "runner/backends/__init__.py",  # ExperimentState
+    "runner/plan.py",  # PlanStatus
+    "runner/submit/outcome.py",  # OutcomeStatus ("failed", "unknown")
+    "runner/operate.py",  # RestartVerdict ("failed")
+    "runner/backends/local/rundir.py",  # RunStatus, the local state file's own words
+}
+
+
+def _state_literals(tree: ast.AST) -> list[tuple[int, str]]:
+    """String constants spelling an experiment state anywhere, or a plan status where a status
+    is compared (`"-"` and `"+"` are also ordinary text); dict keys (JSON field names) and
+    docstrings are not states."""
+    from runner.backends import ExperimentState
+    from runner.plan import PlanStatus
+
+    states, statuses = set(ExperimentState), set(PlanStatus)
+    skip: set[int] = set()
+    compared: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            skip.update(id(k) for k in node.keys if k is not None)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            skip.add(id(node.value))
+        elif isinstance(node, ast.Compare):
+            compared.update(
+                id(n) for side in (node.left, *node.comparators) for n in ast.walk(side)
+            )
+    found = []
+    for node in ast.walk(tree):
+        if (
+            not isinstance(node, ast.Constant)
+            or not isinstance(node.value, str)
+            or id(node) in skip
+        ):
+            continue
+        if node.value in states or (node.value in statuses and id(node) in compared):
+            found.append((node.lineno, node.value))
+    return found
+
+
+def test_states_and_statuses_are_spelled_only_where_their_enum_is() -> None:
+    stray = {
+        f"{path.relative_to(PROJECT)}:{line}: {value!r}"
+        for path in sorted(RUNNER.rglob("*.py"))
+        if str(path.relative_to(PROJECT)) not in ENUM_HOMES
+        for line, value in _state_literals(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert stray == set()
+
+
+def test_the_vocabulary_scan_finds_a_stray_state() -> None:
+    code = 'if experiment.state in ("queued", "running") or row.status == "+":\n    pass\n'
+    assert sorted(_state_literals(ast.parse(code))) == [(1, "+"), (1, "queued"), (1, "running")]
+
+
+def test_the_backend_choices_of_the_cli_are_the_backend_kinds() -> None:
+    from runner.backends import CHOICES
+    from runner.commands.common import BACKEND_CHOICES
+
+    assert BACKEND_CHOICES == CHOICES  # spelled twice only because `--help` loads no backend

@@ -17,7 +17,7 @@ from runner.backends.beaker import BeakerBackend, to_beaker_spec
 from runner.model import Rendered, Sweep
 from runner.progress import Progress
 from runner.retry import RetryPolicy
-from runner.submit import ADOPTED, CREATED, Options, Submitter
+from runner.submit import Options, OutcomeStatus, Submitter
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import POINTS, SWEEP, write_manifest
 
@@ -40,7 +40,7 @@ def submit(root: Path, backend: BeakerBackend, concurrency: int) -> None:
     options = Options(root=root, commit="c0ffee", concurrency=concurrency, policy=RetryPolicy())
     progress = Progress(io.StringIO(), io.StringIO(), live=False)
     outcomes = Submitter(backend, options, progress).run(catalog.load(root, []).plans())
-    assert [o.status for o in outcomes] == [CREATED] * POINTS
+    assert [o.status for o in outcomes] == [OutcomeStatus.CREATED] * POINTS
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])
@@ -143,5 +143,7 @@ def test_a_create_reply_without_an_id_is_looked_up_and_adopted(
         outcomes = Submitter(backend, options, quiet()).run(catalog.load(repo, []).plans())
     finally:
         backend.close()
-    assert sorted(o.status for o in outcomes) == [ADOPTED] + [CREATED] * (POINTS - 1)
+    assert sorted(o.status for o in outcomes) == [OutcomeStatus.ADOPTED] + [
+        OutcomeStatus.CREATED
+    ] * (POINTS - 1)
     assert set(fake_beaker.count_by_name().values()) == {1}

@@ -22,15 +22,7 @@ from runner.commands.submit import submit as submit_command
 from runner.errors import EXIT_INCOMPLETE
 from runner.progress import Progress
 from runner.retry import RetryPolicy
-from runner.submit import (
-    ADOPTED,
-    CREATED,
-    NOT_STARTED,
-    REJECTED,
-    Options,
-    Outcome,
-    Submitter,
-)
+from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 from tests.clock import VirtualClock
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
@@ -107,7 +99,7 @@ def test_error_bursts_are_retried_and_create_each_point_once(
 ) -> None:
     fake_beaker.fail_creates(status, times=4, retry_after=7 if status == 429 else None)
     outcomes, sleeps = run_submit(repo)
-    assert {o.status for o in outcomes} <= {CREATED, ADOPTED}
+    assert {o.status for o in outcomes} <= {OutcomeStatus.CREATED, OutcomeStatus.ADOPTED}
     assert len(sleeps) == 4
     if status == 429:
         assert sleeps == [7.0] * 4  # Retry-After honoured, not the exponential backoff
@@ -119,7 +111,7 @@ def test_commit_then_reset_adopts_instead_of_duplicating(
 ) -> None:
     fake_beaker.reset_after_commit(times=3)
     outcomes, _ = run_submit(repo)
-    assert sum(o.status == ADOPTED for o in outcomes) == 3
+    assert sum(o.status == OutcomeStatus.ADOPTED for o in outcomes) == 3
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -128,7 +120,7 @@ def test_commit_then_late_reply_adopts_instead_of_duplicating(
 ) -> None:
     fake_beaker.reply_late_after_commit(delay=1.5, times=2)
     outcomes, _ = run_submit(repo, http_timeout=0.5)
-    assert sum(o.status == ADOPTED for o in outcomes) == 2
+    assert sum(o.status == OutcomeStatus.ADOPTED for o in outcomes) == 2
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -137,7 +129,7 @@ def test_commit_then_late_reply_adopts_instead_of_duplicating(
 def test_unavailable_rpc_is_ridden_out(repo: Path, fake_beaker: FakeBeaker, rpc: str) -> None:
     fake_beaker.unavailable(rpc, times=1)
     outcomes, _ = run_submit(repo)
-    assert {o.status for o in outcomes} == {CREATED}, [o.error for o in outcomes]
+    assert {o.status for o in outcomes} == {OutcomeStatus.CREATED}, [o.error for o in outcomes]
     assert fake_beaker.calls[rpc] >= 2  # the UNAVAILABLE one, then beaker-py's retry
     assert_exactly_once(repo, fake_beaker)
 
@@ -145,7 +137,7 @@ def test_unavailable_rpc_is_ridden_out(repo: Path, fake_beaker: FakeBeaker, rpc:
 def test_latency_on_every_call_creates_each_point_once(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.latency = 0.02
     outcomes, sleeps = run_submit(repo, concurrency=6)
-    assert {o.status for o in outcomes} == {CREATED} and sleeps == []
+    assert {o.status for o in outcomes} == {OutcomeStatus.CREATED} and sleeps == []
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -153,7 +145,7 @@ def test_latency_on_every_call_creates_each_point_once(repo: Path, fake_beaker: 
 def test_rate_limit_is_waited_out_as_retry_after_says(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.rate_limit(4)
     outcomes, sleeps = run_submit(repo, concurrency=6, real_sleep=True)
-    assert {o.status for o in outcomes} == {CREATED}, [o.error for o in outcomes]
+    assert {o.status for o in outcomes} == {OutcomeStatus.CREATED}, [o.error for o in outcomes]
     assert sleeps and set(sleeps) == {1.0}  # the fake's Retry-After: 1, via beaker-py's 429 error
     assert_exactly_once(repo, fake_beaker)
 
@@ -165,7 +157,7 @@ def test_server_restart_mid_run_creates_each_point_once(
     fake_beaker.restart()
     fake_beaker.reset_after_commit(times=1)
     outcomes, _ = run_submit(repo)
-    assert {o.status for o in outcomes} <= {CREATED, ADOPTED}
+    assert {o.status for o in outcomes} <= {OutcomeStatus.CREATED, OutcomeStatus.ADOPTED}
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -174,12 +166,12 @@ def test_client_error_is_not_retried_and_is_reported_with_beakers_message(
 ) -> None:
     fake_beaker.fail_creates(400, times=1, message="spec is invalid: image not found")
     outcomes, sleeps = run_submit(repo, concurrency=1)
-    failed = [o for o in outcomes if o.status == REJECTED]
+    failed = [o for o in outcomes if o.status == OutcomeStatus.REJECTED]
     assert len(failed) == 1 and "spec is invalid: image not found" in failed[0].error
     assert sleeps == [] and fake_beaker.calls["http:create"] == POINTS
     assert len(fake_beaker.count_by_name()) == POINTS - 1
     outcomes, _ = run_submit(repo)  # a rerun submits only the failed point
-    assert [o.status for o in outcomes] == [CREATED]
+    assert [o.status for o in outcomes] == [OutcomeStatus.CREATED]
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -203,7 +195,7 @@ def test_name_taken_by_someone_else_fails_loudly_and_is_left_alone(
             name=victim.name, spec=other, workspace=client.workspace.get("ai2/sweeps-test")
         )
     outcomes, _ = run_submit(repo)
-    failed = [o for o in outcomes if o.status == REJECTED]
+    failed = [o for o in outcomes if o.status == OutcomeStatus.REJECTED]
     assert len(failed) == 1 and victim.name in failed[0].error and "left alone" in failed[0].error
     assert fake_beaker.count_by_name()[victim.name] == 1
     assert victim.key not in ledger.read(ledger.ledger_path(repo, "exact"), "exact").entries
@@ -216,7 +208,7 @@ def test_lost_ledger_is_rebuilt_by_adopting_existing_experiments(
     ledger.ledger_path(repo, "exact").unlink()
     fake_beaker.reset_calls()
     outcomes, _ = run_submit(repo)
-    assert [o.status for o in outcomes] == [ADOPTED] * POINTS
+    assert [o.status for o in outcomes] == [OutcomeStatus.ADOPTED] * POINTS
     assert fake_beaker.calls.get("http:create", 0) == 0
     assert (
         fake_beaker.calls.get("ListWorkloads", 0) >= 1
@@ -294,7 +286,7 @@ def test_server_that_stays_down_ends_the_run_at_its_deadline(
     assert "never started" not in err  # one line for them all, not one per point
     data = json.loads(summary.read_text())
     assert data["result"] == "incomplete" and data["stopped"]["kind"] == "deadline"
-    assert [p["status"] for p in data["points"]] == [NOT_STARTED] * POINTS
+    assert [p["status"] for p in data["points"]] == [OutcomeStatus.NOT_STARTED] * POINTS
 
 
 def test_status_lists_live_states_and_exit_codes_in_few_calls(

@@ -16,6 +16,44 @@ from typing import Protocol
 from runner.backends.health import Health
 from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED, BackendError, SubmitError
 from runner.model import Rendered, Sweep
+from runner.values import StrEnum
+
+
+class ExperimentState(StrEnum):
+    """An experiment's state, in the port's words (each adapter maps its own onto these)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+    UNKNOWN = "unknown"
+
+    @property
+    def live(self) -> bool:
+        """Queued or running: it holds (or waits for) machines, and can be canceled."""
+        return self in (ExperimentState.QUEUED, ExperimentState.RUNNING)
+
+    @property
+    def restartable(self) -> bool:
+        """Failed or canceled: `--restart-failed` may restart its failed tasks in place."""
+        return self in (ExperimentState.FAILED, ExperimentState.CANCELED)
+
+
+class BackendKind(StrEnum):
+    """Which backend: selects the ledger its runs are recorded in."""
+
+    BEAKER = "beaker"
+    LOCAL = "local"
+
+
+class Capability(StrEnum):
+    """What a backend does beyond the port's calls; code asks for these, never for a kind."""
+
+    RUNS_DRAFTS = "runs-drafts"
+    """Draft sweeps run here (this machine only); elsewhere they are never submitted."""
+    SHARED = "shared"
+    """Shared, billed machines: reviewed-plan pins apply and a submit has a default deadline."""
 
 
 @dataclass(frozen=True)
@@ -27,12 +65,14 @@ class Experiment:
     url: str
     key: str | None
     """The idempotency key recorded in the experiment (env SWEEP_POINT_KEY or description)."""
-    state: str = "unknown"
-    """queued | running | succeeded | failed | canceled | unknown"""
+    state: ExperimentState = ExperimentState.UNKNOWN
     exit_code: int | None = None
     metrics: Mapping[str, object] = field(default_factory=dict)
     seconds: float | None = None
     """How long it ran (or has been running), when the backend knows without a call of its own."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "state", ExperimentState(self.state))  # a str from a test is one
 
 
 @dataclass(frozen=True)
@@ -130,8 +170,9 @@ class LogQuery:
 
 
 class Backend(Protocol):
-    kind: str
-    """'beaker' or 'local': selects the ledger the runs are recorded in."""
+    kind: BackendKind
+    """Selects the ledger the runs are recorded in (and nothing else: see `capabilities`)."""
+    capabilities: frozenset[Capability]
     health: Health
     """Whether the service answers, and the waits its calls sit out (`runner.backends.health`)."""
 
@@ -189,7 +230,9 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-CHOICES = ("auto", "beaker", "local")
+CHOICES = ("auto", *BackendKind)
+"""What `--backend` takes (`runner.commands.common.BACKEND_CHOICES` spells the same for argparse):
+`auto` is Beaker when credentials exist, else local."""
 Notify = Callable[[str], None]
 """Where a backend's notes go (the progress display, so they never garble its live line)."""
 

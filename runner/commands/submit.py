@@ -24,7 +24,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems, stderr
+from runner.commands.common import (
+    BACKEND_CHOICES,
+    Subparsers,
+    add_paths,
+    load_catalog,
+    raise_if_problems,
+    stderr,
+)
 from runner.commands.gitops import check_commit, commit_back, only_reviewed
 from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED, SubmitError
 
@@ -97,7 +104,7 @@ def register(commands: Subparsers) -> None:
     )
     parser.add_argument(
         "--backend",
-        choices=("auto", "beaker", "local"),
+        choices=BACKEND_CHOICES,
         default="auto",
         help="auto: Beaker when credentials exist, else local (an error in CI)",
     )
@@ -206,14 +213,15 @@ def _submit_with(
 ) -> int:
     """The run on an open backend (`submit` closes it, whatever happens here)."""
     from runner import github
+    from runner.backends import BackendKind, Capability
     from runner.report import plan as report
 
-    if backend.kind == "local" and args.backend == "auto" and not args.paths:
+    if backend.kind == BackendKind.LOCAL and args.backend == "auto" and not args.paths:
         raise SubmitError(
             "no Beaker credentials, and the local backend runs only the manifests you name"
             " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
         )
-    from runner import actions
+    from runner import operate
 
     plans = cat.plans(kind=backend.kind)
     restarts_failed = False
@@ -222,9 +230,9 @@ def _submit_with(
     elif args.restart_failed:
         restarts_failed = restart_failed(backend, plans, cat.root)
         plans = cat.plans(kind=backend.kind)  # the ledgers now record the restarts
-    if args.reviewed is not None and backend.kind == "beaker":
+    if args.reviewed is not None and Capability.SHARED in backend.capabilities:
         plans = only_reviewed(plans, Path(args.reviewed))
-    plans = actions.live_caps(backend, plans)
+    plans = operate.live_caps(backend, plans)
     print(report.table(plans), file=sys.stderr)
     if args.dry_run:
         github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
@@ -234,7 +242,7 @@ def _submit_with(
 
     clock = clock or Clock()
     timeout = args.timeout
-    if timeout is None and backend.kind == "beaker":
+    if timeout is None and Capability.SHARED in backend.capabilities:
         timeout = DEFAULT_TIMEOUT
     options = Options(
         root=cat.root,
@@ -278,11 +286,10 @@ def report_run(
         submit_summary,
         summary_json,
     )
-    from runner.submit import NOT_STARTED, SUBMITTED
 
     stop, duplicates = submitter.stopped, submitter.duplicates
     github.append_summary(
-        report.capped(
+        report.truncate_lines(
             submit_summary(outcomes, stop, duplicates, groups),
             report.SUMMARY_LIMIT,
             "…and {lines} more rows: the ledger files list every experiment.",
@@ -296,8 +303,8 @@ def report_run(
     stderr(counts_line(outcomes))
     for duplicate in duplicates:
         stderr(f"warning: {duplicate.text()}")
-    bad = [o for o in outcomes if o.status not in SUBMITTED]
-    listed = [o for o in bad if o.status != NOT_STARTED]  # never-started: one line below
+    bad = [o for o in outcomes if not o.status.submitted]
+    listed = [o for o in bad if o.status != o.status.NOT_STARTED]  # never-started: one line below
     if listed:
         stderr(failures_table(listed))
     if stop is not None:
@@ -307,7 +314,7 @@ def report_run(
     if args.summary_json:
         text = summary_json(outcomes, stop, duplicates, result, code)
         Path(args.summary_json).write_text(text, encoding="utf-8")
-    submitted = sum(o.status in SUBMITTED for o in outcomes)
+    submitted = sum(o.status.submitted for o in outcomes)
     github.set_outputs(
         {"result": result, "submitted": str(submitted), "not-submitted": str(len(bad))}
     )
@@ -316,13 +323,11 @@ def report_run(
 
 def run_result(outcomes: Sequence[Outcome], stop: Stop | None) -> tuple[str, int]:
     """The run's result and exit code: see the module docstring."""
-    from runner.submit import INCOMPLETE, REJECTED
-
     if stop is not None and stop.kind in EXIT_SIGNAL:
         return "interrupted", EXIT_SIGNAL[stop.kind]
-    if any(o.status in INCOMPLETE for o in outcomes):
+    if any(o.status.incomplete for o in outcomes):
         return "incomplete", EXIT_INCOMPLETE
-    if any(o.status == REJECTED for o in outcomes):
+    if any(o.status == o.status.REJECTED for o in outcomes):
         return "rejected", EXIT_REJECTED
     return "ok", EXIT_OK
 
@@ -351,22 +356,28 @@ def _stopping_on_signals(submitter: Submitter) -> Iterator[None]:
 
 def restart_failed(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> bool:
     """Restart the failed points (`--restart-failed`), say what happened; True if any failed."""
-    from runner import actions
+    from runner import operate
+    from runner.operate import RestartVerdict
 
-    done = actions.restart_failed(backend, plans, root)
+    done = operate.restart_failed(backend, plans, root)
     for item in done:
         stderr(f"{item.status} {item.sweep}/{item.name}: {item.detail} (restarts: {item.restarts})")
-    counts = {s: sum(1 for d in done if d.status == s) for s in actions.RESTART_STATUSES}
+    counts = {s: sum(1 for d in done if d.status == s) for s in RestartVerdict}
     stderr("Restart: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-    return counts[actions.FAILED] > 0
+    return counts[RestartVerdict.FAILED] > 0
 
 
 def would_restart(backend: Backend, plans: Sequence[SweepPlan]) -> None:
     """`--restart-failed --dry-run`: the points it would restart and those it would leave."""
-    from runner import actions
+    from runner import operate
+    from runner.operate import RestartVerdict
 
-    found = actions.restart_candidates(backend, plans)
-    verbs = {actions.RESTARTED: "restart", actions.SKIPPED: "skip", actions.FAILED: "fail"}
+    found = operate.restart_candidates(backend, plans)
+    verbs = {
+        RestartVerdict.RESTARTED: "restart",
+        RestartVerdict.SKIPPED: "skip",
+        RestartVerdict.FAILED: "fail",
+    }
     for item in found:
         restarts = item.row.entry.restarts if item.row.entry else 0
         stderr(

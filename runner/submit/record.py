@@ -10,7 +10,7 @@ from runner.errors import LedgerError
 from runner.files import utc_now
 from runner.keys import SPEC_HASH_VERSION, canonical_spec
 from runner.model import Rendered
-from runner.submit.outcome import SUBMITTED, Listener, Outcome
+from runner.submit.outcome import Listener, Outcome
 
 
 class Recorder:
@@ -25,7 +25,7 @@ class Recorder:
 
     def add(self, outcome: Outcome) -> None:
         """Queue a created or adopted experiment's entry (later ones replace earlier ones)."""
-        if outcome.experiment is not None and outcome.status in SUBMITTED:
+        if outcome.experiment is not None and outcome.status.submitted:
             path = ledger.ledger_path(self.root, outcome.sweep, self.kind)
             self._unwritten.add(path, outcome.sweep, self.entry(outcome.point, outcome.experiment))
 

@@ -9,30 +9,18 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from runner.backends import Backend, Transient
+from runner.backends import Backend, Capability, Transient
 from runner.backends.health import Wait
 from runner.model import Rendered, Sweep
 from runner.plan import SweepPlan
 from runner.retry import RetryPolicy
 from runner.submit import duplicates
 from runner.submit.options import Options
-from runner.submit.outcome import (
-    ADOPTED,
-    CREATED,
-    FAILED,
-    NOT_STARTED,
-    REJECTED,
-    UNKNOWN,
-    Duplicate,
-    Listener,
-    Outcome,
-    Stop,
-)
+from runner.submit.outcome import Duplicate, Listener, Outcome, OutcomeStatus, Stop, StopKind
 from runner.submit.point import NameClash, PointSubmitter, adopt
 from runner.submit.record import Recorder
 
 Job = tuple[Sweep, Rendered]
-SIGNALS = ("SIGINT", "SIGTERM")
 
 
 @dataclass(frozen=True)
@@ -78,8 +66,8 @@ class Submitter:
 
     def jobs(self, plans: Sequence[SweepPlan]) -> list[Job]:
         """Every point this run submits, in order: the plans' '+' rows."""
-        kind = self.backend.kind
-        return [(p.sweep, r.rendered) for p in plans for r in p.to_submit_on(kind) if r.rendered]
+        drafts = Capability.RUNS_DRAFTS in self.backend.capabilities
+        return [(p.sweep, r.rendered) for p in plans for r in p.to_submit_on(drafts) if r.rendered]
 
     def request_stop(self, signal_name: str) -> None:
         """Stop starting creates (a signal handler calls this: it only appends to a list). A
@@ -123,9 +111,11 @@ class Submitter:
                     pending.append((sweep, point))
                     continue
                 try:
-                    self._take(Outcome(sweep.name, point, ADOPTED, adopt(point, experiment)))
+                    self._take(
+                        Outcome(sweep.name, point, OutcomeStatus.ADOPTED, adopt(point, experiment))
+                    )
                 except NameClash as exc:
-                    self._take(Outcome(sweep.name, point, REJECTED, error=str(exc)))
+                    self._take(Outcome(sweep.name, point, OutcomeStatus.REJECTED, error=str(exc)))
         return pending
 
     def _start_workers(self, pending: list[Job]) -> None:
@@ -146,12 +136,12 @@ class Submitter:
                 outcome = self.points.submit(sweep, point)
             except Exception as exc:  # a bug must fail this point, not hang the run
                 error = f"unexpected {type(exc).__name__}: {exc}"
-                outcome = Outcome(sweep.name, point, FAILED, error=error)
+                outcome = Outcome(sweep.name, point, OutcomeStatus.FAILED, error=error)
             self._events.put(outcome)
 
     def _check_duplicates(self, plans: Sequence[SweepPlan]) -> None:
-        created = [o for o in self._outcomes.values() if o.status == CREATED]
-        if not created or (self.stopped is not None and self.stopped.kind == "unreachable"):
+        created = [o for o in self._outcomes.values() if o.status == OutcomeStatus.CREATED]
+        if not created or (self.stopped is not None and self.stopped.kind == StopKind.UNREACHABLE):
             return
         sweeps = [p.sweep for p in plans]
         check = functools.partial(
@@ -248,21 +238,21 @@ class Submitter:
         if self.stopped is None:
             stop = None
             if self._signals:
-                stop = Stop(self._signals[0], f"{self._signals[0]} received")
+                stop = Stop(StopKind(self._signals[0]), f"{self._signals[0]} received")
             elif self.options.deadline is not None and now >= self.options.deadline:
-                stop = Stop("deadline", "the run's deadline passed")
+                stop = Stop(StopKind.DEADLINE, "the run's deadline passed")
             elif (
                 self._down_since is not None
                 and now >= self._down_since + self.options.max_unreachable
             ):
                 health, lasted = self.backend.health, duration(now - self._down_since)
                 stop = Stop(
-                    "unreachable",
+                    StopKind.UNREACHABLE,
                     f"{health.service} at {health.address} unreachable for {lasted} ({down})",
                 )
             if stop is not None:
                 self._begin_stop(stop, now)
-        elif len(self._signals) > (1 if self.stopped.kind in SIGNALS else 0):
+        elif len(self._signals) > (1 if self.stopped.kind.signal else 0):
             self._grace_until = now  # another signal: stop waiting for creates in flight
         return self.stopped is not None
 
@@ -271,7 +261,7 @@ class Submitter:
         with self._lock:
             self._stopping.set()
             in_flight = len(self._started - self._outcomes.keys())
-        grace = self.options.signal_grace if stop.kind in SIGNALS else self.options.grace
+        grace = self.options.signal_grace if stop.kind.signal else self.options.grace
         self._grace_until = now + grace
         if in_flight:
             self.progress.note(
@@ -300,5 +290,5 @@ class Submitter:
         why = self.stopped.reason if self.stopped is not None else "the run ended"
         if (sweep.name, point.key) in self._started:
             error = f"in flight when the run stopped ({why}): outcome unknown; the next run adopts it if it exists"
-            return Outcome(sweep.name, point, UNKNOWN, error=error)
-        return Outcome(sweep.name, point, NOT_STARTED, error=f"never started: {why}")
+            return Outcome(sweep.name, point, OutcomeStatus.UNKNOWN, error=error)
+        return Outcome(sweep.name, point, OutcomeStatus.NOT_STARTED, error=f"never started: {why}")

@@ -20,7 +20,10 @@ from beaker.config import Config
 from beaker.exceptions import BeakerConfigurationError, BeakerError, BeakerExperimentConflict
 
 from runner.backends import (
+    BackendKind,
+    Capability,
     Experiment,
+    ExperimentState,
     Group,
     LogQuery,
     NotStarted,
@@ -43,22 +46,23 @@ __all__ = ["TOKEN_HELP", "BeakerBackend", "credentials", "to_beaker_spec"]
 T = TypeVar("T")
 
 KEY_IN_DESCRIPTION = re.compile(r"\[sweep-key ([0-9a-f]{64})\]")
-STATES = {
-    "STATUS_SUBMITTED": "queued",
-    "STATUS_QUEUED": "queued",
-    "STATUS_READY_TO_START": "queued",
-    "STATUS_INITIALIZING": "running",
-    "STATUS_RUNNING": "running",
-    "STATUS_STOPPING": "running",
-    "STATUS_UPLOADING_RESULTS": "running",
-    "STATUS_SUCCEEDED": "succeeded",
-    "STATUS_FAILED": "failed",
-    "STATUS_CANCELED": "canceled",
+STATES: dict[str, ExperimentState] = {
+    "STATUS_SUBMITTED": ExperimentState.QUEUED,
+    "STATUS_QUEUED": ExperimentState.QUEUED,
+    "STATUS_READY_TO_START": ExperimentState.QUEUED,
+    "STATUS_INITIALIZING": ExperimentState.RUNNING,
+    "STATUS_RUNNING": ExperimentState.RUNNING,
+    "STATUS_STOPPING": ExperimentState.RUNNING,
+    "STATUS_UPLOADING_RESULTS": ExperimentState.RUNNING,
+    "STATUS_SUCCEEDED": ExperimentState.SUCCEEDED,
+    "STATUS_FAILED": ExperimentState.FAILED,
+    "STATUS_CANCELED": ExperimentState.CANCELED,
 }
 
 
 class BeakerBackend:
-    kind = "beaker"
+    kind: BackendKind = BackendKind.BEAKER
+    capabilities: frozenset[Capability] = frozenset({Capability.SHARED})
     policy = RetryPolicy()
     """How restarts and cancels are retried (tests set one that does not sleep)."""
 
@@ -121,7 +125,7 @@ class BeakerBackend:
     def _experiment(self, workload: pb2.Workload) -> Experiment:
         exp = workload.experiment
         match = KEY_IN_DESCRIPTION.search(exp.description)
-        state = STATES.get(pb2.WorkloadStatus.Name(workload.status), "unknown")
+        state = STATES.get(pb2.WorkloadStatus.Name(workload.status), ExperimentState.UNKNOWN)
         return Experiment(
             exp.name,
             exp.id,
@@ -169,7 +173,7 @@ class BeakerBackend:
 
         experiment_id = self._call(what, post)
         url = self.client.experiment.url(pb2.Experiment(id=experiment_id))
-        return Experiment(point.name, experiment_id, url, point.key, "queued")
+        return Experiment(point.name, experiment_id, url, point.key, ExperimentState.QUEUED)
 
     def find(self, sweep: Sweep, name: str) -> Experiment | None:
         """The experiment of that name in the sweep's workspace, whoever created it (the oldest,
@@ -227,7 +231,7 @@ class BeakerBackend:
         }
 
     def _with_exit_code(self, workload: pb2.Workload, experiment: Experiment) -> Experiment:
-        if experiment.state not in ("succeeded", "failed"):
+        if experiment.state not in (ExperimentState.SUCCEEDED, ExperimentState.FAILED):
             return experiment
 
         def latest() -> int | None:
@@ -308,12 +312,12 @@ class BeakerBackend:
         self, workload: pb2.Workload, metrics: Mapping[str, object], now: float
     ) -> Experiment:
         experiment = dataclasses.replace(self._experiment(workload), metrics=metrics)
-        if experiment.state == "succeeded":
+        if experiment.state == ExperimentState.SUCCEEDED:
             return dataclasses.replace(experiment, exit_code=0)
-        if experiment.state == "running":
+        if experiment.state == ExperimentState.RUNNING:
             age = now - workload.experiment.created.ToSeconds()
             return dataclasses.replace(experiment, seconds=max(0.0, float(age)))
-        if experiment.state != "failed":
+        if experiment.state != ExperimentState.FAILED:
             return experiment
         job = self._call(
             f"job of {experiment.name}", lambda: self.client.workload.get_latest_job(workload)

@@ -23,7 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from runner import ledger
-from runner.backends import Experiment, Group, LogQuery, NameTaken, Notify, Rejected, Results
+from runner.backends import (
+    BackendKind,
+    Capability,
+    Experiment,
+    ExperimentState,
+    Group,
+    LogQuery,
+    NameTaken,
+    Notify,
+    Rejected,
+    Results,
+)
 from runner.backends.health import Health
 from runner.backends.local import logs as logfiles
 from runner.backends.local.machine import Machine
@@ -57,7 +68,8 @@ class ReplicaPlan:
 
 
 class LocalBackend:
-    kind = "local"
+    kind: BackendKind = BackendKind.LOCAL
+    capabilities: frozenset[Capability] = frozenset({Capability.RUNS_DRAFTS})
     grace = 10.0
     """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
 
@@ -124,7 +136,9 @@ class LocalBackend:
             id=state.experiment,
             url=run.url,
             key=state.key,
-            state=state.status if state.finished or live else "canceled",
+            state=ExperimentState(state.status)
+            if state.finished or live
+            else ExperimentState.CANCELED,
             exit_code=state.exit_code if state.finished else None,
             metrics=run.metrics(),
         )

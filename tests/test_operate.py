@@ -434,7 +434,7 @@ def test_cancel_commit_push_commits_only_the_ledger_and_rebuilds_a_raced_push(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     waits: list[float] = []
-    monkeypatch.setattr(gitrepo, "DEFAULT_POLICY", RetryPolicy(attempts=6, sleep=waits.append))
+    monkeypatch.setattr(gitrepo, "PUSH_POLICY", RetryPolicy(attempts=6, sleep=waits.append))
     world = make_world(tmp_path)
     merge_sweep(world)
     assert _run(world.ci_checkout("ci"), "submit", "--commit", "--push") == 0
