@@ -17,8 +17,8 @@ from beaker import Beaker, BeakerExperimentSpec
 from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
-from runner.commands.submit import SubmitArgs
 from runner.commands.submit import submit as submit_command
+from runner.commands.submit_args import SubmitArgs
 from runner.errors import EXIT_INCOMPLETE
 from runner.progress import Progress
 from runner.retry import RetryPolicy

@@ -21,8 +21,8 @@ import pytest
 from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend, credentials
 from runner.cli import main
-from runner.commands.submit import SubmitArgs
 from runner.commands.submit import submit as submit_command
+from runner.commands.submit_args import SubmitArgs
 from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED
 from runner.progress import Progress
 from runner.submit import Clock, Options, Outcome, OutcomeStatus, RetryPolicy, Submitter
