@@ -189,11 +189,12 @@ def submit_points(run: Run, applied: Applied) -> Applied:
 def group_sweeps(run: Run, applied: Applied) -> Applied:
     """Every grouped sweep's experiments in its group; never after an early stop (a signal, or
     the backend down), and never changing the exit code."""
-    if applied.stop is not None:
+    if applied.stop is not None or run.submitter is None:
         return applied
-    timeout, started = run.options.timeout, run.options.started
-    deadline = None if timeout is None else started + timeout
-    groups = membership.ensure_groups(run.backend, applied.plans, run.options.root, deadline)
+    deadline, clock = run.submitter.options.deadline, run.options.clock  # the run's one deadline
+    groups = membership.ensure_groups(
+        run.backend, applied.plans, run.options.root, deadline, clock.now
+    )
     return dataclasses.replace(applied, groups=tuple(groups))
 
 

@@ -32,7 +32,7 @@ class Catalog:
         for sweep in self.sweeps:
             try:
                 record = (
-                    ledger.read(ledger.ledger_path(self.root, sweep.name, kind), sweep.name)
+                    ledger.LedgerStore(self.root, kind).read(sweep.name)
                     if use_ledgers
                     else ledger.Ledger(sweep.name, {})
                 )

@@ -19,7 +19,6 @@ from runner import ledger
 from runner.backends import Backend, Capability, Experiment, Rejected, Transient
 from runner.errors import RunnerError
 from runner.files import utc_now
-from runner.keys import SPEC_HASH_VERSION, canonical_spec
 from runner.plan import PlanStatus, Row, SweepPlan, capped
 from runner.values import StrEnum
 
@@ -46,7 +45,7 @@ class Restart:
 
 
 def _record(root: Path, kind: str, sweep: str, entry: ledger.Entry) -> None:
-    ledger.record(ledger.ledger_path(root, sweep, kind), sweep, [entry])
+    ledger.LedgerStore(root, kind).record(sweep, [entry])
 
 
 def restart_candidates(backend: Backend, plans: Sequence[SweepPlan]) -> list[Candidate]:
@@ -217,19 +216,9 @@ def _canceled(target: CancelTarget, at: str, commit: str) -> ledger.Entry:
         return dataclasses.replace(target.row.entry, canceled_at=at)
     point = target.row.rendered
     assert point is not None  # a row without an entry is a manifest point
-    return ledger.Entry(
-        key=point.key,
-        experiment=point.name,
-        url=target.experiment.url,
-        id=target.experiment.id,
-        spec_hash=point.spec_hash,
-        submitted_at=at,  # when it was recorded; its creation time is the backend's to tell
-        commit=commit,
-        params=dict(point.params),
-        canceled_at=at,
-        hash_version=SPEC_HASH_VERSION,
-        spec=ledger.pack_spec(canonical_spec(point.spec)),
-    )
+    # submitted_at: when it was recorded; its creation time is the backend's to tell
+    entry = ledger.Entry.of(point, target.experiment.url, target.experiment.id, commit, at)
+    return dataclasses.replace(entry, canceled_at=at)
 
 
 # -- finding a point --------------------------------------------------------------------------

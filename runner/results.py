@@ -13,7 +13,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner import ledger
 from runner.backends import Backend, ExperimentState, Group, Results
 from runner.plan import PlanStatus, SweepPlan
 from runner.values import Value
@@ -106,10 +105,8 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
             )
         )
     group = found.group
-    if group is None and plan.sweep.placement.group:
-        path = ledger.ledger_path(root, plan.sweep.name, backend.kind)
-        url = ledger.read(path, plan.sweep.name).group  # recorded by the last submit
-        group = Group("", url) if url else None
+    if group is None and plan.sweep.placement.group and plan.group:
+        group = Group("", plan.group)  # the URL the last submit recorded in the ledger's header
     sweep = plan.sweep
     warnings = tuple(duplicate_warnings(plan, found))
     notes = [cap_note(plan, found), found.note]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import catalog, ledger
+from runner import catalog, ledger, membership
 from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
 from runner.backends import BackendKind, Capability, Experiment, ExperimentState
 from runner.operate import Restart, RestartVerdict
@@ -170,3 +170,28 @@ def test_experiment_states_from_text_are_the_enum() -> None:
     assert found.state is ExperimentState.RUNNING and found.state.live
     with pytest.raises(ValueError, match="'runing'"):
         Experiment("n", "i", "u", None, "runing")  # type: ignore[arg-type]
+
+
+def test_the_group_step_reads_the_runs_clock_for_its_deadline(tmp_path: Path) -> None:
+    """One deadline per submit, on the run's clock (it had its own, on time.monotonic)."""
+    plans, backend = _plans(tmp_path), FakeBackend()
+    apply(plans, backend, ApplyOptions(tmp_path, dry_run=False), Shown())
+    plans = catalog.load(tmp_path, ()).plans()
+    (late,) = membership.ensure_groups(backend, plans, tmp_path, deadline=5.0, now=lambda: 6.0)
+    assert late.group is None and late.error == "the run's deadline has passed"
+    (early,) = membership.ensure_groups(backend, plans, tmp_path, deadline=5.0, now=lambda: 1.0)
+    assert early.group is not None and early.group.members == 2
+
+
+def test_an_entry_is_built_in_one_place_for_a_submit_and_a_cancel(tmp_path: Path) -> None:
+    (plan,) = _plans(tmp_path)
+    point = plan.rows[0].rendered
+    assert point is not None
+    entry = ledger.Entry.of(point, "fake://x", "id-x", "c0ffee", "2026-01-01T00:00:00Z")
+    assert (entry.key, entry.experiment, entry.commit) == (point.key, point.name, "c0ffee")
+    assert ledger.unpack_spec(entry.spec) is not None and entry.params == dict(point.params)
+    store = ledger.LedgerStore(tmp_path)
+    store.record("demo", [entry])
+    assert store.path("demo") == tmp_path / "sweeps" / "ledger" / "demo.jsonl"
+    assert store.read("demo").entries == {point.key: entry}
+    assert store.set_group("demo", "fake://g") and store.read("demo").group == "fake://g"

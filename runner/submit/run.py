@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from runner import ledger
 from runner.backends import Backend, Capability, Transient
 from runner.backends.health import Wait
 from runner.model import Rendered, Sweep
@@ -55,8 +56,9 @@ class Submitter:
         self._outcomes: dict[tuple[str, str], Outcome] = {}
         self._down_since: float | None = None
         self._grace_until: float | None = None
+        store = ledger.LedgerStore(options.root, backend.kind)
         self.record = Recorder(
-            options.root, backend.kind, options.commit, options.record_every, progress
+            store, options.commit, options.record_every, progress, self.clock.now
         )
         self.points = PointSubmitter(
             backend, self.policy, self._remaining, self._retrying, self._stopping.is_set
