@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -198,3 +199,79 @@ def test_the_backend_choices_of_the_cli_are_the_backend_kinds() -> None:
     from runner.commands.common import BACKEND_CHOICES
 
     assert BACKEND_CHOICES == CHOICES  # spelled twice only because `--help` loads no backend
+
+
+# -- guards that close the holes ------------------------------------------------------------
+
+
+def _layered() -> list[str]:
+    """The modules the `layers` contract names (read as text: tomllib is 3.11+)."""
+    text = (PROJECT / "pyproject.toml").read_text(encoding="utf-8")
+    start = text.index("layers = [", text.index('id = "layers"'))
+    block = text[start : text.index("]", start)]
+    return [name.strip() for layer in re.findall(r'"([^"]+)"', block) for name in layer.split("|")]
+
+
+def test_every_runner_module_is_in_a_layer() -> None:
+    """A module in no layer escapes the contract: an import from it, or to it, is never checked
+    (`runner.drift` was in none, so `ledger -> drift`, a cycle, kept the contract)."""
+    layered = _layered()
+    outside = [
+        module
+        for module in _modules()
+        if module != "runner"
+        and not any(module == n or module.startswith(n + ".") for n in layered)
+    ]
+    assert outside == []
+
+
+def test_a_module_in_no_layer_is_found() -> None:
+    assert not any(
+        n == "runner.nowhere" or "runner.nowhere".startswith(n + ".") for n in _layered()
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("module", "line", "contract", "arrow"),
+    [
+        (
+            "ledger.py",
+            "from runner import drift  # the ledger reaching up: a cycle",
+            "The pipeline's layers point one way",
+            "runner.ledger -> runner.drift",
+        ),
+        (
+            "backends/local/__init__.py",
+            "from runner.backends import beaker  # one adapter using the other",
+            "The two backends know nothing of each other",
+            "runner.backends.local -> runner.backends.beaker",
+        ),
+    ],
+)
+def test_these_imports_break_a_contract(
+    runner_copy: Path, module: str, line: str, contract: str, arrow: str
+) -> None:
+    path = runner_copy / "runner" / module
+    path.write_text(path.read_text() + f"\n{line}\n")
+    result = _lint_imports(runner_copy)
+    assert result.returncode == 1
+    assert f"{contract} BROKEN" in result.stdout
+    source, target = arrow.split(" -> ")
+    assert source in result.stdout and target in result.stdout
+
+
+def _code_map() -> str:
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    start = text.index("| where | what it holds |")
+    return text[start : text.index("\n\n", start)]
+
+
+def test_every_runner_module_and_package_is_in_the_readme_code_map() -> None:
+    entries = [
+        f"runner/{p.name}/" if p.is_dir() else f"runner/{p.name}"
+        for p in sorted(RUNNER.iterdir())
+        if p.name not in ("__init__.py", "__main__.py", "py.typed", "__pycache__")
+    ]
+    code_map = _code_map()
+    assert [e for e in entries if f"`{e}`" not in code_map] == []
