@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import ledger
-from runner.backends import Backend, Capability, Experiment, Rejected, Transient
+from runner.backends import Backend, Capability, Experiment, Rejected, Transient, adoptable
 from runner.errors import RunnerError
 from runner.files import utc_now
 from runner.plan import PlanStatus, Row, SweepPlan, capped
@@ -57,8 +57,7 @@ def restart_candidates(backend: Backend, plans: Sequence[SweepPlan]) -> list[Can
             continue
         submitted = (PlanStatus.SUBMITTED, PlanStatus.DRIFTED)
         rows = [r for r in plan.rows if r.status in submitted and r.entry]
-        # `existing`: one listing with the states, without `states`' exit code per finished one.
-        live = backend.existing(plan.sweep, [r.name for r in rows]) if rows else {}
+        live = adoptable(backend, plan.sweep, [r.name for r in rows]) if rows else {}
         for row in rows:
             experiment = live.get(row.name)
             if experiment is not None and experiment.state.restartable:
@@ -175,9 +174,9 @@ def cancel_targets(
     targets = []
     for plan in plans:
         rows = chosen[id(plan)]
-        live = backend.states(plan.sweep, [r.name for r in rows]) if rows else {}
+        listed = backend.experiments(plan.sweep, [r.name for r in rows]) if rows else {}
         for row in rows:
-            found = live.get(row.name)
+            found = next(iter(listed.get(row.name, ())), None)  # the oldest: the point's
             if found is not None and found.state.live and found.key == row.key:
                 targets.append(CancelTarget(plan, row, found))
     return targets
@@ -252,7 +251,7 @@ def live_caps(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
         if plan.sweep.limits.max_running is None or not plan.to_submit_on(runs_drafts):
             out.append(plan)
             continue
-        found = backend.existing(plan.sweep, [row.name for row in plan.rows])
-        running = sum(1 for e in found.values() if e.state.live)
+        listed = backend.experiments(plan.sweep, [row.name for row in plan.rows])
+        running = sum(1 for found in listed.values() if found[0].state.live)
         out.append(capped(plan, running))
     return out

@@ -37,3 +37,12 @@ def project_copy(tmp_path: Path) -> Path:
     shutil.copytree(PROJECT / "sweeps", root / "sweeps", ignore=shutil.ignore_patterns("ledger"))
     shutil.copytree(PROJECT / "schemas", root / "schemas")
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A directory holding the six-point sweep `exact` (tests.helpers.SWEEP), as sweeps/exact.yaml."""
+    from tests.helpers import SWEEP, write_manifest
+
+    write_manifest(tmp_path, SWEEP, "exact.yaml")
+    return tmp_path

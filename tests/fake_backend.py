@@ -37,10 +37,10 @@ class FakeBackend:
         self.kind = kind
         self.capabilities = frozenset(capabilities)
         self.health = Health("fake", "memory://")
-        self.experiments: dict[str, list[Experiment]] = {}
+        self.made: dict[str, list[Experiment]] = {}
         """By name, every copy, oldest first."""
         for experiment in experiments:
-            self.experiments.setdefault(experiment.name, []).append(experiment)
+            self.made.setdefault(experiment.name, []).append(experiment)
         self.rejects = set(rejects)
         """Names whose create is refused (Rejected)."""
         self.groups: dict[str, list[str]] = {}
@@ -50,7 +50,7 @@ class FakeBackend:
         self.calls.append((call, what))
 
     def _latest(self, name: str) -> Experiment | None:
-        found = self.experiments.get(name)
+        found = self.made.get(name)
         return found[-1] if found else None
 
     def create(self, sweep: Sweep, point: Rendered) -> Experiment:
@@ -59,24 +59,12 @@ class FakeBackend:
             raise Rejected(f"{point.name}: refused by the script")
         made = Experiment(point.name, f"id-{point.name}", f"fake://{point.name}", point.key)
         made = dataclasses.replace(made, state=ExperimentState.QUEUED)
-        self.experiments.setdefault(point.name, []).append(made)
+        self.made.setdefault(point.name, []).append(made)
         return made
 
-    def find(self, sweep: Sweep, name: str) -> Experiment | None:
-        self._log("find", name)
-        return self._latest(name)
-
-    def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        self._log("existing", sweep.name)
-        return {n: e for n in names if (e := self._latest(n)) is not None}
-
-    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        self._log("states", sweep.name)
-        return {n: e for n in names if (e := self._latest(n)) is not None}
-
-    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
-        self._log("copies", sweep.name)
-        return {n: tuple(self.experiments[n]) for n in names if n in self.experiments}
+    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        self._log("list", sweep.name)
+        return {n: tuple(self.made[n]) for n in names if n in self.made}
 
     def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
         self._log("restart", point.name)
@@ -84,7 +72,7 @@ class FakeBackend:
         if latest is None or not latest.state.restartable:
             return None
         restarted = dataclasses.replace(latest, state=ExperimentState.QUEUED)
-        self.experiments[point.name][-1] = restarted
+        self.made[point.name][-1] = restarted
         return restarted
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
@@ -93,9 +81,7 @@ class FakeBackend:
         for e in experiments:
             latest = self._latest(e.name)
             if latest is not None and latest.state.live:
-                self.experiments[e.name][-1] = dataclasses.replace(
-                    latest, state=ExperimentState.CANCELED
-                )
+                self.made[e.name][-1] = dataclasses.replace(latest, state=ExperimentState.CANCELED)
                 done.append(e.name)
         return done
 
@@ -116,7 +102,7 @@ class FakeBackend:
 
     def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
         self._log("results", sweep.name)
-        return Results(None, dict(self.states(sweep, names)))
+        return Results(None, {n: found[0] for n, found in self.experiments(sweep, names).items()})
 
     def close(self) -> None:
         self._log("close", "")

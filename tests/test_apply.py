@@ -100,9 +100,9 @@ def test_restart_failed_restarts_in_place_and_the_plan_is_read_again(tmp_path: P
     root = tmp_path
     backend = FakeBackend()
     apply(_plans(root), backend, ApplyOptions(root), Shown())
-    name = sorted(backend.experiments)[0]
-    failed = dataclasses.replace(backend.experiments[name][-1], state=ExperimentState.FAILED)
-    backend.experiments[name][-1] = failed
+    name = sorted(backend.made)[0]
+    failed = dataclasses.replace(backend.made[name][-1], state=ExperimentState.FAILED)
+    backend.made[name][-1] = failed
     options = ApplyOptions(root, restart_failed=True, replan=lambda: catalog.load(root, ()).plans())
     shown = Shown()
     applied = apply(catalog.load(root, ()).plans(), backend, options, shown)

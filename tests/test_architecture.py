@@ -275,3 +275,14 @@ def test_every_runner_module_and_package_is_in_the_readme_code_map() -> None:
     ]
     code_map = _code_map()
     assert [e for e in entries if f"`{e}`" not in code_map] == []
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared set-up lives in support modules (helpers, charts, fake_backend, conftest...)."""
+    tests = PROJECT / "tests"
+    importing = sorted(
+        str(path.relative_to(PROJECT))
+        for path in tests.rglob("*.py")
+        if re.search(r"^\s*(from|import) tests\.test_", path.read_text(encoding="utf-8"), re.M)
+    )
+    assert importing == []

@@ -19,21 +19,11 @@ from runner.progress import Progress
 from runner.retry import RetryPolicy
 from runner.submit import Options, OutcomeStatus, Submitter
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, write_manifest
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    write_manifest(tmp_path, SWEEP, "exact.yaml")
-    return tmp_path
+from tests.helpers import POINTS, SWEEP, no_sleep, write_manifest
 
 
 def quiet() -> Progress:
     return Progress(io.StringIO(), io.StringIO(), live=False)
-
-
-def noop(seconds: float) -> None:
-    pass
 
 
 def submit(root: Path, backend: BeakerBackend, concurrency: int) -> None:
@@ -106,11 +96,11 @@ def test_create_is_one_request_and_returns_what_a_lookup_returns(
 ) -> None:
     sweep, point = _first_point(repo)
     with contextlib.closing(BeakerBackend()) as backend:
-        backend.existing(sweep, [])  # resolves the workspace, as a run does before creating
+        backend.experiments(sweep, [])  # resolves the workspace, as a run does before creating
         fake_beaker.reset_calls()
         created = backend.create(sweep, point)
         assert fake_beaker.calls == {"http:create": 1}  # beaker-py's create adds a GetWorkload
-        found = backend.find(sweep, point.name)
+        (found,) = backend.experiments(sweep, [point.name])[point.name]
     assert created == found
     assert (created.name, created.key, created.state) == (point.name, point.key, "queued")
     assert created.id == fake_beaker.experiments()[0].id
@@ -138,7 +128,7 @@ def test_a_create_reply_without_an_id_is_looked_up_and_adopted(
 ) -> None:
     fake_beaker.garble_after_commit(times=1)
     backend = BeakerBackend()
-    options = Options(root=repo, commit="c0ffee", concurrency=1, policy=RetryPolicy(sleep=noop))
+    options = Options(root=repo, commit="c0ffee", concurrency=1, policy=RetryPolicy(sleep=no_sleep))
     try:
         outcomes = Submitter(backend, options, quiet()).run(catalog.load(repo, []).plans())
     finally:

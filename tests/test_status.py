@@ -21,11 +21,11 @@ from runner.plan import PlanStatus
 from runner.progress import Progress
 from runner.retry import RetryPolicy
 from runner.submit import Options, Submitter
+from tests.charts import check_xychart, image_checks
 from tests.conftest import PROJECT
 from tests.fake_beaker.certs import CertBundle
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
-from tests.test_plot import check_xychart, image_checks
 
 MAX_PAGE_SIZE = ServiceClient.MAX_PAGE_SIZE
 # The six-point sweep, then edited: lr 0.1 dropped (2 orphans), lr 0.0001 added (2 new points).

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,15 +21,13 @@ from runner.progress import Progress
 from runner.retry import RetryPolicy
 from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 from tests.clock import VirtualClock
-from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, write_manifest
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    write_manifest(tmp_path, SWEEP, "exact.yaml")
-    return tmp_path
+from tests.helpers import (
+    POINTS,
+    assert_exactly_once,
+    submit_process,
+    wait_for_entries,
+)
 
 
 def run_submit(
@@ -66,15 +61,6 @@ def run_submit(
     finally:
         backend.close()
     return outcomes, sleeps
-
-
-def assert_exactly_once(root: Path, fake: FakeBeaker, points: int = POINTS) -> None:
-    counts = fake.count_by_name()
-    assert len(counts) == points and set(counts.values()) == {1}, counts
-    entries = ledger.read(ledger.ledger_path(root, "exact"), "exact").entries
-    assert sorted(e.experiment for e in entries.values()) == sorted(counts)
-    assert {e.id for e in entries.values()} == {x.id for x in fake.experiments()}
-    assert all(e.url.endswith(e.id) for e in entries.values())
 
 
 def test_submit_creates_every_point_once_and_records_urls(
@@ -227,37 +213,17 @@ def test_missing_token_is_a_one_line_error(
     assert "CI never falls back" in err
 
 
-def _runner(root: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "runner", "-C", str(root), "submit", *extra],
-        cwd=PROJECT,
-        env=dict(os.environ),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _wait_for_entries(path: Path, count: int, proc: subprocess.Popen[str]) -> None:
-    for _ in range(600):
-        if path.exists() and len(path.read_text().splitlines()) - 1 >= count:
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("runner made no progress")
-
-
 @pytest.mark.slow
 def test_runner_killed_mid_run_and_restarted_ends_with_one_experiment_per_point(
     repo: Path, fake_beaker: FakeBeaker
 ) -> None:
     fake_beaker.latency = 0.3
-    proc = _runner(repo, "--concurrency", "1")
-    _wait_for_entries(ledger.ledger_path(repo, "exact"), 2, proc)
+    proc = submit_process(repo, "--concurrency", "1")
+    wait_for_entries(ledger.ledger_path(repo, "exact"), 2, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     fake_beaker.latency = 0.0
-    again = _runner(repo)
+    again = submit_process(repo)
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
     assert_exactly_once(repo, fake_beaker)
@@ -266,7 +232,7 @@ def test_runner_killed_mid_run_and_restarted_ends_with_one_experiment_per_point(
 @pytest.mark.slow
 def test_two_runners_at_once_create_each_point_once(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.latency = 0.05
-    procs = [_runner(repo, "--concurrency", "3") for _ in range(2)]
+    procs = [submit_process(repo, "--concurrency", "3") for _ in range(2)]
     results = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], results
     assert_exactly_once(repo, fake_beaker)

@@ -28,8 +28,14 @@ from runner.progress import Progress
 from runner.submit import Clock, Options, Outcome, OutcomeStatus, RetryPolicy, Submitter
 from tests.clock import VirtualClock
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, write_manifest
-from tests.test_submit import _runner, _wait_for_entries, assert_exactly_once
+from tests.helpers import (
+    POINTS,
+    SWEEP,
+    assert_exactly_once,
+    submit_process,
+    wait_for_entries,
+    write_manifest,
+)
 
 T = TypeVar("T")
 
@@ -236,8 +242,8 @@ def test_sigterm_records_every_created_experiment_and_prints_the_summary(
     repo: Path, fake_beaker: FakeBeaker
 ) -> None:
     fake_beaker.latency = 0.3
-    proc = _runner(repo, "--concurrency", "2")
-    _wait_for_entries(ledger.ledger_path(repo, "exact"), 1, proc)
+    proc = submit_process(repo, "--concurrency", "2")
+    wait_for_entries(ledger.ledger_path(repo, "exact"), 1, proc)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err

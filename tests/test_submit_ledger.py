@@ -23,17 +23,10 @@ from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 from tests.clock import VirtualClock
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, write_manifest
-from tests.test_submit import _runner, assert_exactly_once
+from tests.helpers import POINTS, assert_exactly_once, submit_process
 
 NEVER = 3600.0
 """A record_every no test outlives: nothing is written before the run ends."""
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    write_manifest(tmp_path, SWEEP, "exact.yaml")
-    return tmp_path
 
 
 def entries(root: Path) -> set[str]:
@@ -168,7 +161,7 @@ def test_a_run_killed_before_it_writes_loses_nothing_a_rerun_cannot_adopt(
     assert entries(repo) == set()
     created_before = set(fake_beaker.count_by_name())
     fake_beaker.latency = 0.0
-    again = _runner(repo)
+    again = submit_process(repo)
     out, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
     adopted = {

@@ -54,6 +54,9 @@ class Capability(StrEnum):
     """Draft sweeps run here (this machine only); elsewhere they are never submitted."""
     SHARED = "shared"
     """Shared, billed machines: reviewed-plan pins apply and a submit has a default deadline."""
+    RESUMES = "resumes"
+    """`create` waits for a run another runner is running, and resumes a stale one: so only
+    finished runs are adopted instead of created (`adoptable`)."""
 
 
 @dataclass(frozen=True)
@@ -180,16 +183,12 @@ class Backend(Protocol):
         """Create the point's experiment under point.name; never under another name."""
         ...
 
-    def find(self, sweep: Sweep, name: str) -> Experiment | None:
-        """Look an experiment up by name; None when there is none."""
-        ...
-
-    def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        """Those of names that exist, found with as few calls as the backend allows."""
-        ...
-
-    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        """Live state of the named experiments (with exit codes of finished ones), in bulk."""
+    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        """Every experiment of each name that has one, whoever created it, oldest first, with
+        its state (an exit code only where it costs no call of its own), in bulk: one call, not
+        one per name. Where names are unique per author, two accounts can each create a point
+        (`runner.submit.duplicates`). A look-up by name is the oldest of a list of one; what a
+        submit adopts is `adoptable`."""
         ...
 
     def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
@@ -217,17 +216,23 @@ class Backend(Protocol):
         group: in a number of calls that grows with pages, not with points."""
         ...
 
-    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
-        """Every experiment of each name, whoever created it, oldest first, in bulk. Where
-        names are unique per author, two accounts can each create a point: see
-        `runner.submit.duplicates`."""
-        ...
-
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
         """Cancel a duplicate this run created; done at most once (looked up before a retry)."""
         ...
 
     def close(self) -> None: ...
+
+
+def adoptable(backend: Backend, sweep: Sweep, names: Iterable[str]) -> dict[str, Experiment]:
+    """The experiment of each name that a submit adopts instead of creating it: the oldest,
+    in any state; on a backend that resumes runs, only a finished one."""
+    finished = (ExperimentState.SUCCEEDED, ExperimentState.FAILED)
+    resumes = Capability.RESUMES in backend.capabilities
+    return {
+        name: found[0]
+        for name, found in backend.experiments(sweep, names).items()
+        if not resumes or found[0].state in finished
+    }
 
 
 CHOICES = ("auto", *BackendKind)

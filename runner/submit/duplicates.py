@@ -35,7 +35,7 @@ def check(
         ]
         if not created:
             continue
-        copies = backend.copies(sweep, [o.point.name for o in created])
+        copies = backend.experiments(sweep, [o.point.name for o in created])
         for outcome in created:
             assert outcome.experiment is not None
             mine = outcome.experiment

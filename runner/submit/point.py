@@ -42,19 +42,24 @@ class PointSubmitter:
         self.on_retry = on_retry
         self.stopping = stopping
 
+    def _find(self, sweep: Sweep, name: str) -> Experiment | None:
+        """The oldest experiment of that name, whoever created it (a list of one)."""
+        found = self.backend.experiments(sweep, [name]).get(name)
+        return found[0] if found else None
+
     def submit(self, sweep: Sweep, point: Rendered) -> Outcome:
         ambiguous = False
 
         def attempt() -> tuple[Experiment, OutcomeStatus]:
             nonlocal ambiguous
             if ambiguous:
-                found = self.backend.find(sweep, point.name)
+                found = self._find(sweep, point.name)
                 if found is not None:
                     return adopt(point, found), OutcomeStatus.ADOPTED
             try:
                 return self.backend.create(sweep, point), OutcomeStatus.CREATED
             except NameTaken:
-                found = self.backend.find(sweep, point.name)
+                found = self._find(sweep, point.name)
                 if found is None:
                     ambiguous = True
                     raise Transient(f"name {point.name} is taken but cannot be found yet") from None

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from runner import ledger
-from runner.backends import Backend, Capability, Transient
+from runner.backends import Backend, Capability, Transient, adoptable
 from runner.backends.health import Wait
 from runner.model import Rendered, Sweep
 from runner.plan import SweepPlan
@@ -100,7 +100,7 @@ class Submitter:
             if not mine:
                 continue
             names = [p.name for _, p in mine]
-            found = self._await(functools.partial(self.backend.existing, plan.sweep, names))
+            found = self._await(functools.partial(adoptable, self.backend, plan.sweep, names))
             if self.stopped is not None:
                 return []
             if isinstance(found, Exception):

@@ -77,7 +77,6 @@ class BeakerBackend:
         if http_timeout is not None:
             self.client.TIMEOUT = http_timeout  # type: ignore[misc]  # beaker-py reads self.TIMEOUT
         self._workspaces: dict[str, pb2.Workspace] = {}
-        self._author: str | None = None
         self.proofs = ShapeProofs()
         self.groups = SweepGroups(self.client, self._workspace)
         self.health = Health("Beaker", config.agent_address)
@@ -116,11 +115,6 @@ class BeakerBackend:
                 f"workspace {name}", lambda: self.client.workspace.get(name)
             )
         return self._workspaces[name]
-
-    def author(self) -> str:
-        if self._author is None:
-            self._author = self._call("current user", lambda: self.client.user_name)
-        return self._author
 
     def _experiment(self, workload: pb2.Workload) -> Experiment:
         exp = workload.experiment
@@ -175,20 +169,14 @@ class BeakerBackend:
         url = self.client.experiment.url(pb2.Experiment(id=experiment_id))
         return Experiment(point.name, experiment_id, url, point.key, ExperimentState.QUEUED)
 
-    def find(self, sweep: Sweep, name: str) -> Experiment | None:
-        """The experiment of that name in the sweep's workspace, whoever created it (the oldest,
-        where names are unique per author and several exist). `author/name` would miss one that
-        another account created."""
-        found = self._all(sweep, [name], needle=name).get(name)
-        return self._experiment(found[0]) if found else None
-
-    def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        return {name: self._experiment(w) for name, w in self._listed(sweep, names).items()}
-
-    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        """In the sweep's workspace, whoever created them: `author/name` would miss one that
+        another account created. One name is listed by itself (a narrower listing)."""
+        wanted = list(names)
+        needle = wanted[0] if len(wanted) == 1 else sweep.name
         return {
-            name: [self._experiment(w) for w in found]
-            for name, found in self._all(sweep, names, needle=sweep.name).items()
+            name: tuple(self._experiment(w) for w in found)
+            for name, found in self._all(sweep, wanted, needle).items()
         }
 
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
@@ -221,27 +209,6 @@ class BeakerBackend:
             return found
 
         return self._call(f"list experiments of {sweep.name}", listing)
-
-    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        """One paged listing for the states; one job listing per finished experiment for its
-        exit code (the listed workload is used as it is, never fetched again)."""
-        return {
-            name: self._with_exit_code(workload, self._experiment(workload))
-            for name, workload in self._listed(sweep, names).items()
-        }
-
-    def _with_exit_code(self, workload: pb2.Workload, experiment: Experiment) -> Experiment:
-        if experiment.state not in (ExperimentState.SUCCEEDED, ExperimentState.FAILED):
-            return experiment
-
-        def latest() -> int | None:
-            job = self.client.workload.get_latest_job(workload)
-            if job is None or not job.status.HasField("exited"):
-                return None
-            return int(job.status.exit_code)
-
-        code = self._call(f"job of {experiment.name}", latest)
-        return dataclasses.replace(experiment, exit_code=code)
 
     # -- acting on experiments (see runner.backends.beaker.lifecycle) --------------------------
 

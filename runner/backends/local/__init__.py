@@ -4,7 +4,8 @@
 bounds how many run at once) and additionally waits for enough of this machine's CPUs and GPUs.
 Runs live in `.runs/<sweep>/<experiment>/` (see `runner.backends.local.rundir`) and are recorded in the local
 ledger beside them, never in the committed Beaker ledger. Lookups read the run directories:
-only finished runs count as existing, so the ledger never records a run that might still crash;
+only finished runs are adopted (`Capability.RESUMES`), so the ledger never records a run that
+might still crash;
 a point another runner is running is waited for, and a crashed runner's point is run again.
 """
 
@@ -69,7 +70,7 @@ class ReplicaPlan:
 
 class LocalBackend:
     kind: BackendKind = BackendKind.LOCAL
-    capabilities: frozenset[Capability] = frozenset({Capability.RUNS_DRAFTS})
+    capabilities: frozenset[Capability] = frozenset({Capability.RUNS_DRAFTS, Capability.RESUMES})
     grace = 10.0
     """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
 
@@ -108,17 +109,6 @@ class LocalBackend:
         state = run.read()  # it may have finished, or been taken over, since the first read
         return state, state is not None and state.status == RUNNING and run.supervised()
 
-    def _lookup(self, sweep: Sweep, name: str, finished_only: bool) -> Experiment | None:
-        run = self.run_dir(sweep.name, name)
-        state, live = self._observe(run)
-        if state is None:
-            return None
-        if state.finished or (live and not finished_only):
-            return self._experiment(run, state, live)
-        if not live:
-            self._resumable(run, state)
-        return None
-
     def _resumable(self, run: RunDir, state: RunState) -> None:
         if state.status == RUNNING:
             text = (
@@ -143,18 +133,7 @@ class LocalBackend:
             metrics=run.metrics(),
         )
 
-    def find(self, sweep: Sweep, name: str) -> Experiment | None:
-        try:
-            return self._lookup(sweep, name, finished_only=False)
-        except RunnerError as exc:
-            raise Rejected(str(exc)) from None
-
-    def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        """Finished runs only: a running point is left to `create`, which waits for it."""
-        found = {name: self._lookup(sweep, name, finished_only=True) for name in names}
-        return {name: exp for name, exp in found.items() if exp is not None}
-
-    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
+    def _states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
         found = {}
         for name in names:
             run = self.run_dir(sweep.name, name)
@@ -173,7 +152,7 @@ class LocalBackend:
     def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
         """Each run's state file and results/metrics.json, with how long it ran."""
         wanted = list(names)
-        found = self.states(sweep, wanted)
+        found = self._states(sweep, wanted)
         experiments = {}
         for name, experiment in found.items():
             state = self.run_dir(sweep.name, name).read()
@@ -181,9 +160,10 @@ class LocalBackend:
             experiments[name] = replace(experiment, seconds=seconds)
         return Results(self.ensure_group(sweep, [e.id for e in found.values()]), experiments)
 
-    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
-        """One run directory per name: a point never has two runs here."""
-        return {name: [exp] for name, exp in self.states(sweep, names).items()}
+    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        """One run directory per name, so one experiment: live, finished, or a stale run seen
+        as canceled (the next submit resumes it)."""
+        return {name: (exp,) for name, exp in self._states(sweep, names).items()}
 
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
         raise Rejected(f"{experiment.name}: the local backend never has duplicates to cancel")
