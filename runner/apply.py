@@ -7,7 +7,7 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 `runner.report` turns the returned `Applied` into text; the command prints it.
 
 1. PLANNING, run in every mode (a dry run stops after them, having changed nothing):
-   `restart_failed` (or, in a dry run, what it would restart), `hold_back_unreviewed` (plan
+   `restart_failed_points` (or, in a dry run, what it would restart), `hold_back_unreviewed` (plan
    pins), `cap_running` (each sweep's max_running against its live experiments).
 2. ACTING, run unless `options.dry_run`, under SIGINT/SIGTERM handlers that stop in order:
    `submit_points` (the exactly-once `Submitter`), `group_sweeps` (level-triggered group
@@ -137,7 +137,7 @@ Step = Callable[[Run, Applied], Applied]
 # -- planning ---------------------------------------------------------------------------------
 
 
-def restart_failed(run: Run, applied: Applied) -> Applied:
+def restart_failed_points(run: Run, applied: Applied) -> Applied:
     """`--restart-failed`: restart failed points in place (in a dry run: say what it would)."""
     if not run.options.restart_failed:
         return applied
@@ -198,7 +198,7 @@ def group_sweeps(run: Run, applied: Applied) -> Applied:
     return dataclasses.replace(applied, groups=tuple(groups))
 
 
-PLANNING: tuple[Step, ...] = (restart_failed, hold_back_unreviewed, cap_running)
+PLANNING: tuple[Step, ...] = (restart_failed_points, hold_back_unreviewed, cap_running)
 ACTING: tuple[Step, ...] = (submit_points, group_sweeps)
 
 

@@ -14,6 +14,7 @@ from runner.backends import Backend, Capability, Transient, adoptable
 from runner.backends.health import Wait
 from runner.model import Rendered, Sweep
 from runner.plan import SweepPlan
+from runner.render.durations import elapsed_text
 from runner.retry import RetryPolicy
 from runner.submit import duplicates
 from runner.submit.options import Options
@@ -30,12 +31,6 @@ class _Reply:
 
     token: object
     value: object
-
-
-def duration(seconds: float) -> str:
-    """'3m', '1m30s', '45s'."""
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes}m{rest}s" if minutes and rest else f"{minutes}m" if minutes else f"{rest}s"
 
 
 class Submitter:
@@ -247,7 +242,7 @@ class Submitter:
                 self._down_since is not None
                 and now >= self._down_since + self.options.max_unreachable
             ):
-                health, lasted = self.backend.health, duration(now - self._down_since)
+                health, lasted = self.backend.health, elapsed_text(now - self._down_since)
                 stop = Stop(
                     StopKind.UNREACHABLE,
                     f"{health.service} at {health.address} unreachable for {lasted} ({down})",
