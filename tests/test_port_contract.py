@@ -15,22 +15,13 @@ from runner.backends import Backend, BackendKind, ExperimentState
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import Replica, RunDir, new_state
 from runner.plan import SweepPlan
-from tests.helpers import write_manifest
+from tests.helpers import MINIMAL, write_manifest
 
-SWEEP = """\
-version: 1
-name: contract
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/sweeps-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
-    command: [python, -c, "print('trained')"]
-params:
-  grid:
-    lr: [0.1, 0.01]
-"""
+# The minimal sweep (two points), with a command that also runs on this machine.
+SWEEP = MINIMAL.format(name="contract").replace(
+    "command: [python, train.py]", "command: [python, -c, \"print('trained')\"]"
+)
+assert "print('trained')" in SWEEP
 
 
 @pytest.fixture(params=[BackendKind.LOCAL, BackendKind.BEAKER])
