@@ -209,18 +209,15 @@ def held_markdown(result: Held, limit: int = 200) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def hold_over_budget(plans: Sequence[SweepPlan], root: Path, pins_file: Path) -> list[SweepPlan]:
+def hold_over_budget(
+    plans: Sequence[SweepPlan], root: Path, pins: Sequence[review.Pin]
+) -> list[SweepPlan]:
     """The submit step: the plans without the over-budget points no approved plan showed (judged
     by the policy at HEAD, the base every merged pull request was judged by); says what it held."""
     import sys
 
     from runner import github
-    from runner.errors import RunnerError
 
-    try:
-        pins = review.parse_pins(pins_file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RunnerError(f"cannot read the reviewed plans at {pins_file}: {exc}") from None
     result = hold_unapproved(plans, pins, policy.read(root))
     if result.held:
         github.append_summary(held_markdown(result))

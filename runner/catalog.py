@@ -12,8 +12,8 @@ from runner.model import Sweep
 from runner.policy import POLICY_PATH
 from runner.render import Renderer
 
-SWEEPS_DIR = "sweeps"
-SKIP_DIRS = {"ledger"}
+SWEEPS_DIR = ledger.LEDGER_DIR.parent.name
+SKIP_DIRS = {ledger.LEDGER_DIR.name}
 """Directories under sweeps/ that hold no manifests."""
 
 
@@ -33,7 +33,7 @@ class Catalog:
         for sweep in self.sweeps:
             try:
                 record = (
-                    ledger.read(ledger.ledger_path(self.root, sweep.name, kind), sweep.name)
+                    ledger.LedgerStore(self.root, kind).read(sweep.name)
                     if use_ledgers
                     else ledger.Ledger(sweep.name, {})
                 )

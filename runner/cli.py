@@ -21,11 +21,10 @@ from runner.commands import (
     submit,
     validate,
 )
-from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED, ManifestError, RunnerError
+from runner.errors import EXIT_USER_ERROR, ManifestError, RunnerError
 
 SCRIPT = "sweep-runner"
 """The console script (pyproject.toml's [project.scripts])."""
-EXIT_USER_ERROR = 1
 EXIT_UNEXPECTED = 3
 EXIT_INTERRUPTED = 130
 
@@ -97,32 +96,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Manifest problems are `path:line:col: field: message` lines wherever they are printed.
         plain = isinstance(exc, ManifestError) or "\n" in str(exc)
         print(str(exc) if plain else f"error: {exc}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
         if args.debug:
             raise
-        code = _backend_failure(exc)
-        if code is not None:
-            print(f"error: {exc}", file=sys.stderr)
-            return code
         print(
             f"unexpected error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
             file=sys.stderr,
         )
         return EXIT_UNEXPECTED
-
-
-def _backend_failure(exc: Exception) -> int | None:
-    """The exit code of a backend failure that reached here (a look-up before a submit, a status
-    listing, a cancel): 4 for a request Beaker refused, 5 for one it did not answer; None for
-    anything else. Imported only on this path, so `--help` loads no backend."""
-    from runner.backends import Rejected, Transient
-
-    if isinstance(exc, Rejected):
-        return EXIT_REJECTED
-    if isinstance(exc, Transient):
-        return EXIT_INCOMPLETE
-    return None

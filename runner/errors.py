@@ -1,6 +1,9 @@
-"""User-facing errors: one root class, one subclass per area.
+"""User-facing errors: one root class, one subclass per area, each with its exit code.
 
-Only the CLI entry point catches these; it prints ``str(error)`` and exits 1.
+Only the CLI entry point catches these (`runner.cli.main`, one handler): it prints ``str(error)``
+and exits with the error's `exit_code`: 1 for what the user must fix, 4 for a request the backend
+refused (`runner.backends.Rejected`), 5 for one it did not answer (`runner.backends.Transient`).
+Anything else that reaches the CLI is a bug: exit 3. `--debug` shows the traceback of either.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from dataclasses import dataclass
 
 from runner.marks import KeyPath, Marks, field_path
 
+EXIT_USER_ERROR = 1
+"""The user must fix something (a manifest, credentials, git): nothing was submitted for it."""
 EXIT_REJECTED = 4
 """Beaker refused a request (client error): running again does the same."""
 EXIT_INCOMPLETE = 5
@@ -17,6 +22,12 @@ EXIT_INCOMPLETE = 5
 
 class RunnerError(Exception):
     """A failure the user can act on; its message is shown without a traceback."""
+
+    exit_code: int = EXIT_USER_ERROR
+
+
+class BackendError(RunnerError):
+    """A backend failed a request (`runner.backends` defines the kinds, each with its exit code)."""
 
 
 @dataclass(frozen=True, order=True)

@@ -23,7 +23,6 @@ from runner.retry import RetryPolicy, retrying
 if TYPE_CHECKING:
     import git
 
-LEDGER_DIR = PurePosixPath("sweeps/ledger")
 SKIP_CI = "[skip ci]"
 SERVER_RACES = ("cannot lock ref", "failed to update ref", "incorrect old value")
 """How a server reports two pushes racing for one ref: retried like a rejected push."""
@@ -56,7 +55,6 @@ class Commit:
 
 PUSH_POLICY = RetryPolicy(attempts=6, per_point_seconds=600.0, initial_wait=2.0, max_wait=30.0)
 """Backoff with jitter between rebuilt pushes, so racing runners do not retry in lockstep."""
-DEFAULT_POLICY = PUSH_POLICY
 
 
 class _Raced(Exception):
@@ -202,7 +200,7 @@ def commit_message(counts: dict[str, int]) -> str:
 def commit_ledgers(root: Path) -> Commit | None:
     """Commit the Beaker ledger files that differ from HEAD, and nothing else; None if none do."""
     repo = _open(root)
-    directory = _relative(repo, root / str(LEDGER_DIR))
+    directory = _relative(repo, root / str(ledger.LEDGER_DIR))
     files = [f for f in _changed(repo, [directory]) if f.endswith(".jsonl")]
     files = [f for f in files if (Path(str(repo.working_tree_dir)) / f).exists()]
     if not files:
@@ -228,7 +226,7 @@ def commit_ledgers(root: Path) -> Commit | None:
 
 def publish(root: Path, target: Target, policy: RetryPolicy | None = None) -> Pushed:
     """Push the ledger commits HEAD has over the remote branch; rebuild and retry on races."""
-    policy = policy or DEFAULT_POLICY
+    policy = policy or PUSH_POLICY
     repo = _open(root)
     tracking = f"refs/remotes/{target.remote}/{target.branch}"
     _fetch(repo, target)
@@ -286,7 +284,7 @@ def _ledger_commits(repo: git.Repo, tracking: str, root: Path) -> list[str] | No
     if not _git(repo, "rev-list", "--max-count=1", f"{tracking}..HEAD"):
         return None
     files = _git(repo, "diff", "--name-only", "--no-renames", f"{tracking}...HEAD").splitlines()
-    directory = _relative(repo, root / str(LEDGER_DIR)) + "/"
+    directory = _relative(repo, root / str(ledger.LEDGER_DIR)) + "/"
     others = [f for f in files if not (f.startswith(directory) and f.endswith(".jsonl"))]
     if others:
         raise GitError(

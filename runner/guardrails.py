@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.backends import Backend
+from runner.backends import Backend, Capability, ExperimentState
 from runner.model import Sweep
-from runner.plan import SUBMIT, SweepPlan
+from runner.plan import PlanStatus, SweepPlan
 from runner.results import SweepResults, collect
 
-FAILED, SUCCEEDED = "failed", "succeeded"
+FAILED, SUCCEEDED = ExperimentState.FAILED, ExperimentState.SUCCEEDED
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,8 @@ def stop_of(sweep: Sweep, results: SweepResults) -> Stop | None:
 def stopped(plan: SweepPlan, stop: Stop) -> SweepPlan:
     """The plan with every `+` point held, the stop as its reason (shown as the row's note)."""
     rows = tuple(
-        dataclasses.replace(r, waiting=stop.reason) if r.status == SUBMIT else r for r in plan.rows
+        dataclasses.replace(r, waiting=stop.reason) if r.status == PlanStatus.SUBMIT else r
+        for r in plan.rows
     )
     return dataclasses.replace(plan, rows=rows, stopped=stop.reason)
 
@@ -77,7 +78,8 @@ def apply_stops(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> lis
 
     out: list[SweepPlan] = []
     for plan in plans:
-        if not guarded(plan.sweep) or not plan.to_submit_on(backend.kind):
+        runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
+        if not guarded(plan.sweep) or not plan.to_submit_on(runs_drafts):
             out.append(plan)
             continue
         stop = stop_of(plan.sweep, collect(plan, backend, root))

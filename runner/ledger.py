@@ -11,17 +11,20 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-import time
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.errors import LedgerError
 from runner.files import locked, write_atomic
-from runner.keys import SPEC_HASH_VERSION
+from runner.keys import SPEC_HASH_VERSION, canonical_spec
+from runner.model import Rendered
 from runner.values import Value, canonical_json
+
+LEDGER_DIR = PurePosixPath("sweeps/ledger")
+"""Where the committed (Beaker) ledgers live, relative to the repository root."""
 
 LEDGER_FORMAT = 1
 FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit", "params")
@@ -52,6 +55,22 @@ class Entry:
     spec: str = ""
     """The canonical spec that was submitted, packed (`pack_spec`), so drift can say what changed;
     empty in entries written before hash version 2."""
+
+    @classmethod
+    def of(cls, point: Rendered, url: str, id: str, commit: str, at: str) -> Entry:
+        """The entry of a point's experiment, recorded `at` (UTC text) for manifests at `commit`."""
+        return cls(
+            key=point.key,
+            experiment=point.name,
+            url=url,
+            id=id,
+            spec_hash=point.spec_hash,
+            submitted_at=at,
+            commit=commit,
+            params=dict(point.params),
+            hash_version=SPEC_HASH_VERSION,
+            spec=pack_spec(canonical_spec(point.spec)),  # so drift can say what changed
+        )
 
     def to_line(self) -> str:
         data: dict[str, Any] = {k: getattr(self, k) for k in FIELDS}
@@ -132,7 +151,28 @@ def ledger_path(root: Path, sweep: str, kind: str = "beaker") -> Path:
     """Beaker ledgers are committed under sweeps/ledger/; local runs live in .runs/ (ignored)."""
     if kind == "local":
         return root / ".runs" / sweep / "ledger.jsonl"
-    return root / "sweeps" / "ledger" / f"{sweep}.jsonl"
+    return root / LEDGER_DIR / f"{sweep}.jsonl"
+
+
+@dataclass(frozen=True)
+class LedgerStore:
+    """The ledgers of one backend kind under a repository root: the one place that knows where
+    each sweep's file is, and reads and writes it."""
+
+    root: Path
+    kind: str = "beaker"
+
+    def path(self, sweep: str) -> Path:
+        return ledger_path(self.root, sweep, self.kind)
+
+    def read(self, sweep: str) -> Ledger:
+        return read(self.path(sweep), sweep)
+
+    def record(self, sweep: str, entries: Iterable[Entry]) -> Ledger:
+        return record(self.path(sweep), sweep, entries)
+
+    def set_group(self, sweep: str, url: str) -> bool:
+        return set_group(self.path(sweep), sweep, url)
 
 
 def header(sweep: str, group: str = "", notified: Mapping[str, str] | None = None) -> str:
@@ -288,8 +328,10 @@ class Pending:
     otherwise each write would cost time in proportion to the whole ledger.
     """
 
-    def __init__(self, every: float) -> None:
+    def __init__(self, every: float, now: Callable[[], float]) -> None:
+        """`now`: the run's clock (`runner.submit.Clock.now`), which every wait of it reads."""
         self.every = every
+        self.now = now
         self._files: dict[tuple[Path, str], list[Entry]] = {}
         self._due: float | None = None
         self._written: dict[tuple[Path, str], _Written] = {}
@@ -297,11 +339,11 @@ class Pending:
     def add(self, path: Path, sweep: str, entry: Entry) -> None:
         self._files.setdefault((path, sweep), []).append(entry)
         if self._due is None:
-            self._due = time.monotonic() + self.every
+            self._due = self.now() + self.every
 
     def due_in(self) -> float | None:
         """Seconds until the entries should be written (0.0 when overdue); None when none wait."""
-        return None if self._due is None else max(0.0, self._due - time.monotonic())
+        return None if self._due is None else max(0.0, self._due - self.now())
 
     def flush(self) -> None:
         """Write every waiting entry, one write per file; on failure the rest wait for a retry."""
@@ -311,4 +353,4 @@ class Pending:
                 self._written[file] = _record(*file, entries, self._written.get(file))
                 del self._files[file]
         finally:
-            self._due = time.monotonic() + self.every if self._files else None
+            self._due = self.now() + self.every if self._files else None

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import ledger
-from runner.backends import Backend, Group
+from runner.backends import Backend, Capability, Group
 from runner.errors import LedgerError
-from runner.plan import ORPHAN, SweepPlan
+from runner.plan import PlanStatus, SweepPlan
 
 SECONDS = 120.0
 """Longest the whole group step may take (beaker-py retries a listing through an outage forever)."""
@@ -45,19 +45,25 @@ class GroupOutcome:
 
 def wanted(plan: SweepPlan, root: Path, kind: str) -> list[str]:
     """Ids of the sweep's recorded experiments of this revision (orphans belong elsewhere)."""
-    record = ledger.read(ledger.ledger_path(root, plan.sweep.name, kind), plan.sweep.name)
-    current = {row.key for row in plan.rows if row.status != ORPHAN}
+    record = ledger.LedgerStore(root, kind).read(plan.sweep.name)
+    current = {row.key for row in plan.rows if row.status != PlanStatus.ORPHAN}
     return [e.id for key, e in sorted(record.entries.items()) if key in current]
 
 
 def ensure_groups(
-    backend: Backend, plans: Sequence[SweepPlan], root: Path, deadline: float | None = None
+    backend: Backend,
+    plans: Sequence[SweepPlan],
+    root: Path,
+    deadline: float | None = None,
+    now: Callable[[], float] = time.monotonic,
 ) -> list[GroupOutcome]:
-    """Every grouped sweep's experiments in its group; failures reported, never raised."""
+    """Every grouped sweep's experiments in its group; failures reported, never raised.
+    `deadline` is a `now()` value: the submit's one deadline, on its clock."""
     outcomes = []
+    runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
     for plan in plans:
         sweep = plan.sweep
-        if not sweep.placement.group or (sweep.draft and backend.kind == "beaker"):
+        if not sweep.placement.group or (sweep.draft and not runs_drafts):
             continue
         try:
             ids = wanted(plan, root, backend.kind)
@@ -66,15 +72,14 @@ def ensure_groups(
             continue
         if not ids:
             continue  # the group is created with the sweep's first experiments
-        limit = SECONDS if deadline is None else min(SECONDS, deadline - time.monotonic())
+        limit = SECONDS if deadline is None else min(SECONDS, deadline - now())
         if limit <= 0:
             outcomes.append(GroupOutcome(sweep.name, None, "the run's deadline has passed"))
             continue
         result = _bounded(functools.partial(backend.ensure_group, sweep, ids), limit)
         if isinstance(result, Group):
-            path = ledger.ledger_path(root, sweep.name, backend.kind)
             try:
-                ledger.set_group(path, sweep.name, result.url)
+                ledger.LedgerStore(root, backend.kind).set_group(sweep.name, result.url)
             except (OSError, LedgerError) as exc:
                 outcomes.append(GroupOutcome(sweep.name, result, f"ledger not updated: {exc}"))
                 continue

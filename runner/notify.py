@@ -29,14 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import github, guardrails, ledger
-from runner.backends import Backend
+from runner.backends import Backend, Capability, ExperimentState
 from runner.catalog import Catalog
-from runner.plan import SUBMIT, SweepPlan
+from runner.plan import PlanStatus, SweepPlan
 from runner.results import SweepResults, best, collect
 
 WEBHOOK_ENV = "SWEEP_SLACK_WEBHOOK"
 TIMEOUT = 10.0
-FINAL = ("succeeded", "failed", "canceled")
+FINAL = (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
 LISTED = 20
 """Failed points named per message; the rest are counted."""
 SENDING, SENT = "sending", "sent"
@@ -59,11 +59,11 @@ def sweep_events(plan: SweepPlan, results: SweepResults) -> list[Event]:
         text = f"Sweep `{sweep.name}` {stop.reason}: no new points are created."
         events.append(Event(f"stopped:{kind}:{limit}", sweep.name, text))
     for point in results.points:
-        if point.state == "failed" and not point.canceled_at:
+        if point.state == ExperimentState.FAILED and not point.canceled_at:
             text = f"`{sweep.name}/{point.experiment}` (exit {point.exit_code}) {point.url}"
             events.append(Event(f"failed:{point.key[:16]}:{point.restarts}", sweep.name, text))
     done = all(p.state in FINAL for p in results.points)
-    if results.points and done and not any(r.status == SUBMIT for r in plan.rows):
+    if results.points and done and not any(r.status == PlanStatus.SUBMIT for r in plan.rows):
         keys = "\n".join(sorted(p.key for p in results.points))
         digest = hashlib.sha256(keys.encode()).hexdigest()[:16]
         events.append(Event(f"finished:{digest}", sweep.name, _finished(results)))
@@ -129,7 +129,7 @@ def announce(backend: Backend, cat: Catalog, environ: Mapping[str, str] = os.env
     """The submit step: send what is new to the webhook, if one is set; how many messages went.
     Never raises for the webhook: a failure is a warning."""
     url = environ.get(WEBHOOK_ENV, "").strip()
-    if not url or backend.kind != "beaker":
+    if not url or Capability.SHARED not in backend.capabilities:
         return 0
     root, plans = cat.root, cat.plans(kind=backend.kind)  # the ledgers as this run left them
     new: list[Event] = []

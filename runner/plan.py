@@ -22,20 +22,32 @@ from runner.ledger import Entry, Ledger
 from runner.model import Rendered, Sweep
 from runner.render import Renderer
 from runner.space import iter_points
-from runner.values import Value
+from runner.values import StrEnum, Value
 
-SUBMIT, SUBMITTED, DRIFTED, ORPHAN = "+", "=", "~", "-"
+COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
+"""The first line of the plan comment: how `runner.review` tells the bot's plan comments apart."""
+
+
+class PlanStatus(StrEnum):
+    """A point's place in the plan, shown as its symbol (`+ = ~ -`)."""
+
+    SUBMIT = "+"
+    SUBMITTED = "="
+    DRIFTED = "~"
+    ORPHAN = "-"
+
+
 STATUS_WORDS = {
-    SUBMIT: "to submit",
-    SUBMITTED: "already submitted",
-    DRIFTED: "drifted",
-    ORPHAN: "orphaned",
+    PlanStatus.SUBMIT: "to submit",
+    PlanStatus.SUBMITTED: "already submitted",
+    PlanStatus.DRIFTED: "drifted",
+    PlanStatus.ORPHAN: "orphaned",
 }
 
 
 @dataclass(frozen=True)
 class Row:
-    status: str
+    status: PlanStatus
     name: str
     key: str
     params: tuple[tuple[str, Value], ...]
@@ -73,26 +85,27 @@ class SweepPlan:
     """Why no new points are created (`runner.guardrails`), e.g. 'stopped: 5 failed (max_failures 5)'."""
 
     @property
-    def counts(self) -> Mapping[str, int]:
+    def counts(self) -> Mapping[PlanStatus, int]:
         counts = Counter(row.status for row in self.rows)
         return {status: counts.get(status, 0) for status in STATUS_WORDS}
 
     @property
     def to_submit(self) -> tuple[Row, ...]:
         """What `submit` would create on Beaker: nothing for a draft."""
-        return self.to_submit_on("beaker")
+        return self.to_submit_on(runs_drafts=False)
 
-    def to_submit_on(self, backend: str) -> tuple[Row, ...]:
-        """Drafts are never submitted to Beaker, but do run on the local backend."""
-        if self.sweep.draft and backend == "beaker":
+    def to_submit_on(self, runs_drafts: bool) -> tuple[Row, ...]:
+        """Drafts are never submitted to Beaker, but do run where a backend runs drafts (local:
+        `runner.backends.Capability.RUNS_DRAFTS`)."""
+        if self.sweep.draft and not runs_drafts:
             return ()
-        return tuple(r for r in self.rows if r.status == SUBMIT and not r.waiting)
+        return tuple(r for r in self.rows if r.status == PlanStatus.SUBMIT and not r.waiting)
 
     def summary(self) -> str:
         counts = self.counts
         text = (
-            f"Plan: {counts[SUBMIT]} to submit, {counts[SUBMITTED]} already submitted,"
-            f" {counts[DRIFTED]} drifted, {counts[ORPHAN]} orphaned"
+            f"Plan: {counts[PlanStatus.SUBMIT]} to submit, {counts[PlanStatus.SUBMITTED]} already submitted,"
+            f" {counts[PlanStatus.DRIFTED]} drifted, {counts[PlanStatus.ORPHAN]} orphaned"
         )
         if self.cap is not None:
             now = "not checked" if self.cap.running is None else f"{self.cap.running} running now"
@@ -179,9 +192,9 @@ def _compare(
         entry = ledger.entries.get(item.key)
         seen.add(item.key)
         if entry is None:
-            rows.append(Row(SUBMIT, item.name, item.key, item.params, item, entry))
+            rows.append(Row(PlanStatus.SUBMIT, item.name, item.key, item.params, item, entry))
         elif drift.matches(entry, item, legacy_env) and entry.experiment == item.name:
-            rows.append(Row(SUBMITTED, item.name, item.key, item.params, item, entry))
+            rows.append(Row(PlanStatus.SUBMITTED, item.name, item.key, item.params, item, entry))
         else:
             changes, note = drift.changes(entry, item)
             if entry.experiment != item.name:
@@ -189,13 +202,20 @@ def _compare(
                 renamed = drift.Change("(experiment name)", *names)
                 changes = (renamed, *changes)
             row = Row(
-                DRIFTED, item.name, item.key, item.params, item, entry, changes=changes, note=note
+                PlanStatus.DRIFTED,
+                item.name,
+                item.key,
+                item.params,
+                item,
+                entry,
+                changes=changes,
+                note=note,
             )
             rows.append(row)
     for key in sorted(set(ledger.entries) - seen):
         entry = ledger.entries[key]
         params = tuple(entry.params.items())
-        rows.append(Row(ORPHAN, entry.experiment, key, params, None, entry))
+        rows.append(Row(PlanStatus.ORPHAN, entry.experiment, key, params, None, entry))
     return SweepPlan(sweep, tuple(rows), group=ledger.group)
 
 
@@ -210,10 +230,10 @@ def capped(plan: SweepPlan, running: int | None) -> SweepPlan:
     reason = f"waiting: {max(limit, running or 0)}/{limit} running"
     rows, started, waiting = [], 0, 0
     for row in plan.rows:
-        if row.status == SUBMIT and started < free:
+        if row.status == PlanStatus.SUBMIT and started < free:
             started += 1
             row = dataclasses.replace(row, waiting="")
-        elif row.status == SUBMIT:
+        elif row.status == PlanStatus.SUBMIT:
             waiting += 1
             row = dataclasses.replace(row, waiting=reason)
         rows.append(row)

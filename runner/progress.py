@@ -10,9 +10,12 @@ import sys
 import threading
 import time
 from collections import Counter
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from runner.submit import Outcome
+
+if TYPE_CHECKING:  # annotations only: the apply step imports the whole submit path
+    from runner.apply import Applied
 
 WAIT_LINES_EVERY = 10.0
 """In CI logs (no live line), at most one retry line per this many seconds: with every worker
@@ -20,7 +23,7 @@ retrying every 2 s through an outage, one line each would bury the log."""
 
 
 class Progress:
-    """The `runner.submit.Listener` of the command line."""
+    """The `runner.apply.ApplyListener` of the command line."""
 
     def __init__(
         self, out: TextIO | None = None, err: TextIO | None = None, live: bool | None = None
@@ -33,6 +36,23 @@ class Progress:
         self._lock = threading.Lock()
         self._waiting = ""
         self._waited_at: float | None = None
+
+    def planned(self, applied: Applied) -> None:
+        """The restarts, the points held back (also in the job summary, and as a warning
+        annotation in Actions) and the plan table, before anything is created."""
+        from runner import github, review
+        from runner.report import apply as shown
+        from runner.report import plan as report
+
+        for line in shown.planned_lines(applied):
+            self.note(line)
+        checked = applied.review
+        if checked is not None and checked.held:
+            github.append_summary(review.held_markdown(checked))
+            if github.in_actions():
+                warning = f"{len(checked.held)} point(s) held back: not in a reviewed plan"
+                print(github.annotation("warning", warning), flush=True)
+        self.note(report.table(applied.plans))
 
     def start(self, total: int) -> None:
         self.total = total

@@ -13,9 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner import ledger
-from runner.backends import Backend, Group, Results
-from runner.plan import SUBMIT, SweepPlan
+from runner.backends import Backend, ExperimentState, Group, Results
+from runner.plan import PlanStatus, SweepPlan
 from runner.values import Value
 
 NOT_SUBMITTED = "not submitted"
@@ -80,7 +79,9 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
     points = []
     for row in plan.rows:
         if row.entry is None:
-            points.append(PointResult(SUBMIT, row.name, row.key, row.params, NOT_SUBMITTED))
+            points.append(
+                PointResult(PlanStatus.SUBMIT, row.name, row.key, row.params, NOT_SUBMITTED)
+            )
             continue
         exp = found.experiments.get(row.name)
         if exp is None:
@@ -104,10 +105,8 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
             )
         )
     group = found.group
-    if group is None and plan.sweep.placement.group:
-        path = ledger.ledger_path(root, plan.sweep.name, backend.kind)
-        url = ledger.read(path, plan.sweep.name).group  # recorded by the last submit
-        group = Group("", url) if url else None
+    if group is None and plan.sweep.placement.group and plan.group:
+        group = Group("", plan.group)  # the URL the last submit recorded in the ledger's header
     sweep = plan.sweep
     warnings = tuple(duplicate_warnings(plan, found))
     notes = [cap_note(plan, found), found.note]
@@ -131,7 +130,7 @@ def duplicate_warnings(plan: SweepPlan, found: Results) -> Iterator[str]:
         live = [
             e
             for e in found.copies.get(row.name, ())
-            if e.key == row.entry.key and e.state != "canceled"
+            if e.key == row.entry.key and e.state != ExperimentState.CANCELED
         ]
         if len(live) > 1:
             ids = ", ".join(e.id for e in live)
@@ -147,8 +146,8 @@ def cap_note(plan: SweepPlan, found: Results) -> str:
     limit = plan.sweep.limits.max_running
     if limit is None:
         return ""
-    running = sum(1 for e in found.experiments.values() if e.state in ("queued", "running"))
-    waiting = sum(1 for row in plan.rows if row.status == SUBMIT)
+    running = sum(1 for e in found.experiments.values() if e.state.live)
+    waiting = sum(1 for row in plan.rows if row.status == PlanStatus.SUBMIT)
     return f"max_running {limit}: {running} queued or running, {waiting} waiting"
 
 

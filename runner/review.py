@@ -27,10 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.errors import RunnerError
-from runner.plan import Row, SweepPlan
+from runner.plan import COMMENT_MARKER, Row, SweepPlan
 
 PIN_MARK = "beaker-sweep-runner:reviewed"
-PLAN_MARKER = "<!-- beaker-sweep-runner:plan -->"
 TOKEN_HEX = 16
 LISTED = 200
 """Tokens listed per sweep, as many as the plan table shows; beyond that only the digest."""
@@ -206,7 +205,7 @@ class Api:
             for comment in found:
                 login = (comment.get("user") or {}).get("login")
                 body = comment.get("body") or ""
-                if login == BOT and body.startswith(PLAN_MARKER):
+                if login == BOT and body.startswith(COMMENT_MARKER):
                     return str(body)
             if len(found) < 100:
                 return None

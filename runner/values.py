@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import math
+import sys
 from typing import Any, Union
 
 Value = Union[str, int, float, bool]  # noqa: UP007  (a runtime alias; `|` needs 3.10 objects)
+
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # the runner's vocabularies (states, statuses) are StrEnums; Python 3.10 has none yet
+
+    class StrEnum(str, enum.Enum):
+        """An enum whose members are their string values (`f"{member}"` is the value)."""
+
+        def __str__(self) -> str:
+            return str(self.value)
 
 
 class InvalidValue(ValueError):

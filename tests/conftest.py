@@ -57,3 +57,12 @@ def webhook() -> Iterator[Webhook]:
         yield hook
     finally:
         hook.close()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A directory holding the six-point sweep `exact` (tests.helpers.SWEEP), as sweeps/exact.yaml."""
+    from tests.helpers import SWEEP, write_manifest
+
+    write_manifest(tmp_path, SWEEP, "exact.yaml")
+    return tmp_path

@@ -1,12 +1,23 @@
-"""Small builders shared by tests: minimal manifests and loading them."""
+"""Small builders shared by tests: minimal manifests and loading them; a submit in another
+process, and the exactly-once check of a submit on the fake Beaker."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from runner import ledger
 from runner.manifest import load_manifest
 from runner.model import Sweep
+from tests.conftest import PROJECT
+
+if TYPE_CHECKING:
+    from tests.fake_beaker.server import FakeBeaker
 
 MINIMAL = """\
 version: 1
@@ -23,6 +34,10 @@ params:
   grid:
     lr: [0.1, 0.01]
 """
+
+
+def no_sleep(seconds: float) -> None:
+    """A RetryPolicy's sleep that returns at once: retries without waiting."""
 
 
 def write_manifest(root: Path, text: str, name: str = "sweep.yaml") -> Path:
@@ -58,3 +73,32 @@ params:
     seed: [1, 2]
 """
 POINTS = 6
+
+
+def assert_exactly_once(root: Path, fake: FakeBeaker, points: int = POINTS) -> None:
+    counts = fake.count_by_name()
+    assert len(counts) == points and set(counts.values()) == {1}, counts
+    entries = ledger.read(ledger.ledger_path(root, "exact"), "exact").entries
+    assert sorted(e.experiment for e in entries.values()) == sorted(counts)
+    assert {e.id for e in entries.values()} == {x.id for x in fake.experiments()}
+    assert all(e.url.endswith(e.id) for e in entries.values())
+
+
+def submit_process(root: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "runner", "-C", str(root), "submit", *extra],
+        cwd=PROJECT,
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_entries(path: Path, count: int, proc: subprocess.Popen[str]) -> None:
+    for _ in range(600):
+        if path.exists() and len(path.read_text().splitlines()) - 1 >= count:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("runner made no progress")

@@ -3,7 +3,9 @@ module imports on its own, and `--help` loads none of the pipeline."""
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -132,3 +134,155 @@ def test_version_names_the_installed_package(capsys: pytest.CaptureFixture[str])
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"python -m runner {version('beaker-sweep-runner')}"
+
+
+# -- one vocabulary -------------------------------------------------------------------------
+
+ENUM_HOMES = {
+    "runner/backends/__init__.py",  # ExperimentState
+    "runner/plan.py",  # PlanStatus
+    "runner/submit/outcome.py",  # OutcomeStatus ("failed", "unknown")
+    "runner/operate.py",  # RestartVerdict ("failed")
+    "runner/backends/local/rundir.py",  # RunStatus, the local state file's own words
+}
+
+
+def _state_literals(tree: ast.AST) -> list[tuple[int, str]]:
+    """String constants spelling an experiment state anywhere, or a plan status where a status
+    is compared (`"-"` and `"+"` are also ordinary text); dict keys (JSON field names) and
+    docstrings are not states."""
+    from runner.backends import ExperimentState
+    from runner.plan import PlanStatus
+
+    states, statuses = set(ExperimentState), set(PlanStatus)
+    skip: set[int] = set()
+    compared: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            skip.update(id(k) for k in node.keys if k is not None)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            skip.add(id(node.value))
+        elif isinstance(node, ast.Compare):
+            compared.update(
+                id(n) for side in (node.left, *node.comparators) for n in ast.walk(side)
+            )
+    found = []
+    for node in ast.walk(tree):
+        if (
+            not isinstance(node, ast.Constant)
+            or not isinstance(node.value, str)
+            or id(node) in skip
+        ):
+            continue
+        if node.value in states or (node.value in statuses and id(node) in compared):
+            found.append((node.lineno, node.value))
+    return found
+
+
+def test_states_and_statuses_are_spelled_only_where_their_enum_is() -> None:
+    stray = {
+        f"{path.relative_to(PROJECT)}:{line}: {value!r}"
+        for path in sorted(RUNNER.rglob("*.py"))
+        if str(path.relative_to(PROJECT)) not in ENUM_HOMES
+        for line, value in _state_literals(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert stray == set()
+
+
+def test_the_vocabulary_scan_finds_a_stray_state() -> None:
+    code = 'if experiment.state in ("queued", "running") or row.status == "+":\n    pass\n'
+    assert sorted(_state_literals(ast.parse(code))) == [(1, "+"), (1, "queued"), (1, "running")]
+
+
+def test_the_backend_choices_of_the_cli_are_the_backend_kinds() -> None:
+    from runner.backends import CHOICES
+    from runner.commands.common import BACKEND_CHOICES
+
+    assert BACKEND_CHOICES == CHOICES  # spelled twice only because `--help` loads no backend
+
+
+# -- guards that close the holes ------------------------------------------------------------
+
+
+def _layered() -> list[str]:
+    """The modules the `layers` contract names (read as text: tomllib is 3.11+)."""
+    text = (PROJECT / "pyproject.toml").read_text(encoding="utf-8")
+    start = text.index("layers = [", text.index('id = "layers"'))
+    block = text[start : text.index("]", start)]
+    return [name.strip() for layer in re.findall(r'"([^"]+)"', block) for name in layer.split("|")]
+
+
+def test_every_runner_module_is_in_a_layer() -> None:
+    """A module in no layer escapes the contract: an import from it, or to it, is never checked
+    (`runner.drift` was in none, so `ledger -> drift`, a cycle, kept the contract)."""
+    layered = _layered()
+    outside = [
+        module
+        for module in _modules()
+        if module != "runner"
+        and not any(module == n or module.startswith(n + ".") for n in layered)
+    ]
+    assert outside == []
+
+
+def test_a_module_in_no_layer_is_found() -> None:
+    assert not any(
+        n == "runner.nowhere" or "runner.nowhere".startswith(n + ".") for n in _layered()
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("module", "line", "contract", "arrow"),
+    [
+        (
+            "ledger.py",
+            "from runner import drift  # the ledger reaching up: a cycle",
+            "The pipeline's layers point one way",
+            "runner.ledger -> runner.drift",
+        ),
+        (
+            "backends/local/__init__.py",
+            "from runner.backends import beaker  # one adapter using the other",
+            "The two backends know nothing of each other",
+            "runner.backends.local -> runner.backends.beaker",
+        ),
+    ],
+)
+def test_these_imports_break_a_contract(
+    runner_copy: Path, module: str, line: str, contract: str, arrow: str
+) -> None:
+    path = runner_copy / "runner" / module
+    path.write_text(path.read_text() + f"\n{line}\n")
+    result = _lint_imports(runner_copy)
+    assert result.returncode == 1
+    assert f"{contract} BROKEN" in result.stdout
+    source, target = arrow.split(" -> ")
+    assert source in result.stdout and target in result.stdout
+
+
+def _code_map() -> str:
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    start = text.index("| where | what it holds |")
+    return text[start : text.index("\n\n", start)]
+
+
+def test_every_runner_module_and_package_is_in_the_readme_code_map() -> None:
+    entries = [
+        f"runner/{p.name}/" if p.is_dir() else f"runner/{p.name}"
+        for p in sorted(RUNNER.iterdir())
+        if p.name not in ("__init__.py", "__main__.py", "py.typed", "__pycache__")
+    ]
+    code_map = _code_map()
+    assert [e for e in entries if f"`{e}`" not in code_map] == []
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared set-up lives in support modules (helpers, charts, fake_backend, conftest...)."""
+    tests = PROJECT / "tests"
+    importing = sorted(
+        str(path.relative_to(PROJECT))
+        for path in tests.rglob("*.py")
+        if re.search(r"^\s*(from|import) tests\.test_", path.read_text(encoding="utf-8"), re.M)
+    )
+    assert importing == []

@@ -17,30 +17,20 @@ from runner.backends.beaker import BeakerBackend, to_beaker_spec
 from runner.model import Rendered, Sweep
 from runner.progress import Progress
 from runner.retry import RetryPolicy
-from runner.submit import ADOPTED, CREATED, Options, Submitter
+from runner.submit import Options, OutcomeStatus, Submitter
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, write_manifest
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    write_manifest(tmp_path, SWEEP, "exact.yaml")
-    return tmp_path
+from tests.helpers import POINTS, SWEEP, no_sleep, write_manifest
 
 
 def quiet() -> Progress:
     return Progress(io.StringIO(), io.StringIO(), live=False)
 
 
-def noop(seconds: float) -> None:
-    pass
-
-
 def submit(root: Path, backend: BeakerBackend, concurrency: int) -> None:
     options = Options(root=root, commit="c0ffee", concurrency=concurrency, policy=RetryPolicy())
     progress = Progress(io.StringIO(), io.StringIO(), live=False)
     outcomes = Submitter(backend, options, progress).run(catalog.load(root, []).plans())
-    assert [o.status for o in outcomes] == [CREATED] * POINTS
+    assert [o.status for o in outcomes] == [OutcomeStatus.CREATED] * POINTS
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])
@@ -106,11 +96,11 @@ def test_create_is_one_request_and_returns_what_a_lookup_returns(
 ) -> None:
     sweep, point = _first_point(repo)
     with contextlib.closing(BeakerBackend()) as backend:
-        backend.existing(sweep, [])  # resolves the workspace, as a run does before creating
+        backend.experiments(sweep, [])  # resolves the workspace, as a run does before creating
         fake_beaker.reset_calls()
         created = backend.create(sweep, point)
         assert fake_beaker.calls == {"http:create": 1}  # beaker-py's create adds a GetWorkload
-        found = backend.find(sweep, point.name)
+        (found,) = backend.experiments(sweep, [point.name])[point.name]
     assert created == found
     assert (created.name, created.key, created.state) == (point.name, point.key, "queued")
     assert created.id == fake_beaker.experiments()[0].id
@@ -138,10 +128,12 @@ def test_a_create_reply_without_an_id_is_looked_up_and_adopted(
 ) -> None:
     fake_beaker.garble_after_commit(times=1)
     backend = BeakerBackend()
-    options = Options(root=repo, commit="c0ffee", concurrency=1, policy=RetryPolicy(sleep=noop))
+    options = Options(root=repo, commit="c0ffee", concurrency=1, policy=RetryPolicy(sleep=no_sleep))
     try:
         outcomes = Submitter(backend, options, quiet()).run(catalog.load(repo, []).plans())
     finally:
         backend.close()
-    assert sorted(o.status for o in outcomes) == [ADOPTED] + [CREATED] * (POINTS - 1)
+    assert sorted(o.status for o in outcomes) == [OutcomeStatus.ADOPTED] + [
+        OutcomeStatus.CREATED
+    ] * (POINTS - 1)
     assert set(fake_beaker.count_by_name().values()) == {1}

@@ -72,7 +72,7 @@ def test_each_create_failure_is_translated(
     error: type[Exception],
     text: str,
 ) -> None:
-    backend.existing(point[0], [])  # resolve the workspace first: the fault is for the POST
+    backend.experiments(point[0], [])  # resolve the workspace first: the fault is for the POST
     fault(fake_beaker)
     with pytest.raises(error, match=text.replace("[", r"\[")) as info:
         create(backend, point)
@@ -84,7 +84,7 @@ def test_each_create_failure_is_translated(
 def test_429_carries_retry_after_and_is_known_not_committed(
     fake_beaker: FakeBeaker, backend: BeakerBackend, point: tuple[Sweep, Rendered]
 ) -> None:
-    backend.existing(point[0], [])
+    backend.experiments(point[0], [])
     fake_beaker.fail_creates(429, retry_after=3)
     with pytest.raises(Transient) as info:
         create(backend, point)
@@ -103,7 +103,7 @@ def test_an_unknown_workspace_is_rejected(
     write_manifest(tmp_path, SWEEP.replace("sweeps-test", "no-such-space"), "exact.yaml")
     plan = catalog.load(tmp_path, []).plans()[0]
     with pytest.raises(Rejected, match="workspace not found"):
-        backend.existing(plan.sweep, [])
+        backend.experiments(plan.sweep, [])
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_grpc_client_errors_on_a_listing_are_rejected(
 ) -> None:
     fake_beaker.fail_rpc("ListWorkloads", code)
     with pytest.raises(Rejected, match=text):
-        backend.existing(point[0], [point[1].name])
+        backend.experiments(point[0], [point[1].name])
 
 
 @pytest.mark.parametrize(

@@ -247,3 +247,30 @@ def test_detailed_exitcode_needs_plan(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["-C", str(tmp_path), "expand", "--detailed-exitcode"]) == 1
     assert "use it with --plan" in capsys.readouterr().err
     assert main(["-C", str(tmp_path), "expand", "--plan", "--detailed-exitcode"]) == 2
+
+
+@pytest.mark.parametrize(("error", "code"), [("Rejected", 4), ("Transient", 5), ("NameTaken", 4)])
+def test_a_backend_failure_is_a_runner_error_with_its_code_and_debug_shows_its_traceback(
+    project_copy: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    error: str,
+    code: int,
+) -> None:
+    from runner import backends, catalog
+    from runner.errors import RunnerError
+
+    failure = getattr(backends, error)
+    assert issubclass(failure, RunnerError)  # one error root: one handler in the CLI
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise failure("the service said no")
+
+    monkeypatch.setattr(catalog, "load", broken)
+    assert main(["-C", str(project_copy), "validate"]) == code
+    assert capsys.readouterr().err == "error: the service said no\n"
+    assert main(["--debug", "-C", str(project_copy), "validate"]) == code
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and err.endswith(
+        "error: the service said no\n"
+    )

@@ -39,3 +39,14 @@ def test_fractions_below_a_nanosecond_truncate_as_beaker_py_does() -> None:
 def test_what_the_schema_refuses_is_refused_here_too(bad: str) -> None:
     with pytest.raises(ValueError, match="invalid duration"):
         to_nanoseconds(bad)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(42.4, "42s"), (180, "3m"), (185, "3m05s"), (90, "1m30s"), (7380, "2h03m")],
+)
+def test_elapsed_time_has_one_format_everywhere(seconds: float, text: str) -> None:
+    from runner.render.durations import elapsed_text
+    from runner.report.status import duration
+
+    assert elapsed_text(seconds) == duration(seconds) == text

@@ -9,9 +9,9 @@ import pytest
 
 from runner import github
 from runner.cli import main
-from runner.commands.plan_comment import problems_markdown
 from runner.errors import Problem, RunnerError
-from runner.report.plan import COMMENT_MARKER
+from runner.plan import COMMENT_MARKER
+from runner.report.plan import problems_markdown
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import SWEEP, github_env, write

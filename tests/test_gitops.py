@@ -15,7 +15,7 @@ import pytest
 
 from runner import gitrepo, ledger
 from runner.cli import main
-from runner.report.plan import COMMENT_MARKER
+from runner.plan import COMMENT_MARKER
 from runner.retry import RetryPolicy
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
@@ -46,7 +46,7 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     waits: list[float] = []
     monkeypatch.setattr(
         gitrepo,
-        "DEFAULT_POLICY",
+        "PUSH_POLICY",
         RetryPolicy(attempts=6, initial_wait=2.0, max_wait=30.0, sleep=waits.append),
     )
     return waits

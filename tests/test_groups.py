@@ -22,17 +22,7 @@ from runner.model import Sweep
 from runner.retry import RetryPolicy
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import MINIMAL, POINTS, SWEEP, write_manifest
-
-
-def noop(seconds: float) -> None:
-    pass
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    write_manifest(tmp_path, SWEEP, "exact.yaml")
-    return tmp_path
+from tests.helpers import MINIMAL, POINTS, SWEEP, no_sleep, write_manifest
 
 
 def sweep_of(root: Path) -> Sweep:
@@ -42,7 +32,7 @@ def sweep_of(root: Path) -> Sweep:
 
 def backend() -> BeakerBackend:
     opened = BeakerBackend()
-    opened.groups.policy = RetryPolicy(attempts=POLICY.attempts, sleep=noop)
+    opened.groups.policy = RetryPolicy(attempts=POLICY.attempts, sleep=no_sleep)
     return opened
 
 

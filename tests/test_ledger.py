@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
+import time
 from pathlib import Path
 
 import pytest
@@ -101,7 +102,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
 def test_pending_entries_are_written_once_per_file_and_kept_when_a_write_fails(
     tmp_path: Path,
 ) -> None:
-    pending = ledger.Pending(every=3600.0)
+    pending = ledger.Pending(every=3600.0, now=time.monotonic)
     assert pending.due_in() is None
     good, bad = tmp_path / "ok" / "demo.jsonl", tmp_path / "blocked" / "demo.jsonl"
     (tmp_path / "blocked").write_text("a file where the ledger directory should be")
@@ -122,7 +123,7 @@ def test_pending_entries_are_written_once_per_file_and_kept_when_a_write_fails(
 
 def test_pending_writes_merge_with_what_another_writer_added_in_between(tmp_path: Path) -> None:
     path, plain = tmp_path / "demo.jsonl", tmp_path / "plain" / "demo.jsonl"
-    pending = ledger.Pending(every=0.0)
+    pending = ledger.Pending(every=0.0, now=time.monotonic)
     for batch in ([_entry(1), _entry(2)], [_entry(3)]):
         for entry in batch:
             pending.add(path, "demo", entry)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from runner import ledger
+from runner.apply import EXIT_RUNS_FAILED
 from runner.cli import main
-from runner.commands.submit import EXIT_RUNS_FAILED
 from runner.errors import EXIT_REJECTED
 from runner.examples import toy_trainer
 from tests.background import wait_for

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import string
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from tabulate import tabulate
 
 from runner.report.tables import simple_table
+from tests.conftest import PROJECT
 
 cells = st.one_of(
     st.text(alphabet=string.ascii_letters + string.digits + " -=+~._:/", max_size=12),
@@ -34,7 +37,19 @@ def test_simple_table_is_tabulates_simple_format(table: tuple[list[str], list[li
     assert simple_table(rows, headers) == tabulate(rows, headers=headers, tablefmt="simple")
 
 
+PLAIN = (["", "experiment", "key", "params"], [["+", "s-0123456789ab", "0123abcd", "lr=0.1"]] * 3)
+
+
 def test_plain_table_is_written_directly_and_matches() -> None:
-    headers = ["", "experiment", "key", "params"]
-    rows = [["+", "sweep-0123456789ab", "0123456789ab", "lr=0.1 seed=1"]] * 3
+    headers, rows = PLAIN
     assert simple_table(rows, headers) == tabulate(rows, headers=headers, tablefmt="simple")
+    code = (
+        "import sys\n"
+        "from runner.report.tables import simple_table\n"
+        f"simple_table({rows!r}, {headers!r})\n"
+        "print('tabulate' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout == "False\n", done.stderr  # written directly: tabulate never imported

@@ -9,8 +9,7 @@ import pytest
 from runner import review
 from runner.catalog import load
 from runner.errors import RunnerError
-from runner.plan import SweepPlan
-from runner.report.plan import COMMENT_MARKER
+from runner.plan import COMMENT_MARKER, SweepPlan
 from tests.fake_github import FakeGitHub
 from tests.helpers import SWEEP, write_manifest
 
@@ -42,7 +41,6 @@ def test_an_edited_template_is_not_covered_by_the_old_pin(tmp_path: Path) -> Non
 
 
 def test_reading_pins_needs_the_token_and_fails_closed() -> None:
-    assert review.PLAN_MARKER == COMMENT_MARKER
     api = FakeGitHub()
     try:
         api.merged(7, "abc")
@@ -57,3 +55,15 @@ def test_reading_pins_needs_the_token_and_fails_closed() -> None:
             review.Api.from_env({"GITHUB_REPOSITORY": "ai2/sweeps"})
     finally:
         api.close()
+
+
+def test_the_plan_comment_marker_is_spelled_once() -> None:
+    """The comment the plan writes and the one review reads for pins carry the same marker
+    because there is one (two equal copies drift apart the day one is edited)."""
+    package = Path(review.__file__).parent
+    spelled = [
+        str(path.relative_to(package))
+        for path in sorted(package.rglob("*.py"))
+        if "beaker-sweep-runner:plan -->" in path.read_text(encoding="utf-8")
+    ]
+    assert spelled == ["plan.py"]

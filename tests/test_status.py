@@ -17,15 +17,15 @@ from beaker._service_client import ServiceClient
 
 from runner import catalog
 from runner.cli import main
-from runner.plan import ORPHAN, SUBMIT
+from runner.plan import PlanStatus
 from runner.progress import Progress
 from runner.retry import RetryPolicy
 from runner.submit import Options, Submitter
+from tests.charts import check_xychart, image_checks
 from tests.conftest import PROJECT
 from tests.fake_beaker.certs import CertBundle
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
-from tests.test_plot import check_xychart, image_checks
 
 MAX_PAGE_SIZE = ServiceClient.MAX_PAGE_SIZE
 # The six-point sweep, then edited: lr 0.1 dropped (2 orphans), lr 0.0001 added (2 new points).
@@ -69,10 +69,19 @@ def test_status_shows_every_point_in_manifest_order_with_metrics_from_the_group(
     }
     points = sweep["points"]
     assert [p["experiment"] for p in points] == [row.name for row in plan.rows]
-    assert [p["status"] for p in points] == ["=", "=", "=", "=", SUBMIT, SUBMIT, ORPHAN, ORPHAN]
+    assert [p["status"] for p in points] == [
+        "=",
+        "=",
+        "=",
+        "=",
+        PlanStatus.SUBMIT,
+        PlanStatus.SUBMIT,
+        PlanStatus.ORPHAN,
+        PlanStatus.ORPHAN,
+    ]
     by_name = {e.name: i for i, e in enumerate(fake_beaker.experiments())}
     for point in points:
-        if point["status"] == SUBMIT:
+        if point["status"] == PlanStatus.SUBMIT:
             assert (point["state"], point["exit_code"], point["metrics"]) == (
                 "not submitted",
                 None,
@@ -112,7 +121,7 @@ def test_status_table_markdown_csv_plot_and_best_agree(
     ]
     rows = [line.split() for line in table if line[:1] in "+=~-" and line[4:10] == "exact-"]
     assert [row[0] for row in rows] == [p["status"] for p in points]
-    assert [row[2:4] for row in rows if row[0] == SUBMIT] == [["not", "submitted"]] * 2
+    assert [row[2:4] for row in rows if row[0] == PlanStatus.SUBMIT] == [["not", "submitted"]] * 2
     assert main(["-C", str(finished), "status", "--backend", "beaker", "--format", "csv"]) == 0
     records = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["experiment"] for r in records] == [p["experiment"] for p in points]

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,31 +13,22 @@ from beaker import Beaker, BeakerExperimentSpec
 
 from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
-from runner.cli import EXIT_USER_ERROR, main
-from runner.commands.submit import SubmitArgs
+from runner.cli import main
 from runner.commands.submit import submit as submit_command
-from runner.errors import EXIT_INCOMPLETE
+from runner.commands.submit_args import SubmitArgs
+from runner.errors import EXIT_INCOMPLETE, EXIT_USER_ERROR
 from runner.progress import Progress
 from runner.retry import RetryPolicy
-from runner.submit import (
-    ADOPTED,
-    CREATED,
-    NOT_STARTED,
-    REJECTED,
-    Options,
-    Outcome,
-    Submitter,
-)
+from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 from tests.clock import VirtualClock
-from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, minimal, write_manifest
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    write_manifest(tmp_path, SWEEP, "exact.yaml")
-    return tmp_path
+from tests.helpers import (
+    POINTS,
+    assert_exactly_once,
+    minimal,
+    submit_process,
+    wait_for_entries,
+)
 
 
 def run_submit(
@@ -76,15 +64,6 @@ def run_submit(
     return outcomes, sleeps
 
 
-def assert_exactly_once(root: Path, fake: FakeBeaker, points: int = POINTS) -> None:
-    counts = fake.count_by_name()
-    assert len(counts) == points and set(counts.values()) == {1}, counts
-    entries = ledger.read(ledger.ledger_path(root, "exact"), "exact").entries
-    assert sorted(e.experiment for e in entries.values()) == sorted(counts)
-    assert {e.id for e in entries.values()} == {x.id for x in fake.experiments()}
-    assert all(e.url.endswith(e.id) for e in entries.values())
-
-
 def test_submit_creates_every_point_once_and_records_urls(
     repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -107,7 +86,7 @@ def test_error_bursts_are_retried_and_create_each_point_once(
 ) -> None:
     fake_beaker.fail_creates(status, times=4, retry_after=7 if status == 429 else None)
     outcomes, sleeps = run_submit(repo)
-    assert {o.status for o in outcomes} <= {CREATED, ADOPTED}
+    assert {o.status for o in outcomes} <= {OutcomeStatus.CREATED, OutcomeStatus.ADOPTED}
     assert len(sleeps) == 4
     if status == 429:
         assert sleeps == [7.0] * 4  # Retry-After honoured, not the exponential backoff
@@ -119,7 +98,7 @@ def test_commit_then_reset_adopts_instead_of_duplicating(
 ) -> None:
     fake_beaker.reset_after_commit(times=3)
     outcomes, _ = run_submit(repo)
-    assert sum(o.status == ADOPTED for o in outcomes) == 3
+    assert sum(o.status == OutcomeStatus.ADOPTED for o in outcomes) == 3
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -128,7 +107,7 @@ def test_commit_then_late_reply_adopts_instead_of_duplicating(
 ) -> None:
     fake_beaker.reply_late_after_commit(delay=1.5, times=2)
     outcomes, _ = run_submit(repo, http_timeout=0.5)
-    assert sum(o.status == ADOPTED for o in outcomes) == 2
+    assert sum(o.status == OutcomeStatus.ADOPTED for o in outcomes) == 2
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -137,7 +116,7 @@ def test_commit_then_late_reply_adopts_instead_of_duplicating(
 def test_unavailable_rpc_is_ridden_out(repo: Path, fake_beaker: FakeBeaker, rpc: str) -> None:
     fake_beaker.unavailable(rpc, times=1)
     outcomes, _ = run_submit(repo)
-    assert {o.status for o in outcomes} == {CREATED}, [o.error for o in outcomes]
+    assert {o.status for o in outcomes} == {OutcomeStatus.CREATED}, [o.error for o in outcomes]
     assert fake_beaker.calls[rpc] >= 2  # the UNAVAILABLE one, then beaker-py's retry
     assert_exactly_once(repo, fake_beaker)
 
@@ -145,7 +124,7 @@ def test_unavailable_rpc_is_ridden_out(repo: Path, fake_beaker: FakeBeaker, rpc:
 def test_latency_on_every_call_creates_each_point_once(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.latency = 0.02
     outcomes, sleeps = run_submit(repo, concurrency=6)
-    assert {o.status for o in outcomes} == {CREATED} and sleeps == []
+    assert {o.status for o in outcomes} == {OutcomeStatus.CREATED} and sleeps == []
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -153,7 +132,7 @@ def test_latency_on_every_call_creates_each_point_once(repo: Path, fake_beaker: 
 def test_rate_limit_is_waited_out_as_retry_after_says(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.rate_limit(4)
     outcomes, sleeps = run_submit(repo, concurrency=6, real_sleep=True)
-    assert {o.status for o in outcomes} == {CREATED}, [o.error for o in outcomes]
+    assert {o.status for o in outcomes} == {OutcomeStatus.CREATED}, [o.error for o in outcomes]
     assert sleeps and set(sleeps) == {1.0}  # the fake's Retry-After: 1, via beaker-py's 429 error
     assert_exactly_once(repo, fake_beaker)
 
@@ -165,7 +144,7 @@ def test_server_restart_mid_run_creates_each_point_once(
     fake_beaker.restart()
     fake_beaker.reset_after_commit(times=1)
     outcomes, _ = run_submit(repo)
-    assert {o.status for o in outcomes} <= {CREATED, ADOPTED}
+    assert {o.status for o in outcomes} <= {OutcomeStatus.CREATED, OutcomeStatus.ADOPTED}
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -174,12 +153,12 @@ def test_client_error_is_not_retried_and_is_reported_with_beakers_message(
 ) -> None:
     fake_beaker.fail_creates(400, times=1, message="spec is invalid: image not found")
     outcomes, sleeps = run_submit(repo, concurrency=1)
-    failed = [o for o in outcomes if o.status == REJECTED]
+    failed = [o for o in outcomes if o.status == OutcomeStatus.REJECTED]
     assert len(failed) == 1 and "spec is invalid: image not found" in failed[0].error
     assert sleeps == [] and fake_beaker.calls["http:create"] == POINTS
     assert len(fake_beaker.count_by_name()) == POINTS - 1
     outcomes, _ = run_submit(repo)  # a rerun submits only the failed point
-    assert [o.status for o in outcomes] == [CREATED]
+    assert [o.status for o in outcomes] == [OutcomeStatus.CREATED]
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -203,7 +182,7 @@ def test_name_taken_by_someone_else_fails_loudly_and_is_left_alone(
             name=victim.name, spec=other, workspace=client.workspace.get("ai2/sweeps-test")
         )
     outcomes, _ = run_submit(repo)
-    failed = [o for o in outcomes if o.status == REJECTED]
+    failed = [o for o in outcomes if o.status == OutcomeStatus.REJECTED]
     assert len(failed) == 1 and victim.name in failed[0].error and "left alone" in failed[0].error
     assert fake_beaker.count_by_name()[victim.name] == 1
     assert victim.key not in ledger.read(ledger.ledger_path(repo, "exact"), "exact").entries
@@ -216,7 +195,7 @@ def test_lost_ledger_is_rebuilt_by_adopting_existing_experiments(
     ledger.ledger_path(repo, "exact").unlink()
     fake_beaker.reset_calls()
     outcomes, _ = run_submit(repo)
-    assert [o.status for o in outcomes] == [ADOPTED] * POINTS
+    assert [o.status for o in outcomes] == [OutcomeStatus.ADOPTED] * POINTS
     assert fake_beaker.calls.get("http:create", 0) == 0
     assert (
         fake_beaker.calls.get("ListWorkloads", 0) >= 1
@@ -235,37 +214,17 @@ def test_missing_token_is_a_one_line_error(
     assert "CI never falls back" in err
 
 
-def _runner(root: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "runner", "-C", str(root), "submit", *extra],
-        cwd=PROJECT,
-        env=dict(os.environ),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _wait_for_entries(path: Path, count: int, proc: subprocess.Popen[str]) -> None:
-    for _ in range(600):
-        if path.exists() and len(path.read_text().splitlines()) - 1 >= count:
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("runner made no progress")
-
-
 @pytest.mark.slow
 def test_runner_killed_mid_run_and_restarted_ends_with_one_experiment_per_point(
     repo: Path, fake_beaker: FakeBeaker
 ) -> None:
     fake_beaker.latency = 0.3
-    proc = _runner(repo, "--concurrency", "1")
-    _wait_for_entries(ledger.ledger_path(repo, "exact"), 2, proc)
+    proc = submit_process(repo, "--concurrency", "1")
+    wait_for_entries(ledger.ledger_path(repo, "exact"), 2, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     fake_beaker.latency = 0.0
-    again = _runner(repo)
+    again = submit_process(repo)
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
     assert_exactly_once(repo, fake_beaker)
@@ -274,7 +233,7 @@ def test_runner_killed_mid_run_and_restarted_ends_with_one_experiment_per_point(
 @pytest.mark.slow
 def test_two_runners_at_once_create_each_point_once(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.latency = 0.05
-    procs = [_runner(repo, "--concurrency", "3") for _ in range(2)]
+    procs = [submit_process(repo, "--concurrency", "3") for _ in range(2)]
     results = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], results
     assert_exactly_once(repo, fake_beaker)
@@ -294,7 +253,7 @@ def test_server_that_stays_down_ends_the_run_at_its_deadline(
     assert "never started" not in err  # one line for them all, not one per point
     data = json.loads(summary.read_text())
     assert data["result"] == "incomplete" and data["stopped"]["kind"] == "deadline"
-    assert [p["status"] for p in data["points"]] == [NOT_STARTED] * POINTS
+    assert [p["status"] for p in data["points"]] == [OutcomeStatus.NOT_STARTED] * POINTS
 
 
 def test_status_lists_live_states_and_exit_codes_in_few_calls(

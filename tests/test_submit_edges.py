@@ -21,25 +21,21 @@ import pytest
 from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend, credentials
 from runner.cli import main
-from runner.commands.submit import SubmitArgs
 from runner.commands.submit import submit as submit_command
+from runner.commands.submit_args import SubmitArgs
 from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED
 from runner.progress import Progress
-from runner.submit import (
-    ADOPTED,
-    CREATED,
-    NOT_STARTED,
-    UNKNOWN,
-    Clock,
-    Options,
-    Outcome,
-    RetryPolicy,
-    Submitter,
-)
+from runner.submit import Clock, Options, Outcome, OutcomeStatus, RetryPolicy, Submitter
 from tests.clock import VirtualClock
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, write_manifest
-from tests.test_submit import _runner, _wait_for_entries, assert_exactly_once
+from tests.helpers import (
+    POINTS,
+    SWEEP,
+    assert_exactly_once,
+    submit_process,
+    wait_for_entries,
+    write_manifest,
+)
 
 T = TypeVar("T")
 
@@ -100,7 +96,9 @@ def recorded(root: Path) -> dict[str, str]:
 def test_a_reply_cut_mid_body_is_looked_up_and_adopted(repo: Path, fake_beaker: FakeBeaker) -> None:
     fake_beaker.cut_reply_after_commit(times=2)  # ChunkedEncodingError after the commit
     outcomes, _ = run(repo)
-    assert sorted(o.status for o in outcomes) == [ADOPTED] * 2 + [CREATED] * (POINTS - 2)
+    assert sorted(o.status for o in outcomes) == [OutcomeStatus.ADOPTED] * 2 + [
+        OutcomeStatus.CREATED
+    ] * (POINTS - 2)
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -115,7 +113,9 @@ def test_a_point_another_account_created_meanwhile_is_found_and_adopted(
     fake_beaker.empty_listing(times=1)  # bob's listing was taken before alice's creates landed
     other = checkout(tmp_path, "bob")
     outcomes, _ = run(other, token=bob)
-    assert [o.status for o in outcomes] == [ADOPTED] * POINTS, [o.error for o in outcomes]
+    assert [o.status for o in outcomes] == [OutcomeStatus.ADOPTED] * POINTS, [
+        o.error for o in outcomes
+    ]
     assert {e.author for e in fake_beaker.experiments()} == {"alice"}
     assert_exactly_once(other, fake_beaker)
     assert recorded(other) == recorded(repo)
@@ -133,7 +133,7 @@ def test_author_scoped_names_keep_the_older_copy_and_cancel_ours_once(
     err = io.StringIO()
     outcomes, submitter = run(other, token=bob, err=err)
 
-    assert [o.status for o in outcomes] == [ADOPTED] * POINTS
+    assert [o.status for o in outcomes] == [OutcomeStatus.ADOPTED] * POINTS
     theirs = {e.name: e.id for e in fake_beaker.experiments() if e.author == "alice"}
     mine = [e for e in fake_beaker.experiments() if e.author == "bob"]
     assert len(mine) == POINTS and recorded(other) == theirs == recorded(repo)
@@ -164,7 +164,9 @@ def test_two_accounts_at_once_end_with_one_live_experiment_per_point(
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
-    assert [{o.status for o in r} <= {CREATED, ADOPTED} for r in results] == [True, True]
+    assert [
+        {o.status for o in r} <= {OutcomeStatus.CREATED, OutcomeStatus.ADOPTED} for r in results
+    ] == [True, True]
     live = [e for e in fake_beaker.experiments() if e.status != "canceled"]
     assert sorted(e.name for e in live) == sorted(recorded(repo))
     assert recorded(repo) == recorded(roots[1]) == {e.name: e.id for e in live}
@@ -202,7 +204,7 @@ def test_beaker_down_stops_the_run_early_with_one_line(
         f" {POINTS} point(s) not submitted; rerun to continue"
     )
     assert err.count(line) == 1
-    assert NOT_STARTED not in err and "deadline" not in err  # not one line per point
+    assert OutcomeStatus.NOT_STARTED not in err and "deadline" not in err  # not one line per point
 
 
 # 4. Retries are shown.
@@ -226,7 +228,7 @@ def test_beaker_pys_own_retries_are_shown(repo: Path, fake_beaker: FakeBeaker) -
     fake_beaker.unavailable("ResolveWorkspaceName", times=1)
     err = io.StringIO()
     outcomes, _ = run(repo, err=err)
-    assert {o.status for o in outcomes} == {CREATED}
+    assert {o.status for o in outcomes} == {OutcomeStatus.CREATED}
     assert "Beaker unreachable (UNAVAILABLE), retrying in 2 s: workspace ai2/sweeps-test" in (
         err.getvalue()
     )
@@ -240,8 +242,8 @@ def test_sigterm_records_every_created_experiment_and_prints_the_summary(
     repo: Path, fake_beaker: FakeBeaker
 ) -> None:
     fake_beaker.latency = 0.3
-    proc = _runner(repo, "--concurrency", "2")
-    _wait_for_entries(ledger.ledger_path(repo, "exact"), 1, proc)
+    proc = submit_process(repo, "--concurrency", "2")
+    wait_for_entries(ledger.ledger_path(repo, "exact"), 1, proc)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
@@ -259,7 +261,9 @@ def test_at_the_deadline_in_flight_and_never_started_are_told_apart(
     fake_beaker.reply_late_after_commit(delay=60, times=1)
     clock = VirtualClock()
     outcomes, submitter = run(repo, concurrency=1, clock=clock, deadline=clock.now() + 5)
-    assert [o.status for o in outcomes] == [UNKNOWN] + [NOT_STARTED] * (POINTS - 1)
+    assert [o.status for o in outcomes] == [OutcomeStatus.UNKNOWN] + [OutcomeStatus.NOT_STARTED] * (
+        POINTS - 1
+    )
     assert submitter.stopped is not None and submitter.stopped.kind == "deadline"
     assert "never started" in outcomes[1].error and "adopts it if it exists" in outcomes[0].error
 
@@ -269,7 +273,9 @@ def test_a_create_in_flight_at_the_deadline_lands_within_the_grace(
 ) -> None:
     fake_beaker.reply_late_after_commit(delay=0.5, times=1)
     outcomes, _ = run(repo, concurrency=1, deadline=time.monotonic() + 0.2)
-    assert outcomes[0].status == CREATED  # landed after the deadline, before the last write
+    assert (
+        outcomes[0].status == OutcomeStatus.CREATED
+    )  # landed after the deadline, before the last write
     assert set(recorded(repo)) == {outcomes[0].point.name} == set(fake_beaker.count_by_name())
 
 
@@ -315,7 +321,7 @@ def test_the_run_waits_instead_of_spinning_while_a_ledger_write_is_due(
     fake_beaker.latency = 0.3  # each call, the listings after the creates too, takes 0.3 s
     clock = CountingClock()
     outcomes, _ = run(repo, clock=clock, concurrency=POINTS)
-    assert [o.status for o in outcomes] == [CREATED] * POINTS
+    assert [o.status for o in outcomes] == [OutcomeStatus.CREATED] * POINTS
     assert set(recorded(repo)) == {o.point.name for o in outcomes}
     # About one wake-up per outcome and per ledger write, plus polls every 0.2 s; not thousands.
     assert clock.takes < 100

@@ -19,21 +19,14 @@ from runner.errors import LedgerError
 from runner.plan import SweepPlan
 from runner.progress import Progress
 from runner.retry import RetryPolicy
-from runner.submit import ADOPTED, CREATED, UNKNOWN, Options, Outcome, Submitter
+from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 from tests.clock import VirtualClock
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, write_manifest
-from tests.test_submit import _runner, assert_exactly_once
+from tests.helpers import POINTS, assert_exactly_once, submit_process
 
 NEVER = 3600.0
 """A record_every no test outlives: nothing is written before the run ends."""
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    write_manifest(tmp_path, SWEEP, "exact.yaml")
-    return tmp_path
 
 
 def entries(root: Path) -> set[str]:
@@ -96,7 +89,7 @@ def test_entries_wait_and_all_land_by_the_end_of_the_run(
     progress = Watching(repo)
     outcomes = run(repo, progress, record_every=NEVER)
     assert progress.seen == [0] * POINTS  # one write, after the last outcome
-    assert [o.status for o in outcomes] == [CREATED] * POINTS
+    assert [o.status for o in outcomes] == [OutcomeStatus.CREATED] * POINTS
     assert_exactly_once(repo, fake_beaker)
 
 
@@ -127,9 +120,9 @@ def test_entries_are_written_when_the_run_reaches_its_deadline(
 
     progress = Watching(repo, fail_at=POINTS - 1, then=run_out_of_time)
     outcomes = run(repo, progress, NEVER, deadline=clock.now() + 5, clock=clock)
-    created = {o.point.name for o in outcomes if o.status == CREATED}
-    stuck = [o for o in outcomes if o.status not in (CREATED, ADOPTED)]
-    assert len(created) == POINTS - 1 and [o.status for o in stuck] == [UNKNOWN]
+    created = {o.point.name for o in outcomes if o.status == OutcomeStatus.CREATED}
+    stuck = [o for o in outcomes if o.status not in (OutcomeStatus.CREATED, OutcomeStatus.ADOPTED)]
+    assert len(created) == POINTS - 1 and [o.status for o in stuck] == [OutcomeStatus.UNKNOWN]
     assert "in flight" in stuck[0].error and "the next run adopts it" in stuck[0].error
     assert entries(repo) == created
 
@@ -168,10 +161,12 @@ def test_a_run_killed_before_it_writes_loses_nothing_a_rerun_cannot_adopt(
     assert entries(repo) == set()
     created_before = set(fake_beaker.count_by_name())
     fake_beaker.latency = 0.0
-    again = _runner(repo)
+    again = submit_process(repo)
     out, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
-    adopted = {line.split()[1] for line in out.splitlines() if line.startswith(f"{ADOPTED} ")}
+    adopted = {
+        line.split()[1] for line in out.splitlines() if line.startswith(f"{OutcomeStatus.ADOPTED} ")
+    }
     assert created_before <= adopted
     assert_exactly_once(repo, fake_beaker)
 
@@ -189,5 +184,5 @@ def test_a_ledger_that_cannot_be_written_fails_the_run_and_a_rerun_adopts(
     assert len(fake_beaker.count_by_name()) == POINTS
     blocker.unlink()
     outcomes = run(repo, Watching(repo), record_every=0.0)
-    assert [o.status for o in outcomes] == [ADOPTED] * POINTS
+    assert [o.status for o in outcomes] == [OutcomeStatus.ADOPTED] * POINTS
     assert_exactly_once(repo, fake_beaker)

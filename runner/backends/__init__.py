@@ -1,8 +1,8 @@
 """Where experiments run. The planner and the submit protocol only know this interface.
 
 A backend creates one experiment per point under its deterministic name and can look an
-experiment up by that name. It translates its own failures into the three errors below, which
-is all the retry protocol in `runner.submit` needs to know.
+experiment up by that name. It translates its own failures into the errors below (all `runner.errors.BackendError`, each
+with its exit code), which is all the retry protocol in `runner.submit` needs to know.
 """
 
 from __future__ import annotations
@@ -14,8 +14,49 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from runner.backends.health import Health
-from runner.errors import SubmitError
+from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED, BackendError, SubmitError
 from runner.model import Rendered, Sweep
+from runner.values import StrEnum
+
+
+class ExperimentState(StrEnum):
+    """An experiment's state, in the port's words (each adapter maps its own onto these)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+    UNKNOWN = "unknown"
+
+    @property
+    def live(self) -> bool:
+        """Queued or running: it holds (or waits for) machines, and can be canceled."""
+        return self in (ExperimentState.QUEUED, ExperimentState.RUNNING)
+
+    @property
+    def restartable(self) -> bool:
+        """Failed or canceled: `--restart-failed` may restart its failed tasks in place."""
+        return self in (ExperimentState.FAILED, ExperimentState.CANCELED)
+
+
+class BackendKind(StrEnum):
+    """Which backend: selects the ledger its runs are recorded in."""
+
+    BEAKER = "beaker"
+    LOCAL = "local"
+
+
+class Capability(StrEnum):
+    """What a backend does beyond the port's calls; code asks for these, never for a kind."""
+
+    RUNS_DRAFTS = "runs-drafts"
+    """Draft sweeps run here (this machine only); elsewhere they are never submitted."""
+    SHARED = "shared"
+    """Shared, billed machines: reviewed-plan pins apply and a submit has a default deadline."""
+    RESUMES = "resumes"
+    """`create` waits for a run another runner is running, and resumes a stale one: so only
+    finished runs are adopted instead of created (`adoptable`)."""
 
 
 @dataclass(frozen=True)
@@ -27,12 +68,14 @@ class Experiment:
     url: str
     key: str | None
     """The idempotency key recorded in the experiment (env SWEEP_POINT_KEY or description)."""
-    state: str = "unknown"
-    """queued | running | succeeded | failed | canceled | unknown"""
+    state: ExperimentState = ExperimentState.UNKNOWN
     exit_code: int | None = None
     metrics: Mapping[str, object] = field(default_factory=dict)
     seconds: float | None = None
     """How long it ran (or has been running), when the backend knows without a call of its own."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "state", ExperimentState(self.state))  # a str from a test is one
 
 
 @dataclass(frozen=True)
@@ -77,9 +120,12 @@ def group_name(sweep: Sweep) -> str:
     return sweep.name[: GROUP_NAME_LIMIT - len(suffix)] + suffix
 
 
-class Transient(Exception):
-    """Worth retrying. `maybe_committed`: the request may have taken effect before it failed.
-    `unreachable`: why the service could not be reached at all (e.g. 'connection refused')."""
+class Transient(BackendError):
+    """Worth retrying (exit 5 if it reaches the CLI). `maybe_committed`: the request may have
+    taken effect before it failed. `unreachable`: why the service could not be reached at all
+    (e.g. 'connection refused')."""
+
+    exit_code = EXIT_INCOMPLETE
 
     def __init__(
         self,
@@ -95,16 +141,22 @@ class Transient(Exception):
         self.unreachable = unreachable
 
 
-class NameTaken(Exception):
+class NameTaken(BackendError):
     """Creating failed because an experiment of that name exists (HTTP 409)."""
 
+    exit_code = EXIT_REJECTED
 
-class Rejected(Exception):
+
+class Rejected(BackendError):
     """A client error: retrying cannot help (invalid spec, permission, unknown workspace)."""
 
+    exit_code = EXIT_REJECTED
 
-class NotStarted(Exception):
+
+class NotStarted(BackendError):
     """The job whose logs were asked for has not started yet (queued, or never scheduled)."""
+
+    exit_code = EXIT_INCOMPLETE
 
 
 @dataclass(frozen=True)
@@ -121,8 +173,9 @@ class LogQuery:
 
 
 class Backend(Protocol):
-    kind: str
-    """'beaker' or 'local': selects the ledger the runs are recorded in."""
+    kind: BackendKind
+    """Selects the ledger the runs are recorded in (and nothing else: see `capabilities`)."""
+    capabilities: frozenset[Capability]
     health: Health
     """Whether the service answers, and the waits its calls sit out (`runner.backends.health`)."""
 
@@ -130,16 +183,12 @@ class Backend(Protocol):
         """Create the point's experiment under point.name; never under another name."""
         ...
 
-    def find(self, sweep: Sweep, name: str) -> Experiment | None:
-        """Look an experiment up by name; None when there is none."""
-        ...
-
-    def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        """Those of names that exist, found with as few calls as the backend allows."""
-        ...
-
-    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        """Live state of the named experiments (with exit codes of finished ones), in bulk."""
+    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        """Every experiment of each name that has one, whoever created it, oldest first, with
+        its state (an exit code only where it costs no call of its own), in bulk: one call, not
+        one per name. Where names are unique per author, two accounts can each create a point
+        (`runner.submit.duplicates`). A look-up by name is the oldest of a list of one; what a
+        submit adopts is `adoptable`."""
         ...
 
     def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
@@ -167,12 +216,6 @@ class Backend(Protocol):
         group: in a number of calls that grows with pages, not with points."""
         ...
 
-    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
-        """Every experiment of each name, whoever created it, oldest first, in bulk. Where
-        names are unique per author, two accounts can each create a point: see
-        `runner.submit.duplicates`."""
-        ...
-
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
         """Cancel a duplicate this run created; done at most once (looked up before a retry)."""
         ...
@@ -192,7 +235,21 @@ class RunsInCreate(Protocol):
     on_start: StartHook | None
 
 
-CHOICES = ("auto", "beaker", "local")
+def adoptable(backend: Backend, sweep: Sweep, names: Iterable[str]) -> dict[str, Experiment]:
+    """The experiment of each name that a submit adopts instead of creating it: the oldest,
+    in any state; on a backend that resumes runs, only a finished one."""
+    finished = (ExperimentState.SUCCEEDED, ExperimentState.FAILED)
+    resumes = Capability.RESUMES in backend.capabilities
+    return {
+        name: found[0]
+        for name, found in backend.experiments(sweep, names).items()
+        if not resumes or found[0].state in finished
+    }
+
+
+CHOICES = ("auto", *BackendKind)
+"""What `--backend` takes (`runner.commands.common.BACKEND_CHOICES` spells the same for argparse):
+`auto` is Beaker when credentials exist, else local."""
 Notify = Callable[[str], None]
 """Where a backend's notes go (the progress display, so they never garble its live line)."""
 

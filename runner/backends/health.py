@@ -39,7 +39,7 @@ class Wait:
         return f"{text}: {self.what}" if self.what else text
 
 
-Listener = Callable[[Wait | None], None]
+HealthListener = Callable[[Wait | None], None]
 """Told of each wait, and (None) when the service answers again after being unreachable."""
 
 
@@ -51,9 +51,9 @@ class Health:
         """Where the service was expected to answer, for messages."""
         self._lock = threading.Lock()
         self._down: str | None = None
-        self._listeners: list[Listener] = []
+        self._listeners: list[HealthListener] = []
 
-    def listen(self, listener: Listener) -> None:
+    def listen(self, listener: HealthListener) -> None:
         with self._lock:
             self._listeners.append(listener)
 

@@ -14,10 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.commands.common import Subparsers, load_catalog, raise_if_problems, stderr
+from runner.commands.common import (
+    BACKEND_CHOICES,
+    Subparsers,
+    load_catalog,
+    raise_if_problems,
+    stderr,
+)
 
-if TYPE_CHECKING:  # annotations only: importing actions loads the pipeline
-    from runner.actions import Target
+if TYPE_CHECKING:  # annotations only: importing operate loads the pipeline
+    from runner.operate import CancelTarget
     from runner.plan import SweepPlan
 
 EXIT_WOULD_CANCEL = 2
@@ -52,7 +58,7 @@ def register(commands: Subparsers) -> None:
         action="store_true",
         help=f"really cancel; without it, show what would be canceled and exit {EXIT_WOULD_CANCEL}",
     )
-    parser.add_argument("--backend", choices=("auto", "beaker", "local"), default="auto")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     parser.add_argument("--commit", action="store_true", help="then commit the changed ledgers")
     parser.add_argument("--push", action="store_true", help="with --commit: push that commit")
     parser.set_defaults(run=run)
@@ -74,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cancel(directory: Path, args: CancelArgs) -> int:
-    from runner import actions, gitrepo
-    from runner.backends import open_backend
+    from runner import gitrepo, operate
+    from runner.backends import Capability, open_backend
     from runner.commands.gitops import check_commit, commit_back
 
     cat = load_catalog(directory, args.paths)
@@ -88,7 +94,7 @@ def cancel(directory: Path, args: CancelArgs) -> int:
     backend = open_backend(args.backend, cat.root, stderr)
     try:
         plans = cat.plans(kind=backend.kind)
-        targets = actions.cancel_targets(backend, plans, args.orphans, args.points)
+        targets = operate.cancel_targets(backend, plans, args.orphans, args.points)
         if not targets:
             stderr("Nothing to cancel: no queued or running experiment of these points.")
             return 0
@@ -96,25 +102,27 @@ def cancel(directory: Path, args: CancelArgs) -> int:
             _show("Would cancel", targets)
             stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
             return EXIT_WOULD_CANCEL
-        done = actions.cancel(backend, targets, cat.root, commit=gitrepo.head_commit(cat.root))
+        done = operate.cancel(backend, targets, cat.root, commit=gitrepo.head_commit(cat.root))
     finally:
         backend.close()
     if done:
         _show("Canceled", done)
     if len(done) < len(targets):
         stderr(f"{len(targets) - len(done)} had already finished: nothing to cancel there.")
-    _warn_waiting(plans, backend.kind, {id(t.row) for t in done})
+    _warn_waiting(plans, Capability.RUNS_DRAFTS in backend.capabilities, {id(t.row) for t in done})
     if args.commit:
         commit_back(cat.root, target)
     return 0
 
 
-def _warn_waiting(plans: Sequence[SweepPlan], kind: str, canceled: set[int]) -> None:
+def _warn_waiting(plans: Sequence[SweepPlan], runs_drafts: bool, canceled: set[int]) -> None:
     """Cancel never changes the manifest: its `+` points are still submitted by the next run,
     except those it just canceled (now in the ledger: existing, found by their key)."""
+    from runner.plan import PlanStatus
+
     for plan in plans:
-        left = sum(1 for r in plan.rows if r.status == "+" and id(r) not in canceled)
-        if left and plan.to_submit_on(kind):
+        left = sum(1 for r in plan.rows if r.status == PlanStatus.SUBMIT and id(r) not in canceled)
+        if left and plan.to_submit_on(runs_drafts):
             stop = (
                 "remove them from the manifest to stop it (a draft still runs on this machine)"
                 if plan.sweep.draft
@@ -126,7 +134,7 @@ def _warn_waiting(plans: Sequence[SweepPlan], kind: str, canceled: set[int]) -> 
             )
 
 
-def _show(verb: str, targets: Sequence[Target]) -> None:
+def _show(verb: str, targets: Sequence[CancelTarget]) -> None:
     from runner.report.tables import simple_table
 
     rows = [

@@ -15,6 +15,8 @@ if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 FORMATS = ("table", "markdown", "json")
+BACKEND_CHOICES = ("auto", "beaker", "local")
+"""`--backend`: auto, or a `runner.backends.BackendKind` (spelled here: `--help` loads no backend)."""
 
 
 def add_paths(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,6 @@ from runner.errors import RunnerError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
     from runner.gitrepo import Target
-    from runner.plan import SweepPlan
 
 
 def check_commit(
@@ -54,25 +53,3 @@ def commit_back(root: Path, target: Target | None) -> None:
     for line in lines:
         stderr(line)
     github.append_summary("\n" + "\n\n".join(lines) + "\n")
-
-
-def only_reviewed(plans: list[SweepPlan], pins_file: Path) -> list[SweepPlan]:
-    """Plan pinning: hold back the `+` points no reviewed plan showed, and list them."""
-    from runner import github, review
-
-    try:
-        pins = review.parse_pins(pins_file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RunnerError(f"cannot read the reviewed plans at {pins_file}: {exc}") from None
-    checked = review.hold_back(plans, pins)
-    if checked.held:
-        github.append_summary(review.held_markdown(checked))
-        stderr(f"{len(checked.held)} point(s) held back: not in a reviewed plan (see the summary)")
-        if github.in_actions():
-            print(
-                github.annotation(
-                    "warning", f"{len(checked.held)} point(s) held back: not in a reviewed plan"
-                ),
-                flush=True,
-            )
-    return list(checked.plans)

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.commands.common import Subparsers, load_catalog, stderr
+from runner.commands.common import BACKEND_CHOICES, Subparsers, load_catalog, stderr
 from runner.errors import RunnerError
 
 
@@ -28,7 +28,7 @@ def register(commands: Subparsers) -> None:
     parser.add_argument("--task", metavar="NAME", help="task name (default: the first task)")
     parser.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
     parser.add_argument("--follow", action="store_true", help="keep printing until the job ends")
-    parser.add_argument("--backend", choices=("auto", "beaker", "local"), default="auto")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     parser.set_defaults(run=run)
 
 
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 def logs(directory: Path, args: LogsArgs) -> int:
     """Exit 0 with the lines; 1 with one line when the point is unknown or ambiguous, the
     task or replica does not exist, or its job has not started yet."""
-    from runner import actions
+    from runner import operate
     from runner.backends import LogQuery, NotStarted, Rejected, Transient, open_backend
 
     if args.tail is not None and args.tail < 1:
@@ -50,7 +50,7 @@ def logs(directory: Path, args: LogsArgs) -> int:
     cat = load_catalog(directory, ())  # a manifest with problems is left out, not fatal here
     backend = open_backend(args.backend, cat.root, stderr)
     try:
-        [(plan, row)] = actions.find_point(cat.plans(kind=backend.kind), args.point)
+        [(plan, row)] = operate.find_point(cat.plans(kind=backend.kind), args.point)
         query = LogQuery(args.task, args.replica, args.tail, args.follow)
         for line in backend.logs(plan.sweep, row.name, query):
             sys.stdout.write(line if line.endswith("\n") else line + "\n")

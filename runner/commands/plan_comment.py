@@ -89,9 +89,3 @@ def _annotation(problem: Problem) -> str:
 
     message = f"{problem.field}: {problem.message}" if problem.field else problem.message
     return github.annotation("error", message, problem.path, problem.line, problem.col)
-
-
-def problems_markdown(problems: list[Problem]) -> str:
-    from runner.report.plan import problems_markdown as markdown
-
-    return markdown(problems)

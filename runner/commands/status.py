@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.commands.common import Subparsers, add_paths, load_catalog, raise_if_problems, stderr
+from runner.commands.common import (
+    BACKEND_CHOICES,
+    Subparsers,
+    add_paths,
+    load_catalog,
+    raise_if_problems,
+    stderr,
+)
 from runner.errors import RunnerError
 
 if TYPE_CHECKING:  # annotations only: results imports the backends and the planner
@@ -38,7 +45,7 @@ def register(commands: Subparsers) -> None:
     parser = commands.add_parser("status", help="every point with its state and metrics")
     add_paths(parser)
     parser.add_argument("--format", choices=FORMATS, default="table")
-    parser.add_argument("--backend", choices=("auto", "beaker", "local"), default="auto")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     parser.add_argument(
         "--plot",
         metavar="METRIC",

@@ -1,4 +1,5 @@
-"""Durations as written in manifests ('5m', '1h30m') and as Beaker specs carry them (nanoseconds)."""
+"""Durations as written in manifests ('5m', '1h30m') and as Beaker specs carry them (nanoseconds),
+and elapsed time as the runner shows it (`elapsed_text`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,17 @@ import re
 
 _PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|ms|s|m|h)")
 _NANOS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+
+
+def elapsed_text(seconds: float) -> str:
+    """`42s`, `3m`, `3m05s`, `2h03m`: the one format of elapsed time in every report."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        minutes, rest = divmod(whole, 60)
+        return f"{minutes}m{rest:02d}s" if rest else f"{minutes}m"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
 def to_nanoseconds(text: str) -> int:

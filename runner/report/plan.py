@@ -11,14 +11,13 @@ from typing import Any
 from runner import cost
 from runner.backends import group_name
 from runner.errors import Problem
-from runner.plan import DRIFTED, STATUS_WORDS, Row, SweepPlan
+from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan
 from runner.report.tables import params_text, simple_table, tabulate
 
 MARKDOWN_LIMIT = 60_000
 """GitHub caps a comment at 65 536 characters; stay clear of it."""
 MARKDOWN_ROWS = 200
 """Rows shown per sweep before the rest is summarised."""
-COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
 MARKDOWN_CHANGES = 20
 """Changed fields shown per drifted point in markdown."""
 MARKDOWN_DRIFT_LINES = 300
@@ -75,7 +74,7 @@ def drift_lines(row: Row, limit: int | None = None) -> list[str]:
 def _drift_block(plan: SweepPlan, limit: int | None = None) -> list[str]:
     out = []
     for row in plan.rows:
-        if row.status == DRIFTED:
+        if row.status == PlanStatus.DRIFTED:
             out.append(f"~ {row.name}")
             out += [f"    {line}" for line in drift_lines(row, limit)]
     return out
@@ -138,7 +137,9 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan", planned: b
         group = group_line(plan, link=True) if planned else ""
         if group:
             parts += [group, ""]
-        rows = [r for r in plan.rows if r.status != "="] + [r for r in plan.rows if r.status == "="]
+        rows = [r for r in plan.rows if r.status != PlanStatus.SUBMITTED] + [
+            r for r in plan.rows if r.status == PlanStatus.SUBMITTED
+        ]
         shown = rows[:MARKDOWN_ROWS]
         plain, headers = (
             _with_notes(plan, shown) if planned else ([_cells(r) for r in shown], HEADERS)
@@ -228,7 +229,7 @@ SUMMARY_LIMIT = 900_000
 """GitHub refuses a step's job summary over 1 MiB; stay clear of it."""
 
 
-def capped(text: str, limit: int, note: str) -> str:
+def truncate_lines(text: str, limit: int, note: str) -> str:
     """`text` cut at a line boundary so that it and `note` fit in `limit` characters.
 
     `note` may say `{lines}`: how many lines were left out.
@@ -284,7 +285,7 @@ def pull_request_markdown(
         text = f"{COMMENT_MARKER}\n## {heading}\n\nThis pull request submits nothing.\n"
     if rest:
         drafts = sum(p.sweep.draft for p in rest)
-        counts = {s: sum(p.counts[s] for p in rest) for s in STATUS_WORDS if s != "+"}
+        counts = {s: sum(p.counts[s] for p in rest) for s in STATUS_WORDS if s != PlanStatus.SUBMIT}
         said = ", ".join(f"{n} {STATUS_WORDS[s]}" for s, n in counts.items())
         text += (
             f"\n{len(rest)} other sweep(s) this pull request does not change"

@@ -12,6 +12,7 @@ import io
 import json
 from collections.abc import Sequence
 
+from runner.render.durations import elapsed_text
 from runner.report.tables import params_text, tabulate
 from runner.results import PointResult, SweepResults
 
@@ -149,15 +150,8 @@ def _csv_value(value: object) -> object:
 
 
 def duration(seconds: float | None) -> str:
-    """`42s`, `3m05s`, `2h03m`; empty when unknown."""
-    if seconds is None:
-        return ""
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60:02d}s"
-    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+    """How long a point ran (`elapsed_text`); empty when unknown."""
+    return "" if seconds is None else elapsed_text(seconds)
 
 
 def metric_text(value: object) -> str:

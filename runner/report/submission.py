@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from runner.membership import GroupOutcome
 from runner.report.tables import tabulate
-from runner.submit import ADOPTED, CREATED, NOT_STARTED, Duplicate, Outcome, Stop
+from runner.submit import Duplicate, Outcome, OutcomeStatus, Stop
 
 SUMMARY_FORMAT = 1
 
@@ -51,9 +51,9 @@ def _cell(text: str) -> str:
 
 
 def counts_line(outcomes: Sequence[Outcome]) -> str:
-    done = sum(o.status in (CREATED, ADOPTED) for o in outcomes)
-    created = sum(o.status == CREATED for o in outcomes)
-    adopted = sum(o.status == ADOPTED for o in outcomes)
+    done = sum(o.status.submitted for o in outcomes)
+    created = sum(o.status == OutcomeStatus.CREATED for o in outcomes)
+    adopted = sum(o.status == OutcomeStatus.ADOPTED for o in outcomes)
     failed = sum(o.run_failed for o in outcomes)
     ran = f"; {failed} run(s) failed" if failed else ""
     return f"submitted: {done} of {len(outcomes)} ({created} created, {adopted} adopted){ran}"
@@ -62,8 +62,8 @@ def counts_line(outcomes: Sequence[Outcome]) -> str:
 def stop_line(stop: Stop, outcomes: Sequence[Outcome]) -> str:
     """One line for a run that stopped early, e.g. 'Beaker at https://... unreachable for 3m
     (connection refused): 12 points not submitted; rerun to continue'."""
-    missing = sum(o.status not in (CREATED, ADOPTED) for o in outcomes)
-    never = sum(o.status == NOT_STARTED for o in outcomes)
+    missing = sum(not o.status.submitted for o in outcomes)
+    never = sum(o.status == OutcomeStatus.NOT_STARTED for o in outcomes)
     detail = f" ({never} never started)" if 0 < never < missing else ""
     return f"{stop.reason}: {missing} point(s) not submitted{detail}; rerun to continue"
 

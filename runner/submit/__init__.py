@@ -31,37 +31,18 @@ Modules: `outcome` (what a run reports), `options` (configuration and clock), `p
 
 from runner.retry import RetryPolicy
 from runner.submit.options import Clock, Options
-from runner.submit.outcome import (
-    ADOPTED,
-    CREATED,
-    FAILED,
-    INCOMPLETE,
-    NOT_STARTED,
-    REJECTED,
-    SUBMITTED,
-    UNKNOWN,
-    Duplicate,
-    Listener,
-    Outcome,
-    Stop,
-)
+from runner.submit.outcome import Duplicate, Listener, Outcome, OutcomeStatus, Stop, StopKind
 from runner.submit.run import Submitter
 
 __all__ = [
-    "ADOPTED",
-    "CREATED",
-    "FAILED",
-    "INCOMPLETE",
-    "NOT_STARTED",
-    "REJECTED",
-    "SUBMITTED",
-    "UNKNOWN",
     "Clock",
     "Duplicate",
     "Listener",
     "Options",
     "Outcome",
+    "OutcomeStatus",
     "RetryPolicy",
     "Stop",
+    "StopKind",
     "Submitter",
 ]

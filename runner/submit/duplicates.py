@@ -16,7 +16,7 @@ from runner import retry
 from runner.backends import Backend, Experiment, Transient
 from runner.model import Sweep
 from runner.retry import RetryPolicy
-from runner.submit.outcome import ADOPTED, CREATED, Duplicate, Outcome
+from runner.submit.outcome import Duplicate, Outcome, OutcomeStatus
 
 
 def check(
@@ -30,10 +30,12 @@ def check(
     replaced: list[Outcome] = []
     found: list[Duplicate] = []
     for sweep in sweeps:
-        created = [o for o in outcomes if o.sweep == sweep.name and o.status == CREATED]
+        created = [
+            o for o in outcomes if o.sweep == sweep.name and o.status == OutcomeStatus.CREATED
+        ]
         if not created:
             continue
-        copies = backend.copies(sweep, [o.point.name for o in created])
+        copies = backend.experiments(sweep, [o.point.name for o in created])
         for outcome in created:
             assert outcome.experiment is not None
             mine = outcome.experiment
@@ -48,7 +50,7 @@ def check(
             if kept.id != mine.id:
                 problem = _retire(backend, sweep, mine, policy, remaining)
                 canceled = () if problem else (mine.id,)
-                replaced.append(Outcome(sweep.name, outcome.point, ADOPTED, kept))
+                replaced.append(Outcome(sweep.name, outcome.point, OutcomeStatus.ADOPTED, kept))
             found.append(Duplicate(sweep.name, outcome.point.name, kept, others, canceled, problem))
     return replaced, found
 

@@ -30,6 +30,7 @@ class Clock:
         return box.get(timeout=POLL if timeout is None else min(max(timeout, 0.0), POLL))
 
 
+DEFAULT_CONCURRENCY = 8
 DEFAULT_MAX_UNREACHABLE = 180.0
 
 
@@ -37,7 +38,7 @@ DEFAULT_MAX_UNREACHABLE = 180.0
 class Options:
     root: Path
     commit: str
-    concurrency: int = 8
+    concurrency: int = DEFAULT_CONCURRENCY
     deadline: float | None = None
     """A `clock.now()` value after which no new work starts and the run reports."""
     policy: RetryPolicy | None = None

@@ -6,30 +6,56 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from runner.backends import Experiment
+from runner.backends import Experiment, ExperimentState
 from runner.model import Rendered
+from runner.values import StrEnum
 
-CREATED, ADOPTED = "created", "adopted"
-"""Submitted: this run created the experiment, or found it on the backend with the point's key."""
-REJECTED = "rejected"
-"""The backend refused it (invalid spec, permission, a name taken by another experiment):
-a rerun does the same until the manifest or the workspace changes."""
-FAILED = "failed"
-"""Gave up after retries, or a bug: a rerun tries again."""
-NOT_STARTED = "not-started"
-"""The run stopped (deadline, Beaker unreachable, signal) before it tried this point."""
-UNKNOWN = "unknown"
-"""Its create was in flight when the run stopped: it may exist; the next run adopts it if so."""
 
-SUBMITTED = (CREATED, ADOPTED)
-INCOMPLETE = (FAILED, NOT_STARTED, UNKNOWN)
+class OutcomeStatus(StrEnum):
+    """What became of one point in a submit run."""
+
+    CREATED = "created"
+    """Submitted: this run created the experiment."""
+    ADOPTED = "adopted"
+    """Submitted: found on the backend with the point's key."""
+    REJECTED = "rejected"
+    """The backend refused it (invalid spec, permission, a name taken by another experiment):
+    a rerun does the same until the manifest or the workspace changes."""
+    FAILED = "failed"
+    """Gave up after retries, or a bug: a rerun tries again."""
+    NOT_STARTED = "not-started"
+    """The run stopped (deadline, Beaker unreachable, signal) before it tried this point."""
+    UNKNOWN = "unknown"
+    """Its create was in flight when the run stopped: it may exist; the next run adopts it if so."""
+
+    @property
+    def submitted(self) -> bool:
+        return self in (OutcomeStatus.CREATED, OutcomeStatus.ADOPTED)
+
+    @property
+    def incomplete(self) -> bool:
+        """A rerun continues it (exit 5)."""
+        return self in (OutcomeStatus.FAILED, OutcomeStatus.NOT_STARTED, OutcomeStatus.UNKNOWN)
+
+
+class StopKind(StrEnum):
+    """Why a run stopped early."""
+
+    DEADLINE = "deadline"
+    UNREACHABLE = "unreachable"
+    SIGINT = "SIGINT"
+    SIGTERM = "SIGTERM"
+
+    @property
+    def signal(self) -> bool:
+        return self in (StopKind.SIGINT, StopKind.SIGTERM)
 
 
 @dataclass(frozen=True)
 class Outcome:
     sweep: str
     point: Rendered
-    status: str
+    status: OutcomeStatus
     experiment: Experiment | None = None
     error: str = ""
 
@@ -37,8 +63,8 @@ class Outcome:
     def run_failed(self) -> bool:
         """Submitted, and its run has already failed: the local backend runs a point to its
         end inside `create`, so its outcome knows (a Beaker create returns it queued)."""
-        return self.status in SUBMITTED and (
-            self.experiment is not None and self.experiment.state == "failed"
+        return self.status.submitted and (
+            self.experiment is not None and self.experiment.state == ExperimentState.FAILED
         )
 
 
@@ -46,8 +72,7 @@ class Outcome:
 class Stop:
     """Why a run stopped before every point had an outcome."""
 
-    kind: str
-    """'deadline', 'unreachable', 'SIGINT' or 'SIGTERM'."""
+    kind: StopKind
     reason: str
     """One line, e.g. 'Beaker at https://... unreachable for 3m (connection refused)'."""
 

@@ -9,7 +9,7 @@ from runner import retry
 from runner.backends import Backend, Experiment, NameTaken, Rejected, Transient
 from runner.model import Rendered, Sweep
 from runner.retry import OnRetry, RetryPolicy
-from runner.submit.outcome import ADOPTED, CREATED, FAILED, REJECTED, UNKNOWN, Outcome
+from runner.submit.outcome import Outcome, OutcomeStatus
 
 
 class NameClash(Exception):
@@ -42,23 +42,28 @@ class PointSubmitter:
         self.on_retry = on_retry
         self.stopping = stopping
 
+    def _find(self, sweep: Sweep, name: str) -> Experiment | None:
+        """The oldest experiment of that name, whoever created it (a list of one)."""
+        found = self.backend.experiments(sweep, [name]).get(name)
+        return found[0] if found else None
+
     def submit(self, sweep: Sweep, point: Rendered) -> Outcome:
         ambiguous = False
 
-        def attempt() -> tuple[Experiment, str]:
+        def attempt() -> tuple[Experiment, OutcomeStatus]:
             nonlocal ambiguous
             if ambiguous:
-                found = self.backend.find(sweep, point.name)
+                found = self._find(sweep, point.name)
                 if found is not None:
-                    return adopt(point, found), ADOPTED
+                    return adopt(point, found), OutcomeStatus.ADOPTED
             try:
-                return self.backend.create(sweep, point), CREATED
+                return self.backend.create(sweep, point), OutcomeStatus.CREATED
             except NameTaken:
-                found = self.backend.find(sweep, point.name)
+                found = self._find(sweep, point.name)
                 if found is None:
                     ambiguous = True
                     raise Transient(f"name {point.name} is taken but cannot be found yet") from None
-                return adopt(point, found), ADOPTED
+                return adopt(point, found), OutcomeStatus.ADOPTED
             except Transient as exc:
                 ambiguous = ambiguous or exc.maybe_committed
                 raise
@@ -69,9 +74,14 @@ class PointSubmitter:
         except Transient as exc:
             if self.stopping() and ambiguous:
                 return Outcome(
-                    sweep.name, point, UNKNOWN, error=f"run stopped while retrying: {exc}"
+                    sweep.name,
+                    point,
+                    OutcomeStatus.UNKNOWN,
+                    error=f"run stopped while retrying: {exc}",
                 )
-            return Outcome(sweep.name, point, FAILED, error=f"gave up after retries: {exc}")
+            return Outcome(
+                sweep.name, point, OutcomeStatus.FAILED, error=f"gave up after retries: {exc}"
+            )
         except (Rejected, NameClash) as exc:
-            return Outcome(sweep.name, point, REJECTED, error=str(exc))
+            return Outcome(sweep.name, point, OutcomeStatus.REJECTED, error=str(exc))
         return Outcome(sweep.name, point, status, experiment)

@@ -2,31 +2,34 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 from runner import ledger
 from runner.backends import Experiment
 from runner.errors import LedgerError
 from runner.files import utc_now
-from runner.keys import SPEC_HASH_VERSION, canonical_spec
 from runner.model import Rendered
-from runner.submit.outcome import SUBMITTED, Listener, Outcome
+from runner.submit.outcome import Listener, Outcome
 
 
 class Recorder:
     def __init__(
-        self, root: Path, kind: str, commit: str, every: float, progress: Listener
+        self,
+        store: ledger.LedgerStore,
+        commit: str,
+        every: float,
+        progress: Listener,
+        now: Callable[[], float],
     ) -> None:
-        self.root = root
-        self.kind = kind
+        self.store = store
         self.commit = commit
         self.progress = progress
-        self._unwritten = ledger.Pending(every)
+        self._unwritten = ledger.Pending(every, now)
 
     def add(self, outcome: Outcome) -> None:
         """Queue a created or adopted experiment's entry (later ones replace earlier ones)."""
-        if outcome.experiment is not None and outcome.status in SUBMITTED:
-            path = ledger.ledger_path(self.root, outcome.sweep, self.kind)
+        if outcome.experiment is not None and outcome.status.submitted:
+            path = self.store.path(outcome.sweep)
             self._unwritten.add(path, outcome.sweep, self.entry(outcome.point, outcome.experiment))
 
     def due_in(self) -> float | None:
@@ -45,15 +48,4 @@ class Recorder:
             self.progress.note(f"could not write the ledger ({exc}); trying again")
 
     def entry(self, point: Rendered, experiment: Experiment) -> ledger.Entry:
-        return ledger.Entry(
-            key=point.key,
-            experiment=point.name,
-            url=experiment.url,
-            id=experiment.id,
-            spec_hash=point.spec_hash,
-            submitted_at=utc_now(),
-            commit=self.commit,
-            params=dict(point.params),
-            hash_version=SPEC_HASH_VERSION,
-            spec=ledger.pack_spec(canonical_spec(point.spec)),  # so drift can say what changed
-        )
+        return ledger.Entry.of(point, experiment.url, experiment.id, self.commit, utc_now())

@@ -9,30 +9,20 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from runner.backends import Backend, Experiment, RunsInCreate, Transient
+from runner import ledger
+from runner.backends import Backend, Capability, Experiment, RunsInCreate, Transient, adoptable
 from runner.backends.health import Wait
 from runner.model import Rendered, Sweep
 from runner.plan import SweepPlan
+from runner.render.durations import elapsed_text
 from runner.retry import RetryPolicy
 from runner.submit import duplicates
 from runner.submit.options import Options
-from runner.submit.outcome import (
-    ADOPTED,
-    CREATED,
-    FAILED,
-    NOT_STARTED,
-    REJECTED,
-    UNKNOWN,
-    Duplicate,
-    Listener,
-    Outcome,
-    Stop,
-)
+from runner.submit.outcome import Duplicate, Listener, Outcome, OutcomeStatus, Stop, StopKind
 from runner.submit.point import NameClash, PointSubmitter, adopt
 from runner.submit.record import Recorder
 
 Job = tuple[Sweep, Rendered]
-SIGNALS = ("SIGINT", "SIGTERM")
 
 
 @dataclass(frozen=True)
@@ -48,12 +38,6 @@ class _Reply:
 
     token: object
     value: object
-
-
-def duration(seconds: float) -> str:
-    """'3m', '1m30s', '45s'."""
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes}m{rest}s" if minutes and rest else f"{minutes}m" if minutes else f"{rest}s"
 
 
 class Submitter:
@@ -74,8 +58,9 @@ class Submitter:
         self._outcomes: dict[tuple[str, str], Outcome] = {}
         self._down_since: float | None = None
         self._grace_until: float | None = None
+        store = ledger.LedgerStore(options.root, backend.kind)
         self.record = Recorder(
-            options.root, backend.kind, options.commit, options.record_every, progress
+            store, options.commit, options.record_every, progress, self.clock.now
         )
         if isinstance(backend, RunsInCreate):
             backend.on_start = self._run_started
@@ -87,8 +72,8 @@ class Submitter:
 
     def jobs(self, plans: Sequence[SweepPlan]) -> list[Job]:
         """Every point this run submits, in order: the plans' '+' rows."""
-        kind = self.backend.kind
-        return [(p.sweep, r.rendered) for p in plans for r in p.to_submit_on(kind) if r.rendered]
+        drafts = Capability.RUNS_DRAFTS in self.backend.capabilities
+        return [(p.sweep, r.rendered) for p in plans for r in p.to_submit_on(drafts) if r.rendered]
 
     def request_stop(self, signal_name: str) -> None:
         """Stop starting creates (a signal handler calls this: it only appends to a list). A
@@ -119,7 +104,7 @@ class Submitter:
             if not mine:
                 continue
             names = [p.name for _, p in mine]
-            found = self._await(functools.partial(self.backend.existing, plan.sweep, names))
+            found = self._await(functools.partial(adoptable, self.backend, plan.sweep, names))
             if self.stopped is not None:
                 return []
             if isinstance(found, Exception):
@@ -132,9 +117,11 @@ class Submitter:
                     pending.append((sweep, point))
                     continue
                 try:
-                    self._take(Outcome(sweep.name, point, ADOPTED, adopt(point, experiment)))
+                    self._take(
+                        Outcome(sweep.name, point, OutcomeStatus.ADOPTED, adopt(point, experiment))
+                    )
                 except NameClash as exc:
-                    self._take(Outcome(sweep.name, point, REJECTED, error=str(exc)))
+                    self._take(Outcome(sweep.name, point, OutcomeStatus.REJECTED, error=str(exc)))
         return pending
 
     def _start_workers(self, pending: list[Job]) -> None:
@@ -155,12 +142,12 @@ class Submitter:
                 outcome = self.points.submit(sweep, point)
             except Exception as exc:  # a bug must fail this point, not hang the run
                 error = f"unexpected {type(exc).__name__}: {exc}"
-                outcome = Outcome(sweep.name, point, FAILED, error=error)
+                outcome = Outcome(sweep.name, point, OutcomeStatus.FAILED, error=error)
             self._events.put(outcome)
 
     def _check_duplicates(self, plans: Sequence[SweepPlan]) -> None:
-        created = [o for o in self._outcomes.values() if o.status == CREATED]
-        if not created or (self.stopped is not None and self.stopped.kind == "unreachable"):
+        created = [o for o in self._outcomes.values() if o.status == OutcomeStatus.CREATED]
+        if not created or (self.stopped is not None and self.stopped.kind == StopKind.UNREACHABLE):
             return
         sweeps = [p.sweep for p in plans]
         check = functools.partial(
@@ -226,7 +213,7 @@ class Submitter:
     def _run_started(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> None:
         """From a worker: the run exists now, as a Beaker experiment does once created; the
         ledger gets its entry at the next write, and its outcome replaces it when it ends."""
-        self._events.put(_Started(Outcome(sweep.name, point, CREATED, experiment)))
+        self._events.put(_Started(Outcome(sweep.name, point, OutcomeStatus.CREATED, experiment)))
 
     def _take(self, outcome: Outcome) -> None:
         self._outcomes[(outcome.sweep, outcome.point.key)] = outcome
@@ -264,21 +251,21 @@ class Submitter:
         if self.stopped is None:
             stop = None
             if self._signals:
-                stop = Stop(self._signals[0], f"{self._signals[0]} received")
+                stop = Stop(StopKind(self._signals[0]), f"{self._signals[0]} received")
             elif self.options.deadline is not None and now >= self.options.deadline:
-                stop = Stop("deadline", "the run's deadline passed")
+                stop = Stop(StopKind.DEADLINE, "the run's deadline passed")
             elif (
                 self._down_since is not None
                 and now >= self._down_since + self.options.max_unreachable
             ):
-                health, lasted = self.backend.health, duration(now - self._down_since)
+                health, lasted = self.backend.health, elapsed_text(now - self._down_since)
                 stop = Stop(
-                    "unreachable",
+                    StopKind.UNREACHABLE,
                     f"{health.service} at {health.address} unreachable for {lasted} ({down})",
                 )
             if stop is not None:
                 self._begin_stop(stop, now)
-        elif len(self._signals) > (1 if self.stopped.kind in SIGNALS else 0):
+        elif len(self._signals) > (1 if self.stopped.kind.signal else 0):
             self._grace_until = now  # another signal: stop waiting for creates in flight
         return self.stopped is not None
 
@@ -287,7 +274,7 @@ class Submitter:
         with self._lock:
             self._stopping.set()
             in_flight = len(self._started - self._outcomes.keys())
-        grace = self.options.signal_grace if stop.kind in SIGNALS else self.options.grace
+        grace = self.options.signal_grace if stop.kind.signal else self.options.grace
         self._grace_until = now + grace
         if in_flight:
             self.progress.note(
@@ -316,5 +303,5 @@ class Submitter:
         why = self.stopped.reason if self.stopped is not None else "the run ended"
         if (sweep.name, point.key) in self._started:
             error = f"in flight when the run stopped ({why}): outcome unknown; the next run adopts it if it exists"
-            return Outcome(sweep.name, point, UNKNOWN, error=error)
-        return Outcome(sweep.name, point, NOT_STARTED, error=f"never started: {why}")
+            return Outcome(sweep.name, point, OutcomeStatus.UNKNOWN, error=error)
+        return Outcome(sweep.name, point, OutcomeStatus.NOT_STARTED, error=f"never started: {why}")

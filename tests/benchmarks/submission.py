@@ -26,7 +26,7 @@ from typing import Any
 from runner import catalog, ledger
 from runner.backends.beaker import BeakerBackend
 from runner.progress import Progress
-from runner.submit import ADOPTED, CREATED, Options, Outcome, Submitter
+from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 from tests.benchmarks.common import (
     PROJECT,
     WORKSPACE,
@@ -175,7 +175,9 @@ def run(config: Config) -> list[Row]:
             root = config.workdir / name
             write_sweep(root, name, manifest_text(name, shape, max_points=points))
             result = submit(server, root, concurrency)
-            assert all(o.status == CREATED for o in result.outcomes), _failures(result)
+            assert all(o.status == OutcomeStatus.CREATED for o in result.outcomes), _failures(
+                result
+            )
             rows.append(_throughput_row(config, points, concurrency, result))
             last_root = root
         assert last_root is not None
@@ -184,7 +186,9 @@ def run(config: Config) -> list[Row]:
 
 
 def _failures(run: Run) -> str:
-    bad = [o for o in run.outcomes if o.status not in (CREATED, ADOPTED)]
+    bad = [
+        o for o in run.outcomes if o.status not in (OutcomeStatus.CREATED, OutcomeStatus.ADOPTED)
+    ]
     return f"{len(bad)} not submitted, e.g. {bad[0].error if bad else ''}"
 
 
@@ -218,7 +222,7 @@ def _rerun_rows(config: Config, server: Server, root: Path, points: int) -> list
     path = ledger.ledger_path(root, root.name)
     path.rename(path.with_suffix(".lost"))  # the ledger commit never landed
     lost = rerun(server, root)
-    adopted = sum(o.status == ADOPTED for o in lost.outcomes)
+    adopted = sum(o.status == OutcomeStatus.ADOPTED for o in lost.outcomes)
     assert adopted == points, _failures(lost)
     config.note(
         f"Re-run with the ledger lost: {adopted} points adopted by listing; CPU used: runner"

@@ -20,7 +20,10 @@ from beaker.config import Config
 from beaker.exceptions import BeakerConfigurationError, BeakerError, BeakerExperimentConflict
 
 from runner.backends import (
+    BackendKind,
+    Capability,
     Experiment,
+    ExperimentState,
     Group,
     LogQuery,
     NotStarted,
@@ -43,22 +46,23 @@ __all__ = ["TOKEN_HELP", "BeakerBackend", "credentials", "to_beaker_spec"]
 T = TypeVar("T")
 
 KEY_IN_DESCRIPTION = re.compile(r"\[sweep-key ([0-9a-f]{64})\]")
-STATES = {
-    "STATUS_SUBMITTED": "queued",
-    "STATUS_QUEUED": "queued",
-    "STATUS_READY_TO_START": "queued",
-    "STATUS_INITIALIZING": "running",
-    "STATUS_RUNNING": "running",
-    "STATUS_STOPPING": "running",
-    "STATUS_UPLOADING_RESULTS": "running",
-    "STATUS_SUCCEEDED": "succeeded",
-    "STATUS_FAILED": "failed",
-    "STATUS_CANCELED": "canceled",
+STATES: dict[str, ExperimentState] = {
+    "STATUS_SUBMITTED": ExperimentState.QUEUED,
+    "STATUS_QUEUED": ExperimentState.QUEUED,
+    "STATUS_READY_TO_START": ExperimentState.QUEUED,
+    "STATUS_INITIALIZING": ExperimentState.RUNNING,
+    "STATUS_RUNNING": ExperimentState.RUNNING,
+    "STATUS_STOPPING": ExperimentState.RUNNING,
+    "STATUS_UPLOADING_RESULTS": ExperimentState.RUNNING,
+    "STATUS_SUCCEEDED": ExperimentState.SUCCEEDED,
+    "STATUS_FAILED": ExperimentState.FAILED,
+    "STATUS_CANCELED": ExperimentState.CANCELED,
 }
 
 
 class BeakerBackend:
-    kind = "beaker"
+    kind: BackendKind = BackendKind.BEAKER
+    capabilities: frozenset[Capability] = frozenset({Capability.SHARED})
     policy = RetryPolicy()
     """How restarts and cancels are retried (tests set one that does not sleep)."""
 
@@ -73,7 +77,6 @@ class BeakerBackend:
         if http_timeout is not None:
             self.client.TIMEOUT = http_timeout  # type: ignore[misc]  # beaker-py reads self.TIMEOUT
         self._workspaces: dict[str, pb2.Workspace] = {}
-        self._author: str | None = None
         self.proofs = ShapeProofs()
         self.groups = SweepGroups(self.client, self._workspace)
         self.health = Health("Beaker", config.agent_address)
@@ -113,15 +116,10 @@ class BeakerBackend:
             )
         return self._workspaces[name]
 
-    def author(self) -> str:
-        if self._author is None:
-            self._author = self._call("current user", lambda: self.client.user_name)
-        return self._author
-
     def _experiment(self, workload: pb2.Workload) -> Experiment:
         exp = workload.experiment
         match = KEY_IN_DESCRIPTION.search(exp.description)
-        state = STATES.get(pb2.WorkloadStatus.Name(workload.status), "unknown")
+        state = STATES.get(pb2.WorkloadStatus.Name(workload.status), ExperimentState.UNKNOWN)
         return Experiment(
             exp.name,
             exp.id,
@@ -169,22 +167,16 @@ class BeakerBackend:
 
         experiment_id = self._call(what, post)
         url = self.client.experiment.url(pb2.Experiment(id=experiment_id))
-        return Experiment(point.name, experiment_id, url, point.key, "queued")
+        return Experiment(point.name, experiment_id, url, point.key, ExperimentState.QUEUED)
 
-    def find(self, sweep: Sweep, name: str) -> Experiment | None:
-        """The experiment of that name in the sweep's workspace, whoever created it (the oldest,
-        where names are unique per author and several exist). `author/name` would miss one that
-        another account created."""
-        found = self._all(sweep, [name], needle=name).get(name)
-        return self._experiment(found[0]) if found else None
-
-    def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        return {name: self._experiment(w) for name, w in self._listed(sweep, names).items()}
-
-    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        """In the sweep's workspace, whoever created them: `author/name` would miss one that
+        another account created. One name is listed by itself (a narrower listing)."""
+        wanted = list(names)
+        needle = wanted[0] if len(wanted) == 1 else sweep.name
         return {
-            name: [self._experiment(w) for w in found]
-            for name, found in self._all(sweep, names, needle=sweep.name).items()
+            name: tuple(self._experiment(w) for w in found)
+            for name, found in self._all(sweep, wanted, needle).items()
         }
 
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
@@ -217,27 +209,6 @@ class BeakerBackend:
             return found
 
         return self._call(f"list experiments of {sweep.name}", listing)
-
-    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        """One paged listing for the states; one job listing per finished experiment for its
-        exit code (the listed workload is used as it is, never fetched again)."""
-        return {
-            name: self._with_exit_code(workload, self._experiment(workload))
-            for name, workload in self._listed(sweep, names).items()
-        }
-
-    def _with_exit_code(self, workload: pb2.Workload, experiment: Experiment) -> Experiment:
-        if experiment.state not in ("succeeded", "failed"):
-            return experiment
-
-        def latest() -> int | None:
-            job = self.client.workload.get_latest_job(workload)
-            if job is None or not job.status.HasField("exited"):
-                return None
-            return int(job.status.exit_code)
-
-        code = self._call(f"job of {experiment.name}", latest)
-        return dataclasses.replace(experiment, exit_code=code)
 
     # -- acting on experiments (see runner.backends.beaker.lifecycle) --------------------------
 
@@ -308,12 +279,12 @@ class BeakerBackend:
         self, workload: pb2.Workload, metrics: Mapping[str, object], now: float
     ) -> Experiment:
         experiment = dataclasses.replace(self._experiment(workload), metrics=metrics)
-        if experiment.state == "succeeded":
+        if experiment.state == ExperimentState.SUCCEEDED:
             return dataclasses.replace(experiment, exit_code=0)
-        if experiment.state == "running":
+        if experiment.state == ExperimentState.RUNNING:
             age = now - workload.experiment.created.ToSeconds()
             return dataclasses.replace(experiment, seconds=max(0.0, float(age)))
-        if experiment.state != "failed":
+        if experiment.state != ExperimentState.FAILED:
             return experiment
         job = self._call(
             f"job of {experiment.name}", lambda: self.client.workload.get_latest_job(workload)

@@ -25,7 +25,10 @@ from typing import Any
 
 from runner import ledger
 from runner.backends import (
+    BackendKind,
+    Capability,
     Experiment,
+    ExperimentState,
     Group,
     LogQuery,
     NameTaken,
@@ -49,7 +52,7 @@ from runner.backends.local.rundir import (
     terminate,
 )
 from runner.backends.local.supervisor import Launch, Supervisor
-from runner.errors import RunnerError
+from runner.errors import BackendError, RunnerError
 from runner.model import Rendered, Sweep
 
 LOOPBACK = "127.0.0.1"
@@ -67,7 +70,8 @@ class ReplicaPlan:
 
 
 class LocalBackend:
-    kind = "local"
+    kind: BackendKind = BackendKind.LOCAL
+    capabilities: frozenset[Capability] = frozenset({Capability.RUNS_DRAFTS, Capability.RESUMES})
     grace = 10.0
     """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
 
@@ -108,17 +112,6 @@ class LocalBackend:
         state = run.read()  # it may have finished, or been taken over, since the first read
         return state, state is not None and state.status == RUNNING and run.supervised()
 
-    def _lookup(self, sweep: Sweep, name: str, finished_only: bool) -> Experiment | None:
-        run = self.run_dir(sweep.name, name)
-        state, live = self._observe(run)
-        if state is None:
-            return None
-        if state.finished or (live and not finished_only):
-            return self._experiment(run, state, live)
-        if not live:
-            self._resumable(run, state)
-        return None
-
     def _resumable(self, run: RunDir, state: RunState) -> None:
         if state.status == RUNNING:
             text = (
@@ -136,23 +129,14 @@ class LocalBackend:
             id=state.experiment,
             url=run.url,
             key=state.key,
-            state=state.status if state.finished or live else "canceled",
+            state=ExperimentState(state.status)
+            if state.finished or live
+            else ExperimentState.CANCELED,
             exit_code=state.exit_code if state.finished else None,
             metrics=run.metrics(),
         )
 
-    def find(self, sweep: Sweep, name: str) -> Experiment | None:
-        try:
-            return self._lookup(sweep, name, finished_only=False)
-        except RunnerError as exc:
-            raise Rejected(str(exc)) from None
-
-    def existing(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
-        """Finished runs only: a running point is left to `create`, which waits for it."""
-        found = {name: self._lookup(sweep, name, finished_only=True) for name in names}
-        return {name: exp for name, exp in found.items() if exp is not None}
-
-    def states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
+    def _states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
         found = {}
         for name in names:
             run = self.run_dir(sweep.name, name)
@@ -171,7 +155,7 @@ class LocalBackend:
     def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
         """Each run's state file and results/metrics.json, with how long it ran."""
         wanted = list(names)
-        found = self.states(sweep, wanted)
+        found = self._states(sweep, wanted)
         experiments = {}
         for name, experiment in found.items():
             state = self.run_dir(sweep.name, name).read()
@@ -179,9 +163,10 @@ class LocalBackend:
             experiments[name] = replace(experiment, seconds=seconds)
         return Results(self.ensure_group(sweep, [e.id for e in found.values()]), experiments)
 
-    def copies(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
-        """One run directory per name: a point never has two runs here."""
-        return {name: [exp] for name, exp in self.states(sweep, names).items()}
+    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        """One run directory per name, so one experiment: live, finished, or a stale run seen
+        as canceled (the next submit resumes it)."""
+        return {name: (exp,) for name, exp in self._states(sweep, names).items()}
 
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
         raise Rejected(f"{experiment.name}: the local backend never has duplicates to cancel")
@@ -214,6 +199,8 @@ class LocalBackend:
                 state = self._run(
                     point, run, replicas, lambda s: self._started(sweep, point, run, s)
                 )
+        except BackendError:
+            raise  # already one of the port's failures (NameTaken above)
         except (Stopping, RunnerError, OSError) as exc:
             raise Rejected(f"{point.name}: {exc}") from None
         if state.status == FAILED:
@@ -238,6 +225,8 @@ class LocalBackend:
                 self.say(f"restarting {point.name}; its earlier attempt is in {kept}")
                 run.reset()
                 state = self._run(point, run, replicas)
+        except BackendError:
+            raise  # already one of the port's failures (NameTaken above)
         except (Stopping, RunnerError, OSError) as exc:
             raise Rejected(f"{point.name}: {exc}") from None
         return self._experiment(run, state, live=False)

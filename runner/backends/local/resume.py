@@ -12,30 +12,32 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from runner.backends import Backend
-from runner.plan import SUBMIT, SUBMITTED, SweepPlan
+from runner.backends import Backend, Capability, ExperimentState
+from runner.plan import PlanStatus, SweepPlan
 
-UNFINISHED = "canceled"
+UNFINISHED = ExperimentState.CANCELED
 """How the local backend reports a run whose runner is gone before it finished."""
 
 
 def unfinished(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
     """The plans with each recorded local run that never finished marked `+` again (one look
     at the run directories per sweep); unchanged on any other backend."""
-    if backend.kind != "local":
+    if Capability.RESUMES not in backend.capabilities:
         return list(plans)
     out = []
     for plan in plans:
         recorded = [
             row.name
             for row in plan.rows
-            if row.status == SUBMITTED and row.entry is not None and row.entry.canceled_at is None
+            if row.status == PlanStatus.SUBMITTED
+            and row.entry is not None
+            and row.entry.canceled_at is None
         ]
-        found = backend.states(plan.sweep, recorded) if recorded else {}
-        again = {name for name, exp in found.items() if exp.state == UNFINISHED}
+        found = backend.experiments(plan.sweep, recorded) if recorded else {}
+        again = {name for name, exps in found.items() if exps and exps[-1].state == UNFINISHED}
         rows = tuple(
-            dataclasses.replace(row, status=SUBMIT)
-            if row.name in again and row.status == SUBMITTED
+            dataclasses.replace(row, status=PlanStatus.SUBMIT)
+            if row.name in again and row.status == PlanStatus.SUBMITTED
             else row
             for row in plan.rows
         )

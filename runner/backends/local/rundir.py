@@ -24,9 +24,21 @@ from typing import Any
 
 from runner.errors import RunnerError
 from runner.files import utc_now, write_atomic
+from runner.values import StrEnum
 
 STATE_FORMAT = 1
-RUNNING, SUCCEEDED, FAILED, INTERRUPTED = "running", "succeeded", "failed", "interrupted"
+
+
+class RunStatus(StrEnum):
+    """A local run's state file's `status` (`interrupted`: its runner stopped it; resumable)."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+RUNNING, SUCCEEDED, FAILED, INTERRUPTED = RunStatus
 FINISHED = (SUCCEEDED, FAILED)
 ATTEMPT = "attempt-"
 """Prefix of the directories that keep a restarted run's earlier attempts."""

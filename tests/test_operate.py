@@ -19,22 +19,12 @@ from tests.conftest import PROJECT
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import git, github_env, make_world, merge_sweep, write
-from tests.helpers import POINTS, SWEEP, write_manifest
-
-
-def _no_sleep(seconds: float) -> None:
-    pass
+from tests.helpers import POINTS, SWEEP, no_sleep, write_manifest
 
 
 @pytest.fixture(autouse=True)
 def _quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(BeakerBackend, "policy", RetryPolicy(sleep=_no_sleep))
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    write_manifest(tmp_path, SWEEP, "exact.yaml")
-    return tmp_path
+    monkeypatch.setattr(BeakerBackend, "policy", RetryPolicy(sleep=no_sleep))
 
 
 def _run(root: Path, *args: str) -> int:
@@ -434,7 +424,7 @@ def test_cancel_commit_push_commits_only_the_ledger_and_rebuilds_a_raced_push(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     waits: list[float] = []
-    monkeypatch.setattr(gitrepo, "DEFAULT_POLICY", RetryPolicy(attempts=6, sleep=waits.append))
+    monkeypatch.setattr(gitrepo, "PUSH_POLICY", RetryPolicy(attempts=6, sleep=waits.append))
     world = make_world(tmp_path)
     merge_sweep(world)
     assert _run(world.ci_checkout("ci"), "submit", "--commit", "--push") == 0

@@ -16,16 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import ledger
-from runner.backends import Backend, Experiment, Rejected, Transient
+from runner.backends import Backend, Capability, Experiment, Rejected, Transient, adoptable
 from runner.errors import RunnerError
 from runner.files import utc_now
-from runner.keys import SPEC_HASH_VERSION, canonical_spec
-from runner.plan import DRIFTED, ORPHAN, SUBMITTED, Row, SweepPlan, capped
+from runner.plan import PlanStatus, Row, SweepPlan, capped
+from runner.values import StrEnum
 
-RESTARTABLE = ("failed", "canceled")
-LIVE = ("queued", "running")
-RESTARTED, SKIPPED, FAILED = "restarted", "skipped", "failed"
-RESTART_STATUSES = (RESTARTED, SKIPPED, FAILED)
+
+class RestartVerdict(StrEnum):
+    """What `--restart-failed` does (or did) to a failed or canceled point."""
+
+    RESTARTED = "restarted"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    """The restart failed, or the experiment does not record the point's key."""
 
 
 @dataclass(frozen=True)
@@ -34,15 +38,14 @@ class Restart:
 
     sweep: str
     name: str
-    status: str
-    """restarted | skipped | failed"""
+    status: RestartVerdict
     detail: str
     restarts: int
     """Restarts recorded for the point after this one."""
 
 
 def _record(root: Path, kind: str, sweep: str, entry: ledger.Entry) -> None:
-    ledger.record(ledger.ledger_path(root, sweep, kind), sweep, [entry])
+    ledger.LedgerStore(root, kind).record(sweep, [entry])
 
 
 def restart_candidates(backend: Backend, plans: Sequence[SweepPlan]) -> list[Candidate]:
@@ -50,14 +53,14 @@ def restart_candidates(backend: Backend, plans: Sequence[SweepPlan]) -> list[Can
     `--restart-failed` decides for it; nothing is changed (one listing per sweep)."""
     found: list[Candidate] = []
     for plan in plans:
-        if plan.sweep.draft and backend.kind == "beaker":
+        if plan.sweep.draft and Capability.RUNS_DRAFTS not in backend.capabilities:
             continue
-        rows = [r for r in plan.rows if r.status in (SUBMITTED, DRIFTED) and r.entry]
-        # `existing`: one listing with the states, without `states`' exit code per finished one.
-        live = backend.existing(plan.sweep, [r.name for r in rows]) if rows else {}
+        submitted = (PlanStatus.SUBMITTED, PlanStatus.DRIFTED)
+        rows = [r for r in plan.rows if r.status in submitted and r.entry]
+        live = adoptable(backend, plan.sweep, [r.name for r in rows]) if rows else {}
         for row in rows:
             experiment = live.get(row.name)
-            if experiment is not None and experiment.state in RESTARTABLE:
+            if experiment is not None and experiment.state.restartable:
                 found.append(_decide(plan, row, experiment))
     return found
 
@@ -71,7 +74,9 @@ def restart_failed(
     """Restart every recorded point of the plans whose experiment failed or was canceled, in
     place, at most `max_restarts` times each; points canceled with `cancel` are left alone."""
     return [
-        _restart_one(backend, c, root, now) if c.verdict == RESTARTED else c.outcome()
+        _restart_one(backend, c, root, now)
+        if c.verdict == RestartVerdict.RESTARTED
+        else c.outcome()
         for c in restart_candidates(backend, plans)
     ]
 
@@ -83,11 +88,13 @@ class Candidate:
     plan: SweepPlan
     row: Row
     found: Experiment
-    verdict: str
-    """restarted (to be restarted) | skipped | failed"""
+    verdict: RestartVerdict
+    """RESTARTED: to be restarted."""
     detail: str
 
-    def outcome(self, status: str = "", detail: str = "", restarts: int = -1) -> Restart:
+    def outcome(
+        self, status: RestartVerdict | None = None, detail: str = "", restarts: int = -1
+    ) -> Restart:
         assert self.row.entry is not None
         return Restart(
             self.plan.sweep.name,
@@ -103,13 +110,15 @@ def _decide(plan: SweepPlan, row: Row, found: Experiment) -> Candidate:
     assert entry is not None
     if found.key != row.key:
         detail = f"records key {found.key or 'none'}, not {row.key}: left alone"
-        return Candidate(plan, row, found, FAILED, detail)
+        return Candidate(plan, row, found, RestartVerdict.FAILED, detail)
     if entry.canceled_at:
         detail = f"canceled with `cancel` at {entry.canceled_at}: left alone"
-        return Candidate(plan, row, found, SKIPPED, detail)
+        return Candidate(plan, row, found, RestartVerdict.SKIPPED, detail)
     if limit is not None and entry.restarts >= limit:
-        return Candidate(plan, row, found, SKIPPED, f"{found.state}; max_restarts {limit} reached")
-    return Candidate(plan, row, found, RESTARTED, found.state)
+        return Candidate(
+            plan, row, found, RestartVerdict.SKIPPED, f"{found.state}; max_restarts {limit} reached"
+        )
+    return Candidate(plan, row, found, RestartVerdict.RESTARTED, found.state)
 
 
 def _restart_one(
@@ -121,12 +130,16 @@ def _restart_one(
     try:
         restarted = backend.restart(sweep, row.rendered, candidate.found)
     except (Transient, Rejected) as exc:
-        return candidate.outcome(FAILED, str(exc))
+        return candidate.outcome(RestartVerdict.FAILED, str(exc))
     if restarted is None:
-        return candidate.outcome(SKIPPED, "no longer failed or canceled (restarted elsewhere?)")
+        return candidate.outcome(
+            RestartVerdict.SKIPPED, "no longer failed or canceled (restarted elsewhere?)"
+        )
     count = entry.restarts + 1
     _record(root, backend.kind, sweep.name, _restarted(entry, count, now()))
-    return candidate.outcome(RESTARTED, f"{candidate.found.state} -> {restarted.state}", count)
+    return candidate.outcome(
+        RestartVerdict.RESTARTED, f"{candidate.found.state} -> {restarted.state}", count
+    )
 
 
 def _restarted(entry: ledger.Entry, count: int, at: str) -> ledger.Entry:
@@ -137,7 +150,7 @@ def _restarted(entry: ledger.Entry, count: int, at: str) -> ledger.Entry:
 
 
 @dataclass(frozen=True)
-class Target:
+class CancelTarget:
     """A queued or running experiment of one of the sweep's points (its key checked)."""
 
     plan: SweepPlan
@@ -147,33 +160,35 @@ class Target:
 
 def cancel_targets(
     backend: Backend, plans: Sequence[SweepPlan], orphans: bool, points: Sequence[str]
-) -> list[Target]:
+) -> list[CancelTarget]:
     """The experiments `cancel` would cancel: every point's, the orphans', or the named ones';
     only those queued or running, and only those that record the point's key."""
     chosen = {id(plan): list(plan.rows) for plan in plans}
     if orphans:
-        chosen = {i: [r for r in rows if r.status == ORPHAN] for i, rows in chosen.items()}
+        chosen = {
+            i: [r for r in rows if r.status == PlanStatus.ORPHAN] for i, rows in chosen.items()
+        }
     elif points:
         wanted = {id(row) for ref in points for _, row in find_point(plans, ref)}
         chosen = {i: [r for r in rows if id(r) in wanted] for i, rows in chosen.items()}
     targets = []
     for plan in plans:
         rows = chosen[id(plan)]
-        live = backend.states(plan.sweep, [r.name for r in rows]) if rows else {}
+        listed = backend.experiments(plan.sweep, [r.name for r in rows]) if rows else {}
         for row in rows:
-            found = live.get(row.name)
-            if found is not None and found.state in LIVE and found.key == row.key:
-                targets.append(Target(plan, row, found))
+            found = next(iter(listed.get(row.name, ())), None)  # the oldest: the point's
+            if found is not None and found.state.live and found.key == row.key:
+                targets.append(CancelTarget(plan, row, found))
     return targets
 
 
 def cancel(
     backend: Backend,
-    targets: Sequence[Target],
+    targets: Sequence[CancelTarget],
     root: Path,
     now: Callable[[], str] = utc_now,
     commit: str = "uncommitted",
-) -> list[Target]:
+) -> list[CancelTarget]:
     """Cancel the targets, one bulk request per sweep; record each in its ledger entry.
 
     A point the ledger does not record yet (its entry was never written, or it is still running
@@ -181,7 +196,7 @@ def cancel(
     without, and `--restart-failed` would restart what was canceled on request. `commit` is
     the commit the manifests were read at, recorded in such a new entry.
     """
-    canceled: list[Target] = []
+    canceled: list[CancelTarget] = []
     plans = {id(t.plan): t.plan for t in targets}  # plans are not hashable; each is one object
     for plan in plans.values():
         mine = [t for t in targets if t.plan is plan]
@@ -195,24 +210,14 @@ def cancel(
     return canceled
 
 
-def _canceled(target: Target, at: str, commit: str) -> ledger.Entry:
+def _canceled(target: CancelTarget, at: str, commit: str) -> ledger.Entry:
     if target.row.entry is not None:
         return dataclasses.replace(target.row.entry, canceled_at=at)
     point = target.row.rendered
     assert point is not None  # a row without an entry is a manifest point
-    return ledger.Entry(
-        key=point.key,
-        experiment=point.name,
-        url=target.experiment.url,
-        id=target.experiment.id,
-        spec_hash=point.spec_hash,
-        submitted_at=at,  # when it was recorded; its creation time is the backend's to tell
-        commit=commit,
-        params=dict(point.params),
-        canceled_at=at,
-        hash_version=SPEC_HASH_VERSION,
-        spec=ledger.pack_spec(canonical_spec(point.spec)),
-    )
+    # submitted_at: when it was recorded; its creation time is the backend's to tell
+    entry = ledger.Entry.of(point, target.experiment.url, target.experiment.id, commit, at)
+    return dataclasses.replace(entry, canceled_at=at)
 
 
 # -- finding a point --------------------------------------------------------------------------
@@ -242,10 +247,11 @@ def live_caps(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
     (one bulk listing per capped sweep)."""
     out = []
     for plan in plans:
-        if plan.sweep.limits.max_running is None or not plan.to_submit_on(backend.kind):
+        runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
+        if plan.sweep.limits.max_running is None or not plan.to_submit_on(runs_drafts):
             out.append(plan)
             continue
-        found = backend.existing(plan.sweep, [row.name for row in plan.rows])
-        running = sum(1 for e in found.values() if e.state in ("queued", "running"))
+        listed = backend.experiments(plan.sweep, [row.name for row in plan.rows])
+        running = sum(1 for found in listed.values() if found[0].state.live)
         out.append(capped(plan, running))
     return out

@@ -1,0 +1,155 @@
+"""What `submit` is asked to do: its arguments, and a workflow_dispatch event's inputs applied."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, replace
+
+from runner.commands.common import BACKEND_CHOICES, add_paths, stderr
+
+DEFAULT_CONCURRENCY = 8
+"""As `runner.submit.options`' (spelled again here: `--help` loads none of the submit path)."""
+DEFAULT_TIMEOUT = 3600.0
+"""Seconds a Beaker run may take when --timeout is not given (local runs have no default)."""
+DEFAULT_MAX_UNREACHABLE = 180.0
+
+
+@dataclass(frozen=True)
+class SubmitArgs:
+    """What `submit` was asked to do, after a workflow event's inputs are applied."""
+
+    paths: tuple[str, ...] = ()
+    dry_run: bool = False
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float | None = None
+    """None: DEFAULT_TIMEOUT on Beaker, no deadline locally."""
+    backend: str = "auto"
+    http_timeout: float | None = None
+    commit: bool = False
+    push: bool = False
+    github_event: bool = False
+    restart_failed: bool = False
+    max_unreachable: float = DEFAULT_MAX_UNREACHABLE
+    summary_json: str | None = None
+    reviewed: str | None = None
+    """A file of plan pins (`reviewed-plans`): submit only the points they cover."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_paths(parser)
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    parser.add_argument(
+        "--concurrency",
+        type=_positive,
+        default=DEFAULT_CONCURRENCY,
+        help=f"experiments created at once (default {DEFAULT_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"deadline for the whole run (default on Beaker: {DEFAULT_TIMEOUT:.0f}; locally: none)",
+    )
+    parser.add_argument(
+        "--max-unreachable",
+        type=float,
+        metavar="SECONDS",
+        default=DEFAULT_MAX_UNREACHABLE,
+        help="stop early once Beaker has been unreachable this long"
+        f" (default {DEFAULT_MAX_UNREACHABLE:.0f})",
+    )
+    parser.add_argument(
+        "--summary-json",
+        metavar="FILE",
+        help="also write what happened to each point, and the result, as JSON to FILE",
+    )
+    _add_git_arguments(parser)
+
+
+def _add_git_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=BACKEND_CHOICES,
+        default="auto",
+        help="auto: Beaker when credentials exist, else local (an error in CI)",
+    )
+    parser.add_argument(
+        "--http-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds to wait for one Beaker HTTP reply (beaker-py's default: 30)",
+    )
+    parser.add_argument(
+        "--commit",
+        action="store_true",
+        help="then commit the ledger files that changed, and only those (manifests must match HEAD)",
+    )
+    parser.add_argument(
+        "--push",
+        action="store_true",
+        help="with --commit: push to the current branch, rebuilding the commit if a push races",
+    )
+    parser.add_argument(
+        "--github-event",
+        action="store_true",
+        help="in GitHub Actions: take manifests, dry run and concurrency from a workflow_dispatch"
+        " event, and submit from the default branch only",
+    )
+    parser.add_argument(
+        "--restart-failed",
+        action="store_true",
+        help="also restart the failed tasks of every recorded point whose experiment failed or was"
+        " canceled, in the same experiment (at most max_restarts times; not points canceled with"
+        " `cancel`)",
+    )
+    parser.add_argument(
+        "--reviewed",
+        metavar="FILE",
+        help="submit only the points a reviewed plan showed (FILE: written by reviewed-plans);"
+        " hold back and list the rest. A dispatch with `unreviewed` ticked submits them too",
+    )
+
+
+def from_namespace(args: argparse.Namespace) -> SubmitArgs:
+    return SubmitArgs(
+        paths=tuple(args.paths),
+        dry_run=args.dry_run,
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+        backend=args.backend,
+        http_timeout=args.http_timeout,
+        commit=args.commit,
+        push=args.push,
+        github_event=args.github_event,
+        restart_failed=args.restart_failed,
+        max_unreachable=args.max_unreachable,
+        summary_json=args.summary_json,
+        reviewed=args.reviewed,
+    )
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def apply_event(args: SubmitArgs) -> tuple[SubmitArgs, str | None]:
+    """The arguments with a workflow_dispatch event's inputs applied, and the branch to push to."""
+    from runner import github
+
+    event = github.read_event()
+    if event.dispatch is not None:
+        args = replace(
+            args,
+            paths=event.dispatch.paths or args.paths,
+            dry_run=args.dry_run or event.dispatch.dry_run,
+            concurrency=event.dispatch.concurrency or args.concurrency,
+            restart_failed=args.restart_failed or event.dispatch.restart_failed,
+        )
+        if event.dispatch.unreviewed and args.reviewed is not None:
+            stderr("dispatched with `unreviewed`: points no reviewed plan showed are submitted too")
+            args = replace(args, reviewed=None)
+    github.check_submit_branch(event, args.dry_run)
+    return args, event.branch

@@ -1,0 +1,61 @@
+"""What a submit shows of its apply step (`runner.apply.Applied`) on stderr, as lines of text."""
+
+from __future__ import annotations
+
+from runner.apply import Applied
+from runner.operate import RestartVerdict
+from runner.report.submission import counts_line, failures_table, stop_line
+from runner.submit import OutcomeStatus
+
+VERBS = {
+    RestartVerdict.RESTARTED: "restart",
+    RestartVerdict.SKIPPED: "skip",
+    RestartVerdict.FAILED: "fail",
+}
+"""What a dry run says it would do to a point, by verdict."""
+
+
+def planned_lines(applied: Applied) -> list[str]:
+    """Before anything is created: the restarts (done, or those a dry run would do) and the
+    points held back by plan pins."""
+    lines = []
+    if applied.restarts is not None:
+        done = applied.restarts
+        lines += [
+            f"{r.status} {r.sweep}/{r.name}: {r.detail} (restarts: {r.restarts})" for r in done
+        ]
+        counts = {v: sum(1 for r in done if r.status == v) for v in RestartVerdict}
+        lines.append("Restart: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    if applied.would_restart is not None:
+        found = applied.would_restart
+        for c in found:
+            restarts = c.row.entry.restarts if c.row.entry else 0
+            lines.append(
+                f"would {VERBS[c.verdict]} {c.plan.sweep.name}/{c.row.name}: {c.detail}"
+                f" (restarts: {restarts})"
+            )
+        counts = {v: sum(1 for c in found if c.verdict == v) for v in VERBS}
+        lines.append(
+            "Restart (dry run, nothing restarted): "
+            + ", ".join(f"{n} would {VERBS[v]}" for v, n in counts.items())
+        )
+    if applied.review is not None and applied.review.held:
+        held = len(applied.review.held)
+        lines.append(f"{held} point(s) held back: not in a reviewed plan (see the summary)")
+    return lines
+
+
+def result_lines(applied: Applied) -> list[str]:
+    """After the run: the counts, duplicates, the points not submitted and why."""
+    outcomes, stop = applied.outcomes, applied.stop
+    lines = [counts_line(outcomes)]
+    lines += [f"warning: {duplicate.text()}" for duplicate in applied.duplicates]
+    bad = [o for o in outcomes if not o.status.submitted]
+    listed = [o for o in bad if o.status != OutcomeStatus.NOT_STARTED]  # never-started: below
+    if listed:
+        lines.append(failures_table(listed))
+    if stop is not None:
+        lines.append(stop_line(stop, outcomes))
+    elif bad:
+        lines.append(f"{len(bad)} point(s) not submitted; run submit again to retry only those")
+    return lines

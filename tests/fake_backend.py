@@ -1,0 +1,108 @@
+"""A fake at the port: `runner.backends.Backend` over scripted experiments, in memory.
+
+For the pure protocol tests (apply's steps, restart verdicts, caps, groups, the Submitter), as
+pip-tools keeps its `FakeRepository` beside real wheels. The wire-level fake (`tests.fake_beaker`)
+stays for `backends/beaker` and the end-to-end tests. Every call is logged in `calls`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+from runner.backends import (
+    BackendKind,
+    Capability,
+    Experiment,
+    ExperimentState,
+    Group,
+    LogQuery,
+    Rejected,
+    Results,
+    group_name,
+)
+from runner.backends.health import Health
+from runner.model import Rendered, Sweep
+
+
+class FakeBackend:
+    def __init__(
+        self,
+        experiments: Iterable[Experiment] = (),
+        *,
+        kind: BackendKind = BackendKind.BEAKER,
+        capabilities: Iterable[Capability] = (Capability.SHARED,),
+        rejects: Iterable[str] = (),
+    ) -> None:
+        self.kind = kind
+        self.capabilities = frozenset(capabilities)
+        self.health = Health("fake", "memory://")
+        self.made: dict[str, list[Experiment]] = {}
+        """By name, every copy, oldest first."""
+        for experiment in experiments:
+            self.made.setdefault(experiment.name, []).append(experiment)
+        self.rejects = set(rejects)
+        """Names whose create is refused (Rejected)."""
+        self.groups: dict[str, list[str]] = {}
+        self.calls: list[tuple[str, str]] = []
+
+    def _log(self, call: str, what: str) -> None:
+        self.calls.append((call, what))
+
+    def _latest(self, name: str) -> Experiment | None:
+        found = self.made.get(name)
+        return found[-1] if found else None
+
+    def create(self, sweep: Sweep, point: Rendered) -> Experiment:
+        self._log("create", point.name)
+        if point.name in self.rejects:
+            raise Rejected(f"{point.name}: refused by the script")
+        made = Experiment(point.name, f"id-{point.name}", f"fake://{point.name}", point.key)
+        made = dataclasses.replace(made, state=ExperimentState.QUEUED)
+        self.made.setdefault(point.name, []).append(made)
+        return made
+
+    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+        self._log("list", sweep.name)
+        return {n: tuple(self.made[n]) for n in names if n in self.made}
+
+    def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
+        self._log("restart", point.name)
+        latest = self._latest(point.name)
+        if latest is None or not latest.state.restartable:
+            return None
+        restarted = dataclasses.replace(latest, state=ExperimentState.QUEUED)
+        self.made[point.name][-1] = restarted
+        return restarted
+
+    def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
+        self._log("cancel", ",".join(e.name for e in experiments))
+        done = []
+        for e in experiments:
+            latest = self._latest(e.name)
+            if latest is not None and latest.state.live:
+                self.made[e.name][-1] = dataclasses.replace(latest, state=ExperimentState.CANCELED)
+                done.append(e.name)
+        return done
+
+    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
+        self.cancel(sweep, [experiment])
+
+    def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
+        self._log("logs", name)
+        yield f"log of {name}"
+
+    def ensure_group(self, sweep: Sweep, experiment_ids: Sequence[str]) -> Group:
+        self._log("ensure_group", sweep.name)
+        name = group_name(sweep)
+        members = self.groups.setdefault(name, [])
+        added = [i for i in experiment_ids if i not in members]
+        members.extend(added)
+        return Group(name, f"fake://groups/{name}", len(members), len(added), not members)
+
+    def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
+        self._log("results", sweep.name)
+        return Results(None, {n: found[0] for n, found in self.experiments(sweep, names).items()})
+
+    def close(self) -> None:
+        self._log("close", "")

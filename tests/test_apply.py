@@ -1,0 +1,197 @@
+"""The apply step on a fake at the port: its sequence, its steps' data and its exit-code policy."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from runner import catalog, ledger, membership
+from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
+from runner.backends import BackendKind, Capability, Experiment, ExperimentState
+from runner.operate import Restart, RestartVerdict
+from runner.plan import SweepPlan
+from runner.submit import Outcome, OutcomeStatus, Stop, StopKind
+from tests.fake_backend import FakeBackend
+from tests.helpers import minimal
+
+
+class Shown:
+    """An ApplyListener that keeps what it is told, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.plans: list[tuple[SweepPlan, ...]] = []
+
+    def planned(self, applied: Applied) -> None:
+        self.events.append("planned")
+        self.plans.append(applied.plans)
+
+    def start(self, total: int) -> None:
+        self.events.append(f"start {total}")
+
+    def note(self, text: str) -> None:
+        self.events.append("note")
+
+    def wait(self, text: str) -> None:
+        self.events.append("wait")
+
+    def done(self, outcome: Outcome) -> None:
+        self.events.append(f"done {outcome.status}")
+
+    def finish(self) -> None:
+        self.events.append("finish")
+
+
+def _plans(root: Path, extra: str = "") -> list[SweepPlan]:
+    minimal(root, extra=extra)
+    return catalog.load(root, ()).plans()
+
+
+def test_a_dry_run_shows_the_final_plan_once_and_changes_nothing(tmp_path: Path) -> None:
+    backend, shown = FakeBackend(), Shown()
+    applied = apply(_plans(tmp_path), backend, ApplyOptions(tmp_path, dry_run=True), shown)
+    assert shown.events == ["planned"]
+    assert [c for c, _ in backend.calls] == []
+    assert applied.outcomes == () and applied.exit_code == 0
+    assert not ledger.ledger_path(tmp_path, "demo").exists()
+
+
+def test_a_submit_creates_each_point_once_records_it_and_groups_the_sweep(tmp_path: Path) -> None:
+    plans, backend, shown = _plans(tmp_path), FakeBackend(), Shown()
+    applied = apply(plans, backend, ApplyOptions(tmp_path, commit="c0ffee"), shown)
+    assert shown.events[:2] == ["planned", "start 2"]
+    creates = [name for call, name in backend.calls if call == "create"]
+    assert sorted(creates) == sorted(row.name for row in plans[0].rows)
+    assert [o.status for o in applied.outcomes] == [OutcomeStatus.CREATED] * 2
+    assert applied.exit_code == 0 and applied.result == "ok"
+    record = ledger.read(ledger.ledger_path(tmp_path, "demo"), "demo")
+    assert {e.commit for e in record.entries.values()} == {"c0ffee"}
+    assert [g.group is not None for g in applied.groups] == [True]
+
+
+def test_a_refused_point_exits_4_and_the_others_are_submitted(tmp_path: Path) -> None:
+    plans = _plans(tmp_path)
+    refused = plans[0].rows[0].name
+    applied = apply(plans, FakeBackend(rejects=[refused]), ApplyOptions(tmp_path), Shown())
+    statuses = sorted(o.status for o in applied.outcomes)
+    assert statuses == [OutcomeStatus.CREATED, OutcomeStatus.REJECTED]
+    assert (applied.result, applied.exit_code) == ("rejected", 4)
+
+
+def test_a_step_added_before_the_submit_can_stop_it_before_any_create(tmp_path: Path) -> None:
+    """What a failure budget or a cost check does: one function in the sequence."""
+
+    def refuse(run: Run, applied: Applied) -> Applied:
+        return dataclasses.replace(applied, stop=Stop(StopKind.DEADLINE, "over budget"))
+
+    backend = FakeBackend()
+    applied = apply(
+        _plans(tmp_path), backend, ApplyOptions(tmp_path), Shown(), acting=(refuse, *ACTING)
+    )
+    assert [c for c, _ in backend.calls if c == "create"] == []
+    assert [o.status for o in applied.outcomes] == [OutcomeStatus.NOT_STARTED] * 2
+    assert {o.error for o in applied.outcomes} == {"never started: over budget"}
+    assert applied.exit_code == 5 and applied.groups == ()
+
+
+def test_restart_failed_restarts_in_place_and_the_plan_is_read_again(tmp_path: Path) -> None:
+    root = tmp_path
+    backend = FakeBackend()
+    apply(_plans(root), backend, ApplyOptions(root), Shown())
+    name = sorted(backend.made)[0]
+    failed = dataclasses.replace(backend.made[name][-1], state=ExperimentState.FAILED)
+    backend.made[name][-1] = failed
+    options = ApplyOptions(root, restart_failed=True, replan=lambda: catalog.load(root, ()).plans())
+    shown = Shown()
+    applied = apply(catalog.load(root, ()).plans(), backend, options, shown)
+    assert applied.restarts is not None
+    assert [(r.name, r.status) for r in applied.restarts] == [(name, RestartVerdict.RESTARTED)]
+    (row,) = [r for r in shown.plans[0][0].rows if r.name == name]
+    assert row.entry is not None and row.entry.restarts == 1  # the re-read plan shows it
+    assert applied.outcomes == () and applied.exit_code == 0
+
+
+def test_a_draft_is_planned_but_only_a_backend_that_runs_drafts_creates_it(
+    tmp_path: Path,
+) -> None:
+    plans = _plans(tmp_path, extra="draft: true\n")
+    shared = FakeBackend()
+    assert apply(plans, shared, ApplyOptions(tmp_path), Shown()).outcomes == ()
+    local = FakeBackend(kind=BackendKind.LOCAL, capabilities=[Capability.RUNS_DRAFTS])
+    assert len(apply(plans, local, ApplyOptions(tmp_path), Shown()).outcomes) == 2
+
+
+def test_the_sequence_is_the_documented_one() -> None:
+    assert [s.__name__ for s in PLANNING] == [
+        "restart_failed_points",
+        "hold_back_unreviewed",
+        "cap_running",
+    ]
+    assert [s.__name__ for s in ACTING] == ["submit_points", "group_sweeps"]
+
+
+def _outcome(status: OutcomeStatus) -> Outcome:
+    return Outcome("s", None, status)  # type: ignore[arg-type]  # the policy reads statuses only
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "stop", "restart", "expected"),
+    [
+        ((OutcomeStatus.CREATED, OutcomeStatus.ADOPTED), None, None, ("ok", 0)),
+        ((OutcomeStatus.REJECTED, OutcomeStatus.CREATED), None, None, ("rejected", 4)),
+        ((OutcomeStatus.REJECTED, OutcomeStatus.UNKNOWN), None, None, ("incomplete", 5)),
+        ((OutcomeStatus.FAILED,), StopKind.SIGTERM, None, ("interrupted", 143)),
+        ((OutcomeStatus.NOT_STARTED,), StopKind.SIGINT, None, ("interrupted", 130)),
+        ((OutcomeStatus.CREATED,), None, RestartVerdict.FAILED, ("rejected", 4)),
+        ((OutcomeStatus.NOT_STARTED,), None, RestartVerdict.FAILED, ("incomplete", 5)),
+        ((), None, RestartVerdict.SKIPPED, ("ok", 0)),
+    ],
+)
+def test_one_exit_code_policy(
+    outcomes: tuple[OutcomeStatus, ...],
+    stop: StopKind | None,
+    restart: RestartVerdict | None,
+    expected: tuple[str, int],
+) -> None:
+    restarts = None if restart is None else (Restart("s", "p", restart, "", 1),)
+    applied = Applied(
+        (),
+        restarts=restarts,
+        outcomes=tuple(_outcome(s) for s in outcomes),
+        stop=None if stop is None else Stop(stop, "why"),
+    )
+    assert (applied.result, applied.exit_code) == expected
+
+
+def test_experiment_states_from_text_are_the_enum() -> None:
+    found = Experiment("n", "i", "u", None, "running")  # type: ignore[arg-type]
+    assert found.state is ExperimentState.RUNNING and found.state.live
+    with pytest.raises(ValueError, match="'runing'"):
+        Experiment("n", "i", "u", None, "runing")  # type: ignore[arg-type]
+
+
+def test_the_group_step_reads_the_runs_clock_for_its_deadline(tmp_path: Path) -> None:
+    """One deadline per submit, on the run's clock (it had its own, on time.monotonic)."""
+    plans, backend = _plans(tmp_path), FakeBackend()
+    apply(plans, backend, ApplyOptions(tmp_path, dry_run=False), Shown())
+    plans = catalog.load(tmp_path, ()).plans()
+    (late,) = membership.ensure_groups(backend, plans, tmp_path, deadline=5.0, now=lambda: 6.0)
+    assert late.group is None and late.error == "the run's deadline has passed"
+    (early,) = membership.ensure_groups(backend, plans, tmp_path, deadline=5.0, now=lambda: 1.0)
+    assert early.group is not None and early.group.members == 2
+
+
+def test_an_entry_is_built_in_one_place_for_a_submit_and_a_cancel(tmp_path: Path) -> None:
+    (plan,) = _plans(tmp_path)
+    point = plan.rows[0].rendered
+    assert point is not None
+    entry = ledger.Entry.of(point, "fake://x", "id-x", "c0ffee", "2026-01-01T00:00:00Z")
+    assert (entry.key, entry.experiment, entry.commit) == (point.key, point.name, "c0ffee")
+    assert ledger.unpack_spec(entry.spec) is not None and entry.params == dict(point.params)
+    store = ledger.LedgerStore(tmp_path)
+    store.record("demo", [entry])
+    assert store.path("demo") == tmp_path / "sweeps" / "ledger" / "demo.jsonl"
+    assert store.read("demo").entries == {point.key: entry}
+    assert store.set_group("demo", "fake://g") and store.read("demo").group == "fake://g"

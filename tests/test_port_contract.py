@@ -1,0 +1,99 @@
+"""One contract for the Backend port: the same test bodies run on the local adapter and on the
+Beaker adapter (over the wire fake), so each call means the same on both."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from runner import catalog, operate
+from runner.backends import Backend, BackendKind, ExperimentState
+from runner.backends.local import LocalBackend
+from runner.backends.local.rundir import Replica, RunDir, new_state
+from runner.plan import SweepPlan
+from tests.helpers import MINIMAL, write_manifest
+
+# The minimal sweep (two points), with a command that also runs on this machine.
+SWEEP = MINIMAL.format(name="contract").replace(
+    "command: [python, train.py]", "command: [python, -c, \"print('trained')\"]"
+)
+assert "print('trained')" in SWEEP
+
+
+@pytest.fixture(params=[BackendKind.LOCAL, BackendKind.BEAKER])
+def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    backend: Backend
+    if request.param == BackendKind.BEAKER:
+        request.getfixturevalue("fake_beaker")
+        from runner.backends.beaker import BeakerBackend
+
+        backend = BeakerBackend()
+    else:
+        backend = LocalBackend(tmp_path, lambda text: None)
+    try:
+        yield backend
+    finally:
+        backend.close()
+
+
+def _plan(root: Path, backend: Backend, text: str = SWEEP) -> SweepPlan:
+    write_manifest(root, text, "contract.yaml")
+    (plan,) = catalog.load(root, []).plans(kind=backend.kind)
+    return plan
+
+
+def test_experiments_lists_what_create_made_by_name_with_its_state(
+    opened: Backend, tmp_path: Path
+) -> None:
+    plan = _plan(tmp_path, opened)
+    first, second = (row.rendered for row in plan.rows)
+    assert first is not None and second is not None
+    names = [first.name, second.name]
+    assert opened.experiments(plan.sweep, names) == {}
+    made = opened.create(plan.sweep, first)
+    listed = opened.experiments(plan.sweep, names)
+    assert list(listed) == [first.name]  # only names that have an experiment
+    (found,) = listed[first.name]
+    assert (found.name, found.id, found.key) == (made.name, made.id, first.key)
+    assert isinstance(found.state, ExperimentState)
+    assert found.exit_code is None or not found.state.live  # a code only once it has exited
+    assert opened.experiments(plan.sweep, [first.name]) == listed  # a look-up is a list of one
+
+
+def test_cancel_cancels_exactly_the_live_ones_and_says_which(
+    opened: Backend, tmp_path: Path
+) -> None:
+    plan = _plan(tmp_path, opened)
+    point = plan.rows[0].rendered
+    assert point is not None
+    opened.create(plan.sweep, point)
+    (before,) = opened.experiments(plan.sweep, [point.name])[point.name]
+    canceled = opened.cancel(plan.sweep, [before])
+    assert canceled == ([point.name] if before.state.live else [])
+    (after,) = opened.experiments(plan.sweep, [point.name])[point.name]
+    assert not after.state.live and after.id == before.id
+
+
+def test_a_local_max_running_sweep_counts_its_running_runs(tmp_path: Path) -> None:
+    """`existing` lists only finished local runs, so the cap counted none running and never held
+    a point back locally; the count now comes from `experiments`, as on Beaker."""
+    backend = LocalBackend(tmp_path, lambda text: None)
+    plan = _plan(tmp_path, backend, SWEEP + "max_running: 1\n")
+    row = plan.rows[0]
+    run = RunDir(tmp_path / ".runs" / "contract" / row.name)
+    run.path.mkdir(parents=True)
+    lock = os.open(run.lock_file, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as the live runner of this run does
+        run.write(new_state("contract", row.name, row.key, (Replica("main", 0, "replica-0.log"),)))
+        (capped,) = operate.live_caps(backend, [plan])
+    finally:
+        os.close(lock)
+        backend.close()
+    assert capped.cap is not None and capped.cap.running == 1
+    assert [r.waiting for r in capped.rows] == ["waiting: 1/1 running"] * 2
+    assert capped.to_submit_on(runs_drafts=True) == ()
