@@ -56,6 +56,8 @@ from runner.submit.options import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
 
 EXIT_OK = 0
 EXIT_RUNS_FAILED = 6
+RUNS_FAILED = "runs-failed"
+"""The result word of exit 6 (the `result` step output and the JSON summary)."""
 """Local runs end inside submit: one that failed makes the command fail, as its run did."""
 EXIT_SIGNAL = {StopKind.SIGINT: 130, StopKind.SIGTERM: 143}
 
@@ -122,7 +124,7 @@ class Applied:
         if any(r.status == RestartVerdict.FAILED for r in self.restarts or ()):
             return "rejected", EXIT_REJECTED  # Beaker refused a restart: a rerun does the same
         if any(o.run_failed for o in self.outcomes):
-            return "failed", EXIT_RUNS_FAILED  # local runs end inside submit: theirs failed
+            return RUNS_FAILED, EXIT_RUNS_FAILED  # local runs end inside submit: theirs failed
         return "ok", EXIT_OK
 
 

@@ -40,6 +40,9 @@ FINAL = (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANC
 LISTED = 20
 """Failed points named per message; the rest are counted."""
 SENDING, SENT = "sending", "sent"
+REFUSED, LOST = "refused", "lost"
+"""What else `post` can find: the server answered no (resent next run), or no answer came
+(it may or may not have arrived: not resent)."""
 
 
 @dataclass(frozen=True)
@@ -110,11 +113,11 @@ def post(url: str, text: str, timeout: float = TIMEOUT) -> str:
             reply.read()
         return SENT
     except urllib.error.HTTPError:
-        return "refused"  # the server answered: it did not take the message
+        return REFUSED  # the server answered: it did not take the message
     except urllib.error.URLError as exc:
-        return "refused" if isinstance(exc.reason, ConnectionRefusedError) else "unknown"
+        return REFUSED if isinstance(exc.reason, ConnectionRefusedError) else LOST
     except (TimeoutError, ConnectionError, OSError):
-        return "unknown"
+        return LOST
 
 
 def _mark(root: Path, events: Sequence[Event], state: str | None) -> None:
@@ -143,12 +146,12 @@ def announce(backend: Backend, cat: Catalog, environ: Mapping[str, str] = os.env
     for text, batch in messages(new):
         _mark(root, batch, SENDING)  # before the call: a lost reply must not send it twice
         outcome = post(url, text)
-        _mark(root, batch, {SENT: SENT, "refused": None}.get(outcome, SENDING))
+        _mark(root, batch, {SENT: SENT, REFUSED: None}.get(outcome, SENDING))
         sent += outcome == SENT
         if outcome != SENT:
             said = (
                 "not delivered; retried next run"
-                if outcome == "refused"
+                if outcome == REFUSED
                 else ("reply lost; not resent (it may or may not have arrived)")
             )
             print(f"warning: notification webhook: {said}", file=sys.stderr, flush=True)

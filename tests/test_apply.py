@@ -127,7 +127,9 @@ def test_the_sequence_is_the_documented_one() -> None:
     assert [s.__name__ for s in PLANNING] == [
         "restart_failed_points",
         "hold_back_unreviewed",
+        "hold_over_budget",
         "cap_running",
+        "stop_guarded_sweeps",
     ]
     assert [s.__name__ for s in ACTING] == ["submit_points", "group_sweeps"]
 

@@ -452,6 +452,7 @@ tasks:
     command: [train.py, "--lr={{lr}}"]
     arguments: ["two words"]
     replicas: 2
+    resources: {{gpus: 1}}  # torchrun asks for GPUs; this machine has none: nproc stays 1
 params:
   grid:
     lr: [0.5]

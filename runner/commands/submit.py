@@ -35,7 +35,6 @@ from runner.errors import RunnerError, SubmitError
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, apply the whole pipeline
     from runner.apply import Applied, ApplyOptions
     from runner.backends import Backend
-    from runner.backends.local.resume import unfinished
     from runner.catalog import Catalog
     from runner.gitrepo import Target
     from runner.review import Pin
@@ -114,6 +113,7 @@ def _options(
     from runner import gitrepo
     from runner.apply import ApplyOptions
     from runner.backends import BackendKind, Capability
+    from runner.backends.local.resume import unfinished
     from runner.submit import Clock
 
     if backend.kind == BackendKind.LOCAL and args.backend == "auto" and not args.paths:
