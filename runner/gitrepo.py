@@ -318,7 +318,7 @@ def _push(repo: git.Repo, target: Target) -> bool:
     raise GitError(
         f"the remote refused the push to {target.branch} ({summary}). If the branch is"
         " protected, let the submit workflow push ledger commits: see 'Branch protection' in"
-        " README.md"
+        " docs/gitops.md"
     )
 
 

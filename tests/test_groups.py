@@ -218,13 +218,11 @@ def test_ledger_keeps_the_group_url_through_later_writes(tmp_path: Path) -> None
     assert not ledger.set_group(ledger.ledger_path(tmp_path, "none"), "none", "u")
 
 
-def test_readme_manifest_reference_beaker_block_with_its_group_line_is_valid(
+def test_the_manifest_reference_beaker_block_with_its_group_line_is_valid(
     tmp_path: Path,
 ) -> None:
-    text = (PROJECT / "README.md").read_text(encoding="utf-8")
-    reference = (
-        text.split("## Manifest reference", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
-    )
+    text = (PROJECT / "docs" / "manifest.md").read_text(encoding="utf-8")
+    reference = text.split("# Manifest reference", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     beaker = reference[reference.index("beaker:") :].split("\n\n", 1)[0] + "\n"
     assert "  group: true" in beaker
     base = MINIMAL.format(name="ref")

@@ -294,8 +294,8 @@ def test_status_json_reports_restarts_and_cancellations(
 
 
 def test_the_readme_example_sweep_loads_with_its_cap_and_restart_bound(tmp_path: Path) -> None:
-    text = (PROJECT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Acting on a running sweep", 1)[1]
+    text = (PROJECT / "docs" / "lifecycle.md").read_text(encoding="utf-8")
+    section = text.split("# Acting on a running sweep", 1)[1]
     example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     write_manifest(tmp_path, example, "lr.yaml")
     [plan] = catalog.load(tmp_path, []).plans()

@@ -1,8 +1,11 @@
-"""Every YAML block in the README parses, and every manifest among them validates."""
+"""Every YAML block in the README and the docs pages parses, and every manifest among them
+validates (a sampled one once its lock is drawn); the docs site builds strictly."""
 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,22 +14,76 @@ from runner import yaml12
 from runner.cli import main
 from tests.conftest import PROJECT
 
-BLOCKS = re.findall(r"```yaml\n(.*?)```", (PROJECT / "README.md").read_text(), re.S)
+PAGES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
+BLOCKS = [
+    (page, index, text)
+    for page in PAGES
+    for index, text in enumerate(re.findall(r"```yaml\n(.*?)```", page.read_text(), re.S))
+]
 
 
-def test_the_readme_has_yaml_blocks() -> None:
-    assert len(BLOCKS) >= 2
+def test_the_readme_and_the_docs_have_yaml_blocks() -> None:
+    assert len(BLOCKS) >= 4
+    assert {page.name for page, _, _ in BLOCKS} >= {"manifest.md", "search.md", "cost.md"}
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_every_readme_yaml_block_parses_and_manifests_validate(
-    index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("page", "index", "text"),
+    BLOCKS,
+    ids=[f"{page.relative_to(PROJECT)}-{index}" for page, index, _ in BLOCKS],
+)
+def test_every_yaml_block_parses_and_manifests_validate(
+    page: Path, index: int, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    text = BLOCKS[index]
-    doc = yaml12.load(text, f"README block {index}")
-    if "tasks" not in doc.data:
-        return  # not a manifest (the pre-commit configuration): parsing is the check
-    path = tmp_path / "sweeps" / "readme.yaml"
+    doc = yaml12.load(text, f"{page.name} block {index}")
+    if not isinstance(doc.data, dict) or "tasks" not in doc.data:
+        return  # not a manifest (a params fragment, a policy, the pre-commit configuration)
+    path = tmp_path / "sweeps" / "block.yaml"
     path.parent.mkdir()
     path.write_text(text)
+    if "sample" in (doc.data.get("params") or {}):
+        assert main(["-C", str(tmp_path), "lock"]) == 0, capsys.readouterr().err
     assert main(["-C", str(tmp_path), "validate"]) == 0, capsys.readouterr().err
+
+
+def test_every_docs_page_is_in_the_site_navigation() -> None:
+    nav = (PROJECT / "mkdocs.yml").read_text()
+    pages = {p.name for p in (PROJECT / "docs").glob("*.md")}
+    assert pages == set(re.findall(r": (\S+\.md)$", nav, re.M))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("mkdocs") is None, reason="mkdocs is in the test extra")
+@pytest.mark.parametrize("break_it", ["page left out of the nav", "anchor that is not there"])
+def test_the_strict_site_build_fails_on_an_omitted_page_or_a_broken_anchor(
+    tmp_path: Path, break_it: str
+) -> None:
+    shutil.copytree(PROJECT / "docs", tmp_path / "docs")
+    shutil.copy(PROJECT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    build = ["mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")]
+    ok = subprocess.run(build, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    if break_it.startswith("page"):
+        (tmp_path / "docs" / "extra.md").write_text("# Extra\n")
+    else:
+        with (tmp_path / "docs" / "index.md").open("a") as index:
+            index.write("\n[gone](gitops.md#no-such-section)\n")
+    failed = subprocess.run(build, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert failed.returncode != 0
+
+
+def _anchors(page: Path) -> set[str]:
+    """The heading anchors GitHub (and mkdocs' toc) give a page, for plain ASCII headings."""
+    headings = re.findall(r"^#{1,6} (.+)$", page.read_text(), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_link_of_the_readme_into_the_docs_lands() -> None:
+    text = (PROJECT / "README.md").read_text()
+    links = re.findall(r"\]\((docs/[^)#\s]*)(?:#([^)\s]+))?\)", text)
+    assert links
+    for path, anchor in links:
+        target = PROJECT / path
+        assert target.exists(), path
+        if anchor:
+            assert anchor in _anchors(target), f"{path}#{anchor}"
