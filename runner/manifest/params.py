@@ -65,24 +65,7 @@ def parse_space(doc: Document, lock: FilePath | None = None) -> tuple[Space, lis
             column = _column(values, path, out)
             axes.append(Axis((name,), tuple((v,) for v in column), out.mark(path)))
     for g, group in enumerate(raw.get("zip") or []):
-        gpath: Path = (*base, "zip", g)
-        # A zip member may repeat a value (gpus: [8, 8]); only whole rows must differ.
-        members = [
-            (n, _column(v, p, out, unique=False), p)
-            for n, v, p in _flatten(group, gpath)
-            if claim(n, p)
-        ]
-        lengths = {len(col) for _, col, _ in members}
-        if len(lengths) > 1:
-            sizes = ", ".join(f"{n} has {len(col)}" for n, col, _ in members)
-            out.add(gpath, f"zip lists must have equal lengths: {sizes}")
-            # Keep the names known (truncated rows) so exclude/include naming them do not cascade.
-            rows = tuple(zip(*(col for _, col, _ in members), strict=False))
-            axes.append(Axis(tuple(n for n, _, _ in members), rows, out.mark(gpath)))
-        elif members:
-            rows = tuple(zip(*(col for _, col, _ in members), strict=True))
-            _no_duplicate_rows(rows, gpath, out)
-            axes.append(Axis(tuple(n for n, _, _ in members), rows, out.mark(gpath)))
+        axes += _zip_axis(group, (*base, "zip", g), out, claim)
 
     sample_axis = _sample_axis(doc, lock, out, claim)
     if sample_axis is not None:
@@ -97,6 +80,31 @@ def parse_space(doc: Document, lock: FilePath | None = None) -> tuple[Space, lis
     _check_assignments(space, out)
     _check_env_names(seen, out)
     return space, out.problems
+
+
+def _zip_axis(
+    group: Mapping[str, Any], gpath: Path, out: _Collector, claim: Callable[[str, Path], bool]
+) -> list[Axis]:
+    """One zip group as one axis (none when it names no parameter)."""
+    # A zip member may repeat a value (gpus: [8, 8]); only whole rows must differ.
+    members = [
+        (n, _column(v, p, out, unique=False), p)
+        for n, v, p in _flatten(group, gpath)
+        if claim(n, p)
+    ]
+    if not members:
+        return []
+    names = tuple(n for n, _, _ in members)
+    lengths = {len(col) for _, col, _ in members}
+    if len(lengths) > 1:
+        sizes = ", ".join(f"{n} has {len(col)}" for n, col, _ in members)
+        out.add(gpath, f"zip lists must have equal lengths: {sizes}")
+        # Keep the names known (truncated rows) so exclude/include naming them do not cascade.
+        rows = tuple(zip(*(col for _, col, _ in members), strict=False))
+        return [Axis(names, rows, out.mark(gpath))]
+    rows = tuple(zip(*(col for _, col, _ in members), strict=True))
+    _no_duplicate_rows(rows, gpath, out)
+    return [Axis(names, rows, out.mark(gpath))]
 
 
 def _sample_axis(
