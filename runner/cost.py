@@ -127,7 +127,25 @@ def plan_cost(plan: SweepPlan) -> PlanCost:
         # No task asks for GPUs: nothing to read from the specs (0.2 s for 10 000 points).
         cpu = Cost(0.0, 0.0, 0, 0, 1, " + ".join("CPU" for _ in plan.sweep.tasks))
         return PlanCost(plan, {r.key: cpu for r in rows})
+    if rows and not _varies(plan.sweep):
+        # Every point asks for the same: one spec read, not one per point (0.4 s for 10 000).
+        same = point_cost(plan.sweep, rows[0].rendered)  # type: ignore[arg-type]
+        return PlanCost(plan, {r.key: same for r in rows})
     return PlanCost(plan, {r.key: point_cost(plan.sweep, r.rendered) for r in rows if r.rendered})
+
+
+def _varies(sweep: Sweep) -> bool:
+    """Whether a point's cost can differ from another's: a template in what it is made of
+    (GPUs, replicas, the image); the timeout and expected runtime are the sweep's own."""
+    for task in sweep.tasks:
+        parts = [
+            task.get("resources", {}).get("gpus"),
+            task.get("replicas"),
+            *task["image"].values(),
+        ]
+        if any(isinstance(part, str) and "{" in part for part in parts):
+            return True
+    return False
 
 
 def merge_total(costs: Sequence[PlanCost]) -> Cost:
