@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.errors import RunnerError
-from runner.plan import COMMENT_MARKER, Row, SweepPlan
+from runner.plan import COMMENT_MARKER, PlanStatus, Row, SweepPlan
 
 PIN_MARK = "beaker-sweep-runner:reviewed"
 TOKEN_HEX = 16
@@ -76,11 +76,19 @@ def digest(rows: Iterable[Row]) -> str:
     return hashlib.sha256("\n".join(sorted(_full_token(r) for r in rows)).encode()).hexdigest()
 
 
+def _pending(plan: SweepPlan) -> tuple[Row, ...]:
+    """Every `+` point a merge approves: those waiting under max_running too, which the
+    schedule's top-ups submit later (drafts: none, they never go to Beaker)."""
+    if plan.sweep.draft:
+        return ()
+    return tuple(r for r in plan.rows if r.status == PlanStatus.SUBMIT)
+
+
 def pins(plans: Sequence[SweepPlan], listed: int = LISTED) -> list[Pin]:
-    """The pins of a plan: one per sweep that would submit something."""
+    """The pins of a plan: one per sweep that would submit something, now or in a top-up."""
     found = []
     for plan in plans:
-        rows = plan.to_submit
+        rows = _pending(plan)
         if rows:
             tokens = frozenset(token(r) for r in rows) if len(rows) <= listed else frozenset()
             found.append(Pin(plan.sweep.name, len(rows), digest(rows), tokens))
@@ -112,7 +120,7 @@ def hold_back(plans: Sequence[SweepPlan], found: Sequence[Pin]) -> Review:
     kept: list[SweepPlan] = []
     held: list[tuple[str, Row]] = []
     for plan in plans:
-        rows = plan.to_submit
+        rows = _pending(plan)
         mine = [p for p in found if p.sweep == plan.sweep.name]
         if not rows or any(p.digest == digest(rows) for p in mine):
             kept.append(plan)

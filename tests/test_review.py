@@ -67,3 +67,30 @@ def test_the_plan_comment_marker_is_spelled_once() -> None:
         if "beaker-sweep-runner:plan -->" in path.read_text(encoding="utf-8")
     ]
     assert spelled == ["plan.py"]
+
+
+def test_a_capped_sweep_pins_every_point_so_top_ups_submit_the_waiting_ones(
+    tmp_path: Path,
+) -> None:
+    """The plan comment of a sweep with max_running 2 shows all 6 points (4 waiting): its
+    pins approve all 6, so once the first 2 are recorded the next top-up may submit the rest."""
+    import dataclasses
+
+    from runner.plan import PlanStatus, capped
+
+    (plan,) = _plans(tmp_path, "max_running: 2\n" + SWEEP)
+    assert len(plan.to_submit) == 2 and plan.cap is not None and plan.cap.waiting == 4
+    pins = review.parse_pins(review.pin_lines(review.pins([plan])))
+    assert pins[0].points == 6 and len(pins[0].tokens) == 6
+    assert review.hold_back([plan], pins).held == ()
+    # The first two are submitted: the schedule's plan has 4 `+` points, 2 of them not waiting.
+    first = {r.key for r in plan.to_submit}
+    rows = tuple(
+        dataclasses.replace(r, status=PlanStatus.SUBMITTED) if r.key in first else r
+        for r in plan.rows
+    )
+    later = capped(dataclasses.replace(plan, rows=rows), running=2)
+    checked = review.hold_back([later], pins)
+    assert checked.held == ()
+    (kept,) = checked.plans
+    assert len([r for r in kept.rows if r.status == PlanStatus.SUBMIT]) == 4

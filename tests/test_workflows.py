@@ -363,3 +363,38 @@ def test_a_failing_webhook_leaves_the_scheduled_run_green(github: GitHub, webhoo
     _ok(jobs, "reviewed", "submit")
     assert webhook.received and not webhook.taken
     assert "notification webhook: not delivered" in jobs["submit"].log
+
+
+def _live(fake: FakeBeaker) -> int:
+    states = {fake.experiment(name).status for name in fake.count_by_name()}
+    assert states <= {"queued", "running", "succeeded"}, states
+    return sum(
+        fake.experiment(name).status in ("queued", "running") for name in fake.count_by_name()
+    )
+
+
+def test_a_capped_sweep_merged_through_its_plan_is_topped_up_to_every_point(
+    github: GitHub,
+) -> None:
+    """The plan comment shows all 6 points, 4 waiting under max_running 2; the merge submits 2,
+    and each scheduled run after a slot frees submits the next ones: all 6 in the end, each
+    once, never more than 2 queued or running."""
+    capped = "max_running: 2\n" + GRID.replace("[0.1, 0.01]", "[0.1, 0.01, 0.001]")
+    sha = github.open_pull(1, {"sweeps/grid.yaml": capped})
+    _ok(github.plan(1, sha).run(), "plan")
+    _ok(github.merge(1).run(), "reviewed", "submit")
+    assert len(_names(github.beaker)) == 2
+    for total in (2, 4, 6):
+        assert len(_names(github.beaker)) == total and _live(github.beaker) <= 2
+        idle = github.schedule().run()  # no slot free: nothing new, and it says why
+        _ok(idle, "reviewed", "submit")
+        assert len(_names(github.beaker)) == total
+        if total < 6:
+            assert f"Nothing submitted now: {6 - total} point(s) waiting" in idle["submit"].summary
+        for name in _names(github.beaker):
+            github.beaker.set_job_status(name, "succeeded")
+        jobs = github.schedule().run()
+        _ok(jobs, "reviewed", "submit")
+        assert "held back" not in jobs["submit"].log
+    assert len(_names(github.beaker)) == 6
+    assert set(github.beaker.count_by_name().values()) == {1}

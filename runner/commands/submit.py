@@ -161,7 +161,9 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
         github.append_summary(report.markdown(applied.plans, heading="Sweep plan (dry run)"))
         return 0
     outcomes, stop, duplicates = applied.outcomes, applied.stop, applied.duplicates
-    summary = submit_summary(outcomes, stop, duplicates, applied.groups)
+    waiting = sum(bool(r.waiting) for p in applied.plans for r in p.rows)
+    held = len(applied.review.held) if applied.review is not None else 0
+    summary = submit_summary(outcomes, stop, duplicates, applied.groups, waiting, held)
     note = "…and {lines} more rows: the ledger files list every experiment."
     github.append_summary(report.truncate_lines(summary, report.SUMMARY_LIMIT, note))
     if args.commit:  # after failures too: what was created is recorded

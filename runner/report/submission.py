@@ -18,9 +18,12 @@ def submit_summary(
     stop: Stop | None = None,
     duplicates: Sequence[Duplicate] = (),
     groups: Sequence[GroupOutcome] = (),
+    waiting: int = 0,
+    held: int = 0,
 ) -> str:
     """The job summary of a submit run: every experiment it created or adopted, with its URL,
-    and each sweep's group."""
+    and each sweep's group. `waiting`: `+` points left for a later run (max_running, a stop);
+    `held`: points no reviewed plan showed."""
     lines = ["## Sweep submission", ""]
     if stop is not None:
         lines += [f"**Stopped early: {_cell(stop_line(stop, outcomes))}**", ""]
@@ -36,7 +39,12 @@ def submit_summary(
             lines.append(f"- `{g.sweep}`: {_cell(g.line())}")
     if groups:
         lines.append("")
-    if not outcomes:
+    if not outcomes and (waiting or held):
+        lines.append(
+            f"Nothing submitted now: {waiting} point(s) waiting (max_running, or a sweep's stop),"
+            f" {held} held back (not in a reviewed plan)."
+        )
+    elif not outcomes:
         lines.append("Nothing to submit: every point of every sweep is already recorded.")
     else:
         lines += ["| sweep | experiment | status | URL or error |", "|---|---|---|---|"]
