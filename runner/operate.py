@@ -58,11 +58,32 @@ def restart_candidates(backend: Backend, plans: Sequence[SweepPlan]) -> list[Can
         submitted = (PlanStatus.SUBMITTED, PlanStatus.DRIFTED)
         rows = [r for r in plan.rows if r.status in submitted and r.entry]
         live = adoptable(backend, plan.sweep, [r.name for r in rows]) if rows else {}
-        for row in rows:
-            experiment = live.get(row.name)
-            if experiment is not None and experiment.state.restartable:
-                found.append(_decide(plan, row, experiment))
+        mine = [
+            _decide(plan, row, experiment)
+            for row in rows
+            if (experiment := live.get(row.name)) is not None and experiment.state.restartable
+        ]
+        found += _within_cap(backend, plan, mine)
     return found
+
+
+def _within_cap(backend: Backend, plan: SweepPlan, found: list[Candidate]) -> list[Candidate]:
+    """A restart takes a slot under max_running as a new point does: beyond the free slots
+    (the sweep's experiments queued or running now), a point to restart waits for a later run."""
+    limit = plan.sweep.limits.max_running
+    chosen = [c for c in found if c.verdict == RestartVerdict.RESTARTED]
+    if limit is None or not chosen:
+        return found
+    listed = backend.experiments(plan.sweep, [row.name for row in plan.rows])
+    running = sum(1 for experiments in listed.values() if experiments[0].state.live)
+    waiting = {id(c) for c in chosen[max(0, limit - running) :]}
+    detail = f"waiting: max_running {limit} ({running} queued or running)"
+    return [
+        dataclasses.replace(c, verdict=RestartVerdict.SKIPPED, detail=f"{c.detail}; {detail}")
+        if id(c) in waiting
+        else c
+        for c in found
+    ]
 
 
 def restart_failed(

@@ -14,7 +14,7 @@ from runner.operate import Restart, RestartVerdict
 from runner.plan import SweepPlan
 from runner.submit import Outcome, OutcomeStatus, Stop, StopKind
 from tests.fake_backend import FakeBackend
-from tests.helpers import minimal
+from tests.helpers import MINIMAL, minimal, write_manifest
 
 
 class Shown:
@@ -197,3 +197,44 @@ def test_an_entry_is_built_in_one_place_for_a_submit_and_a_cancel(tmp_path: Path
     assert store.path("demo") == tmp_path / "sweeps" / "ledger" / "demo.jsonl"
     assert store.read("demo").entries == {point.key: entry}
     assert store.set_group("demo", "fake://g") and store.read("demo").group == "fake://g"
+
+
+def test_a_restart_takes_a_slot_under_max_running_like_a_new_point(tmp_path: Path) -> None:
+    """4 points, max_running 2: with 2 queued or running, a failed point waits for a slot
+    instead of making 3 live; once one ends, `--restart-failed` restarts it."""
+    root = tmp_path
+    write_manifest(
+        root,
+        "max_running: 2\n"
+        + MINIMAL.format(name="cap").replace("lr: [0.1, 0.01]", "lr: [0.1, 0.01, 0.001, 0.0001]"),
+        "cap.yaml",
+    )
+    backend = FakeBackend()
+
+    def plans() -> list[SweepPlan]:
+        return catalog.load(root, ()).plans()
+
+    def live() -> int:
+        return sum(found[-1].state.live for found in backend.made.values())
+
+    def set_state(name: str, state: ExperimentState) -> None:
+        backend.made[name][-1] = dataclasses.replace(backend.made[name][-1], state=state)
+
+    apply(plans(), backend, ApplyOptions(root), Shown())
+    first, second = sorted(backend.made)
+    set_state(first, ExperimentState.FAILED)
+    set_state(second, ExperimentState.SUCCEEDED)
+    apply(plans(), backend, ApplyOptions(root), Shown())  # the other two take the free slots
+    assert len(backend.made) == 4 and live() == 2
+    options = ApplyOptions(root, restart_failed=True, replan=plans)
+    applied = apply(plans(), backend, options, Shown())
+    assert applied.restarts is not None
+    ((name, verdict, detail),) = [(r.name, r.status, r.detail) for r in applied.restarts]
+    assert (name, verdict) == (first, RestartVerdict.SKIPPED) and "max_running 2" in detail
+    assert live() == 2 and ("restart", first) not in backend.calls
+    third = next(n for n in sorted(backend.made) if backend.made[n][-1].state.live)
+    set_state(third, ExperimentState.SUCCEEDED)
+    applied = apply(plans(), backend, options, Shown())
+    assert applied.restarts is not None
+    assert [(r.name, r.status) for r in applied.restarts] == [(first, RestartVerdict.RESTARTED)]
+    assert live() == 2
