@@ -21,7 +21,7 @@ from runner.commands import (
     submit,
     validate,
 )
-from runner.errors import EXIT_USER_ERROR, ManifestError, RunnerError
+from runner.core.errors import EXIT_USER_ERROR, ManifestError, RunnerError
 
 SCRIPT = "sweep-runner"
 """The console script (pyproject.toml's [project.scripts])."""

@@ -22,7 +22,7 @@ from runner.backends import (
     group_name,
 )
 from runner.backends.health import Health
-from runner.model import Rendered, Sweep
+from runner.core.model import Rendered, Sweep
 
 
 class FakeBackend:

@@ -2,7 +2,7 @@
 
 Clones made with `ci_checkout` mimic actions/checkout (a shallow, single-branch clone). Git runs
 as a subprocess here on purpose: the tests drive git the way people and CI do, and only
-runner/gitrepo.py uses GitPython.
+runner/repo/gitrepo.py uses GitPython.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner import ledger
+from runner.core.model import Sweep
 from runner.manifest import load_manifest
-from runner.model import Sweep
 from tests.conftest import PROJECT
 
 if TYPE_CHECKING:

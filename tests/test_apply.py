@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from runner import catalog, ledger, membership
+from runner import ledger
 from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
 from runner.backends import BackendKind, Capability, Experiment, ExperimentState
-from runner.operate import Restart, RestartVerdict
-from runner.plan import SweepPlan
+from runner.operate import Restart, RestartVerdict, membership
+from runner.plan import SweepPlan, catalog
 from runner.submit import Outcome, OutcomeStatus, Stop, StopKind
 from tests.fake_backend import FakeBackend
 from tests.helpers import MINIMAL, minimal, write_manifest

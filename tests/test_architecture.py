@@ -63,17 +63,17 @@ def test_the_contracts_hold_on_this_tree() -> None:
 
 @pytest.mark.slow
 def test_a_wrong_way_import_breaks_the_layers_contract(runner_copy: Path) -> None:
-    model = runner_copy / "runner" / "model.py"
+    model = runner_copy / "runner" / "core" / "model.py"
     model.write_text(model.read_text() + "\nfrom runner import plan  # the model reaching up\n")
     result = _lint_imports(runner_copy)
     assert result.returncode == 1
     assert "The pipeline's layers point one way BROKEN" in result.stdout
-    assert "runner.model -> runner.plan" in result.stdout
+    assert "runner.core.model -> runner.plan" in result.stdout
 
 
 @pytest.mark.slow
 def test_a_library_imported_outside_its_module_breaks_its_contract(runner_copy: Path) -> None:
-    plan = runner_copy / "runner" / "plan.py"
+    plan = runner_copy / "runner" / "plan" / "__init__.py"
     plan.write_text(plan.read_text() + "\nimport yaml  # pyyaml belongs to runner.yaml12\n")
     result = _lint_imports(runner_copy)
     assert result.returncode == 1
@@ -140,9 +140,9 @@ def test_version_names_the_installed_package(capsys: pytest.CaptureFixture[str])
 
 ENUM_HOMES = {
     "runner/backends/__init__.py",  # ExperimentState
-    "runner/plan.py",  # PlanStatus
+    "runner/plan/__init__.py",  # PlanStatus
     "runner/submit/outcome.py",  # OutcomeStatus ("failed", "unknown")
-    "runner/operate.py",  # RestartVerdict ("failed")
+    "runner/operate/__init__.py",  # RestartVerdict ("failed")
     "runner/backends/local/rundir.py",  # RunStatus, the local state file's own words
 }
 
@@ -214,7 +214,7 @@ def _layered() -> list[str]:
 
 def test_every_runner_module_is_in_a_layer() -> None:
     """A module in no layer escapes the contract: an import from it, or to it, is never checked
-    (`runner.drift` was in none, so `ledger -> drift`, a cycle, kept the contract)."""
+    (`runner.plan.drift` was in none, so `ledger -> drift`, a cycle, kept the contract)."""
     layered = _layered()
     outside = [
         module
@@ -236,10 +236,10 @@ def test_a_module_in_no_layer_is_found() -> None:
     ("module", "line", "contract", "arrow"),
     [
         (
-            "ledger.py",
-            "from runner import drift  # the ledger reaching up: a cycle",
+            "ledger/__init__.py",
+            "from runner.plan import drift  # the ledger reaching up: a cycle",
             "The pipeline's layers point one way",
-            "runner.ledger -> runner.drift",
+            "runner.ledger -> runner.plan.drift",
         ),
         (
             "backends/local/__init__.py",

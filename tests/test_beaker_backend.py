@@ -12,11 +12,11 @@ import pytest
 import requests
 from beaker import Beaker
 
-from runner import catalog
 from runner.backends.beaker import BeakerBackend, to_beaker_spec
-from runner.model import Rendered, Sweep
-from runner.progress import Progress
-from runner.retry import RetryPolicy
+from runner.core.model import Rendered, Sweep
+from runner.core.retry import RetryPolicy
+from runner.plan import catalog
+from runner.report.progress import Progress
 from runner.submit import Options, OutcomeStatus, Submitter
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import POINTS, SWEEP, no_sleep, write_manifest

@@ -12,11 +12,11 @@ import grpc
 import pytest
 import requests
 
-from runner import catalog
 from runner.backends import Experiment, NameTaken, Rejected, Transient
 from runner.backends.beaker import BeakerBackend
 from runner.backends.beaker.errors import call
-from runner.model import Rendered, Sweep
+from runner.core.model import Rendered, Sweep
+from runner.plan import catalog
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
 

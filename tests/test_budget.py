@@ -1,4 +1,4 @@
-"""The budget policy (runner/policy.py, runner/budget.py): its schema, what breaches it, the
+"""The budget policy (runner/plan/policy.py, runner/apply/budget.py): its schema, what breaches it, the
 approval label, the base branch's copy in force, and holding back unapproved points on merge."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from runner import budget, policy, review
-from runner.catalog import load
+from runner.apply import budget
 from runner.cli import main
-from runner.errors import ManifestError
-from runner.plan import SweepPlan
+from runner.core.errors import ManifestError
+from runner.plan import SweepPlan, policy
+from runner.plan.catalog import load
+from runner.repo import review
 from tests.gitworld import commit_all, git
 from tests.helpers import write_manifest
 

@@ -183,7 +183,7 @@ def test_markdown_headline_counts_only_what_a_merge_would_submit(
 def test_an_unexpected_error_exits_3_with_one_line_and_debug_shows_it(
     project_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from runner import catalog
+    from runner.plan import catalog
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the catalog broke")
@@ -201,7 +201,7 @@ def test_an_unexpected_error_exits_3_with_one_line_and_debug_shows_it(
 def test_an_interrupt_exits_130(
     project_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from runner import catalog
+    from runner.plan import catalog
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -257,8 +257,9 @@ def test_a_backend_failure_is_a_runner_error_with_its_code_and_debug_shows_its_t
     error: str,
     code: int,
 ) -> None:
-    from runner import backends, catalog
-    from runner.errors import RunnerError
+    from runner import backends
+    from runner.core.errors import RunnerError
+    from runner.plan import catalog
 
     failure = getattr(backends, error)
     assert issubclass(failure, RunnerError)  # one error root: one handler in the CLI

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import plan, space
+from runner import plan
 from runner.cli import main
+from runner.core import space
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MODELINE = "# yaml-language-server: $schema=../../schemas/sweep.schema.json"

@@ -1,4 +1,4 @@
-"""GPU-hours in every plan (runner/cost.py): per point, per sweep, per merge; table, comment, JSON."""
+"""GPU-hours in every plan (runner/plan/cost.py): per point, per sweep, per merge; table, comment, JSON."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import cost
-from runner.catalog import load
-from runner.plan import SweepPlan
+from runner.plan import SweepPlan, cost
+from runner.plan.catalog import load
 from runner.report import plan as report
 from tests.helpers import write_manifest
 
@@ -121,7 +120,7 @@ def test_the_json_plan_carries_each_point_and_the_totals(tmp_path: Path) -> None
 
 def test_submitted_points_cost_nothing_more(tmp_path: Path) -> None:
     from runner import ledger
-    from runner.keys import SPEC_HASH_VERSION
+    from runner.core.keys import SPEC_HASH_VERSION
 
     (plan,) = _plans(tmp_path, DPO)
     first = plan.rows[0]

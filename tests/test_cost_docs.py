@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import policy, yaml12
+from runner import yaml12
 from runner.cli import main
+from runner.plan import policy
 from tests.conftest import PROJECT
 
 DOC = (PROJECT / "docs" / "cost.md").read_text(encoding="utf-8")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from runner import catalog, ledger
+from runner import ledger
 from runner.cli import main
-from runner.keys import canonical_spec
-from runner.plan import SweepPlan
+from runner.core.keys import canonical_spec
+from runner.plan import SweepPlan, catalog
 from runner.report.plan import MARKDOWN_LIMIT
 from tests.conftest import PROJECT
 from tests.helpers import minimal

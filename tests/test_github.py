@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from runner import github
 from runner.cli import main
-from runner.errors import Problem, RunnerError
+from runner.core.errors import Problem, RunnerError
 from runner.plan import COMMENT_MARKER
+from runner.repo import github
 from runner.report.plan import problems_markdown
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from runner import gitrepo, ledger
+from runner import ledger
 from runner.cli import main
+from runner.core.retry import RetryPolicy
 from runner.plan import COMMENT_MARKER
-from runner.retry import RetryPolicy
+from runner.repo import gitrepo
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import (

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from runner import gitrepo, ledger
-from runner.errors import GitError
-from runner.retry import RetryPolicy, retrying
+from runner import ledger
+from runner.core.errors import GitError
+from runner.core.retry import RetryPolicy, retrying
+from runner.repo import gitrepo
 from tests.gitworld import World, commit_all, git, make_world, write
 
 LEDGER = "sweeps/ledger/exact.jsonl"

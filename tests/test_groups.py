@@ -12,14 +12,15 @@ from pathlib import Path
 import grpc
 import pytest
 
-from runner import catalog, ledger
+from runner import ledger
 from runner.backends import Rejected, group_name
 from runner.backends.beaker import BeakerBackend
 from runner.backends.beaker.groups import BATCH, POLICY
 from runner.cli import main
+from runner.core.model import Sweep
+from runner.core.retry import RetryPolicy
 from runner.manifest import load_manifest
-from runner.model import Sweep
-from runner.retry import RetryPolicy
+from runner.plan import catalog
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import MINIMAL, POINTS, SWEEP, no_sleep, write_manifest

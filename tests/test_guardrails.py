@@ -1,4 +1,4 @@
-"""A sweep's own stops against the fake Beaker (runner/guardrails.py): `max_failures` and
+"""A sweep's own stops against the fake Beaker (runner/apply/guardrails.py): `max_failures` and
 `stop_when` stop creating points, say why in the plan, `status` and the job summary, and never
 cancel anything."""
 

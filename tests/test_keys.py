@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.keys import NAME_HEX, experiment_name, point_key, spec_hash
-from runner.values import Value, identity, normalize
+from runner.core.keys import NAME_HEX, experiment_name, point_key, spec_hash
+from runner.core.values import Value, identity, normalize
 
 BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 SWEEP_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"  # the schema's pattern and maxLength

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner import ledger
-from runner.errors import LedgerError
+from runner.core.errors import LedgerError
 
 
 def _entry(i: int, when: str = "2026-11-21T10:00:00Z") -> ledger.Entry:

@@ -17,7 +17,7 @@ import pytest
 from runner import ledger
 from runner.apply import EXIT_RUNS_FAILED
 from runner.cli import main
-from runner.errors import EXIT_REJECTED
+from runner.core.errors import EXIT_REJECTED
 from runner.examples import toy_trainer
 from tests.background import wait_for
 from tests.conftest import PROJECT

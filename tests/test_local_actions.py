@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from runner import catalog, ledger
+from runner import ledger
 from runner.apply import EXIT_RUNS_FAILED
 from runner.backends.local.rundir import Replica, RunDir, new_state, process_started, with_replica
 from runner.cli import main
+from runner.plan import catalog
 from tests.background import WAIT, Command, Sink, wait_for
 from tests.conftest import PROJECT
 from tests.helpers import write_manifest

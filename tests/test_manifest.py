@@ -4,11 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from runner import catalog, render
-from runner.errors import ManifestError
-from runner.model import Sweep
+from runner import render
+from runner.core.errors import ManifestError
+from runner.core.model import Sweep
+from runner.core.space import count_points, upper_bound
+from runner.plan import catalog
 from runner.render import template
-from runner.space import count_points, upper_bound
 from tests.helpers import load, minimal
 
 HEAD = """\

@@ -1,4 +1,4 @@
-"""Notifications (runner/notify.py) against the fake Beaker and a stand-in webhook: each event
+"""Notifications (runner/apply/notify.py) against the fake Beaker and a stand-in webhook: each event
 once, batched failures, and a webhook that fails or loses its reply never fails the run."""
 
 from __future__ import annotations

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from beaker import Beaker, BeakerExperimentSpec
 
-from runner import catalog, gitrepo, ledger
+from runner import ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
-from runner.retry import RetryPolicy
+from runner.core.retry import RetryPolicy
+from runner.plan import catalog
+from runner.repo import gitrepo
 from tests.background import Command, Sink, wait_for
 from tests.conftest import PROJECT
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE

@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from runner import yaml12
-from runner.errors import ManifestError
-from runner.keys import point_key
+from runner.core.errors import ManifestError
+from runner.core.keys import point_key
+from runner.core.model import DEFAULT_MAX_POINTS, Space, param_env_name
+from runner.core.space import iter_points
+from runner.core.values import as_text
 from runner.manifest.params import parse_space
-from runner.model import DEFAULT_MAX_POINTS, Space, param_env_name
-from runner.space import iter_points
-from runner.values import as_text
 from tests.helpers import MINIMAL, load, minimal
 
 

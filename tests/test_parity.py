@@ -103,7 +103,7 @@ def test_top_level_x_keys_hold_anchors_and_are_ignored(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("flag", ["--nproc-per-node=8", "--nnodes", "--master_port=1"])
 def test_torchrun_flags_repeated_in_the_command_are_refused(tmp_path: Path, flag: str) -> None:
-    from runner.errors import ManifestError
+    from runner.core.errors import ManifestError
 
     lines = "\n    launcher: torchrun\n    resources: {gpus: 8}"
     body = _body(lines).replace("[python, train.py]", f"[{flag}, scripts/train.py]")

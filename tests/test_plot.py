@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
+from runner.operate.results import PointResult, SweepResults, best
 from runner.report import plot
-from runner.results import PointResult, SweepResults, best
 from tests.charts import check_xychart, image_checks
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from runner import catalog, operate
+from runner import operate
 from runner.backends import Backend, BackendKind, ExperimentState
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import Replica, RunDir, new_state
-from runner.plan import SweepPlan
+from runner.plan import SweepPlan, catalog
 from tests.helpers import MINIMAL, write_manifest
 
 # The minimal sweep (two points), with a command that also runs on this machine.

@@ -1,4 +1,4 @@
-"""Plan pinning (runner/review.py): pins in a comment, what they approve, and reading them."""
+"""Plan pinning (runner/repo/review.py): pins in a comment, what they approve, and reading them."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from runner import review
-from runner.catalog import load
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
 from runner.plan import COMMENT_MARKER, SweepPlan
+from runner.plan.catalog import load
+from runner.repo import review
 from tests.fake_github import FakeGitHub
 from tests.helpers import SWEEP, write_manifest
 
@@ -60,13 +60,13 @@ def test_reading_pins_needs_the_token_and_fails_closed() -> None:
 def test_the_plan_comment_marker_is_spelled_once() -> None:
     """The comment the plan writes and the one review reads for pins carry the same marker
     because there is one (two equal copies drift apart the day one is edited)."""
-    package = Path(review.__file__).parent
+    package = Path(review.__file__).parent.parent
     spelled = [
         str(path.relative_to(package))
         for path in sorted(package.rglob("*.py"))
         if "beaker-sweep-runner:plan -->" in path.read_text(encoding="utf-8")
     ]
-    assert spelled == ["plan.py"]
+    assert spelled == ["plan/__init__.py"]
 
 
 def test_a_capped_sweep_pins_every_point_so_top_ups_submit_the_waiting_ones(

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from runner import catalog
 from runner.cli import main
 from runner.manifest.sample import lock_path
+from runner.plan import catalog
 from tests.conftest import PROJECT
 
 SEARCH = """\

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runner.core.values import canonical_json
 from runner.render.skeleton import Hole, Skeleton, json_string
-from runner.values import canonical_json
 
 SCALARS = (
     st.text()

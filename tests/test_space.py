@@ -14,18 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner import yaml12
-from runner.errors import ManifestError
-from runner.keys import point_key
-from runner.manifest import load_manifest
-from runner.manifest.params import parse_space
-from runner.model import Point, Space, Sweep
-from runner.space import (
+from runner.core.errors import ManifestError
+from runner.core.keys import point_key
+from runner.core.model import Point, Space, Sweep
+from runner.core.space import (
     count_points,
     duplicate_includes,
     iter_points,
     unmatched_excludes,
     upper_bound,
 )
+from runner.manifest import load_manifest
+from runner.manifest.params import parse_space
 
 SWEEPS = pathlib.Path(__file__).resolve().parent.parent / "sweeps"
 
@@ -325,7 +325,7 @@ ZIP_NAMES = (("nodes", "sched.warmup"), ("gpus", "tp"))
 
 
 def ident(value: Raw) -> Ident:
-    """The brute force's own idea of "the same value", independent of runner.values."""
+    """The brute force's own idea of "the same value", independent of runner.core.values."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return (type(value).__name__, value)

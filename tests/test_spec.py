@@ -16,10 +16,10 @@ from runner.backends.beaker.conversion import (
     to_beaker_spec,
 )
 from runner.cli import main
-from runner.errors import ManifestError
-from runner.keys import spec_hash
+from runner.core.errors import ManifestError
+from runner.core.keys import spec_hash
+from runner.core.values import canonical_json
 from runner.plan import render_sweep
-from runner.values import canonical_json
 from tests.conftest import PROJECT
 from tests.helpers import MINIMAL, load, minimal
 

@@ -15,11 +15,10 @@ import pytest
 import yaml
 from beaker._service_client import ServiceClient
 
-from runner import catalog
 from runner.cli import main
-from runner.plan import PlanStatus
-from runner.progress import Progress
-from runner.retry import RetryPolicy
+from runner.core.retry import RetryPolicy
+from runner.plan import PlanStatus, catalog
+from runner.report.progress import Progress
 from runner.submit import Options, Submitter
 from tests.charts import check_xychart, image_checks
 from tests.conftest import PROJECT
@@ -176,7 +175,7 @@ def test_status_of_a_1000_point_sweep_costs_pages_not_points(
     write_manifest(tmp_path, THOUSAND, "exact.yaml")
     plans = catalog.load(tmp_path, []).plans()
     from runner.backends.beaker import BeakerBackend
-    from runner.membership import ensure_groups
+    from runner.operate.membership import ensure_groups
 
     backend = BeakerBackend()
     options = Options(root=tmp_path, commit="c0ffee", concurrency=16, policy=RetryPolicy())

@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 from beaker import Beaker, BeakerExperimentSpec
 
-from runner import catalog, ledger
+from runner import ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.commands.submit import submit as submit_command
 from runner.commands.submit_args import SubmitArgs
-from runner.errors import EXIT_INCOMPLETE, EXIT_USER_ERROR
-from runner.progress import Progress
-from runner.retry import RetryPolicy
+from runner.core.errors import EXIT_INCOMPLETE, EXIT_USER_ERROR
+from runner.core.retry import RetryPolicy
+from runner.plan import catalog
+from runner.report.progress import Progress
 from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 from tests.clock import VirtualClock
 from tests.fake_beaker.server import FakeBeaker

@@ -18,13 +18,14 @@ from typing import TypeVar
 import grpc
 import pytest
 
-from runner import catalog, ledger
+from runner import ledger
 from runner.backends.beaker import BeakerBackend, credentials
 from runner.cli import main
 from runner.commands.submit import submit as submit_command
 from runner.commands.submit_args import SubmitArgs
-from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED
-from runner.progress import Progress
+from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED
+from runner.plan import catalog
+from runner.report.progress import Progress
 from runner.submit import Clock, Options, Outcome, OutcomeStatus, RetryPolicy, Submitter
 from tests.clock import VirtualClock
 from tests.fake_beaker.server import FakeBeaker

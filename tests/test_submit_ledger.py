@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from runner import catalog, ledger
+from runner import ledger
 from runner.backends.beaker import BeakerBackend
-from runner.errors import LedgerError
-from runner.plan import SweepPlan
-from runner.progress import Progress
-from runner.retry import RetryPolicy
+from runner.core.errors import LedgerError
+from runner.core.retry import RetryPolicy
+from runner.plan import SweepPlan, catalog
+from runner.report.progress import Progress
 from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 from tests.clock import VirtualClock
 from tests.conftest import PROJECT
@@ -131,9 +131,9 @@ def test_entries_are_written_when_the_run_reaches_its_deadline(
 _NEVER_WRITES = """\
 import io, sys
 from pathlib import Path
-from runner import catalog
+from runner.plan import catalog
 from runner.backends.beaker import BeakerBackend
-from runner.progress import Progress
+from runner.report.progress import Progress
 from runner.submit import Options, Submitter
 
 root = Path(sys.argv[1])

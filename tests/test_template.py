@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runner.core.values import as_text
 from runner.render.template import MAX_FORMAT_SIZE, Field, Template, TemplateError, parse
-from runner.values import as_text
 
 # --- parse --------------------------------------------------------------------------------------
 

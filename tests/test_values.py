@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner.values import InvalidValue, Value, as_text, canonical_json, identity, normalize
+from runner.core.values import InvalidValue, Value, as_text, canonical_json, identity, normalize
 
 scalars = st.one_of(
     st.booleans(),

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runner import yaml12
-from runner.errors import ManifestError
-from runner.marks import Mark, field_path
+from runner.core.errors import ManifestError
+from runner.core.marks import Mark, field_path
 from runner.yaml12 import MAX_DEPTH, MAX_NODES, load, load_file
 
 HAS_LIBYAML = hasattr(yaml, "CBaseLoader")

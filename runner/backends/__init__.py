@@ -1,7 +1,7 @@
 """Where experiments run. The planner and the submit protocol only know this interface.
 
 A backend creates one experiment per point under its deterministic name and can look an
-experiment up by that name. It translates its own failures into the errors below (all `runner.errors.BackendError`, each
+experiment up by that name. It translates its own failures into the errors below (all `runner.core.errors.BackendError`, each
 with its exit code), which is all the retry protocol in `runner.submit` needs to know.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from runner.backends.health import Health
-from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED, BackendError, SubmitError
-from runner.model import Rendered, Sweep
-from runner.values import StrEnum
+from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED, BackendError, SubmitError
+from runner.core.model import Rendered, Sweep
+from runner.core.values import StrEnum
 
 
 class ExperimentState(StrEnum):

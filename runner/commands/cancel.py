@@ -80,9 +80,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cancel(directory: Path, args: CancelArgs) -> int:
-    from runner import gitrepo, operate
+    from runner import operate
     from runner.backends import Capability, open_backend
     from runner.commands.gitops import check_commit, commit_back
+    from runner.repo import gitrepo
 
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
-from runner.errors import ManifestError
+from runner.core.errors import ManifestError
 
 if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
-    from runner.catalog import Catalog
+    from runner.plan.catalog import Catalog
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 FORMATS = ("table", "markdown", "json")
@@ -29,7 +29,7 @@ def add_paths(parser: argparse.ArgumentParser) -> None:
 
 
 def load_catalog(directory: Path, paths: Sequence[str]) -> Catalog:
-    from runner import catalog
+    from runner.plan import catalog
 
     return catalog.load(directory, paths)
 

@@ -15,7 +15,7 @@ from runner.commands.common import (
     report_problems,
     write_output,
 )
-from runner.errors import ManifestError, RunnerError
+from runner.core.errors import ManifestError, RunnerError
 
 EXIT_CHANGES = 2
 
@@ -65,7 +65,7 @@ def expand(
     save_specs: str | None = None,
     output: str | None = None,
 ) -> int:
-    from runner import specfiles
+    from runner.repo import specfiles
     from runner.report import plan as report
 
     if detailed_exitcode and not plan:

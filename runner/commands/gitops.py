@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.commands.common import stderr
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
-    from runner.gitrepo import Target
+    from runner.repo.gitrepo import Target
 
 
 def check_commit(
@@ -28,7 +28,7 @@ def check_commit(
         raise RunnerError("--push pushes the ledger commit: use it with --commit")
     if not commit or dry_run:
         return None
-    from runner import gitrepo
+    from runner.repo import gitrepo
 
     gitrepo.ensure_committed(root, manifests)
     return gitrepo.resolve_target(root, branch) if push else None
@@ -36,7 +36,7 @@ def check_commit(
 
 def commit_back(root: Path, target: Target | None) -> None:
     """Commit (and push) the ledgers after a submit, and say what happened, also in the summary."""
-    from runner import github, gitrepo
+    from runner.repo import github, gitrepo
 
     made = gitrepo.commit_ledgers(root)
     lines = [f"Committed {made.sha[:12]}: {made.message}" if made else "No ledger changed."]

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from runner.commands.common import Subparsers
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
 
 EXIT_KEPT = 1
 
@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
 def init(
     directory: Path, ref: str | None = None, branch: str | None = None, force: bool = False
 ) -> int:
-    from runner import gitrepo, scaffold
+    from runner import scaffold
+    from runner.repo import gitrepo
 
     root = gitrepo.toplevel(directory) if directory.is_dir() else None
     if root is None or root.resolve() != directory.resolve():

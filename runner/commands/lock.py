@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner.commands.common import Subparsers, add_paths
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
 
 
 def register(commands: Subparsers) -> None:
@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
 def lock(directory: Path, paths: Sequence[str]) -> int:
     """Lock every manifest named (or all); one manifest's problem does not stop the others."""
-    from runner import catalog, sampling
+    from runner.manifest import sampling
+    from runner.plan import catalog
 
     base = directory.resolve()
     root = catalog.find_root(base)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.commands.common import BACKEND_CHOICES, Subparsers, load_catalog, stderr
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Writes the document to --output (for the workflow step that posts the comment) and to the job
 summary. With --base, the sweeps the pull request changes are shown in full and the rest as one
-line. The comment carries the pins of plan review (runner/review.py): what a merge may submit.
+line. The comment carries the pins of plan review (runner/repo/review.py): what a merge may submit.
 Invalid manifests still produce a document, listing the problems (each also an annotation on
 the pull request's diff in GitHub Actions), and exit 1.
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner.commands.common import Subparsers, add_paths, load_catalog, write_output
-from runner.errors import ManifestError, Problem
+from runner.core.errors import ManifestError, Problem
 
 
 def register(commands: Subparsers) -> None:
@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
 def plan_comment(
     directory: Path, paths: Sequence[str], *, output: str | None = None, base: str | None = None
 ) -> int:
-    from runner import budget, github, review
+    from runner.apply import budget
+    from runner.repo import github, review
     from runner.report import plan as report
 
     cat = load_catalog(directory, paths)
@@ -79,13 +80,13 @@ def plan_comment(
 
 
 def _changed(root: Path, base: str) -> set[str] | None:
-    from runner import gitrepo
+    from runner.repo import gitrepo
 
     return gitrepo.changed_since(root, base)
 
 
 def _annotation(problem: Problem) -> str:
-    from runner import github
+    from runner.repo import github
 
     message = f"{problem.field}: {problem.message}" if problem.field else problem.message
     return github.annotation("error", message, problem.path, problem.line, problem.col)

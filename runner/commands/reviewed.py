@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def reviewed_plans(*, output: str | None = None) -> int:
-    from runner import github, review
+    from runner.repo import github, review
 
     event = github.read_event()
     api = review.Api.from_env(os.environ)

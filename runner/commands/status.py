@@ -19,10 +19,10 @@ from runner.commands.common import (
     raise_if_problems,
     stderr,
 )
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
 
 if TYPE_CHECKING:  # annotations only: results imports the backends and the planner
-    from runner.results import SweepResults
+    from runner.operate.results import SweepResults
 
 FORMATS = ("table", "markdown", "json", "csv")
 AUTO = "auto"
@@ -118,9 +118,9 @@ def status(directory: Path, args: StatusArgs) -> int:
 
 
 def collect(directory: Path, args: StatusArgs) -> list[SweepResults]:
-    from runner import guardrails
+    from runner.apply import guardrails
     from runner.backends import open_backend
-    from runner.results import collect as results
+    from runner.operate.results import collect as results
 
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)
@@ -183,8 +183,8 @@ def write_plots(sweeps: Sequence[SweepResults], args: StatusArgs) -> int:
 
 
 def best(sweeps: Sequence[SweepResults], metric: str, maximize: bool, fmt: str) -> str:
+    from runner.operate.results import best as winner
     from runner.report.status import best_text, point_json
-    from runner.results import best as winner
 
     goal = "max" if maximize else "min"
     picks = [(s, winner(s, metric, maximize)) for s in sweeps]

@@ -30,14 +30,14 @@ from runner.commands.submit_args import (
     apply_event,
     from_namespace,
 )
-from runner.errors import RunnerError, SubmitError
+from runner.core.errors import RunnerError, SubmitError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, apply the whole pipeline
     from runner.apply import Applied, ApplyOptions
     from runner.backends import Backend
-    from runner.catalog import Catalog
-    from runner.gitrepo import Target
-    from runner.review import Pin
+    from runner.plan.catalog import Catalog
+    from runner.repo.gitrepo import Target
+    from runner.repo.review import Pin
     from runner.submit import Clock
 
 
@@ -55,7 +55,7 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     """Parse, load, check, open the backend, apply, print, commit (`runner.apply` does the
     work). `clock`: what the run reads the time and waits by (tests pass one that jumps)."""
     from runner.backends import open_backend
-    from runner.progress import Progress
+    from runner.report.progress import Progress
 
     started = time.monotonic()
     branch = None
@@ -88,7 +88,7 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
         plans = unfinished(backend, cat.plans(kind=backend.kind))  # local runs a runner left
         applied = apply(plans, backend, options, progress)
         if not args.dry_run:
-            from runner import notify as webhook
+            from runner.apply import notify as webhook
 
             webhook.announce(backend, cat)  # once per event, recorded in the ledger
     finally:
@@ -110,10 +110,10 @@ def _options(
     backend: Backend, cat: Catalog, args: SubmitArgs, started: float, clock: Clock | None
 ) -> ApplyOptions:
     """What `apply` is asked to do on this backend."""
-    from runner import gitrepo
     from runner.apply import ApplyOptions
     from runner.backends import BackendKind, Capability
     from runner.backends.local.resume import unfinished
+    from runner.repo import gitrepo
     from runner.submit import Clock
 
     if backend.kind == BackendKind.LOCAL and args.backend == "auto" and not args.paths:
@@ -138,7 +138,7 @@ def _options(
 
 
 def _pins(path: Path) -> list[Pin]:
-    from runner import review
+    from runner.repo import review
 
     try:
         return review.parse_pins(path.read_text(encoding="utf-8"))
@@ -148,7 +148,7 @@ def _pins(path: Path) -> list[Pin]:
 
 def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applied) -> int:
     """The lines, the job summary, the ledger commit, the JSON summary; the exit code."""
-    from runner import github
+    from runner.repo import github
     from runner.report import plan as report
     from runner.report.apply import result_lines
     from runner.report.submission import submit_summary, summary_json
@@ -183,7 +183,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
 
 
 def _dry_run(cat: Catalog, restart_failed: bool = False) -> int:
-    from runner import github
+    from runner.repo import github
     from runner.report import plan as report
 
     if restart_failed:

@@ -137,7 +137,7 @@ def _positive(text: str) -> int:
 
 def apply_event(args: SubmitArgs) -> tuple[SubmitArgs, str | None]:
     """The arguments with a workflow_dispatch event's inputs applied, and the branch to push to."""
-    from runner import github
+    from runner.repo import github
 
     event = github.read_event()
     if event.dispatch is not None:

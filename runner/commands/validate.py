@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner.commands.common import Subparsers, add_paths, load_catalog, report_problems
-from runner.errors import ManifestError
+from runner.core.errors import ManifestError
 
 
 def register(commands: Subparsers) -> None:
@@ -39,7 +39,7 @@ def validate(directory: Path, paths: Sequence[str]) -> int:
 
 def _policy_invalid(root: Path) -> bool:
     """The budget policy (sweeps/policy.yaml) is checked with the manifests; True when invalid."""
-    from runner import policy
+    from runner.plan import policy
 
     try:
         policy.read(root)

@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runner.errors import ManifestError, Problem
+from runner.core.errors import ManifestError, Problem
+from runner.core.marks import Document
+from runner.core.model import DEFAULT_MAX_POINTS, Limits, Placement, Space, StopWhen, Sweep
+from runner.core.space import duplicate_includes, unmatched_excludes, upper_bound
 from runner.manifest.params import parse_space
 from runner.manifest.sample import Sample, lock_path, parse_sample, stale_problem
 from runner.manifest.schema import schema_problems
-from runner.marks import Document
-from runner.model import DEFAULT_MAX_POINTS, Limits, Placement, Space, StopWhen, Sweep
 from runner.render import Renderer
-from runner.space import duplicate_includes, unmatched_excludes, upper_bound
 from runner.yaml12 import load_file
 
 _FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

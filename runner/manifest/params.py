@@ -6,10 +6,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path as FilePath
 from typing import Any
 
-from runner.errors import Problem
-from runner.manifest import sample as sampled
-from runner.marks import Document, Mark, field_path
-from runner.model import (
+from runner.core.errors import Problem
+from runner.core.marks import Document, Mark, field_path
+from runner.core.model import (
     BUILTINS,
     DEFAULT_MAX_POINTS,
     Assignment,
@@ -18,7 +17,8 @@ from runner.model import (
     Space,
     param_env_name,
 )
-from runner.values import InvalidValue, Value, canonical_json, checked, identity
+from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
+from runner.manifest import sample as sampled
 
 Path = tuple[str | int, ...]
 

@@ -1,6 +1,6 @@
 """The `params.sample` section and its lock file: sampled points as data in the repository.
 
-`python -m runner lock` draws the points once (`runner.sampling`, the one scipy user) and writes
+`python -m runner lock` draws the points once (`runner.manifest.sampling`, the one scipy user) and writes
 them beside the manifest, `NAME.lock.json`. Everything else (validate, expand, plan, submit) reads
 the lock and never samples, so it needs neither scipy nor randomness: the points a pull request
 shows are the points the merge submits, and only a reviewed edit changes them.
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.errors import Problem
-from runner.marks import Document
-from runner.values import InvalidValue, Value, canonical_json, checked, identity
+from runner.core.errors import Problem
+from runner.core.marks import Document
+from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
 
 LOCK_SUFFIX = ".lock.json"
 LOCK_FORMAT = 1

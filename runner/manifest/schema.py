@@ -13,9 +13,9 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import ValidationError
 
-from runner.errors import Problem
-from runner.marks import Document
-from runner.values import type_name
+from runner.core.errors import Problem
+from runner.core.marks import Document
+from runner.core.values import type_name
 
 SCHEMAS = files("runner.schemas")
 """schemas/, which setup.py ships as the package `runner.schemas`: through importlib.resources

@@ -15,14 +15,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from runner.errors import ManifestError, Problem
-from runner.keys import experiment_name, point_key
-from runner.model import BUILTINS, Point, Rendered, Sweep, param_env_name
+from runner.core.errors import ManifestError, Problem
+from runner.core.keys import experiment_name, point_key
+from runner.core.model import BUILTINS, Point, Rendered, Sweep, param_env_name
+from runner.core.values import Value, as_text, checked
 from runner.render import argv, template
 from runner.render.shape import SpecShape
 from runner.render.skeleton import Skeleton
 from runner.render.slots import Path, PointContext, Slot
-from runner.values import Value, as_text, checked
 
 MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "leader_selection": True,
@@ -86,7 +86,7 @@ class Renderer:
             )
             for t in sweep.tasks
         )
-        """Each task's env var names in the order spec hash version 1 wrote them (`runner.drift`)."""
+        """Each task's env var names in the order spec hash version 1 wrote them (`runner.plan.drift`)."""
         names = [t.get("name") for t in sweep.tasks]
         if len(sweep.tasks) > 1 and any(name is None for name in names):
             self._problem(("tasks",), "with more than one task, every task needs a name")

@@ -8,11 +8,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from runner.model import Sweep
+from runner.core.model import Sweep
+from runner.core.values import Value, as_text
 from runner.render.durations import to_nanoseconds
 from runner.render.skeleton import Hole, json_string
 from runner.render.slots import Check, PointContext, Slot
-from runner.values import Value, as_text
 
 _BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 _nanoseconds = functools.lru_cache(maxsize=64)(to_nanoseconds)

@@ -3,7 +3,7 @@
 Every point of a sweep renders to nearly the same spec: a few templated strings differ, the rest
 (image, clusters, resources, multi-node settings...) is the same for all of them. Encoding the
 whole document for every point cost more than everything else a point needs; a skeleton encodes
-the constant parts once, in exactly the bytes `runner.values.canonical_json` would write (sorted
+the constant parts once, in exactly the bytes `runner.core.values.canonical_json` would write (sorted
 keys, compact separators, UTF-8 kept), and leaves a hole wherever a value depends on the point.
 """
 
@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from runner.values import canonical_json
+from runner.core.values import canonical_json
 
 C = TypeVar("C")
 

@@ -7,10 +7,10 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from runner.errors import ManifestError, Problem
-from runner.model import Point, Sweep
+from runner.core.errors import ManifestError, Problem
+from runner.core.model import Point, Sweep
+from runner.core.values import Value, as_text, normalize
 from runner.render import template
-from runner.values import Value, as_text, normalize
 
 Path = tuple[str | int, ...]
 Check = Callable[[str], "str | None"]

@@ -8,10 +8,9 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from runner import cost
 from runner.backends import group_name
-from runner.errors import Problem
-from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan
+from runner.core.errors import Problem
+from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan, cost
 from runner.report.tables import params_text, simple_table, tabulate
 
 MARKDOWN_LIMIT = 60_000

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
+from runner.core.values import Value, as_text
+from runner.operate.results import SweepResults
 from runner.report.tables import params_text
-from runner.results import SweepResults
-from runner.values import Value, as_text
 
 EXTRA = "pip install 'beaker-sweep-runner[plot]'"
 SIZE = (8.0, 5.0)

@@ -12,9 +12,9 @@ import io
 import json
 from collections.abc import Sequence
 
+from runner.operate.results import PointResult, SweepResults
 from runner.render.durations import elapsed_text
 from runner.report.tables import params_text, tabulate
-from runner.results import PointResult, SweepResults
 
 FORMATS = ("table", "markdown", "json", "csv")
 HEADING = "## Sweep status\n\n"

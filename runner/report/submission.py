@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
-from runner.membership import GroupOutcome
+from runner.operate.membership import GroupOutcome
 from runner.report.tables import tabulate
 from runner.submit import Duplicate, Outcome, OutcomeStatus, Stop
 

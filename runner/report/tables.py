@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from runner.values import as_text
+from runner.core.values import as_text
 
 
 def tabulate(

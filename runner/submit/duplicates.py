@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from runner import retry
 from runner.backends import Backend, Experiment, Transient
-from runner.model import Sweep
-from runner.retry import RetryPolicy
+from runner.core import retry
+from runner.core.model import Sweep
+from runner.core.retry import RetryPolicy
 from runner.submit.outcome import Duplicate, Outcome, OutcomeStatus
 
 

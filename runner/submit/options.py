@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from runner.retry import RetryPolicy
+from runner.core.retry import RetryPolicy
 
 T = TypeVar("T")
 

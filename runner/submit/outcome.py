@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from runner.backends import Experiment, ExperimentState
-from runner.model import Rendered
-from runner.values import StrEnum
+from runner.core.model import Rendered
+from runner.core.values import StrEnum
 
 
 class OutcomeStatus(StrEnum):
@@ -105,7 +105,7 @@ class Duplicate:
 
 
 class Listener(Protocol):
-    """Who is told what happens during a run (the terminal or CI log: `runner.progress`)."""
+    """Who is told what happens during a run (the terminal or CI log: `runner.report.progress`)."""
 
     def start(self, total: int) -> None: ...
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from runner import retry
 from runner.backends import Backend, Experiment, NameTaken, Rejected, Transient
-from runner.model import Rendered, Sweep
-from runner.retry import OnRetry, RetryPolicy
+from runner.core import retry
+from runner.core.model import Rendered, Sweep
+from runner.core.retry import OnRetry, RetryPolicy
 from runner.submit.outcome import Outcome, OutcomeStatus
 
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from runner import ledger
 from runner.backends import Experiment
-from runner.errors import LedgerError
-from runner.files import utc_now
-from runner.model import Rendered
+from runner.core.errors import LedgerError
+from runner.core.files import utc_now
+from runner.core.model import Rendered
 from runner.submit.outcome import Listener, Outcome
 
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from runner import ledger
 from runner.backends import Backend, Capability, Experiment, RunsInCreate, Transient, adoptable
 from runner.backends.health import Wait
-from runner.model import Rendered, Sweep
+from runner.core.model import Rendered, Sweep
+from runner.core.retry import RetryPolicy
 from runner.plan import SweepPlan
 from runner.render.durations import elapsed_text
-from runner.retry import RetryPolicy
 from runner.submit import duplicates
 from runner.submit.options import Options
 from runner.submit.outcome import Duplicate, Listener, Outcome, OutcomeStatus, Stop, StopKind

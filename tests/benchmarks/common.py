@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner.core.model import Sweep
 from runner.manifest import load_manifest
-from runner.model import Sweep
 
 PROJECT = Path(__file__).resolve().parents[2]
 WORKSPACE = "ai2/bench"

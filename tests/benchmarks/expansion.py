@@ -19,13 +19,13 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-import runner.space
-from runner.errors import ManifestError
-from runner.keys import experiment_name, point_key
+import runner.core.space
+from runner.core.errors import ManifestError
+from runner.core.keys import experiment_name, point_key
+from runner.core.model import FORMAT_VERSION, Sweep
+from runner.core.space import iter_points, upper_bound
 from runner.manifest import load_manifest
-from runner.model import FORMAT_VERSION, Sweep
 from runner.render import Renderer
-from runner.space import iter_points, upper_bound
 from tests.benchmarks.common import (
     PROJECT,
     Config,
@@ -203,18 +203,18 @@ def stream_child(root: str, path: str) -> None:
 def _counting_points() -> Iterator[list[int]]:
     """Count every Point that expansion creates while the block runs."""
     made = [0]
-    original = runner.space.Point  # type: ignore[attr-defined]  # the name expansion calls
+    original = runner.core.space.Point  # type: ignore[attr-defined]  # the name expansion calls
 
     class Counted(original):  # type: ignore[valid-type,misc]
         def __init__(self, *args: object, **kwargs: object) -> None:
             made[0] += 1
             super().__init__(*args, **kwargs)
 
-    runner.space.Point = Counted  # type: ignore[attr-defined]
+    runner.core.space.Point = Counted  # type: ignore[attr-defined]
     try:
         yield made
     finally:
-        runner.space.Point = original  # type: ignore[attr-defined]
+        runner.core.space.Point = original  # type: ignore[attr-defined]
 
 
 def _guard(config: Config, stream: Row) -> list[Row]:

@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from runner import catalog
+from runner.plan import catalog
 from tests.benchmarks.common import (
     PROJECT,
     WORKSPACE,

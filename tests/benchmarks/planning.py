@@ -10,8 +10,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from runner import catalog, ledger, plan
-from runner.plan import render_sweep
+from runner import ledger, plan
+from runner.plan import catalog, render_sweep
 from runner.report import plan as report
 from tests.benchmarks.common import (
     PROJECT,

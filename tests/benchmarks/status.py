@@ -38,11 +38,11 @@ FAILED_EVERY = 250
 
 def probe(points: int, latency: float) -> dict[str, object]:
     """Set up, then time one status; returns the figures (run in a fresh process)."""
-    from runner import catalog
     from runner.backends.beaker import BeakerBackend
     from runner.cli import main
-    from runner.membership import ensure_groups
-    from runner.progress import Progress
+    from runner.operate.membership import ensure_groups
+    from runner.plan import catalog
+    from runner.report.progress import Progress
     from runner.submit import Options, Submitter
     from tests.fake_beaker.certs import mint_bundle
     from tests.fake_beaker.server import FakeBeaker

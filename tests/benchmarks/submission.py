@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner import catalog, ledger
+from runner import ledger
 from runner.backends.beaker import BeakerBackend
-from runner.progress import Progress
+from runner.plan import catalog
+from runner.report.progress import Progress
 from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 from tests.benchmarks.common import (
     PROJECT,

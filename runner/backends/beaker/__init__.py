@@ -37,9 +37,9 @@ from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beak
 from runner.backends.beaker.errors import call, unreachable_reason
 from runner.backends.beaker.groups import SweepGroups, metrics_by_experiment
 from runner.backends.health import Health, Wait
-from runner.errors import SubmitError
-from runner.model import Rendered, Sweep
-from runner.retry import RetryPolicy
+from runner.core.errors import SubmitError
+from runner.core.model import Rendered, Sweep
+from runner.core.retry import RetryPolicy
 
 __all__ = ["TOKEN_HELP", "BeakerBackend", "credentials", "to_beaker_spec"]
 

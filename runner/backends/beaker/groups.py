@@ -19,12 +19,12 @@ from typing import TypeVar
 import grpc
 from beaker import beaker_pb2 as pb2
 
-from runner import retry
 from runner.backends import Group, NameTaken, Rejected, Transient, group_name
 from runner.backends.beaker.client import Client
 from runner.backends.beaker.errors import call
-from runner.model import Sweep
-from runner.retry import RetryPolicy
+from runner.core import retry
+from runner.core.model import Sweep
+from runner.core.retry import RetryPolicy
 
 BATCH = 500
 """Experiment ids per CreateGroup/UpdateGroup request."""

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from beaker import Beaker
 from beaker import beaker_pb2 as pb2
 
-from runner import retry
 from runner.backends import LogQuery, NotStarted, Rejected, Transient
 from runner.backends.beaker.errors import call
-from runner.retry import RetryPolicy
+from runner.core import retry
+from runner.core.retry import RetryPolicy
 
 RESTARTABLE = ("STATUS_FAILED", "STATUS_CANCELED")
 LIVE = frozenset(

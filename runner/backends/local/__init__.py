@@ -52,8 +52,8 @@ from runner.backends.local.rundir import (
     terminate,
 )
 from runner.backends.local.supervisor import Launch, Supervisor
-from runner.errors import BackendError, RunnerError
-from runner.model import Rendered, Sweep
+from runner.core.errors import BackendError, RunnerError
+from runner.core.model import Rendered, Sweep
 
 LOOPBACK = "127.0.0.1"
 PYTHONS = ("python", "python3")

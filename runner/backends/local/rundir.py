@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from runner.errors import RunnerError
-from runner.files import utc_now, write_atomic
-from runner.values import StrEnum
+from runner.core.errors import RunnerError
+from runner.core.files import utc_now, write_atomic
+from runner.core.values import StrEnum
 
 STATE_FORMAT = 1
 

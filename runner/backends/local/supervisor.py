@@ -29,7 +29,7 @@ from runner.backends.local.rundir import (
     process_started,
     with_replica,
 )
-from runner.files import utc_now
+from runner.core.files import utc_now
 
 POLL_SECONDS = 0.05
 NOT_STARTED = 127

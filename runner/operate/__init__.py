@@ -17,10 +17,10 @@ from pathlib import Path
 
 from runner import ledger
 from runner.backends import Backend, Capability, Experiment, Rejected, Transient, adoptable
-from runner.errors import RunnerError
-from runner.files import utc_now
+from runner.core.errors import RunnerError
+from runner.core.files import utc_now
+from runner.core.values import StrEnum
 from runner.plan import PlanStatus, Row, SweepPlan, capped
-from runner.values import StrEnum
 
 
 class RestartVerdict(StrEnum):

@@ -4,7 +4,7 @@ Optional: set `SWEEP_SLACK_WEBHOOK` (a secret of the `beaker` environment) and e
 that creates or reconciles (the merge's, the schedule's) sends what is new since the last one:
 
 - a sweep finished (every point submitted and final): counts, best point, group link;
-- a sweep stopped by its failure budget or its target (`runner.guardrails`);
+- a sweep stopped by its failure budget or its target (`runner.apply.guardrails`);
 - points that failed, batched into one message per run.
 
 Each event is sent once. Its id is recorded in the sweep's ledger header *before* the call as
@@ -28,11 +28,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner import github, guardrails, ledger
+from runner import ledger
+from runner.apply import guardrails
 from runner.backends import Backend, Capability, ExperimentState
-from runner.catalog import Catalog
+from runner.operate.results import SweepResults, best, collect
 from runner.plan import PlanStatus, SweepPlan
-from runner.results import SweepResults, best, collect
+from runner.plan.catalog import Catalog
+from runner.repo import github
 
 WEBHOOK_ENV = "SWEEP_SLACK_WEBHOOK"
 TIMEOUT = 10.0

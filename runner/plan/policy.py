@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import ManifestError
+from runner.core.errors import ManifestError
+from runner.core.marks import Document, Marks
 from runner.manifest.schema import POLICY_SCHEMA, schema_problems
-from runner.marks import Document, Marks
 from runner.yaml12 import load, load_file
 
 POLICY_PATH = "sweeps/policy.yaml"

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.backends import Backend, ExperimentState, Group, Results
+from runner.core.values import Value
 from runner.plan import PlanStatus, SweepPlan
-from runner.values import Value
 
 NOT_SUBMITTED = "not submitted"
 MISSING = "missing"

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from runner.errors import LedgerError
-from runner.files import locked, write_atomic
-from runner.keys import SPEC_HASH_VERSION, canonical_spec
-from runner.model import Rendered
-from runner.values import Value, canonical_json
+from runner.core.errors import LedgerError
+from runner.core.files import locked, write_atomic
+from runner.core.keys import SPEC_HASH_VERSION, canonical_spec
+from runner.core.model import Rendered
+from runner.core.values import Value, canonical_json
 
 LEDGER_DIR = PurePosixPath("sweeps/ledger")
 """Where the committed (Beaker) ledgers live, relative to the repository root."""
@@ -51,7 +51,7 @@ class Entry:
     canceled_at: str | None = None
     """When `cancel` canceled it; `--restart-failed` leaves such a point alone."""
     hash_version: int = SPEC_HASH_VERSION
-    """How spec_hash was computed (`runner.keys.SPEC_HASH_VERSION`); absent in older ledgers: 1."""
+    """How spec_hash was computed (`runner.core.keys.SPEC_HASH_VERSION`); absent in older ledgers: 1."""
     spec: str = ""
     """The canonical spec that was submitted, packed (`pack_spec`), so drift can say what changed;
     empty in entries written before hash version 2."""
@@ -109,7 +109,7 @@ class Ledger:
     """The URL of the sweep's group on the backend, once it has one (kept in the header)."""
     notified: Mapping[str, str] = field(default_factory=dict)
     """Notifications by event id: 'sending' (recorded before the webhook call) or 'sent'
-    (`runner.notify`; kept in the header)."""
+    (`runner.apply.notify`; kept in the header)."""
 
     def merged(self, new: Iterable[Entry]) -> Ledger:
         """This ledger plus new entries, by key.

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.model import Rendered, Sweep
+from runner.core.model import Rendered, Sweep
 from runner.plan import PlanStatus, SweepPlan
 from runner.render.durations import to_nanoseconds
 

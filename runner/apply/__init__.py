@@ -34,13 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from runner import budget, guardrails, membership, operate, review
+from runner import operate
+from runner.apply import budget, guardrails
 from runner.backends import Backend
-from runner.errors import EXIT_INCOMPLETE, EXIT_REJECTED
-from runner.membership import GroupOutcome
-from runner.operate import Candidate, Restart, RestartVerdict
+from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED
+from runner.operate import Candidate, Restart, RestartVerdict, membership
+from runner.operate.membership import GroupOutcome
 from runner.plan import SweepPlan
-from runner.review import Pin, Review
+from runner.repo import review
+from runner.repo.review import Pin, Review
 from runner.submit import (
     Clock,
     Duplicate,
@@ -167,7 +169,7 @@ def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
 
 
 def hold_over_budget(run: Run, applied: Applied) -> Applied:
-    """Budget policy (`runner.budget`): with plan pins, hold back the over-budget points of a
+    """Budget policy (`runner.apply.budget`): with plan pins, hold back the over-budget points of a
     plan nobody approved."""
     if run.options.pins is None:
         return applied
@@ -176,7 +178,7 @@ def hold_over_budget(run: Run, applied: Applied) -> Applied:
 
 
 def stop_guarded_sweeps(run: Run, applied: Applied) -> Applied:
-    """Failure budget and target stop (`runner.guardrails`): a sweep that reached either
+    """Failure budget and target stop (`runner.apply.guardrails`): a sweep that reached either
     creates no new point; nothing is canceled."""
     stopped = guardrails.apply_stops(run.backend, applied.plans, run.options.root)
     return dataclasses.replace(applied, plans=tuple(stopped))

@@ -40,7 +40,7 @@ class Progress:
     def planned(self, applied: Applied) -> None:
         """The restarts, the points held back (also in the job summary, and as a warning
         annotation in Actions) and the plan table, before anything is created."""
-        from runner import github, review
+        from runner.repo import github, review
         from runner.report import apply as shown
         from runner.report import plan as report
 

@@ -1,6 +1,6 @@
 """Drift: whether a submitted point's spec still matches what would run now, and what changed.
 
-The spec hash covers a canonical form of the spec (`runner.keys.canonical_spec`: env vars as a
+The spec hash covers a canonical form of the spec (`runner.core.keys.canonical_spec`: env vars as a
 set, no description, so no manifest path), so moving a manifest or reordering `env` or the grid
 changes nothing. Entries written before that (hash version 1) hashed the document as rendered
 then; `legacy_hash` rebuilds that document from today's rendering (env in the order written,
@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.keys import SPEC_HASH_VERSION, canonical_spec
+from runner.core.keys import SPEC_HASH_VERSION, canonical_spec
+from runner.core.model import Rendered
+from runner.core.values import canonical_json
 from runner.ledger import Entry, unpack_spec
-from runner.model import Rendered
-from runner.values import canonical_json
 
 ADDED_BY_VERSION_2 = frozenset({"RESULTS_DIR"})
 """Env vars that version 1 did not set: their absence in an old entry is not drift."""

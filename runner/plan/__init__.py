@@ -15,17 +15,17 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from runner import drift
-from runner.drift import Change
-from runner.errors import ManifestError, Problem
+from runner.core.errors import ManifestError, Problem
+from runner.core.model import Rendered, Sweep
+from runner.core.space import iter_points
+from runner.core.values import StrEnum, Value
 from runner.ledger import Entry, Ledger
-from runner.model import Rendered, Sweep
+from runner.plan import drift
+from runner.plan.drift import Change
 from runner.render import Renderer
-from runner.space import iter_points
-from runner.values import StrEnum, Value
 
 COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
-"""The first line of the plan comment: how `runner.review` tells the bot's plan comments apart."""
+"""The first line of the plan comment: how `runner.repo.review` tells the bot's plan comments apart."""
 
 
 class PlanStatus(StrEnum):
@@ -82,7 +82,7 @@ class SweepPlan:
     group: str = ""
     """The URL of the sweep's group, as the ledger's header records it (empty before one)."""
     stopped: str = ""
-    """Why no new points are created (`runner.guardrails`), e.g. 'stopped: 5 failed (max_failures 5)'."""
+    """Why no new points are created (`runner.apply.guardrails`), e.g. 'stopped: 5 failed (max_failures 5)'."""
 
     @property
     def counts(self) -> Mapping[PlanStatus, int]:

@@ -3,7 +3,7 @@
 Once N of a sweep's points have failed for good, or a finished point has reached the target,
 `submit` (and so the scheduled top-up) creates no new points of that sweep: its `+` points stay
 in the plan, each with the reason. Nothing running is ever canceled. The facts come from the
-backend in one bulk look-up per sweep (`runner.results`); the decision is a pure function of
+backend in one bulk look-up per sweep (`runner.operate.results`); the decision is a pure function of
 them, shown by the plan, `status` and the job summary alike. Raising `max_failures` or changing
 `stop_when` in a reviewed change resumes the sweep.
 
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.backends import Backend, Capability, ExperimentState
-from runner.model import Sweep
+from runner.core.model import Sweep
+from runner.operate.results import SweepResults, collect
 from runner.plan import PlanStatus, SweepPlan
-from runner.results import SweepResults, collect
 
 FAILED, SUCCEEDED = ExperimentState.FAILED, ExperimentState.SUCCEEDED
 
@@ -74,7 +74,7 @@ def apply_stops(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> lis
     (one bulk results look-up per such sweep); says which stopped, on stderr and in the summary."""
     import sys
 
-    from runner import github
+    from runner.repo import github
 
     out: list[SweepPlan] = []
     for plan in plans:

@@ -16,11 +16,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner import cost, policy, review
-from runner.errors import Problem
-from runner.model import Sweep
-from runner.plan import Row, SweepPlan
-from runner.policy import Policy
+from runner.core.errors import Problem
+from runner.core.model import Sweep
+from runner.plan import Row, SweepPlan, cost, policy
+from runner.plan.policy import Policy
+from runner.repo import review
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def judge_pull_request(
     if base is None:
         rules = policy.read(root)
     else:
-        from runner import gitrepo
+        from runner.repo import gitrepo
 
         text = gitrepo.file_at(root, base, policy.POLICY_PATH)
         rules = policy.parse(text, f"{policy.POLICY_PATH}@{base}")
@@ -216,7 +216,7 @@ def hold_over_budget(
     by the policy at HEAD, the base every merged pull request was judged by); says what it held."""
     import sys
 
-    from runner import github
+    from runner.repo import github
 
     result = hold_unapproved(plans, pins, policy.read(root))
     if result.held:
@@ -233,7 +233,7 @@ def event_labels() -> tuple[str, ...] | None:
     None in a merge queue, where the pull request's check has decided."""
     import os
 
-    from runner import github
+    from runner.repo import github
 
     if not os.environ.get("GITHUB_EVENT_PATH"):
         return ()

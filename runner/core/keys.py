@@ -6,8 +6,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from runner.model import FORMAT_VERSION
-from runner.values import Value, canonical_json
+from runner.core.model import FORMAT_VERSION
+from runner.core.values import Value, canonical_json
 
 NAME_HEX = 12
 MAX_NAME = 128

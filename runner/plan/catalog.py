@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import ledger, manifest, plan
-from runner.errors import ManifestError, Problem, RunnerError
-from runner.model import Sweep
-from runner.policy import POLICY_PATH
+from runner.core.errors import ManifestError, Problem, RunnerError
+from runner.core.model import Sweep
+from runner.plan.policy import POLICY_PATH
 from runner.render import Renderer
 
 SWEEPS_DIR = ledger.LEDGER_DIR.parent.name

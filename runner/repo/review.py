@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
 from runner.plan import COMMENT_MARKER, PlanStatus, Row, SweepPlan
 
 PIN_MARK = "beaker-sweep-runner:reviewed"

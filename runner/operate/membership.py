@@ -19,7 +19,7 @@ from pathlib import Path
 
 from runner import ledger
 from runner.backends import Backend, Capability, Group
-from runner.errors import LedgerError
+from runner.core.errors import LedgerError
 from runner.plan import PlanStatus, SweepPlan
 
 SECONDS = 120.0

@@ -6,8 +6,8 @@ import itertools
 import math
 from collections.abc import Iterator
 
-from runner.model import Point, Space
-from runner.values import canonical_json, identity
+from runner.core.model import Point, Space
+from runner.core.values import canonical_json, identity
 
 
 def upper_bound(space: Space) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.errors import RunnerError
+from runner.core.errors import RunnerError
 
 ALL = ("", "all", "*")
 """What the `manifests` dispatch input may say to mean every manifest under sweeps/."""

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runner import files, manifest
-from runner.errors import RunnerError
+from runner import manifest
+from runner.core import files
+from runner.core.errors import RunnerError
+from runner.core.values import Value
 from runner.manifest.sample import Sample, collisions, lock_path, lock_text, read_lock
-from runner.values import Value
 
 INSTALL_HINT = "pip install 'beaker-sweep-runner[search]'"
 

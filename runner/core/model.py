@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from runner.errors import Problem
-from runner.marks import Mark, Marks
-from runner.values import Value
+from runner.core.errors import Problem
+from runner.core.marks import Mark, Marks
+from runner.core.values import Value
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_POINTS = 1000
@@ -48,9 +48,9 @@ class Limits:
     max_restarts: int | None = None
     """How often `submit --restart-failed` may restart one point (None: no bound)."""
     max_failures: int | None = None
-    """Create no new points once this many have failed for good (`runner.guardrails`)."""
+    """Create no new points once this many have failed for good (`runner.apply.guardrails`)."""
     stop_when: StopWhen | None = None
-    """Create no new points once a finished point reaches this (`runner.guardrails`)."""
+    """Create no new points once a finished point reaches this (`runner.apply.guardrails`)."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class Sweep:
     draft: bool
     placement: Placement
     name_template: str | None
-    """The `experiment_name` template, if any (`runner.keys.experiment_name` appends the key)."""
+    """The `experiment_name` template, if any (`runner.core.keys.experiment_name` appends the key)."""
     tasks: tuple[Mapping[str, Any], ...]
     """Task mappings exactly as the schema validated them; `runner.render` compiles them."""
     space: Space
@@ -156,7 +156,7 @@ class Rendered:
     spec_json: str
     """The spec document as canonical JSON (sorted keys, compact)."""
     spec_hash: str
-    """`runner.keys.spec_hash` of the spec: its canonical form, version SPEC_HASH_VERSION."""
+    """`runner.core.keys.spec_hash` of the spec: its canonical form, version SPEC_HASH_VERSION."""
 
     @functools.cached_property
     def spec(self) -> Mapping[str, Any]:

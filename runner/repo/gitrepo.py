@@ -17,8 +17,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from runner import ledger
-from runner.errors import GitError
-from runner.retry import RetryPolicy, retrying
+from runner.core.errors import GitError
+from runner.core.retry import RetryPolicy, retrying
 
 if TYPE_CHECKING:
     import git

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runner.marks import KeyPath, Marks, field_path
+from runner.core.marks import KeyPath, Marks, field_path
 
 EXIT_USER_ERROR = 1
 """The user must fix something (a manifest, credentials, git): nothing was submitted for it."""
