@@ -101,6 +101,8 @@ class Applied:
     """In a dry run with `restart_failed`: what it would restart, skip or fail."""
     review: Review | None = None
     """With plan pins: the points held back."""
+    over_budget: budget.Held | None = None
+    """With plan pins: the points of over-budget sweeps no approved plan showed, held back."""
     outcomes: tuple[Outcome, ...] = ()
     stop: Stop | None = None
     duplicates: tuple[Duplicate, ...] = ()
@@ -174,7 +176,7 @@ def hold_over_budget(run: Run, applied: Applied) -> Applied:
     if run.options.pins is None:
         return applied
     held = budget.hold_over_budget(applied.plans, run.options.root, run.options.pins)
-    return dataclasses.replace(applied, plans=tuple(held))
+    return dataclasses.replace(applied, plans=held.plans, over_budget=held if held.held else None)
 
 
 def stop_guarded_sweeps(run: Run, applied: Applied) -> Applied:

@@ -209,23 +209,14 @@ def held_markdown(result: Held, limit: int = 200) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def hold_over_budget(
-    plans: Sequence[SweepPlan], root: Path, pins: Sequence[review.Pin]
-) -> list[SweepPlan]:
+def hold_over_budget(plans: Sequence[SweepPlan], root: Path, pins: Sequence[review.Pin]) -> Held:
     """The submit step: the plans without the over-budget points no approved plan showed (judged
-    by the policy at HEAD, the base every merged pull request was judged by); says what it held."""
-    import sys
+    by the policy at HEAD, the base every merged pull request was judged by), and what it held."""
+    return hold_unapproved(plans, pins, policy.read(root))
 
-    from runner.repo import github
 
-    result = hold_unapproved(plans, pins, policy.read(root))
-    if result.held:
-        github.append_summary(held_markdown(result))
-        line = f"{len(result.held)} point(s) held back: over the budget policy, not approved"
-        print(f"{line} (see the summary)", file=sys.stderr, flush=True)
-        if github.in_actions():
-            print(github.annotation("warning", line), flush=True)
-    return list(result.plans)
+def held_line(result: Held) -> str:
+    return f"{len(result.held)} point(s) held back: over the budget policy, not approved"
 
 
 def event_labels() -> tuple[str, ...] | None:

@@ -71,11 +71,7 @@ def stopped(plan: SweepPlan, stop: Stop) -> SweepPlan:
 
 def apply_stops(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> list[SweepPlan]:
     """The submit step: each guarded sweep with points to submit, stopped when it should be
-    (one bulk results look-up per such sweep); says which stopped, on stderr and in the summary."""
-    import sys
-
-    from runner.repo import github
-
+    (one bulk results look-up per such sweep); a stopped plan says why in `stopped`."""
     out: list[SweepPlan] = []
     for plan in plans:
         runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
@@ -86,11 +82,6 @@ def apply_stops(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> lis
         if stop is None:
             out.append(plan)
             continue
-        line = f"{plan.sweep.name}: {stop.reason}; no new points are created (none is canceled)"
-        print(line, file=sys.stderr, flush=True)
-        github.append_summary(
-            f"**`{plan.sweep.name}` {stop.reason}**: no new points are created.\n"
-        )
         out.append(stopped(plan, stop))
     return out
 

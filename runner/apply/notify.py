@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -34,7 +33,6 @@ from runner.backends import Backend, Capability, ExperimentState
 from runner.operate.results import SweepResults, best, collect
 from runner.plan import PlanStatus, SweepPlan
 from runner.plan.catalog import Catalog
-from runner.repo import github
 
 WEBHOOK_ENV = "SWEEP_SLACK_WEBHOOK"
 TIMEOUT = 10.0
@@ -130,12 +128,25 @@ def _mark(root: Path, events: Sequence[Event], state: str | None) -> None:
         ledger.set_notified(ledger.ledger_path(root, sweep), sweep, updates)
 
 
-def announce(backend: Backend, cat: Catalog, environ: Mapping[str, str] = os.environ) -> int:
-    """The submit step: send what is new to the webhook, if one is set; how many messages went.
-    Never raises for the webhook: a failure is a warning."""
+@dataclass(frozen=True)
+class Announced:
+    """What `announce` did: messages sent of those due, and a warning per one not delivered."""
+
+    sent: int = 0
+    due: int = 0
+    warnings: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """The job summary's line; empty when nothing was due."""
+        return f"Notifications: {self.sent} of {self.due} message(s) sent.\n" if self.due else ""
+
+
+def announce(backend: Backend, cat: Catalog, environ: Mapping[str, str] = os.environ) -> Announced:
+    """After the submit: send what is new to the webhook, if one is set. Never raises for the
+    webhook: a failure is a warning in the result."""
     url = environ.get(WEBHOOK_ENV, "").strip()
     if not url or Capability.SHARED not in backend.capabilities:
-        return 0
+        return Announced()
     root, plans = cat.root, cat.plans(kind=backend.kind)  # the ledgers as this run left them
     new: list[Event] = []
     for plan in plans:
@@ -144,7 +155,7 @@ def announce(backend: Backend, cat: Catalog, environ: Mapping[str, str] = os.env
             continue
         events = sweep_events(plan, collect(plan, backend, root))
         new += [e for e in events if e.id not in recorded.notified]
-    sent = 0
+    sent, warnings = 0, []
     for text, batch in messages(new):
         _mark(root, batch, SENDING)  # before the call: a lost reply must not send it twice
         outcome = post(url, text)
@@ -156,7 +167,5 @@ def announce(backend: Backend, cat: Catalog, environ: Mapping[str, str] = os.env
                 if outcome == REFUSED
                 else ("reply lost; not resent (it may or may not have arrived)")
             )
-            print(f"warning: notification webhook: {said}", file=sys.stderr, flush=True)
-    if new:
-        github.append_summary(f"Notifications: {sent} of {len(messages(new))} message(s) sent.\n")
-    return sent
+            warnings.append(f"warning: notification webhook: {said}")
+    return Announced(sent, len(messages(new)), tuple(warnings))

@@ -89,8 +89,12 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
         applied = apply(plans, backend, options, progress)
         if not args.dry_run:
             from runner.apply import notify as webhook
+            from runner.repo import github
 
-            webhook.announce(backend, cat)  # once per event, recorded in the ledger
+            announced = webhook.announce(backend, cat)  # once per event, recorded in the ledger
+            for line in announced.warnings:
+                stderr(line)
+            github.append_summary(announced.summary())
     finally:
         backend.close()
     return _report(cat.root, args, target, applied)
@@ -153,9 +157,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
     from runner.report.apply import result_lines
     from runner.report.submission import submit_summary, summary_json
 
-    for (
-        group
-    ) in applied.groups:  # the URL on stdout with the created experiments; a failure on stderr
+    for group in applied.groups:  # the URL on stdout, with the experiments; a failure on stderr
         print(group.line(), file=sys.stdout if group.group else sys.stderr, flush=True)
     if args.dry_run:
         github.append_summary(report.markdown(applied.plans, heading="Sweep plan (dry run)"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.apply import Applied
+from runner.apply import Applied, budget
 from runner.operate import RestartVerdict
 from runner.report.submission import counts_line, failures_table, stop_line
 from runner.submit import OutcomeStatus
@@ -42,7 +42,18 @@ def planned_lines(applied: Applied) -> list[str]:
     if applied.review is not None and applied.review.held:
         held = len(applied.review.held)
         lines.append(f"{held} point(s) held back: not in a reviewed plan (see the summary)")
+    if applied.over_budget is not None:
+        lines.append(f"{budget.held_line(applied.over_budget)} (see the summary)")
+    lines += [
+        f"{s}: {reason}; no new points are created (none is canceled)"
+        for s, reason in stops(applied)
+    ]
     return lines
+
+
+def stops(applied: Applied) -> list[tuple[str, str]]:
+    """The sweeps a guardrail stopped (max_failures, stop_when), with the reason."""
+    return [(p.sweep.name, p.stopped) for p in applied.plans if p.stopped]
 
 
 def result_lines(applied: Applied) -> list[str]:
