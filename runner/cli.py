@@ -68,9 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="GitOps sweep runner for Beaker: validate, plan, submit and track sweeps.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
-    parser.add_argument(
-        "--version", action=_Version, nargs=0, help="print the version"
-    )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version")
     parser.add_argument(
         "-C",
         dest="directory",

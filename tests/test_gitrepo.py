@@ -107,6 +107,27 @@ def test_a_race_on_the_same_ledger_merges_entries_by_key(world: World) -> None:
     assert "Record 1 Beaker experiment for exact (1)" in world.message()  # only 3 is new
 
 
+def test_a_rebuilt_ledger_keeps_our_group_and_notifications(world: World) -> None:
+    """A push race rebuilds our ledger on theirs: the header we wrote (the group's URL, the
+    webhook messages sent or in flight) must survive it, or the next run notifies twice."""
+    ours, theirs = world.ci_checkout("ours"), world.clone("theirs")
+    record(theirs, entry(1))
+    ledger.set_notified(theirs / LEDGER, "exact", {"e-theirs": "sent", "e-both": "sending"})
+    commit_all(theirs, "Their run's ledger [skip ci]")
+    git(theirs, "push", "--quiet", "origin", "main")
+    record(ours, entry(2))
+    ledger.set_group(ours / LEDGER, "exact", "https://beaker/gr/1")
+    ledger.set_notified(ours / LEDGER, "exact", {"e-ours": "sending", "e-both": "sent"})
+    gitrepo.commit_ledgers(ours)
+
+    gitrepo.publish(ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=lambda s: None))
+
+    landed = ledger.parse(world.show(LEDGER), LEDGER, "exact")
+    assert set(landed.entries) == {entry(1).key, entry(2).key}
+    assert landed.group == "https://beaker/gr/1"
+    assert landed.notified == {"e-theirs": "sent", "e-ours": "sending", "e-both": "sent"}
+
+
 def test_retries_are_bounded_and_a_later_run_still_lands_everything(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -39,7 +39,7 @@ TIMEOUT = 10.0
 FINAL = (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
 LISTED = 20
 """Failed points named per message; the rest are counted."""
-SENDING, SENT = "sending", "sent"
+SENDING, SENT = ledger.NOTIFY_SENDING, ledger.NOTIFY_SENT
 REFUSED, LOST = "refused", "lost"
 """What else `post` can find: the server answered no (resent next run), or no answer came
 (it may or may not have arrived: not resent)."""

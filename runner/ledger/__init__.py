@@ -31,6 +31,8 @@ FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit
 OPTIONAL = ("restarts", "restarted_at", "canceled_at")
 """Written only when set, so entries that never had them keep their lines (and old ledgers parse)."""
 _LINE_JSON = json.JSONEncoder(ensure_ascii=False)
+NOTIFY_SENDING, NOTIFY_SENT = "sending", "sent"
+"""A notification's state in the header: recorded before the webhook call, and after it."""
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,20 @@ def set_notified(path: Path, sweep: str, updates: Mapping[str, str | None]) -> N
         if notified != current.notified:
             ledger = Ledger(sweep, current.entries, current.group, notified)
             write_atomic(path, render(ledger))
+
+
+def keep_header(path: Path, sweep: str, ours: Ledger) -> None:
+    """Merge the header of `ours` into the ledger at `path` (a push race rebuilt it on another
+    runner's): a group URL it lacks, and every notification, 'sent' on either side winning."""
+    with locked(path.parent):
+        current = parse(path.read_text(encoding="utf-8"), str(path), sweep)
+        notified = dict(current.notified)
+        for event, state in ours.notified.items():
+            if notified.get(event) != NOTIFY_SENT:
+                notified[event] = state
+        group = current.group or ours.group
+        if (group, notified) != (current.group, current.notified):
+            write_atomic(path, render(Ledger(sweep, current.entries, group, notified)))
 
 
 class Pending:

@@ -267,6 +267,7 @@ def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -
     top = Path(str(repo.working_tree_dir))
     for path, entries in zip(files, ours, strict=True):
         ledger.record(top / path, entries.sweep, entries.entries.values())
+        ledger.keep_header(top / path, entries.sweep, entries)  # the group, the notifications
     commit_ledgers(root)
 
 
