@@ -17,7 +17,7 @@ from runner import ledger
 from runner.cli import main
 from runner.core.retry import RetryPolicy
 from runner.plan import COMMENT_MARKER
-from runner.repo import gitrepo
+from runner.repo.gitrepo import push
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import (
@@ -46,7 +46,7 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Backoff between push attempts, recorded instead of slept."""
     waits: list[float] = []
     monkeypatch.setattr(
-        gitrepo,
+        push,
         "PUSH_POLICY",
         RetryPolicy(attempts=6, initial_wait=2.0, max_wait=30.0, sleep=waits.append),
     )

@@ -11,6 +11,7 @@ from runner import ledger
 from runner.core.errors import GitError
 from runner.core.retry import RetryPolicy, retrying
 from runner.repo import gitrepo
+from runner.repo.gitrepo import push
 from tests.gitworld import World, commit_all, git, make_world, write
 
 LEDGER = "sweeps/ledger/exact.jsonl"
@@ -94,9 +95,7 @@ def test_a_race_on_the_same_ledger_merges_entries_by_key(world: World) -> None:
     gitrepo.commit_ledgers(ours)
     waits: list[float] = []
 
-    pushed = gitrepo.publish(
-        ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=waits.append)
-    )
+    pushed = push.publish(ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=waits.append))
 
     assert pushed.sha == world.head() and pushed.attempts == 2 and len(waits) == 1
     assert keys_on_origin(world) == {
@@ -120,7 +119,7 @@ def test_a_rebuilt_ledger_keeps_our_group_and_notifications(world: World) -> Non
     ledger.set_notified(ours / LEDGER, "exact", {"e-ours": "sending", "e-both": "sent"})
     gitrepo.commit_ledgers(ours)
 
-    gitrepo.publish(ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=lambda s: None))
+    push.publish(ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=lambda s: None))
 
     landed = ledger.parse(world.show(LEDGER), LEDGER, "exact")
     assert set(landed.entries) == {entry(1).key, entry(2).key}
@@ -132,7 +131,7 @@ def test_retries_are_bounded_and_a_later_run_still_lands_everything(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ours, racer = world.ci_checkout("ours"), world.clone("racer")
-    real_fetch = gitrepo._fetch
+    real_fetch = push._fetch
 
     def fetch_then_someone_pushes(repo: object, target: gitrepo.Target) -> None:
         """Every time we catch up, somebody else pushes before we do."""
@@ -142,20 +141,20 @@ def test_retries_are_bounded_and_a_later_run_still_lands_everything(
         commit_all(racer, "Another push")
         git(racer, "push", "--quiet", "origin", "main")
 
-    monkeypatch.setattr(gitrepo, "_fetch", fetch_then_someone_pushes)
+    monkeypatch.setattr(push, "_fetch", fetch_then_someone_pushes)
     record(ours, entry(1))
     gitrepo.commit_ledgers(ours)
     waits: list[float] = []
     policy = RetryPolicy(attempts=3, sleep=waits.append)
     with pytest.raises(GitError, match="after 3 attempts"):
-        gitrepo.publish(ours, gitrepo.Target("origin", "main"), policy)
+        push.publish(ours, gitrepo.Target("origin", "main"), policy)
     assert len(waits) == 2 and waits[0] <= waits[1] * 2
     assert (
         git(world.origin, "ls-tree", "main", LEDGER) == ""
     )  # nothing of ours landed, nothing forced
 
-    monkeypatch.setattr(gitrepo, "_fetch", real_fetch)
-    assert gitrepo.publish(ours, gitrepo.Target("origin", "main"), policy).sha == world.head()
+    monkeypatch.setattr(push, "_fetch", real_fetch)
+    assert push.publish(ours, gitrepo.Target("origin", "main"), policy).sha == world.head()
     assert keys_on_origin(world) == {"1": "2026-01-01T00:00:00Z"}
 
 
@@ -167,7 +166,7 @@ def test_only_ledger_commits_are_pushed(world: World) -> None:
     gitrepo.commit_ledgers(clone)
     before = world.head()
     with pytest.raises(GitError, match="pull request"):
-        gitrepo.publish(clone, gitrepo.Target("origin", "main"))
+        push.publish(clone, gitrepo.Target("origin", "main"))
     assert world.head() == before
 
 
@@ -180,7 +179,7 @@ def test_a_refused_push_is_reported_with_advice_and_not_retried(world: World) ->
     gitrepo.commit_ledgers(clone)
     waits: list[float] = []
     with pytest.raises(GitError, match="Branch protection"):
-        gitrepo.publish(clone, gitrepo.Target("origin", "main"), RetryPolicy(sleep=waits.append))
+        push.publish(clone, gitrepo.Target("origin", "main"), RetryPolicy(sleep=waits.append))
     assert waits == []
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from runner import ledger
 from runner.core.errors import LedgerError
+from runner.ledger.pending import Pending
 
 
 def _entry(i: int, when: str = "2026-11-21T10:00:00Z") -> ledger.Entry:
@@ -102,7 +103,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
 def test_pending_entries_are_written_once_per_file_and_kept_when_a_write_fails(
     tmp_path: Path,
 ) -> None:
-    pending = ledger.Pending(every=3600.0, now=time.monotonic)
+    pending = Pending(every=3600.0, now=time.monotonic)
     assert pending.due_in() is None
     good, bad = tmp_path / "ok" / "demo.jsonl", tmp_path / "blocked" / "demo.jsonl"
     (tmp_path / "blocked").write_text("a file where the ledger directory should be")
@@ -123,7 +124,7 @@ def test_pending_entries_are_written_once_per_file_and_kept_when_a_write_fails(
 
 def test_pending_writes_merge_with_what_another_writer_added_in_between(tmp_path: Path) -> None:
     path, plain = tmp_path / "demo.jsonl", tmp_path / "plain" / "demo.jsonl"
-    pending = ledger.Pending(every=0.0, now=time.monotonic)
+    pending = Pending(every=0.0, now=time.monotonic)
     for batch in ([_entry(1), _entry(2)], [_entry(3)]):
         for entry in batch:
             pending.add(path, "demo", entry)

@@ -15,7 +15,7 @@ from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.core.retry import RetryPolicy
 from runner.plan import catalog
-from runner.repo import gitrepo
+from runner.repo.gitrepo import push
 from tests.background import Command, Sink, wait_for
 from tests.conftest import PROJECT
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
@@ -426,7 +426,7 @@ def test_cancel_commit_push_commits_only_the_ledger_and_rebuilds_a_raced_push(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     waits: list[float] = []
-    monkeypatch.setattr(gitrepo, "PUSH_POLICY", RetryPolicy(attempts=6, sleep=waits.append))
+    monkeypatch.setattr(push, "PUSH_POLICY", RetryPolicy(attempts=6, sleep=waits.append))
     world = make_world(tmp_path)
     merge_sweep(world)
     assert _run(world.ci_checkout("ci"), "submit", "--commit", "--push") == 0

@@ -37,14 +37,15 @@ def check_commit(
 def commit_back(root: Path, target: Target | None) -> None:
     """Commit (and push) the ledgers after a submit, and say what happened, also in the summary."""
     from runner.repo import github, gitrepo
+    from runner.repo.gitrepo import push
 
     made = gitrepo.commit_ledgers(root)
     lines = [f"Committed {made.sha[:12]}: {made.message}" if made else "No ledger changed."]
     if target is not None:
-        pushed = gitrepo.publish(root, target)
+        pushed = push.publish(root, target)
         where = f"{target.remote}/{target.branch}"
         if pushed.sha:
-            lines.append(f"Pushed {pushed.sha[:12]} to {where}{gitrepo.raced_note(pushed)}.")
+            lines.append(f"Pushed {pushed.sha[:12]} to {where}{push.raced_note(pushed)}.")
         elif made:  # rebuilt on the remote's head, nothing of it was new there
             lines.append(f"{where} records these experiments already: nothing to push.")
         else:

@@ -9,6 +9,7 @@ from runner.backends import Experiment
 from runner.core.errors import LedgerError
 from runner.core.files import utc_now
 from runner.core.model import Rendered
+from runner.ledger.pending import Pending
 from runner.submit.outcome import Listener, Outcome
 
 
@@ -24,7 +25,7 @@ class Recorder:
         self.store = store
         self.commit = commit
         self.progress = progress
-        self._unwritten = ledger.Pending(every, now)
+        self._unwritten = Pending(every, now)
 
     def add(self, outcome: Outcome) -> None:
         """Queue a created or adopted experiment's entry (later ones replace earlier ones)."""

@@ -12,16 +12,11 @@ is running is waited for, and a run a crashed or stopped runner left is run agai
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import math
-import os
-import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from runner import ledger
 from runner.backends import (
@@ -39,7 +34,8 @@ from runner.backends import (
 )
 from runner.backends.health import Health
 from runner.backends.local import logs as logfiles
-from runner.backends.local.machine import Machine
+from runner.backends.local.launches import replica_plans
+from runner.backends.local.machine import Machine, ReplicaPlan, assign_gpus
 from runner.backends.local.rundir import (
     FAILED,
     RUNNING,
@@ -47,26 +43,14 @@ from runner.backends.local.rundir import (
     RunDir,
     RunState,
     Stopping,
+    elapsed_seconds,
     new_state,
     stop_leftovers,
     terminate,
 )
-from runner.backends.local.supervisor import Launch, Supervisor
+from runner.backends.local.supervisor import Supervisor
 from runner.core.errors import BackendError, RunnerError
 from runner.core.model import Rendered, Sweep
-
-LOOPBACK = "127.0.0.1"
-PYTHONS = ("python", "python3")
-"""argv[0] values replaced by this interpreter, so a virtualenv's python runs the tasks."""
-
-
-@dataclass(frozen=True)
-class ReplicaPlan:
-    """A replica to launch, with what it needs from the machine."""
-
-    launch: Launch
-    cpus: int
-    gpus: int
 
 
 class LocalBackend:
@@ -159,7 +143,7 @@ class LocalBackend:
         experiments = {}
         for name, experiment in found.items():
             state = self.run_dir(sweep.name, name).read()
-            seconds = _seconds(state.started_at, state.finished_at) if state else None
+            seconds = elapsed_seconds(state.started_at, state.finished_at) if state else None
             experiments[name] = replace(experiment, seconds=seconds)
         return Results(self.ensure_group(sweep, [e.id for e in found.values()]), experiments)
 
@@ -177,7 +161,7 @@ class LocalBackend:
         if self._stop.is_set():
             raise Rejected(f"{point.name}: the runner is stopping")
         run = self.run_dir(sweep.name, point.name)
-        replicas = self._replicas(point, run)
+        replicas = replica_plans(point, run, self.root, self.say)
         self.say(
             f"local backend: images are not used; tasks run on this machine in {self.root},"
             f" with python = {sys.executable}",
@@ -215,7 +199,7 @@ class LocalBackend:
         """Run a failed point again in its run directory; its earlier state, logs and results
         move to attempt-<n>/. None when the run is not (or no longer) failed."""
         run = self.run_dir(sweep.name, point.name)
-        replicas = self._replicas(point, run)
+        replicas = replica_plans(point, run, self.root, self.say)
         try:
             with self._busy(), run.claim(self._stop):
                 previous = run.read()  # under the lock: another runner may have restarted it
@@ -270,7 +254,7 @@ class LocalBackend:
                 once="gpus",
             )
         with machine.reserve(cpus, gpus, self._stop) as ids:
-            launches = _assign_gpus(replicas, ids, bool(machine.gpus))
+            launches = assign_gpus(replicas, ids, bool(machine.gpus))
             states = tuple(Replica(x.task, x.rank, x.log) for x in launches)
             state = new_state(run.path.parent.name, point.name, point.key, states)
             return Supervisor(run, state, launches, self.root, self._stop, self.grace).run(started)
@@ -299,96 +283,3 @@ class LocalBackend:
             if self._active:
                 self.say(f"stopping {self._active} local run(s); the next submit resumes them")
             self._idle.wait_for(lambda: self._active == 0, timeout=self.grace + 5)
-
-    # -- translating a spec into processes ----------------------------------------------------
-
-    def _replicas(self, point: Rendered, run: RunDir) -> list[ReplicaPlan]:
-        tasks: list[Mapping[str, Any]] = list(point.spec["tasks"])
-        out = []
-        for task in tasks:
-            argv = [str(a) for a in (*task["command"], *task.get("arguments", ()))]
-            argv[0] = self._program(point.name, argv[0])
-            env = {**os.environ, "PYTHONUNBUFFERED": os.environ.get("PYTHONUNBUFFERED", "1")}
-            missing = []
-            for var in task.get("envVars", ()):
-                if "value" in var:
-                    env[var["name"]] = var["value"]
-                elif var["name"] not in os.environ:
-                    missing.append(var["name"])
-            if missing:
-                names = ", ".join(missing)
-                self.say(
-                    f"secrets are not available locally; not set: {names} (export them to pass"
-                    " them through)",
-                    once=f"secrets {names}",
-                )
-            count = int(task.get("replicas", 1))
-            resources = task.get("resources", {})
-            for rank in range(count):
-                contract = {
-                    "BEAKER_REPLICA_RANK": str(rank),
-                    "BEAKER_REPLICA_COUNT": str(count),
-                    "BEAKER_LEADER_REPLICA_HOSTNAME": LOOPBACK,
-                    "BEAKER_EXPERIMENT_ID": point.name,
-                    "RESULTS_DIR": str(run.results),
-                }
-                log = (
-                    f"replica-{rank}.log"
-                    if len(tasks) == 1
-                    else f"{task['name']}-replica-{rank}.log"
-                )
-                launch = Launch(
-                    task["name"],
-                    rank,
-                    tuple(argv),
-                    {**env, **contract},
-                    log,
-                    bool(task.get("propagateFailure", False)),
-                )
-                cpus = max(1, math.ceil(resources.get("cpuCount", 1)))
-                out.append(ReplicaPlan(launch, cpus, int(resources.get("gpuCount", 0))))
-        return out
-
-    def _program(self, name: str, program: str) -> str:
-        if program in PYTHONS:
-            return sys.executable
-        found = (self.root / program).is_file() if os.sep in program else shutil.which(program)
-        if not found:
-            raise Rejected(
-                f"{name}: cannot run {program!r}: not found on this machine (the local backend"
-                " runs each task's command here, without its image)"
-            )
-        return program
-
-
-def _assign_gpus(
-    replicas: Sequence[ReplicaPlan], ids: Sequence[str], has_gpus: bool
-) -> list[Launch]:
-    """Each replica's slice of the reserved GPUs (shared round-robin when there are too few)."""
-    launches, offset = [], 0
-    for replica in replicas:
-        mine = (
-            [ids[(offset + i) % len(ids)] for i in range(min(replica.gpus, len(ids)))]
-            if ids
-            else []
-        )
-        offset += replica.gpus
-        env = {**replica.launch.env, "BEAKER_ASSIGNED_GPU_COUNT": str(len(mine))}
-        if has_gpus:
-            env["CUDA_VISIBLE_DEVICES"] = ",".join(mine)
-        launches.append(replace(replica.launch, env=env))
-    return launches
-
-
-def _seconds(started: str, finished: str | None) -> float | None:
-    """Seconds between two of the run state's UTC timestamps (until now while it runs)."""
-    try:
-        start = dt.datetime.strptime(started, "%Y-%m-%dT%H:%M:%SZ")
-        end = (
-            dt.datetime.strptime(finished, "%Y-%m-%dT%H:%M:%SZ")
-            if finished
-            else dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-        )
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (end - start).total_seconds())

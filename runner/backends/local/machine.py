@@ -7,8 +7,10 @@ import os
 import subprocess
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
 from runner.backends.local.rundir import Stopping
+from runner.backends.local.supervisor import Launch
 
 
 class Machine:
@@ -58,3 +60,31 @@ def _nvidia_gpu_count() -> int:
     except (OSError, subprocess.SubprocessError):
         return 0
     return sum(line.startswith("GPU ") for line in listing.splitlines())
+
+
+@dataclass(frozen=True)
+class ReplicaPlan:
+    """A replica to launch, with what it needs from the machine."""
+
+    launch: Launch
+    cpus: int
+    gpus: int
+
+
+def assign_gpus(
+    replicas: Sequence[ReplicaPlan], ids: Sequence[str], has_gpus: bool
+) -> list[Launch]:
+    """Each replica's slice of the reserved GPUs (shared round-robin when there are too few)."""
+    launches, offset = [], 0
+    for replica in replicas:
+        mine = (
+            [ids[(offset + i) % len(ids)] for i in range(min(replica.gpus, len(ids)))]
+            if ids
+            else []
+        )
+        offset += replica.gpus
+        env = {**replica.launch.env, "BEAKER_ASSIGNED_GPU_COUNT": str(len(mine))}
+        if has_gpus:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(mine)
+        launches.append(replace(replica.launch, env=env))
+    return launches

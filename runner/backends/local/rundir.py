@@ -10,6 +10,7 @@ the lock was left by a crashed runner: the run is stale and may be started again
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import fcntl
 import json
 import os
@@ -253,3 +254,17 @@ def with_replica(state: RunState, index: int, **changes: Any) -> RunState:
     replicas = list(state.replicas)
     replicas[index] = replace(replicas[index], **changes)
     return replace(state, replicas=tuple(replicas))
+
+
+def elapsed_seconds(started: str, finished: str | None) -> float | None:
+    """Seconds between two of the run state's UTC timestamps (until now while it runs)."""
+    try:
+        start = dt.datetime.strptime(started, "%Y-%m-%dT%H:%M:%SZ")
+        end = (
+            dt.datetime.strptime(finished, "%Y-%m-%dT%H:%M:%SZ")
+            if finished
+            else dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        )
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (end - start).total_seconds())

@@ -1,0 +1,84 @@
+"""A point's spec as processes on this machine: each task's replicas with Beaker's environment."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from runner.backends import Rejected
+from runner.backends.local.machine import ReplicaPlan
+from runner.backends.local.rundir import RunDir
+from runner.backends.local.supervisor import Launch
+from runner.core.model import Rendered
+
+LOOPBACK = "127.0.0.1"
+PYTHONS = ("python", "python3")
+"""argv[0] values replaced by this interpreter, so a virtualenv's python runs the tasks."""
+
+
+class Say(Protocol):
+    def __call__(self, text: str, once: str | None = None) -> None: ...
+
+
+def replica_plans(point: Rendered, run: RunDir, root: Path, say: Say) -> list[ReplicaPlan]:
+    """The processes a point's spec asks for: one per replica of each task, with the environment
+    Beaker gives replicas (rank, count, leader) and what each needs of this machine."""
+    tasks: list[Mapping[str, Any]] = list(point.spec["tasks"])
+    out = []
+    for task in tasks:
+        argv = [str(a) for a in (*task["command"], *task.get("arguments", ()))]
+        argv[0] = program(root, point.name, argv[0])
+        env = {**os.environ, "PYTHONUNBUFFERED": os.environ.get("PYTHONUNBUFFERED", "1")}
+        missing = []
+        for var in task.get("envVars", ()):
+            if "value" in var:
+                env[var["name"]] = var["value"]
+            elif var["name"] not in os.environ:
+                missing.append(var["name"])
+        if missing:
+            names = ", ".join(missing)
+            say(
+                f"secrets are not available locally; not set: {names} (export them to pass"
+                " them through)",
+                once=f"secrets {names}",
+            )
+        count = int(task.get("replicas", 1))
+        resources = task.get("resources", {})
+        for rank in range(count):
+            contract = {
+                "BEAKER_REPLICA_RANK": str(rank),
+                "BEAKER_REPLICA_COUNT": str(count),
+                "BEAKER_LEADER_REPLICA_HOSTNAME": LOOPBACK,
+                "BEAKER_EXPERIMENT_ID": point.name,
+                "RESULTS_DIR": str(run.results),
+            }
+            log = f"replica-{rank}.log" if len(tasks) == 1 else f"{task['name']}-replica-{rank}.log"
+            launch = Launch(
+                task["name"],
+                rank,
+                tuple(argv),
+                {**env, **contract},
+                log,
+                bool(task.get("propagateFailure", False)),
+            )
+            cpus = max(1, math.ceil(resources.get("cpuCount", 1)))
+            out.append(ReplicaPlan(launch, cpus, int(resources.get("gpuCount", 0))))
+    return out
+
+
+def program(root: Path, name: str, program: str) -> str:
+    """argv[0] as this machine runs it: `python` is this interpreter, anything else must exist."""
+    if program in PYTHONS:
+        return sys.executable
+    found = (root / program).is_file() if os.sep in program else shutil.which(program)
+    if not found:
+        raise Rejected(
+            f"{name}: cannot run {program!r}: not found on this machine (the local backend"
+            " runs each task's command here, without its image)"
+        )
+    return program

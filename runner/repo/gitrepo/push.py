@@ -1,0 +1,170 @@
+"""Pushing the ledger commit: the one thing here that races other runners.
+
+A rejected push is rebuilt on the new remote head by merging ledger entries by key, then retried
+with backoff, a bounded number of times. Never a force push, never a textual merge conflict,
+never an entry lost: Beaker is the source of truth and the ledger its record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runner import ledger
+from runner.core.errors import GitError
+from runner.core.retry import RetryPolicy, retrying
+from runner.repo.gitrepo import (
+    Target,
+    _git,
+    _open,
+    _relative,
+    _sweep_of,
+    _text_at,
+    commit_ledgers,
+)
+
+if TYPE_CHECKING:
+    import git
+
+SERVER_RACES = ("cannot lock ref", "failed to update ref", "incorrect old value")
+"""How a server reports two pushes racing for one ref: retried like a rejected push."""
+
+
+PUSH_POLICY = RetryPolicy(attempts=6, per_point_seconds=600.0, initial_wait=2.0, max_wait=30.0)
+"""Backoff with jitter between rebuilt pushes, so racing runners do not retry in lockstep."""
+
+
+class _Raced(Exception):
+    """Another push reached the branch first: rebuild on the new remote head and push again."""
+
+
+@dataclass(frozen=True)
+class Pushed:
+    sha: str | None
+    """The commit now at the head of the remote branch; None when there was nothing to push."""
+    attempts: int
+
+
+def publish(root: Path, target: Target, policy: RetryPolicy | None = None) -> Pushed:
+    """Push the ledger commits HEAD has over the remote branch; rebuild and retry on races."""
+    policy = policy or PUSH_POLICY
+    repo = _open(root)
+    tracking = f"refs/remotes/{target.remote}/{target.branch}"
+    _fetch(repo, target)
+    attempts = 0
+    raced: Sequence[str] = ()
+
+    def attempt() -> Pushed:
+        nonlocal attempts, raced
+        if raced:
+            _rebuild(repo, root, target, raced)
+        attempts += 1
+        files = _ledger_commits(repo, tracking, root)
+        if files is None:
+            return Pushed(None, attempts - 1)
+        if _push(repo, target):
+            _git(repo, "update-ref", tracking, "HEAD")
+            return Pushed(repo.head.commit.hexsha, attempts)
+        raced = files
+        raise _Raced
+
+    try:
+        return retrying(policy, lambda: None, _Raced)(attempt)
+    except _Raced:
+        raise GitError(
+            f"gave up pushing to {target.remote}/{target.branch} after {attempts} attempts, each"
+            " overtaken by another push; the ledger commit is only local. Run submit again: it"
+            " adopts what exists on Beaker and records it."
+        ) from None
+
+
+def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -> None:
+    """Move HEAD to the new remote head and re-apply our ledger entries on top, merged by key."""
+    ours = [ledger.parse(_text_at(repo, "HEAD", f), f, _sweep_of(f)) for f in files]
+    _fetch(repo, target)
+    # --keep, not --hard: it refuses rather than discard uncommitted work in the checkout; our
+    # own commit is not lost either, its entries are in `ours`.
+    _git(repo, "reset", "--keep", "--quiet", f"refs/remotes/{target.remote}/{target.branch}")
+    top = Path(str(repo.working_tree_dir))
+    for path, entries in zip(files, ours, strict=True):
+        ledger.record(top / path, entries.sweep, entries.entries.values())
+        ledger.keep_header(top / path, entries.sweep, entries)  # the group, the notifications
+    commit_ledgers(root)
+
+
+def _fetch(repo: git.Repo, target: Target) -> None:
+    refspec = f"+refs/heads/{target.branch}:refs/remotes/{target.remote}/{target.branch}"
+    _git(repo, "fetch", "--quiet", "--no-tags", target.remote, refspec)
+
+
+def _ledger_commits(repo: git.Repo, tracking: str, root: Path) -> list[str] | None:
+    """Ledger files changed by the commits HEAD has over the remote; None when it has none.
+
+    Anything else in those commits (a manifest edit not yet reviewed, say) is refused: this
+    pushes ledgers, nothing else.
+    """
+    if not _git(repo, "rev-list", "--max-count=1", f"{tracking}..HEAD"):
+        return None
+    files = _git(repo, "diff", "--name-only", "--no-renames", f"{tracking}...HEAD").splitlines()
+    directory = _relative(repo, root / str(ledger.LEDGER_DIR)) + "/"
+    others = [f for f in files if not (f.startswith(directory) and f.endswith(".jsonl"))]
+    if others:
+        raise GitError(
+            f"HEAD has commits not on {tracking.removeprefix('refs/remotes/')} that change more"
+            f" than ledgers ({', '.join(others[:5])}); only ledger commits are pushed by submit,"
+            " so push those changes through a pull request first"
+        )
+    return files
+
+
+def _push(repo: git.Repo, target: Target) -> bool:
+    """True when pushed; False on a race (another push landed first); GitError otherwise."""
+    from git import PushInfo
+
+    # GitPython's push() does not raise when the remote rejects: the verdict is in the flags.
+    # It also logs git's "error: failed to push some refs" as a warning, which reads like a
+    # failure in the job log when the push is then rebuilt and succeeds; the verdict says it all.
+    with _quiet("git.remote"):
+        infos = repo.remote(target.remote).push(f"HEAD:refs/heads/{target.branch}")
+    if not infos:
+        error = str(infos.error or "no reply").strip()
+        raise GitError(f"git push to {target.remote} failed: {error}")
+    info = infos[0]
+    if not info.flags & PushInfo.ERROR:
+        return True
+    summary = info.summary.strip()
+    if info.flags & PushInfo.REJECTED:
+        return False  # not a fast-forward: another push landed first
+    if any(hint in summary for hint in SERVER_RACES):
+        return False  # two pushes reached the server at the same moment
+    raise GitError(
+        f"the remote refused the push to {target.branch} ({summary}). If the branch is"
+        " protected, let the submit workflow push ledger commits: see 'Branch protection' in"
+        " docs/gitops.md"
+    )
+
+
+@contextlib.contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    log = logging.getLogger(logger)
+    before = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(before)
+
+
+def raced_note(pushed: Pushed) -> str:
+    """What to say after a push that another push overtook, then rebuilt and pushed again."""
+    if pushed.attempts <= 1:
+        return ""
+    again = pushed.attempts - 1
+    return f" (origin moved, merged and pushed again{f' {again} times' if again > 1 else ''})"
+
+
+# -- what a pull request changes --------------------------------------------------------------
