@@ -520,3 +520,47 @@ def test_a_listing_beaker_refuses_is_one_error_line_and_exit_4_not_a_crash(
     assert not any("unexpected error" in line for line in err)
     assert fake_beaker.calls.get("CancelWorkloads", 0) == 0
     assert fake_beaker.calls.get("RestartExperimentTasks", 0) == 0
+
+
+# -- a renamed experiment_name ----------------------------------------------------------------
+
+
+def test_a_renamed_experiment_name_is_found_by_every_lifecycle_command(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A template edit renames the points (shown as `~`), never their experiments: status,
+    the cap, a restart, logs and cancel all go by the experiment the ledger recorded."""
+    write_manifest(tmp_path, "max_running: 4\n" + SWEEP, "exact.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    recorded = {e.key: e.experiment for e in _entries(tmp_path).values()}
+    assert len(recorded) == 4
+    renamed = 'max_running: 4\nexperiment_name: "renamed-lr{lr}-s{seed}"\n' + SWEEP
+    write_manifest(tmp_path, renamed, "exact.yaml")
+    [plan] = catalog.load(tmp_path, []).plans()
+    new_name = {r.key: r.name for r in plan.rows}
+    assert all(new_name[k] != old for k, old in recorded.items())  # every point renamed
+    first_key, first = next(iter(recorded.items()))
+    capsys.readouterr()
+
+    assert _run(tmp_path, "status", "--backend", "beaker", "--format", "json") == 0
+    points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    states = {p["key"]: p["state"] for p in points}
+    assert [states[k] for k in recorded] == ["queued"] * 4  # none "missing"
+
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0  # 4 live under the old names
+    assert len(fake_beaker.experiments()) == 4  # the cap holds: nothing new
+
+    fake_beaker.set_job_status(first, "failed", exit_code=3)
+    assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert fake_beaker.restarts(first) == 1 and _entries(tmp_path)[first].restarts == 1
+
+    fake_beaker.set_job_status(first, "running")
+    fake_beaker.set_logs(first, ["step 1\n"])
+    capsys.readouterr()
+    for ref in (first, new_name[first_key], first_key[:10]):  # old name, new name, key prefix
+        assert _run(tmp_path, "logs", ref, "--backend", "beaker") == 0, ref
+        assert capsys.readouterr().out == "step 1\n"
+
+    assert _run(tmp_path, "cancel", "sweeps/exact.yaml", "--backend", "beaker", "--yes") == 0
+    assert all(fake_beaker.cancels(old) == 1 for old in recorded.values())
+    assert all(e.canceled_at for e in _entries(tmp_path).values())

@@ -52,7 +52,7 @@ def logs(directory: Path, args: LogsArgs) -> int:
     try:
         [(plan, row)] = operate.find_point(cat.plans(kind=backend.kind), args.point)
         query = LogQuery(args.task, args.replica, args.tail, args.follow)
-        for line in backend.logs(plan.sweep, row.name, query):
+        for line in backend.logs(plan.sweep, row.experiment, query):  # recorded, if renamed
             sys.stdout.write(line if line.endswith("\n") else line + "\n")
             if args.follow:
                 sys.stdout.flush()

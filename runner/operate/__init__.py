@@ -57,11 +57,11 @@ def restart_candidates(backend: Backend, plans: Sequence[SweepPlan]) -> list[Can
             continue
         submitted = (PlanStatus.SUBMITTED, PlanStatus.DRIFTED)
         rows = [r for r in plan.rows if r.status in submitted and r.entry]
-        live = adoptable(backend, plan.sweep, [r.name for r in rows]) if rows else {}
+        live = adoptable(backend, plan.sweep, [r.experiment for r in rows]) if rows else {}
         mine = [
             _decide(plan, row, experiment)
             for row in rows
-            if (experiment := live.get(row.name)) is not None and experiment.state.restartable
+            if (experiment := live.get(row.experiment)) is not None and experiment.state.restartable
         ]
         found += _within_cap(backend, plan, mine)
     return found
@@ -74,7 +74,7 @@ def _within_cap(backend: Backend, plan: SweepPlan, found: list[Candidate]) -> li
     chosen = [c for c in found if c.verdict == RestartVerdict.RESTARTED]
     if limit is None or not chosen:
         return found
-    listed = backend.experiments(plan.sweep, [row.name for row in plan.rows])
+    listed = backend.experiments(plan.sweep, [row.experiment for row in plan.rows])
     running = sum(1 for experiments in listed.values() if experiments[0].state.live)
     waiting = {id(c) for c in chosen[max(0, limit - running) :]}
     detail = f"waiting: max_running {limit} ({running} queued or running)"
@@ -119,7 +119,7 @@ class Candidate:
         assert self.row.entry is not None
         return Restart(
             self.plan.sweep.name,
-            self.row.name,
+            self.row.experiment,
             status or self.verdict,
             detail or self.detail,
             self.row.entry.restarts if restarts < 0 else restarts,
@@ -195,9 +195,9 @@ def cancel_targets(
     targets = []
     for plan in plans:
         rows = chosen[id(plan)]
-        listed = backend.experiments(plan.sweep, [r.name for r in rows]) if rows else {}
+        listed = backend.experiments(plan.sweep, [r.experiment for r in rows]) if rows else {}
         for row in rows:
-            found = next(iter(listed.get(row.name, ())), None)  # the oldest: the point's
+            found = next(iter(listed.get(row.experiment, ())), None)  # the oldest: the point's
             if found is not None and found.state.live and found.key == row.key:
                 targets.append(CancelTarget(plan, row, found))
     return targets
@@ -224,7 +224,7 @@ def cancel(
         names = set(backend.cancel(plan.sweep, [t.experiment for t in mine]))
         stamp = now()
         for target in mine:
-            if target.row.name not in names:
+            if target.experiment.name not in names:
                 continue
             canceled.append(target)
             _record(root, backend.kind, plan.sweep.name, _canceled(target, stamp, commit))
@@ -248,7 +248,7 @@ def find_point(plans: Sequence[SweepPlan], ref: str) -> list[tuple[SweepPlan, Ro
     """The one point named `ref` (an experiment name, or a prefix of its key) across the plans;
     a RunnerError naming the candidates when there is none or more than one."""
     rows = [(plan, row) for plan in plans for row in plan.rows]
-    exact = [(p, r) for p, r in rows if r.name == ref or r.key == ref]
+    exact = [(p, r) for p, r in rows if ref in (r.name, r.experiment, r.key)]
     found = exact or [(p, r) for p, r in rows if ref and r.key.startswith(ref.lower())]
     if not found:
         raise RunnerError(
@@ -272,7 +272,7 @@ def live_caps(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
         if plan.sweep.limits.max_running is None or not plan.to_submit_on(runs_drafts):
             out.append(plan)
             continue
-        listed = backend.experiments(plan.sweep, [row.name for row in plan.rows])
+        listed = backend.experiments(plan.sweep, [row.experiment for row in plan.rows])
         running = sum(1 for found in listed.values() if found[0].state.live)
         out.append(capped(plan, running))
     return out

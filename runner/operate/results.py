@@ -74,7 +74,7 @@ class SweepResults:
 
 def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
     """The plan's rows joined with the backend's results, in one bulk look-up per sweep."""
-    recorded = [row.name for row in plan.rows if row.entry is not None]
+    recorded = [row.experiment for row in plan.rows if row.entry is not None]
     found = backend.results(plan.sweep, recorded) if recorded else Results(None, {})
     points = []
     for row in plan.rows:
@@ -83,16 +83,17 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
                 PointResult(PlanStatus.SUBMIT, row.name, row.key, row.params, NOT_SUBMITTED)
             )
             continue
-        exp = found.experiments.get(row.name)
+        exp = found.experiments.get(row.experiment)
+        name = row.experiment  # a renamed point is shown by its experiment's name
         if exp is None:
             points.append(
-                PointResult(row.status, row.name, row.key, row.params, MISSING, url=row.entry.url)
+                PointResult(row.status, name, row.key, row.params, MISSING, url=row.entry.url)
             )
             continue
         points.append(
             PointResult(
                 row.status,
-                row.name,
+                name,
                 row.key,
                 row.params,
                 exp.state,
@@ -129,13 +130,13 @@ def duplicate_warnings(plan: SweepPlan, found: Results) -> Iterator[str]:
             continue
         live = [
             e
-            for e in found.copies.get(row.name, ())
+            for e in found.copies.get(row.experiment, ())
             if e.key == row.entry.key and e.state != ExperimentState.CANCELED
         ]
         if len(live) > 1:
             ids = ", ".join(e.id for e in live)
             yield (
-                f"warning: DUPLICATE {plan.sweep.name}/{row.name}: {len(live)} live experiments"
+                f"warning: DUPLICATE {plan.sweep.name}/{row.experiment}: {len(live)} live experiments"
                 f" carry this point's key ({ids}); the ledger records {row.entry.id}; cancel the"
                 " others"
             )

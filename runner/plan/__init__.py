@@ -62,6 +62,12 @@ class Row:
     note: str | None = None
     """For `~` without a field diff: why there is none."""
 
+    @property
+    def experiment(self) -> str:
+        """The name of the point's experiment on the backend: the recorded one once submitted
+        (editing `experiment_name` renames the point, never its experiment), else `name`."""
+        return self.entry.experiment if self.entry is not None else self.name
+
 
 @dataclass(frozen=True)
 class Cap:

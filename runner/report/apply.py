@@ -31,7 +31,7 @@ def planned_lines(applied: Applied) -> list[str]:
         for c in found:
             restarts = c.row.entry.restarts if c.row.entry else 0
             lines.append(
-                f"would {VERBS[c.verdict]} {c.plan.sweep.name}/{c.row.name}: {c.detail}"
+                f"would {VERBS[c.verdict]} {c.plan.sweep.name}/{c.row.experiment}: {c.detail}"
                 f" (restarts: {restarts})"
             )
         counts = {v: sum(1 for c in found if c.verdict == v) for v in VERBS}

@@ -197,7 +197,9 @@ class LocalBackend:
 
     def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
         """Run a failed point again in its run directory; its earlier state, logs and results
-        move to attempt-<n>/. None when the run is not (or no longer) failed."""
+        move to attempt-<n>/. None when the run is not (or no longer) failed. The run is the
+        experiment's: a point renamed since (`experiment_name` edited) keeps its run directory."""
+        point = replace(point, name=experiment.name)
         run = self.run_dir(sweep.name, point.name)
         replicas = replica_plans(point, run, self.root, self.say)
         try:
