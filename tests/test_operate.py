@@ -141,6 +141,31 @@ def test_a_capped_sweep_tops_up_in_manifest_order_as_points_finish(
     assert set(fake_beaker.count_by_name().values()) == {1} and len(_entries(tmp_path)) == POINTS
 
 
+def test_points_whose_names_are_taken_hold_no_slot_of_the_cap(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """max_running 2 and the first two points' names held by someone else's experiments:
+    those two are refused on their own line each run, and the free slots go to points that
+    can run, so the sweep does not stall (it used to count the two as its own, running)."""
+    write_manifest(tmp_path, "max_running: 2\n" + SWEEP, "exact.yaml")
+    order = _names(tmp_path)
+    for name in order[:2]:
+        _foreign(name, "not this sweep's")
+
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 4  # the two clashes: rejected
+    err = capsys.readouterr().err
+    assert all(f"{name}" in err for name in order[:2])
+    mine = {e.experiment for e in _entries(tmp_path).values()}
+    assert mine == set(order[2:4])  # the next two in manifest order got the slots
+
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 4  # both still queued: full
+    assert {e.experiment for e in _entries(tmp_path).values()} == set(order[2:4])
+    for name in order[2:4]:
+        fake_beaker.set_job_status(name, "succeeded")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 4
+    assert {e.experiment for e in _entries(tmp_path).values()} == set(order[2:])
+
+
 # -- cancel -----------------------------------------------------------------------------------
 
 

@@ -74,8 +74,7 @@ def _within_cap(backend: Backend, plan: SweepPlan, found: list[Candidate]) -> li
     chosen = [c for c in found if c.verdict == RestartVerdict.RESTARTED]
     if limit is None or not chosen:
         return found
-    listed = backend.experiments(plan.sweep, [row.experiment for row in plan.rows])
-    running = sum(1 for experiments in listed.values() if experiments[0].state.live)
+    running, _ = occupancy(backend, plan)
     waiting = {id(c) for c in chosen[max(0, limit - running) :]}
     detail = f"waiting: max_running {limit} ({running} queued or running)"
     return [
@@ -272,7 +271,24 @@ def live_caps(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
         if plan.sweep.limits.max_running is None or not plan.to_submit_on(runs_drafts):
             out.append(plan)
             continue
-        listed = backend.experiments(plan.sweep, [row.experiment for row in plan.rows])
-        running = sum(1 for found in listed.values() if found[0].state.live)
-        out.append(capped(plan, running))
+        running, taken = occupancy(backend, plan)
+        out.append(capped(plan, running, taken))
     return out
+
+
+def occupancy(backend: Backend, plan: SweepPlan) -> tuple[int, frozenset[str]]:
+    """What holds the sweep's max_running slots (one bulk listing): its own experiments queued
+    or running (those carrying one of its keys; someone else's experiment of the same name is
+    not the sweep's), and the keys of `+` points whose name another experiment already holds,
+    which Beaker refuses every time: they must not hold a slot either."""
+    listed = backend.experiments(plan.sweep, [row.experiment for row in plan.rows])
+    keys = {row.key for row in plan.rows}
+    running = sum(1 for found in listed.values() for e in found if e.key in keys and e.state.live)
+    taken = frozenset(
+        row.key
+        for row in plan.rows
+        if row.status == PlanStatus.SUBMIT
+        and (found := listed.get(row.name))
+        and all(e.key != row.key for e in found)
+    )
+    return running, taken

@@ -225,10 +225,13 @@ def _compare(
     return SweepPlan(sweep, tuple(rows), group=ledger.group)
 
 
-def capped(plan: SweepPlan, running: int | None) -> SweepPlan:
+def capped(plan: SweepPlan, running: int | None, taken: frozenset[str] = frozenset()) -> SweepPlan:
     """The plan under the sweep's max_running: with `running` of its experiments queued or
     running, only the first `max_running - running` `+` points (manifest order) are submitted;
-    the rest stay `+` with the reason they wait. A plan without max_running is returned as is."""
+    the rest stay `+` with the reason they wait. The points keyed in `taken` (their names held
+    by another experiment: the backend refuses them) are tried without taking a slot, so they
+    report their own error and never stall the sweep. A plan without max_running is returned
+    as is."""
     limit = plan.sweep.limits.max_running
     if limit is None:
         return plan
@@ -236,7 +239,9 @@ def capped(plan: SweepPlan, running: int | None) -> SweepPlan:
     reason = f"waiting: {max(limit, running or 0)}/{limit} running"
     rows, started, waiting = [], 0, 0
     for row in plan.rows:
-        if row.status == PlanStatus.SUBMIT and started < free:
+        if row.status == PlanStatus.SUBMIT and row.key in taken:
+            row = dataclasses.replace(row, waiting="")
+        elif row.status == PlanStatus.SUBMIT and started < free:
             started += 1
             row = dataclasses.replace(row, waiting="")
         elif row.status == PlanStatus.SUBMIT:
