@@ -589,3 +589,29 @@ def test_a_renamed_experiment_name_is_found_by_every_lifecycle_command(
     assert _run(tmp_path, "cancel", "sweeps/exact.yaml", "--backend", "beaker", "--yes") == 0
     assert all(fake_beaker.cancels(old) == 1 for old in recorded.values())
     assert all(e.canceled_at for e in _entries(tmp_path).values())
+
+
+def test_a_cancel_retry_claims_only_what_its_request_canceled(
+    repo: Path,
+    fake_beaker: FakeBeaker,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """CancelWorkloads fails (nothing committed); one experiment succeeds before the retry.
+    The retry must not count it canceled: not in 'Canceled', no canceled_at in the ledger."""
+    import grpc
+
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    done, *others = _names(repo)
+    fake_beaker.fail_rpc("CancelWorkloads", grpc.StatusCode.UNAVAILABLE)
+    meanwhile = RetryPolicy(sleep=lambda s: fake_beaker.set_job_status(done, "succeeded"))
+    monkeypatch.setattr(BeakerBackend, "policy", meanwhile)
+    capsys.readouterr()
+
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--backend", "beaker", "--yes") == 0
+
+    out = capsys.readouterr().out
+    assert out.startswith(f"Canceled {len(others)} experiment(s):") and done not in out
+    entries = _entries(repo)
+    assert not entries[done].canceled_at and all(entries[n].canceled_at for n in others)
+    assert fake_beaker.experiment(done).status == "succeeded"

@@ -20,7 +20,8 @@ from runner.backends.beaker.errors import call
 from runner.core import retry
 from runner.core.retry import RetryPolicy
 
-RESTARTABLE = ("STATUS_FAILED", "STATUS_CANCELED")
+CANCELED = "STATUS_CANCELED"
+RESTARTABLE = ("STATUS_FAILED", CANCELED)
 LIVE = frozenset(
     {
         "STATUS_SUBMITTED",
@@ -99,7 +100,9 @@ def cancel(
     """Cancel the queued or running ones among workloads, in bulk, exactly once; their ids.
 
     After a failed request the workloads are listed again (`refresh`: by experiment id) and only
-    those still live are sent again; those now canceled count as canceled by this call.
+    those still live are sent again. Of the others, only those whose status says canceled count
+    as canceled by this call (the failed request may have been committed); one that finished on
+    its own meanwhile (succeeded or failed) is left out, never claimed.
     """
     live = {w.experiment.id: w for w in workloads if status_name(w) in LIVE}
     canceled: list[str] = []
@@ -111,9 +114,11 @@ def cancel(
             now = refresh()
             for workload_id in list(live):
                 fresh = now.get(workload_id)
-                if fresh is not None and status_name(fresh) not in LIVE:
+                if fresh is None or status_name(fresh) in LIVE:
+                    continue
+                if status_name(fresh) == CANCELED:
                     canceled.append(workload_id)
-                    del live[workload_id]
+                del live[workload_id]
         while live:
             batch = list(live.values())[:CANCEL_BATCH]
             sent = True
