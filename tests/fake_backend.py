@@ -8,6 +8,7 @@ stays for `backends/beaker` and the end-to-end tests. Every call is logged in `c
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from runner.backends import (
@@ -16,10 +17,12 @@ from runner.backends import (
     Experiment,
     ExperimentState,
     Group,
+    Intent,
     LogQuery,
     Rejected,
     Results,
     group_name,
+    no_intent,
 )
 from runner.backends.health import Health
 from runner.core.model import Rendered, Sweep
@@ -44,6 +47,8 @@ class FakeBackend:
         self.rejects = set(rejects)
         """Names whose create is refused (Rejected)."""
         self.groups: dict[str, list[str]] = {}
+        self.restarted: Counter[str] = Counter()
+        """Restarts sent, by name: the experiment's job generation."""
         self.calls: list[tuple[str, str]] = []
 
     def _log(self, call: str, what: str) -> None:
@@ -66,11 +71,24 @@ class FakeBackend:
         self._log("list", sweep.name)
         return {n: tuple(self.made[n]) for n in names if n in self.made}
 
-    def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
+    def restart(
+        self,
+        sweep: Sweep,
+        point: Rendered,
+        experiment: Experiment,
+        *,
+        since: str = "",
+        intent: Intent = no_intent,
+    ) -> Experiment | None:
         self._log("restart", point.name)
         latest = self._latest(point.name)
+        generation = str(self.restarted[point.name])
+        if since and latest is not None and generation != since:
+            return latest  # the interrupted restart took effect
         if latest is None or not latest.state.restartable:
             return None
+        intent(generation)
+        self.restarted[point.name] += 1
         restarted = dataclasses.replace(latest, state=ExperimentState.QUEUED)
         self.made[point.name][-1] = restarted
         return restarted

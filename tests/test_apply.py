@@ -10,6 +10,7 @@ import pytest
 from runner import ledger
 from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
 from runner.backends import BackendKind, Capability, Experiment, ExperimentState
+from runner.core import keys
 from runner.operate import Restart, RestartVerdict, membership
 from runner.plan import SweepPlan, catalog
 from runner.submit import Outcome, OutcomeStatus, Stop, StopKind
@@ -191,7 +192,7 @@ def test_an_entry_is_built_in_one_place_for_a_submit_and_a_cancel(tmp_path: Path
     assert point is not None
     entry = ledger.Entry.of(point, "fake://x", "id-x", "c0ffee", "2026-01-01T00:00:00Z")
     assert (entry.key, entry.experiment, entry.commit) == (point.key, point.name, "c0ffee")
-    assert ledger.unpack_spec(entry.spec) is not None and entry.params == dict(point.params)
+    assert keys.unpack_spec(entry.spec) is not None and entry.params == dict(point.params)
     store = ledger.LedgerStore(tmp_path)
     store.record("demo", [entry])
     assert store.path("demo") == tmp_path / "sweeps" / "ledger" / "demo.jsonl"

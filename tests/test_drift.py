@@ -10,6 +10,7 @@ import pytest
 
 from runner import ledger
 from runner.cli import main
+from runner.core import keys
 from runner.core.keys import canonical_spec
 from runner.plan import SweepPlan, catalog
 from runner.report.plan import MARKDOWN_LIMIT
@@ -37,7 +38,7 @@ def _submit_all(root: Path) -> None:
             "2026-11-21T10:00:00Z",
             "c" * 40,
             dict(row.params),
-            spec=ledger.pack_spec(canonical_spec(row.rendered.spec)),
+            spec=keys.pack_spec(canonical_spec(row.rendered.spec)),
         )
         for i, row in enumerate(plan.rows)
         if row.rendered is not None
@@ -144,7 +145,7 @@ def test_the_ledger_header_says_which_spec_hash_version_wrote_it(tmp_path: Path)
     assert json.loads(lines[0])["spec_hash_version"] == 2
     entry = json.loads(lines[1])
     assert entry["hash_version"] == 2
-    assert ledger.unpack_spec(entry["spec"]) is not None
+    assert keys.unpack_spec(entry["spec"]) is not None
     old = (V1 / "sweeps" / "ledger" / "quickstart.jsonl").read_text().splitlines()
     assert "spec_hash_version" not in json.loads(old[0])
     assert ledger.parse("\n".join(old), "q", "quickstart").entries  # old ledgers still read

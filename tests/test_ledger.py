@@ -177,3 +177,26 @@ def test_restarts_and_cancellations_survive_a_stale_or_adopting_writer(tmp_path:
     assert (kept.submitted_at, kept.commit) == (first.submitted_at, first.commit)
     assert (kept.restarts, kept.restarted_at) == (2, "2026-11-22T09:00:00Z")
     assert kept.canceled_at == "2026-11-22T11:00:00Z"
+
+
+def test_an_intent_is_cleared_only_by_what_it_led_to_or_on_purpose(tmp_path: Path) -> None:
+    """Write-ahead records: a writer that never saw an intent (a submit adopting the same
+    experiment) cannot drop it; the restart it led to, a cancellation, or set_intents can."""
+    store = ledger.LedgerStore(tmp_path, "local")
+    base = _entry(1)
+    store.record("demo", [dataclasses.replace(base, restarting="job-a", canceling="t0")])
+    store.record("demo", [base])  # stale: neither intent
+    kept = store.read("demo").entries[base.key]
+    assert (kept.restarting, kept.canceling) == ("job-a", "t0")
+    assert kept.to_line().count('"restarting": "job-a"') == 1  # on disk, reviewable
+
+    store.record("demo", [dataclasses.replace(base, restarts=1, restarted_at="t1")])
+    assert store.read("demo").entries[base.key].restarting == ""  # the restart it led to
+    store.record("demo", [dataclasses.replace(base, canceled_at="t2")])
+    assert store.read("demo").entries[base.key].canceling == ""  # the cancel it led to
+
+    store.record("demo", [dataclasses.replace(base, restarts=1, restarting="job-b")])
+    store.record("demo", [dataclasses.replace(base, restarting="stale")])  # 0 restarts: older
+    assert store.read("demo").entries[base.key].restarting == "job-b"
+    store.set_intents("demo", [dataclasses.replace(base, restarting="")])
+    assert store.read("demo").entries[base.key].restarting == ""  # dropped on purpose

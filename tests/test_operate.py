@@ -4,6 +4,9 @@ driven through the CLI over beaker-py's real wire protocols, with lost replies."
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -615,3 +618,66 @@ def test_a_cancel_retry_claims_only_what_its_request_canceled(
     entries = _entries(repo)
     assert not entries[done].canceled_at and all(entries[n].canceled_at for n in others)
     assert fake_beaker.experiment(done).status == "succeeded"
+
+
+# -- crashes between a call and its record ----------------------------------------------------
+
+
+def _process(root: Path, *args: str) -> subprocess.Popen[str]:
+    """The runner as its own process, to be killed."""
+    argv = [sys.executable, "-m", "runner", "-C", str(root), *args]
+    return subprocess.Popen(argv, cwd=PROJECT, env=dict(os.environ), text=True)
+
+
+@pytest.mark.slow
+def test_a_runner_killed_between_a_restart_and_its_record_keeps_max_restarts(
+    tmp_path: Path, fake_beaker: FakeBeaker
+) -> None:
+    """The restart is committed on Beaker, its reply held back, and the runner SIGKILLed before
+    it records anything: the intent written ahead makes the next run count that restart, so
+    `max_restarts: 1` still means one restart on Beaker."""
+    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    name = _names(tmp_path)[0]
+    fake_beaker.set_job_status(name, "failed")
+    fake_beaker.hold_reply("RestartExperimentTasks", 10)
+    runner = _process(tmp_path, "submit", "--backend", "beaker", "--restart-failed")
+    try:
+        wait_for(lambda: fake_beaker.restarts(name) == 1, "the restart to be committed")
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+    killed = _entries(tmp_path)[name]
+    assert killed.restarts == 0 and killed.restarting  # only the intent was written
+    fake_beaker.set_job_status(name, "failed")  # the restarted job fails too
+
+    for _ in range(2):
+        assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert fake_beaker.restarts(name) == 1  # counted once, never sent again
+    entry = _entries(tmp_path)[name]
+    assert entry.restarts == 1 and not entry.restarting
+
+
+@pytest.mark.slow
+def test_a_runner_killed_between_a_cancel_and_its_record_has_it_recorded_next_run(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
+    """Killed after Beaker canceled everything, before the ledger said so: the next `cancel`
+    records what the interrupted one did, so `--restart-failed` leaves the points alone."""
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    names = _names(repo)
+    fake_beaker.hold_reply("CancelWorkloads", 10)
+    runner = _process(repo, "cancel", "sweeps/exact.yaml", "--backend", "beaker", "--yes")
+    try:
+        canceled = lambda: all(fake_beaker.experiment(n).status == "canceled" for n in names)  # noqa: E731
+        wait_for(canceled, "the cancel to be committed")
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+    assert not any(e.canceled_at for e in _entries(repo).values())
+
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--backend", "beaker", "--yes") == 0
+    entries = _entries(repo)
+    assert all(entries[n].canceled_at and not entries[n].canceling for n in names)
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert all(fake_beaker.restarts(n) == 0 for n in names)

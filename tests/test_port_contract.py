@@ -97,3 +97,34 @@ def test_a_local_max_running_sweep_counts_its_running_runs(tmp_path: Path) -> No
     assert capped.cap is not None and capped.cap.running == 1
     assert [r.waiting for r in capped.rows] == ["waiting: 1/1 running"] * 2
     assert capped.to_submit_on(runs_drafts=True) == ()
+
+
+class _Crash(Exception):
+    """The runner dies right after writing its intent, before the request is sent."""
+
+
+def test_restart_writes_its_intent_ahead_and_an_interrupted_one_is_sent_once(
+    opened: Backend, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    plan = _plan(tmp_path, opened, SWEEP.replace("print('trained')", "raise SystemExit(3)"))
+    point = plan.rows[0].rendered
+    assert point is not None
+    opened.create(plan.sweep, point)
+    if opened.kind == BackendKind.BEAKER:
+        request.getfixturevalue("fake_beaker").set_job_status(point.name, "failed", exit_code=3)
+    (failed,) = opened.experiments(plan.sweep, [point.name])[point.name]
+    assert failed.state == ExperimentState.FAILED
+    tokens: list[str] = []
+
+    def crash(token: str) -> None:
+        tokens.append(token)
+        raise _Crash
+
+    with pytest.raises(_Crash):
+        opened.restart(plan.sweep, point, failed, intent=crash)
+    # The intent never reached the backend: the generation has not moved, so it is sent now.
+    restarted = opened.restart(plan.sweep, point, failed, since=tokens[0], intent=tokens.append)
+    assert restarted is not None and tokens == [tokens[0]] * 2
+    # It did reach it: the generation moved on, nothing is sent again (no intent either).
+    again = opened.restart(plan.sweep, point, restarted, since=tokens[0], intent=tokens.append)
+    assert again is not None and again.id == failed.id and len(tokens) == 2

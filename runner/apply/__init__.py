@@ -38,7 +38,7 @@ from runner import operate
 from runner.apply import budget, guardrails
 from runner.backends import Backend
 from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED
-from runner.operate import Candidate, Restart, RestartVerdict, membership
+from runner.operate import Candidate, Restart, RestartVerdict, cancels, membership
 from runner.operate.membership import GroupOutcome
 from runner.plan import SweepPlan
 from runner.repo import review
@@ -156,6 +156,7 @@ def restart_failed_points(run: Run, applied: Applied) -> Applied:
     if run.options.dry_run:
         found = operate.restart_candidates(run.backend, applied.plans)
         return dataclasses.replace(applied, would_restart=tuple(found))
+    cancels.reconcile_cancels(run.backend, applied.plans, run.options.root)  # left by a crash
     done = operate.restart_failed(run.backend, applied.plans, run.options.root)
     replan = run.options.replan
     plans = tuple(replan()) if replan is not None else applied.plans  # the restarts recorded

@@ -40,6 +40,14 @@ class ExperimentState(StrEnum):
         return self in (ExperimentState.FAILED, ExperimentState.CANCELED)
 
 
+Intent = Callable[[str], None]
+"""Told a restart's write-ahead token before the request is sent (`Backend.restart`)."""
+
+
+def no_intent(token: str) -> None:
+    """The default `intent`: nothing is recorded."""
+
+
 class BackendKind(StrEnum):
     """Which backend: selects the ledger its runs are recorded in."""
 
@@ -191,10 +199,23 @@ class Backend(Protocol):
         submit adopts is `adoptable`."""
         ...
 
-    def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
+    def restart(
+        self,
+        sweep: Sweep,
+        point: Rendered,
+        experiment: Experiment,
+        *,
+        since: str = "",
+        intent: Intent = no_intent,
+    ) -> Experiment | None:
         """Restart a failed or canceled experiment's failed tasks in place, exactly once (a
         request whose reply was lost is looked up, never sent twice). The restarted experiment;
-        None when there was nothing to restart (it is not failed or canceled)."""
+        None when there was nothing to restart (it is not failed or canceled).
+
+        Write-ahead: `intent` is called with the experiment's job generation (an opaque token)
+        before the request is sent, so the caller can record it. Given that token as `since`
+        (a run that recorded it was interrupted), an experiment whose generation has moved on
+        is returned as restarted without sending anything: that restart took effect."""
         ...
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:

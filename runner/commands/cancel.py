@@ -23,7 +23,7 @@ from runner.commands.common import (
 )
 
 if TYPE_CHECKING:  # annotations only: importing operate loads the pipeline
-    from runner.operate import CancelTarget
+    from runner.operate.cancels import CancelTarget
     from runner.plan import SweepPlan
 
 EXIT_WOULD_CANCEL = 2
@@ -80,9 +80,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cancel(directory: Path, args: CancelArgs) -> int:
-    from runner import operate
     from runner.backends import Capability, open_backend
     from runner.commands.gitops import check_commit, commit_back
+    from runner.operate import cancels
     from runner.repo import gitrepo
 
     cat = load_catalog(directory, args.paths)
@@ -95,15 +95,21 @@ def cancel(directory: Path, args: CancelArgs) -> int:
     backend = open_backend(args.backend, cat.root, stderr)
     try:
         plans = cat.plans(kind=backend.kind)
-        targets = operate.cancel_targets(backend, plans, args.orphans, args.points)
+        found = cancels.reconcile_cancels(backend, plans, cat.root) if args.yes else 0
+        if found:
+            stderr(f"Recorded {found} cancel(s) that an interrupted run had sent.")
+            plans = cat.plans(kind=backend.kind)
+        targets = cancels.cancel_targets(backend, plans, args.orphans, args.points)
         if not targets:
             stderr("Nothing to cancel: no queued or running experiment of these points.")
+            if found and args.commit:
+                commit_back(cat.root, target)
             return 0
         if not args.yes:
             _show("Would cancel", targets)
             stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
             return EXIT_WOULD_CANCEL
-        done = operate.cancel(backend, targets, cat.root, commit=gitrepo.head_commit(cat.root))
+        done = cancels.cancel(backend, targets, cat.root, commit=gitrepo.head_commit(cat.root))
     finally:
         backend.close()
     if done:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,3 +61,20 @@ def canonical_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
 def spec_hash(spec: Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of a spec's canonical form (hash version 2)."""
     return hashlib.sha256(canonical_json(canonical_spec(spec)).encode()).hexdigest()
+
+
+def pack_spec(spec: Mapping[str, Any]) -> str:
+    """A spec as one short ledger field: canonical JSON, zlib, base64 (about 600 characters)."""
+    raw = zlib.compress(canonical_json(spec).encode(), 6)  # 9 cost ~1 ms a create for ~2% less
+    return base64.b64encode(raw).decode("ascii")
+
+
+def unpack_spec(packed: str) -> Mapping[str, Any] | None:
+    """The spec `pack_spec` stored, or None when there is none (or it cannot be read)."""
+    if not packed:
+        return None
+    try:
+        data = json.loads(zlib.decompress(base64.b64decode(packed)))
+    except (ValueError, zlib.error):
+        return None
+    return data if isinstance(data, dict) else None

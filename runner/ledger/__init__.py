@@ -8,10 +8,8 @@ ledger directory, and every write re-reads and merges, so concurrent runners nev
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -19,16 +17,16 @@ from typing import Any
 
 from runner.core.errors import LedgerError
 from runner.core.files import locked, write_atomic
-from runner.core.keys import SPEC_HASH_VERSION, canonical_spec
+from runner.core.keys import SPEC_HASH_VERSION, canonical_spec, pack_spec
 from runner.core.model import Rendered
-from runner.core.values import Value, canonical_json
+from runner.core.values import Value
 
 LEDGER_DIR = PurePosixPath("sweeps/ledger")
 """Where the committed (Beaker) ledgers live, relative to the repository root."""
 
 LEDGER_FORMAT = 1
 FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit", "params")
-OPTIONAL = ("restarts", "restarted_at", "canceled_at")
+OPTIONAL = ("restarts", "restarted_at", "canceled_at", "restarting", "canceling")
 """Written only when set, so entries that never had them keep their lines (and old ledgers parse)."""
 _LINE_JSON = json.JSONEncoder(ensure_ascii=False)
 NOTIFY_SENDING, NOTIFY_SENT = "sending", "sent"
@@ -52,6 +50,13 @@ class Entry:
     restarted_at: str | None = None
     canceled_at: str | None = None
     """When `cancel` canceled it; `--restart-failed` leaves such a point alone."""
+    restarting: str = ""
+    """Write-ahead: a restart is being sent; the experiment's job generation before it (the
+    backend's token). The next `--restart-failed` counts it if the generation moved on since,
+    and drops it if not (the request never reached the backend)."""
+    canceling: str = ""
+    """Write-ahead: a cancel is being sent, since this time. The next `cancel` or
+    `--restart-failed` records it as canceled_at if the experiment is canceled, else drops it."""
     hash_version: int = SPEC_HASH_VERSION
     """How spec_hash was computed (`runner.core.keys.SPEC_HASH_VERSION`); absent in older ledgers: 1."""
     spec: str = ""
@@ -83,23 +88,6 @@ class Entry:
         if self.spec:
             data["spec"] = self.spec
         return _LINE_JSON.encode(data)
-
-
-def pack_spec(spec: Mapping[str, Any]) -> str:
-    """A spec as one short ledger field: canonical JSON, zlib, base64 (about 600 characters)."""
-    raw = zlib.compress(canonical_json(spec).encode(), 6)  # 9 cost ~1 ms a create for ~2% less
-    return base64.b64encode(raw).decode("ascii")
-
-
-def unpack_spec(packed: str) -> Mapping[str, Any] | None:
-    """The spec `pack_spec` stored, or None when there is none (or it cannot be read)."""
-    if not packed:
-        return None
-    try:
-        data = json.loads(zlib.decompress(base64.b64decode(packed)))
-    except (ValueError, zlib.error):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 @dataclass(frozen=True)
@@ -140,11 +128,17 @@ def _same_experiment(a: Entry, b: Entry) -> Entry:
     first, other = (b, a) if b.submitted_at < a.submitted_at else (a, b)
     restarted = max(first, other, key=lambda e: (e.restarts, e.restarted_at or ""))
     canceled = max(c for c in (first.canceled_at, other.canceled_at, "") if c is not None)
+    # An intent is set by either record and cleared only by what it led to (one more restart,
+    # a cancellation) or by `set_intents`: a writer that never saw it cannot drop it.
+    top = max(a.restarts, b.restarts)  # an intent at n restarts is for restart n + 1
+    restarting = next((e.restarting for e in (b, a) if e.restarts == top and e.restarting), "")
     merged = dataclasses.replace(
         first,
         restarts=restarted.restarts,
         restarted_at=restarted.restarted_at,
         canceled_at=canceled or None,
+        restarting=restarting,
+        canceling="" if canceled else (b.canceling or a.canceling),
     )
     return first if merged == first else merged
 
@@ -175,6 +169,23 @@ class LedgerStore:
 
     def set_group(self, sweep: str, url: str) -> bool:
         return set_group(self.path(sweep), sweep, url)
+
+    def set_intents(self, sweep: str, entries: Iterable[Entry]) -> None:
+        """Write these entries' `restarting` and `canceling` as they are (an empty one clears
+        it), under the lock, for entries the ledger records; nothing else changes."""
+        path, entries = self.path(sweep), list(entries)
+        if not entries:
+            return
+        with locked(path.parent):
+            current = read(path, sweep)
+            changed = dict(current.entries)
+            for entry in entries:
+                if (old := changed.get(entry.key)) is not None and old.id == entry.id:
+                    changed[entry.key] = dataclasses.replace(
+                        old, restarting=entry.restarting, canceling=entry.canceling
+                    )
+            if changed != current.entries:
+                write_atomic(path, render(dataclasses.replace(current, entries=changed)))
 
 
 def header(sweep: str, group: str = "", notified: Mapping[str, str] | None = None) -> str:

@@ -1,4 +1,5 @@
-"""Acting on a running sweep: restart its failed points, cancel points, find a point by name.
+"""Acting on a running sweep: restart its failed points, find a point by name, count what holds
+its max_running slots; canceling is in `runner.operate.cancels`.
 
 Each keeps the product's invariant: one experiment per point. A restart restarts the point's
 failed tasks in the same experiment (same name, key, URL and group); a cancel touches only
@@ -16,7 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import ledger
-from runner.backends import Backend, Capability, Experiment, Rejected, Transient, adoptable
+from runner.backends import (
+    Backend,
+    Capability,
+    Experiment,
+    ExperimentState,
+    Rejected,
+    Transient,
+    adoptable,
+)
 from runner.core.errors import RunnerError
 from runner.core.files import utc_now
 from runner.core.values import StrEnum
@@ -61,7 +70,8 @@ def restart_candidates(backend: Backend, plans: Sequence[SweepPlan]) -> list[Can
         mine = [
             _decide(plan, row, experiment)
             for row in rows
-            if (experiment := live.get(row.experiment)) is not None and experiment.state.restartable
+            if (experiment := live.get(row.experiment)) is not None
+            and (experiment.state.restartable or _interrupted(row))
         ]
         found += _within_cap(backend, plan, mine)
     return found
@@ -71,7 +81,7 @@ def _within_cap(backend: Backend, plan: SweepPlan, found: list[Candidate]) -> li
     """A restart takes a slot under max_running as a new point does: beyond the free slots
     (the sweep's experiments queued or running now), a point to restart waits for a later run."""
     limit = plan.sweep.limits.max_running
-    chosen = [c for c in found if c.verdict == RestartVerdict.RESTARTED]
+    chosen = [c for c in found if c.verdict == RestartVerdict.RESTARTED and not _interrupted(c.row)]
     if limit is None or not chosen:
         return found
     running, _ = occupancy(backend, plan)
@@ -131,8 +141,14 @@ def _decide(plan: SweepPlan, row: Row, found: Experiment) -> Candidate:
     if found.key != row.key:
         detail = f"records key {found.key or 'none'}, not {row.key}: left alone"
         return Candidate(plan, row, found, RestartVerdict.FAILED, detail)
-    if entry.canceled_at:
-        detail = f"canceled with `cancel` at {entry.canceled_at}: left alone"
+    if entry.restarting:  # within max_restarts when it was sent: count it, or send it now
+        detail = f"{found.state}; a restart was interrupted before its record"
+        return Candidate(plan, row, found, RestartVerdict.RESTARTED, detail)
+    canceled = entry.canceled_at or (
+        entry.canceling if found.state == ExperimentState.CANCELED else None
+    )
+    if canceled:
+        detail = f"canceled with `cancel` at {canceled}: left alone"
         return Candidate(plan, row, found, RestartVerdict.SKIPPED, detail)
     if limit is not None and entry.restarts >= limit:
         return Candidate(
@@ -147,11 +163,19 @@ def _restart_one(
     row, sweep = candidate.row, candidate.plan.sweep
     entry = row.entry
     assert entry is not None and row.rendered is not None
+    store = ledger.LedgerStore(root, backend.kind)
+
+    def intent(token: str) -> None:  # write-ahead: recorded before the request is sent
+        store.set_intents(sweep.name, [dataclasses.replace(entry, restarting=token)])
+
     try:
-        restarted = backend.restart(sweep, row.rendered, candidate.found)
+        restarted = backend.restart(
+            sweep, row.rendered, candidate.found, since=entry.restarting, intent=intent
+        )
     except (Transient, Rejected) as exc:
-        return candidate.outcome(RestartVerdict.FAILED, str(exc))
+        return candidate.outcome(RestartVerdict.FAILED, str(exc))  # the intent stays: checked next
     if restarted is None:
+        store.set_intents(sweep.name, [dataclasses.replace(entry, restarting="")])
         return candidate.outcome(
             RestartVerdict.SKIPPED, "no longer failed or canceled (restarted elsewhere?)"
         )
@@ -163,81 +187,12 @@ def _restart_one(
 
 
 def _restarted(entry: ledger.Entry, count: int, at: str) -> ledger.Entry:
-    return dataclasses.replace(entry, restarts=count, restarted_at=at)
+    return dataclasses.replace(entry, restarts=count, restarted_at=at, restarting="")
 
 
-# -- cancel -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CancelTarget:
-    """A queued or running experiment of one of the sweep's points (its key checked)."""
-
-    plan: SweepPlan
-    row: Row
-    experiment: Experiment
-
-
-def cancel_targets(
-    backend: Backend, plans: Sequence[SweepPlan], orphans: bool, points: Sequence[str]
-) -> list[CancelTarget]:
-    """The experiments `cancel` would cancel: every point's, the orphans', or the named ones';
-    only those queued or running, and only those that record the point's key."""
-    chosen = {id(plan): list(plan.rows) for plan in plans}
-    if orphans:
-        chosen = {
-            i: [r for r in rows if r.status == PlanStatus.ORPHAN] for i, rows in chosen.items()
-        }
-    elif points:
-        wanted = {id(row) for ref in points for _, row in find_point(plans, ref)}
-        chosen = {i: [r for r in rows if id(r) in wanted] for i, rows in chosen.items()}
-    targets = []
-    for plan in plans:
-        rows = chosen[id(plan)]
-        listed = backend.experiments(plan.sweep, [r.experiment for r in rows]) if rows else {}
-        for row in rows:
-            found = next(iter(listed.get(row.experiment, ())), None)  # the oldest: the point's
-            if found is not None and found.state.live and found.key == row.key:
-                targets.append(CancelTarget(plan, row, found))
-    return targets
-
-
-def cancel(
-    backend: Backend,
-    targets: Sequence[CancelTarget],
-    root: Path,
-    now: Callable[[], str] = utc_now,
-    commit: str = "uncommitted",
-) -> list[CancelTarget]:
-    """Cancel the targets, one bulk request per sweep; record each in its ledger entry.
-
-    A point the ledger does not record yet (its entry was never written, or it is still running
-    locally) gets its entry now, with `canceled_at`: otherwise the next submit would adopt it
-    without, and `--restart-failed` would restart what was canceled on request. `commit` is
-    the commit the manifests were read at, recorded in such a new entry.
-    """
-    canceled: list[CancelTarget] = []
-    plans = {id(t.plan): t.plan for t in targets}  # plans are not hashable; each is one object
-    for plan in plans.values():
-        mine = [t for t in targets if t.plan is plan]
-        names = set(backend.cancel(plan.sweep, [t.experiment for t in mine]))
-        stamp = now()
-        for target in mine:
-            if target.experiment.name not in names:
-                continue
-            canceled.append(target)
-            _record(root, backend.kind, plan.sweep.name, _canceled(target, stamp, commit))
-    return canceled
-
-
-def _canceled(target: CancelTarget, at: str, commit: str) -> ledger.Entry:
-    if target.row.entry is not None:
-        return dataclasses.replace(target.row.entry, canceled_at=at)
-    point = target.row.rendered
-    assert point is not None  # a row without an entry is a manifest point
-    # submitted_at: when it was recorded; its creation time is the backend's to tell
-    entry = ledger.Entry.of(point, target.experiment.url, target.experiment.id, commit, at)
-    return dataclasses.replace(entry, canceled_at=at)
+def _interrupted(row: Row) -> bool:
+    """A restart of this point was sent (or about to be) by a run stopped before its record."""
+    return row.entry is not None and bool(row.entry.restarting)
 
 
 # -- finding a point --------------------------------------------------------------------------

@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.core.keys import SPEC_HASH_VERSION, canonical_spec
+from runner.core.keys import SPEC_HASH_VERSION, canonical_spec, unpack_spec
 from runner.core.model import Rendered
 from runner.core.values import canonical_json
-from runner.ledger import Entry, unpack_spec
+from runner.ledger import Entry
 
 ADDED_BY_VERSION_2 = frozenset({"RESULTS_DIR"})
 """Env vars that version 1 did not set: their absence in an old entry is not drift."""

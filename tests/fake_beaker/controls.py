@@ -84,6 +84,11 @@ class FaultControls:
         CancelWorkloads, RestartExperimentTasks; a failing call does not use one up)."""
         self._faults.add_lost_replies(_rpc_name(rpc), times)
 
+    def hold_reply(self, rpc: str, seconds: float, times: int = 1) -> None:
+        """The next ``times`` calls of unary ``rpc`` that succeed commit their change, then wait
+        ``seconds`` before replying: the window in which a test kills the runner."""
+        self._faults.add_held_replies(_rpc_name(rpc), seconds, times)
+
     def cut_log_stream(self, after_lines: int, times: int = 1) -> None:
         """The next ``times`` StreamJobLogs calls end with UNAVAILABLE after ``after_lines``
         lines (if the job has more); beaker-py's job.logs resumes from the last timestamp."""

@@ -70,6 +70,7 @@ class FaultPlan:
         self._creates: deque[CreateFault] = deque()
         self._rpcs: dict[str, deque[Any]] = {}
         self._lost: Counter[str] = Counter()
+        self._held: dict[str, list[float]] = {}
         self._log_cuts: deque[int] = deque()
         self._empty_listings = 0
         self._latency = latency
@@ -116,6 +117,19 @@ class FaultPlan:
             raise ValueError("times must be >= 1")
         with self._lock:
             self._lost[rpc] += times
+
+    def add_held_replies(self, rpc: str, seconds: float, times: int) -> None:
+        """The next ``times`` calls of ``rpc`` that succeed commit, then hold the reply."""
+        if times < 1:
+            raise ValueError("times must be >= 1")
+        with self._lock:
+            self._held.setdefault(rpc, []).extend([seconds] * times)
+
+    def next_held_reply(self, rpc: str) -> float:
+        """Seconds to hold this call's reply after it committed (0.0: none)."""
+        with self._lock:
+            held = self._held.get(rpc)
+            return held.pop(0) if held else 0.0
 
     def next_lost_reply(self, rpc: str) -> bool:
         with self._lock:
@@ -174,6 +188,7 @@ class FaultPlan:
             self._creates.clear()
             self._rpcs.clear()
             self._lost.clear()
+            self._held.clear()
             self._log_cuts.clear()
             self._empty_listings = 0
             self._rate_limit = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import grpc
@@ -52,6 +53,9 @@ class FaultInterceptor(grpc.ServerInterceptor):
         def behavior(request: Any, context: Any) -> Any:
             self._admit(rpc, metadata, context)
             response = inner(request, context)
+            held = self.faults.next_held_reply(rpc)
+            if held:
+                time.sleep(held)  # committed; the reply waits (a runner may be killed meanwhile)
             if self.faults.next_lost_reply(rpc):
                 context.abort(
                     grpc.StatusCode.UNAVAILABLE, f"fake beaker: reply lost after {rpc} committed"

@@ -25,11 +25,13 @@ from runner.backends import (
     Experiment,
     ExperimentState,
     Group,
+    Intent,
     LogQuery,
     NotStarted,
     Rejected,
     Results,
     Transient,
+    no_intent,
 )
 from runner.backends.beaker import duplicates, lifecycle
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
@@ -212,8 +214,18 @@ class BeakerBackend:
 
     # -- acting on experiments (see runner.backends.beaker.lifecycle) --------------------------
 
-    def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
-        workload = lifecycle.restart(self.client, experiment.id, self.policy, lambda: None)
+    def restart(
+        self,
+        sweep: Sweep,
+        point: Rendered,
+        experiment: Experiment,
+        *,
+        since: str = "",
+        intent: Intent = no_intent,
+    ) -> Experiment | None:
+        workload = lifecycle.restart(
+            self.client, experiment.id, self.policy, lambda: None, since, intent
+        )
         return None if workload is None else self._experiment(workload)
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:

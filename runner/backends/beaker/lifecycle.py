@@ -54,21 +54,31 @@ def _latest_jobs(client: Beaker, workload: pb2.Workload) -> tuple[str, ...]:
 
 
 def restart(
-    client: Beaker, experiment_id: str, policy: RetryPolicy, remaining: Remaining
+    client: Beaker,
+    experiment_id: str,
+    policy: RetryPolicy,
+    remaining: Remaining,
+    since: str = "",
+    intent: Callable[[str], None] = lambda token: None,
 ) -> pb2.Workload | None:
     """Restart the failed or canceled tasks of one experiment, exactly once.
 
     None when it is not failed or canceled now (nothing to restart), or when another runner
     restarted it meanwhile. Every retry first checks whether the last request took effect.
+    The job generation (each task's latest job) goes to `intent` before the request; with
+    `since`, a generation that moved on since means the interrupted restart took effect.
     """
 
     def get() -> pb2.Workload:
         return call(f"look up {experiment_id}", lambda: client.workload.get(experiment_id))
 
     workload = get()
+    before = _latest_jobs(client, workload)
+    if since and ",".join(before) != since:
+        return workload  # restarted by the run that recorded `since`, before it was stopped
     if status_name(workload) not in RESTARTABLE:
         return None
-    before = _latest_jobs(client, workload)
+    intent(",".join(before))
     what = f"restart {workload.experiment.name}"
     sent = False
 

@@ -25,12 +25,14 @@ from runner.backends import (
     Experiment,
     ExperimentState,
     Group,
+    Intent,
     LogQuery,
     NameTaken,
     Notify,
     Rejected,
     Results,
     StartHook,
+    no_intent,
 )
 from runner.backends.health import Health
 from runner.backends.local import logs as logfiles
@@ -195,7 +197,15 @@ class LocalBackend:
             )
         return self._experiment(run, state, live=False)
 
-    def restart(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> Experiment | None:
+    def restart(
+        self,
+        sweep: Sweep,
+        point: Rendered,
+        experiment: Experiment,
+        *,
+        since: str = "",
+        intent: Intent = no_intent,
+    ) -> Experiment | None:
         """Run a failed point again in its run directory; its earlier state, logs and results
         move to attempt-<n>/. None when the run is not (or no longer) failed. The run is the
         experiment's: a point renamed since (`experiment_name` edited) keeps its run directory."""
@@ -205,8 +215,12 @@ class LocalBackend:
         try:
             with self._busy(), run.claim(self._stop):
                 previous = run.read()  # under the lock: another runner may have restarted it
+                generation = str(len(run.attempts()))  # a restart archives one attempt
+                if since and generation != since and previous is not None:
+                    return self._experiment(run, previous, live=False)  # it took effect
                 if previous is None or previous.key != point.key or previous.status != FAILED:
                     return None
+                intent(generation)
                 kept = run.archive()
                 self.say(f"restarting {point.name}; its earlier attempt is in {kept}")
                 run.reset()
