@@ -681,3 +681,64 @@ def test_a_runner_killed_between_a_cancel_and_its_record_has_it_recorded_next_ru
     assert all(entries[n].canceled_at and not entries[n].canceling for n in names)
     assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 0
     assert all(fake_beaker.restarts(n) == 0 for n in names)
+
+
+def test_a_broken_ledger_of_one_sweep_does_not_stop_logs_of_another(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    name = _names(repo)[0]
+    write_manifest(repo, SWEEP.replace("name: exact", "name: other"), "other.yaml")
+    broken = ledger.ledger_path(repo, "other")
+    broken.write_text("this is not a ledger\n", encoding="utf-8")
+    fake_beaker.set_job_status(name, "running")
+    fake_beaker.set_logs(name, ["step 1\n"])
+    capsys.readouterr()
+
+    assert _run(repo, "logs", name, "--backend", "beaker") == 0
+    out = capsys.readouterr()
+    assert out.out == "step 1\n"
+    assert "warning: left out: " in out.err and "other.jsonl:1" in out.err
+
+
+@pytest.mark.slow
+def test_a_second_runner_restarting_the_same_point_sees_the_first_ones_restart(
+    tmp_path: Path, fake_beaker: FakeBeaker
+) -> None:
+    """Two runners restart one failed point at once: the first's request is committed (its
+    reply still on the way); the second finds its intent and the new jobs, and sends nothing."""
+    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    name = _names(tmp_path)[0]
+    fake_beaker.set_job_status(name, "failed")
+    fake_beaker.hold_reply("RestartExperimentTasks", 2)
+    first = _process(tmp_path, "submit", "--backend", "beaker", "--restart-failed")
+    try:
+        wait_for(lambda: fake_beaker.restarts(name) == 1, "the first restart to be committed")
+        assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    finally:
+        assert first.wait(timeout=60) == 0
+    assert fake_beaker.restarts(name) == 1 and fake_beaker.calls["RestartExperimentTasks"] == 1
+    entry = _entries(tmp_path)[name]
+    assert entry.restarts == 1 and not entry.restarting
+
+
+def test_status_resolves_the_organization_once_however_many_points_failed(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """beaker-py's get_latest_job resolves the organization by name on every call: one extra
+    RPC per failed point. The runner resolves each organization once per run."""
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    names = _names(repo)
+    fake_beaker.reset_calls()
+    assert _run(repo, "status", "--backend", "beaker") == 0  # nothing failed: no job looked up
+    baseline = fake_beaker.calls["ResolveOrganizationName"]
+    for name in names:
+        fake_beaker.set_job_status(name, "failed", exit_code=2)
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+    assert _run(repo, "status", "--backend", "beaker", "--format", "json") == 0
+    points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    assert [p["exit_code"] for p in points] == [2] * len(names)
+    assert fake_beaker.calls["ListJobs"] == len(names)
+    assert fake_beaker.calls["ResolveOrganizationName"] <= baseline + 1  # not one per point

@@ -50,7 +50,10 @@ def logs(directory: Path, args: LogsArgs) -> int:
     cat = load_catalog(directory, ())  # a manifest with problems is left out, not fatal here
     backend = open_backend(args.backend, cat.root, stderr)
     try:
-        [(plan, row)] = operate.find_point(cat.plans(kind=backend.kind), args.point)
+        plans, broken = cat.readable_plans(kind=backend.kind)  # another sweep's ledger may not
+        for problem in broken:
+            stderr(f"warning: left out: {problem}")
+        [(plan, row)] = operate.find_point(plans, args.point)
         query = LogQuery(args.task, args.replica, args.tail, args.follow)
         for line in backend.logs(plan.sweep, row.experiment, query):  # recorded, if renamed
             sys.stdout.write(line if line.endswith("\n") else line + "\n")

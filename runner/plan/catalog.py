@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import ledger, manifest, plan
-from runner.core.errors import ManifestError, Problem, RunnerError
+from runner.core.errors import LedgerError, ManifestError, Problem, RunnerError
 from runner.core.model import Sweep
 from runner.plan.policy import POLICY_PATH
 from runner.render import Renderer
@@ -32,21 +32,33 @@ class Catalog:
         problems: list[Problem] = []
         for sweep in self.sweeps:
             try:
-                record = (
-                    ledger.LedgerStore(self.root, kind).read(sweep.name)
-                    if use_ledgers
-                    else ledger.Ledger(sweep.name, {})
-                )
-                plans.append(
-                    plan.capped(
-                        plan.build(sweep, record, self.renderers.get(sweep.name)), running=None
-                    )
-                )
+                plans.append(self._plan(sweep, kind, use_ledgers))
             except ManifestError as exc:
                 problems += exc.problems
         if problems:
             raise ManifestError(problems)
         return plans
+
+    def readable_plans(self, kind: str = "beaker") -> tuple[list[plan.SweepPlan], list[str]]:
+        """The plans of the sweeps whose ledgers read, and why each other one is left out (a
+        command about one point must not fail for another sweep's broken ledger)."""
+        plans: list[plan.SweepPlan] = []
+        left_out: list[str] = []
+        for sweep in self.sweeps:
+            try:
+                plans.append(self._plan(sweep, kind, use_ledgers=True))
+            except (ManifestError, LedgerError) as exc:
+                left_out.append(str(exc))
+        return plans, left_out
+
+    def _plan(self, sweep: Sweep, kind: str, use_ledgers: bool) -> plan.SweepPlan:
+        record = (
+            ledger.LedgerStore(self.root, kind).read(sweep.name)
+            if use_ledgers
+            else ledger.Ledger(sweep.name, {})
+        )
+        built = plan.build(sweep, record, self.renderers.get(sweep.name))
+        return plan.capped(built, running=None)
 
 
 def find_root(start: Path) -> Path:

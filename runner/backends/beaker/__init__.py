@@ -200,7 +200,7 @@ class BeakerBackend:
         def listing() -> dict[str, list[pb2.Workload]]:
             found: dict[str, list[pb2.Workload]] = {}
             for workload in self.client.workload.list(
-                org=org,  # type: ignore[arg-type]  # beaker-py resolves an org name too
+                org=self.client.resolved_org(org),
                 workspace=workspace,
                 name_or_description=needle,
             ):
@@ -298,8 +298,10 @@ class BeakerBackend:
             return dataclasses.replace(experiment, seconds=max(0.0, float(age)))
         if experiment.state != ExperimentState.FAILED:
             return experiment
+        tasks = workload.experiment.tasks
         job = self._call(
-            f"job of {experiment.name}", lambda: self.client.workload.get_latest_job(workload)
+            f"job of {experiment.name}",
+            lambda: lifecycle.latest_job(self.client, tasks[0]) if tasks else None,
         )
         if job is None or not job.status.HasField("exited"):
             return experiment

@@ -13,6 +13,7 @@ from typing import Any
 
 import requests
 from beaker import Beaker
+from beaker import beaker_pb2 as pb2
 from beaker.config import Config
 from beaker.exceptions import BeakerConfigurationError, BeakerError
 
@@ -76,6 +77,18 @@ class Client(Beaker):
     """
 
     retry_after = threading.local()
+    _organization_lock = threading.Lock()
+
+    def resolved_org(self, name: str | None = None) -> pb2.Organization:
+        """An organization by name (None: the default one), resolved once per client:
+        beaker-py's listings, given a name or none, resolve it with an RPC of their own on
+        every call (an extra RPC per failed point in `status`, per task in a restart)."""
+        with self._organization_lock:
+            if "_resolved" not in self.__dict__:
+                self._resolved: dict[str | None, pb2.Organization] = {}
+            if name not in self._resolved:
+                self._resolved[name] = pb2.Organization(id=self.job.resolve_org_id(name))
+            return self._resolved[name]
 
     def watch_retries(self, on_retry: OnRetry) -> None:
         """Call `on_retry(error, seconds)` before each of beaker-py's own retries.

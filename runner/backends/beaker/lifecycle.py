@@ -12,10 +12,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from beaker import Beaker
+from beaker import Beaker, BeakerSortOrder
 from beaker import beaker_pb2 as pb2
 
 from runner.backends import LogQuery, NotStarted, Rejected, Transient
+from runner.backends.beaker.client import Client
 from runner.backends.beaker.errors import call
 from runner.core import retry
 from runner.core.retry import RetryPolicy
@@ -43,18 +44,30 @@ def status_name(workload: pb2.Workload) -> str:
     return str(pb2.WorkloadStatus.Name(workload.status))
 
 
-def _latest_jobs(client: Beaker, workload: pb2.Workload) -> tuple[str, ...]:
+def latest_job(client: Client, task: pb2.Task) -> pb2.Job | None:
+    """beaker-py's `workload.get_latest_job`, in the organization resolved once."""
+    jobs = client.job.list(
+        org=client.resolved_org(),
+        task=task,
+        sort_field="created",
+        sort_order=BeakerSortOrder.descending,
+        limit=1,
+    )
+    return next(iter(jobs), None)
+
+
+def _latest_jobs(client: Client, workload: pb2.Workload) -> tuple[str, ...]:
     """The id of each task's latest job: a restart adds new ones, nothing else does."""
 
     def ids() -> tuple[str, ...]:
-        jobs = (client.workload.get_latest_job(workload, task=t) for t in workload.experiment.tasks)
+        jobs = (latest_job(client, t) for t in workload.experiment.tasks)
         return tuple(job.id if job is not None else "" for job in jobs)
 
     return call(f"jobs of {workload.experiment.name}", ids)
 
 
 def restart(
-    client: Beaker,
+    client: Client,
     experiment_id: str,
     policy: RetryPolicy,
     remaining: Remaining,
@@ -149,7 +162,7 @@ def _rank(job: pb2.Job) -> int:
     return int(job.system_details.replica_group_details.rank)
 
 
-def replica_job(client: Beaker, workload: pb2.Workload, query: LogQuery) -> pb2.Job:
+def replica_job(client: Client, workload: pb2.Workload, query: LogQuery) -> pb2.Job:
     """The latest job of the asked replica of the asked task; NotStarted before it runs."""
     name = workload.experiment.name
     tasks = list(workload.experiment.tasks)
@@ -160,7 +173,8 @@ def replica_job(client: Beaker, workload: pb2.Workload, query: LogQuery) -> pb2.
         known = ", ".join(t.name for t in tasks)
         raise Rejected(f"{name} has no task {query.task!r} (its tasks: {known})")
     task = matching[0]
-    jobs = call(f"jobs of {name}", lambda: list(client.job.list(task=task)))  # newest first
+    org = client.resolved_org()
+    jobs = call(f"jobs of {name}", lambda: list(client.job.list(org=org, task=task)))  # newest
     if not jobs:
         raise NotStarted(f"{name} task {task.name}: no job has been scheduled yet (queued)")
     size = max(1, int(jobs[0].system_details.replica_group_details.size))
