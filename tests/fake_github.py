@@ -1,17 +1,21 @@
 """A stand-in for the parts of GitHub's REST API the workflows use, on 127.0.0.1.
 
-Pull requests (merged or not, with the commits they landed as), their comments (listed in pages
-with a Link header, created and updated; over 65 536 characters is refused with 422, as GitHub
-does), and tokens: a request without the right one gets 401.
+Pull requests (merged or not, with the commits they landed as, their head commit and labels),
+their comments (listed in pages with a Link header, created and updated; over 65 536 characters
+is refused with 422, as GitHub does), a commit's tree and file contents (read from `origin`, a
+bare repository, with git), and tokens: a request without the right one gets 401.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -26,6 +30,8 @@ class FakeGitHub:
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
+    origin: Path | None = None
+    """The bare repository the trees and contents endpoints read."""
     _next_id: int = 1000
 
     def __post_init__(self) -> None:
@@ -96,6 +102,21 @@ class FakeGitHub:
         if method == "GET" and (m := re.fullmatch(r"commits/(\w+)/pulls", path)):
             found = [p for p in self.pulls.values() if m[1] in p["commits"]]
             return _reply(handler, 200, [_pull(p) for p in found])
+        if method == "GET" and (m := re.fullmatch(r"pulls/(\d+)", path)):
+            pull = self.pulls.get(int(m[1]))
+            if pull is None:
+                return _reply(handler, 404, {"message": "Not Found"})
+            head = {"sha": pull.get("head", "")}
+            labels = [{"name": name} for name in pull.get("labels", ())]
+            return _reply(handler, 200, {**_pull(pull), "head": head, "labels": labels})
+        if method == "GET" and (m := re.fullmatch(r"git/trees/(\w+)", path)):
+            listed = self._git("ls-tree", "-r", m[1]).splitlines()
+            tree = [{"path": line.split("\t", 1)[1], "type": line.split()[1]} for line in listed]
+            return _reply(handler, 200, {"sha": m[1], "tree": tree, "truncated": False})
+        if method == "GET" and (m := re.fullmatch(r"contents/(.+)", path)):
+            text = self._git("show", f"{query['ref']}:{m[1]}")
+            content = base64.b64encode(text.encode()).decode()
+            return _reply(handler, 200, {"path": m[1], "encoding": "base64", "content": content})
         if method == "GET" and path == "pulls":
             merged = [p for p in self.pulls.values() if p.get("merged_at")]
             merged.sort(key=lambda p: p["number"], reverse=True)
@@ -116,6 +137,13 @@ class FakeGitHub:
             comment["body"] = body["body"]
             return _reply(handler, 200, comment)
         return _reply(handler, 404, {"message": "Not Found"})
+
+    def _git(self, *args: str) -> str:
+        assert self.origin is not None, "FakeGitHub(origin=...) serves trees and contents"
+        done = subprocess.run(
+            ["git", *args], cwd=self.origin, capture_output=True, text=True, check=True
+        )
+        return done.stdout
 
     def _find(self, comment_id: int) -> dict[str, Any]:
         for comments in self.comments.values():

@@ -57,7 +57,9 @@ class GitHub:
             write(dev, path, text)
         commit_all(dev, f"Pull request {number}")
         git(dev, "push", "--quiet", "--force", "origin", f"HEAD:refs/pull/{number}/head")
-        return self.remerge(number)
+        merge = self.remerge(number)
+        self.api.pulls[number]["head"] = git(dev, "rev-parse", f"pr-{number}")
+        return merge
 
     def remerge(self, number: int) -> str:
         dev = self._dev()
@@ -88,12 +90,17 @@ class GitHub:
     def plan(
         self, number: int, sha: str, head_repo: str = REPOSITORY, labels: tuple[str, ...] = ()
     ) -> Run:
+        if number in self.api.pulls:
+            self.api.pulls[number]["labels"] = list(labels)  # as the pull request has them now
         payload = {
             "action": "labeled" if labels else "synchronize",
             "number": number,
             "pull_request": {
                 "number": number,
-                "head": {"repo": {"full_name": head_repo}},
+                "head": {
+                    "repo": {"full_name": head_repo},
+                    "sha": self.api.pulls.get(number, {}).get("head", ""),
+                },
                 "base": {"ref": "main"},
                 "labels": [{"name": label} for label in labels],
             },
@@ -226,7 +233,7 @@ def github(
 ) -> Iterator[GitHub]:
     world = make_world(tmp_path)
     git(world.origin, "config", "uploadpack.allowAnySHA1InWant", "true")  # as GitHub allows
-    api = FakeGitHub(REPOSITORY)
+    api = FakeGitHub(REPOSITORY, origin=world.origin)
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Sweep Tester")
     try:
         yield GitHub(world, api, fake_beaker)

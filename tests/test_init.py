@@ -189,7 +189,7 @@ def test_a_repository_made_by_init_plans_a_pull_request_and_its_merge_submits_ev
     commit_all(seed, "sweep-runner init")
     git(seed, "push", "--quiet", str(world.origin), "main")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Sweep Tester")
-    api = FakeGitHub(REPOSITORY)
+    api = FakeGitHub(REPOSITORY, origin=world.origin)
     try:
         github = GitHub(
             world,

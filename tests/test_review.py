@@ -48,9 +48,11 @@ def test_reading_pins_needs_the_token_and_fails_closed() -> None:
             7, f"{COMMENT_MARKER}\n<!-- {review.PIN_MARK} sweep=s points=1 sha256={'0' * 64} -->"
         )
         good = review.Api(api.url, api.repository, api.token)
-        assert list(review.reviewed_pins(good, ["abc"], "main")) == [7]
+        found = review.reviewed_pins(good, ["abc"], "main", "approved")
+        assert found.pins == {} and list(found.refused) == [7]  # names no head: approves nothing
+        wrong = review.Api(api.url, api.repository, "wrong")
         with pytest.raises(RunnerError, match=r"GitHub API GET .* failed"):
-            review.reviewed_pins(review.Api(api.url, api.repository, "wrong"), ["abc"], "main")
+            review.reviewed_pins(wrong, ["abc"], "main", "approved")
         with pytest.raises(RunnerError, match="GITHUB_TOKEN"):
             review.Api.from_env({"GITHUB_REPOSITORY": "ai2/sweeps"})
     finally:

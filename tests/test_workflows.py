@@ -105,6 +105,41 @@ def test_two_pull_requests_submit_only_reviewed_points_and_hold_back_the_cross_t
     assert held in _names(github.beaker) and set(github.beaker.count_by_name().values()) == {1}
 
 
+def test_editing_a_merged_plan_comment_approves_nothing_nobody_reviewed(github: GitHub) -> None:
+    """GitHub keeps a comment's author when a maintainer edits it, so the text proves nothing:
+    pins added to a merged pull request's comment (here the held-back cross-term's) and a head
+    commit rewritten to main's approve nothing; the reviewed job recomputes each pull request's
+    points from its head commit and takes only those its comment shows."""
+    from runner.plan import catalog
+    from runner.repo import review
+
+    _ok(github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": GRID})).run(), "plan")
+    _ok(github.merge(1).run(), "reviewed", "submit")
+    for number, text in ((2, MORE_LR), (3, MORE_SEEDS)):
+        _ok(github.plan(number, github.open_pull(number, {"sweeps/grid.yaml": text})).run(), "plan")
+    for number in (2, 3):
+        _ok(github.merge(number).run(), "reviewed", "submit")
+    assert len(_names(github.beaker)) == 8  # the cross-term lr=0.001, seed=3 is held back
+
+    main = github.world.clone("maintainer")
+    forged = review.pin_lines(review.pins(catalog.load(main, []).plans()))  # the cross-term's
+    assert forged.count("tokens=") == 1
+    comment = github.api.comments[3][0]
+    assert comment["user"]["login"] == "github-actions[bot]"  # an edit keeps the author
+    original = comment["body"]
+    comment["body"] = original + forged  # the pins a maintainer adds by editing
+    jobs = github.schedule().run()
+    _ok(jobs, "reviewed", "submit")
+    assert len(_names(github.beaker)) == 8 and "Not in a reviewed plan" in jobs["submit"].summary
+
+    head = review.planned_head(original)
+    comment["body"] = original.replace(head, github.world.head("main")) + forged
+    jobs = github.schedule().run()
+    _ok(jobs, "reviewed", "submit")
+    assert len(_names(github.beaker)) == 8
+    assert "#3 approves nothing: its plan comment is of" in jobs["reviewed"].summary
+
+
 def test_a_stale_plan_approves_only_what_it_showed_even_if_the_merge_run_was_dropped(
     github: GitHub,
 ) -> None:

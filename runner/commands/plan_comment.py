@@ -61,6 +61,7 @@ def plan_comment(
         verdict = budget.judge_pull_request(cat.root, plans, base, budget.event_labels())
         text = report.pull_request_markdown(plans, changed) + budget.markdown(verdict)
         text += review.pin_lines(budget.approve_pins(review.pins(plans), verdict))
+        text += review.head_line(_head())
         to_submit = sum(len(p.to_submit) for p in plans)
     write_output(text, output)
     github.append_summary(text)
@@ -77,6 +78,16 @@ def plan_comment(
                 print(_annotation(problem), flush=True)
         return 1
     return 1 if problems else 0
+
+
+def _head() -> str:
+    """The pull request's head commit the plan is of (from the workflow's event); empty
+    outside a pull request's workflow."""
+    import os
+
+    from runner.repo import github
+
+    return github.read_event().head if os.environ.get("GITHUB_EVENT_PATH") else ""
 
 
 def _changed(root: Path, base: str) -> set[str] | None:

@@ -49,6 +49,8 @@ class Event:
     """The commits a push brought (its head last); empty for other events."""
     labels: tuple[str, ...] = ()
     """A pull request's labels when the event was sent; empty for other events."""
+    head: str = ""
+    """A pull request's head commit (the branch's last commit, not the merge ref); else empty."""
 
     @property
     def branch(self) -> str | None:
@@ -83,7 +85,8 @@ def parse_event(name: str, ref: str, payload: Mapping[str, Any]) -> Event:
         commits = tuple(dict.fromkeys(shas))
     pull = payload.get("pull_request") or {}
     labels = tuple(str(label.get("name")) for label in pull.get("labels") or [])
-    return Event(name, ref, repository.get("default_branch"), dispatch, commits, labels)
+    head = str((pull.get("head") or {}).get("sha") or "")
+    return Event(name, ref, repository.get("default_branch"), dispatch, commits, labels, head)
 
 
 def parse_dispatch(inputs: Mapping[str, Any]) -> Dispatch:

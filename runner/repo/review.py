@@ -12,10 +12,19 @@ Unlike a Terraform plan file, a pin names points, not a state: a plan made again
 stale ledger pins only what it showed, so a stale plan can never approve more than it showed.
 A token covers the point's key and its rendered spec, so editing the template after review is
 not covered either.
+
+The comment is text anyone with write access can edit, and GitHub keeps its author when they do.
+So it is evidence, not authority: it names the pull request's head commit it was planned for
+(`head_line`), and the reviewed job (`reviewed_pins`) reads that head's manifests through the API
+and recomputes every point they define, offline and deterministically (the code of
+`expand --plan`). A comment whose head is not the merged head approves nothing; a pin approves
+only points the merged head defines, and the budget approval only while the pull request has
+the approval label. Editing the text can drop approvals, never add one.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -30,6 +39,10 @@ from runner.core.errors import RunnerError
 from runner.plan import COMMENT_MARKER, PlanStatus, Row, SweepPlan
 
 PIN_MARK = "beaker-sweep-runner:reviewed"
+HEAD_MARK = "beaker-sweep-runner:planned"
+NO_DIGEST = "0" * 64
+"""The digest of a checked pin: it approves by its tokens only (no real digest is all zeros)."""
+_HEAD = re.compile(r"<!-- " + re.escape(HEAD_MARK) + r" head=([0-9a-f]{7,64}) -->")
 TOKEN_HEX = 16
 LISTED = 200
 """Tokens listed per sweep, as many as the plan table shows; beyond that only the digest."""
@@ -106,6 +119,16 @@ def pin_lines(found: Sequence[Pin]) -> str:
             f"{approved}{tokens} -->"
         )
     return "".join(line + "\n" for line in lines)
+
+
+def head_line(sha: str) -> str:
+    """The hidden line naming the pull request's head commit the plan was made for."""
+    return f"<!-- {HEAD_MARK} head={sha} -->\n" if sha else ""
+
+
+def planned_head(text: str) -> str:
+    found = _HEAD.search(text)
+    return found[1] if found else ""
 
 
 def parse_pins(text: str) -> list[Pin]:
@@ -205,6 +228,26 @@ class Api:
         found = self.get("pulls", {**query, "per_page": str(RECENT_PULLS)})
         return [p["number"] for p in found if p.get("merged_at")]
 
+    def pull(self, number: int) -> Any:
+        return self.get(f"pulls/{number}")
+
+    def files_at(self, sha: str, directory: str = "sweeps") -> dict[str, str]:
+        """The text of every file under `directory` at commit `sha` except the ledgers (the
+        manifests, their lock files and the budget policy), by path."""
+        tree = self.get(f"git/trees/{sha}", {"recursive": "1"})
+        paths = [
+            e["path"]
+            for e in tree.get("tree", ())
+            if e.get("type") == "blob"
+            and e["path"].startswith(directory + "/")
+            and not e["path"].startswith(f"{directory}/ledger/")
+        ]
+        files = {}
+        for path in paths:
+            found = self.get(f"contents/{urllib.parse.quote(path)}", {"ref": sha})
+            files[path] = base64.b64decode(found.get("content", "")).decode("utf-8")
+        return files
+
     def plan_comment(self, number: int) -> str | None:
         """The body of the plan comment of a pull request, if the plan workflow left one."""
         page = 1
@@ -220,15 +263,64 @@ class Api:
             page += 1
 
 
-def reviewed_pins(api: Api, commits: Sequence[str], base: str) -> dict[int, list[Pin]]:
-    """The pins of the plans of the pushed commits' pull requests and of recent merges."""
+@dataclass(frozen=True)
+class Reviewed:
+    pins: Mapping[int, Sequence[Pin]]
+    """By pull request: what its plan showed that its merged head defines."""
+    refused: Mapping[int, str]
+    """By pull request: why its plan comment approves nothing."""
+
+
+def reviewed_pins(api: Api, commits: Sequence[str], base: str, label: str) -> Reviewed:
+    """The pins of the plans of the pushed commits' pull requests and of recent merges, each
+    checked against its pull request's merged head (see the module's docstring). `label`: the
+    budget policy's approval label."""
     numbers: list[int] = []
     for sha in commits:
         numbers += api.pulls_of(sha)
     numbers += api.recently_merged(base)
     found: dict[int, list[Pin]] = {}
+    refused: dict[int, str] = {}
     for number in dict.fromkeys(numbers):
         body = api.plan_comment(number)
-        if body is not None:
-            found[number] = parse_pins(body)
-    return found
+        if body is None:
+            continue
+        pull = api.pull(number)
+        head, planned = str((pull.get("head") or {}).get("sha") or ""), planned_head(body)
+        if not head or planned != head:
+            shown = planned[:12] or "no commit"
+            refused[number] = f"its plan comment is of {shown}, not of its head {head[:12]}"
+            continue
+        labels = {str(x.get("name")) for x in pull.get("labels") or ()}
+        found[number] = checked(parse_pins(body), defined(api.files_at(head)), label in labels)
+    return Reviewed(found, refused)
+
+
+def defined(files: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """The token of every point each sweep defines in these files (path -> text), as
+    `expand --plan` renders them against an empty ledger; a sweep with problems defines none."""
+    import tempfile
+    from pathlib import Path
+
+    from runner.plan import catalog
+
+    with tempfile.TemporaryDirectory(prefix="sweeps-at-head-") as tmp:
+        for path, text in files.items():
+            target = Path(tmp, path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        Path(tmp, "sweeps").mkdir(exist_ok=True)
+        plans, _ = catalog.load(Path(tmp), []).readable_plans()
+        return {p.sweep.name: frozenset(token(r) for r in p.rows if r.rendered) for p in plans}
+
+
+def checked(shown: Sequence[Pin], tokens: Mapping[str, frozenset[str]], labeled: bool) -> list[Pin]:
+    """The pins a comment shows, cut down to the points the head defines: listed tokens that it
+    defines, or (a pin with only a digest, for a sweep too large to list) every point it
+    defines; approved over the budget only while the pull request has the label."""
+    out = []
+    for pin in shown:
+        mine = tokens.get(pin.sweep, frozenset())
+        kept = pin.tokens & mine if pin.tokens else mine
+        out.append(Pin(pin.sweep, len(kept), NO_DIGEST, kept, pin.approved and labeled))
+    return out
