@@ -293,16 +293,24 @@ def test_unavailable_on_a_mutation_commits_nothing(
 # Logs and replicas.
 
 
+@pytest.mark.parametrize("replica_tasks", [True, False])
 def test_replicas_get_one_job_each_and_their_own_logs(
-    fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace
+    fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace, replica_tasks: bool
 ) -> None:
+    """By default a task's replicas are tasks of their own, one replica group, listed out of
+    rank order under names that do not give the rank; the older shape is one task, N jobs."""
+    fake_beaker.replica_tasks = replica_tasks
     workload = create(beaker, workspace, "ddp", replicas=3)
-    jobs = sorted(
-        beaker.job.list(task=workload.experiment.tasks[0]),
-        key=lambda j: j.system_details.replica_group_details.rank,
-    )
+    tasks = list(workload.experiment.tasks)
+    assert len(tasks) == (3 if replica_tasks else 1)
+    found = [j for task in tasks for j in beaker.job.list(task=task)]
+    if replica_tasks:  # listed highest rank first, names that do not say the rank
+        assert [j.system_details.replica_group_details.rank for j in found] == [2, 1, 0]
+        assert not any(t.name.endswith(("-0", "-1", "-2")) for t in tasks)
+    jobs = sorted(found, key=lambda j: j.system_details.replica_group_details.rank)
     assert [j.system_details.replica_group_details.rank for j in jobs] == [0, 1, 2]
     assert {j.system_details.replica_group_details.size for j in jobs} == {3}
+    assert len({j.system_details.replica_group_details.id for j in jobs}) == 1  # one group
     for replica in range(3):
         fake_beaker.set_logs(
             "ddp", [f"rank {replica} line {i}\n" for i in range(2)], replica=replica

@@ -258,9 +258,13 @@ params:
 """
 
 
+@pytest.mark.parametrize("replica_tasks", [True, False], ids=["replicas-as-tasks", "one-task"])
 def test_logs_select_the_replica_and_task_and_say_when_not_started(
-    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str], replica_tasks: bool
 ) -> None:
+    """On Beaker a task's replicas are tasks of their own (named and listed in no rank order),
+    or, as this fake once modelled it, one task with a job per replica: right on both."""
+    fake_beaker.replica_tasks = replica_tasks
     write_manifest(tmp_path, MULTI, "multi.yaml")
     assert _run(tmp_path, "submit", "--backend", "beaker") == 0
     [name] = [row.name for row in catalog.load(tmp_path, []).plans()[0].rows]
@@ -289,6 +293,34 @@ def test_logs_select_the_replica_and_task_and_say_when_not_started(
     assert "has 3 replica(s): choose --replica 0 to 2" in capsys.readouterr().err
     assert _run(tmp_path, "logs", name, "--task", "nope", "--backend", "beaker") == 1
     assert "no task 'nope' (its tasks: train, eval)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("replica_tasks", [True, False], ids=["replicas-as-tasks", "one-task"])
+def test_a_failed_multi_node_point_shows_the_failing_replica_and_restarts_it(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str], replica_tasks: bool
+) -> None:
+    """Replica 1 of 3 exits 7, the others are canceled by Beaker's failure propagation: status
+    shows exit 7 (not the first task's code), and a restart reruns the point once."""
+    fake_beaker.replica_tasks = replica_tasks
+    write_manifest(tmp_path, MULTI, "multi.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    [name] = [row.name for row in catalog.load(tmp_path, []).plans()[0].rows]
+    fake_beaker.set_job_status(name, "succeeded", task="eval")
+    fake_beaker.set_job_status(name, "canceled", task="train")
+    fake_beaker.set_job_status(name, "failed", exit_code=7, task="train", replica=1)
+    capsys.readouterr()
+
+    assert _run(tmp_path, "status", "--backend", "beaker", "--format", "json") == 0
+    [point] = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    assert (point["state"], point["exit_code"]) == ("failed", 7)
+
+    assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert fake_beaker.restarts(name) == 1
+    fake_beaker.set_job_status(name, "running", task="train")
+    fake_beaker.set_logs(name, ["second attempt\n"], "train", 1)
+    capsys.readouterr()
+    assert _run(tmp_path, "logs", name, "--replica", "1", "--backend", "beaker") == 0
+    assert capsys.readouterr().out == "second attempt\n"
 
 
 def test_logs_of_a_restarted_point_are_its_latest_jobs(

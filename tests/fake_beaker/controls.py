@@ -12,7 +12,7 @@ from beaker import beaker_pb2_grpc
 from . import lifecycle
 from .faults import CreateFault, FaultPlan
 from .groups import GroupStore
-from .records import Experiment, GroupRecord, JobRecord
+from .records import Experiment, GroupRecord, JobRecord, TaskRecord
 from .state import NameScope, State
 from .telemetry import Telemetry
 
@@ -154,14 +154,32 @@ class LifecycleControls:
             raise KeyError(f"no experiment {ref!r}")
         return found
 
-    def _task_id(self, record: Experiment, task: str | None) -> str:
-        """The task called ``task``, or the first task (as beaker-py picks by default)."""
-        if task is None:
-            return record.tasks[0].id
+    @property
+    def replica_tasks(self) -> bool:
+        """True (default): a spec task's replicas are tasks of their own (see State)."""
+        return self._state.replica_tasks
+
+    @replica_tasks.setter
+    def replica_tasks(self, value: bool) -> None:
+        self._state.replica_tasks = value
+
+    def _tasks(self, record: Experiment, task: str | None) -> list[TaskRecord]:
+        """The tasks running spec task ``task`` (its name, or a task's own name or id), or the
+        first spec task's: one, or one per replica."""
+        wanted = task if task is not None else record.tasks[0].spec_name
         for candidate in record.tasks:
-            if task in (candidate.name, candidate.id):
-                return candidate.id
-        raise KeyError(f"experiment {record.id} has no task {task!r}")
+            if wanted in (candidate.name, candidate.id):
+                wanted = candidate.spec_name
+                break
+        found = [t for t in record.tasks if t.spec_name == wanted]
+        if not found:
+            raise KeyError(f"experiment {record.id} has no task {task!r}")
+        return found
+
+    def _task_id(self, record: Experiment, task: str | None, rank: int = 0) -> str:
+        """The task of the spec task's replica ``rank`` (its only task when replicas are jobs)."""
+        tasks = self._tasks(record, task)
+        return next((t.id for t in tasks if t.group and t.rank == rank), tasks[0].id)
 
     def set_job_status(
         self,
@@ -170,15 +188,25 @@ class LifecycleControls:
         exit_code: int | None = None,
         *,
         task: str | None = None,
+        replica: int | None = None,
     ) -> None:
-        """Move the current jobs (every replica) of every task, or of ``task``, to
-        queued/running/succeeded/failed/canceled; the experiment's status follows.
+        """Move the current jobs (every replica) of every task, or of ``task`` (of its
+        ``replica`` only, if given), to queued/running/succeeded/failed/canceled; the
+        experiment's status follows.
 
         ``exit_code`` defaults to 0 for succeeded and 1 for failed, and stays unset otherwise.
         """
         record = self.experiment(experiment)
-        task_id = None if task is None else self._task_id(record, task)
-        self._state.update_experiment(record.id, lifecycle.set_status(status, exit_code, task_id))
+        ids = None
+        if task is not None or replica is not None:
+            tasks = self._tasks(record, task)
+            ids = {
+                j.id
+                for t in tasks
+                for j in record.current_jobs(t.id)
+                if replica is None or j.replica == replica
+            }
+        self._state.update_experiment(record.id, lifecycle.set_status(status, exit_code, ids))
 
     def jobs(self, experiment: str) -> list[JobRecord]:
         """Every job of the experiment, old attempts included, in creation order."""
@@ -204,10 +232,11 @@ class LifecycleControls:
 
     def _job_id(self, experiment: str, task: str | None, replica: int) -> str:
         record = self.experiment(experiment)
-        jobs = record.current_jobs(self._task_id(record, task))
-        if not 0 <= replica < len(jobs):
-            raise KeyError(f"no replica {replica}: the task has {len(jobs)}")
-        return jobs[replica].id
+        tasks = self._tasks(record, task)
+        jobs = [j for t in tasks for j in record.current_jobs(t.id) if j.replica == replica]
+        if not jobs:
+            raise KeyError(f"no replica {replica}: the task has {tasks[0].replicas}")
+        return jobs[0].id
 
     def set_logs(
         self,

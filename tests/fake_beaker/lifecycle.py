@@ -35,9 +35,9 @@ def _current(jobs: tuple[JobRecord, ...], task_id: str) -> list[JobRecord]:
 
 
 def set_status(
-    status: str, exit_code: int | None, task_id: str | None = None
+    status: str, exit_code: int | None, job_ids: set[str] | None = None
 ) -> Callable[[Experiment], Experiment]:
-    """Move the current jobs (of every task, or of ``task_id``) to ``status``."""
+    """Move the current jobs (of every task, or those of ``job_ids``) to ``status``."""
     if status not in JOB_STATUSES:
         raise ValueError(f"status must be one of {JOB_STATUSES}, got {status!r}")
     if exit_code is None and status in ("succeeded", "failed"):
@@ -45,7 +45,8 @@ def set_status(
 
     def change(record: Experiment) -> Experiment:
         now = time.time()
-        targets = {j.id for j in record.current_jobs(task_id)}
+        current = {j.id for j in record.current_jobs()}
+        targets = current if job_ids is None else current & job_ids
         jobs = tuple(
             dataclasses.replace(j, status=status, exit_code=exit_code, status_changed=now)
             if j.id in targets
@@ -78,7 +79,7 @@ def restart(new_id: Callable[[], str]) -> Callable[[Experiment], Experiment]:
         added = []
         for task in restart_tasks:
             attempt = record.current_jobs(task.id)[0].attempt + 1
-            for replica in range(task.replicas):
+            for replica in task.ranks:
                 job = JobRecord(new_id(), task.id, replica, task.replicas, attempt, now)
                 added.append(dataclasses.replace(job, status_changed=now))
         return _with_jobs(record, (*record.jobs, *added), now)

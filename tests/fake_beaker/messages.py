@@ -122,7 +122,7 @@ def job(record: Experiment, job_record: JobRecord) -> pb2.Job:
     if job_record.replicas > 1:
         system.replica_group_details.CopyFrom(
             pb2.ReplicaGroupDetails(
-                id=f"{task_record.id}-{job_record.attempt}",
+                id=task_record.group or f"{task_record.id}-{job_record.attempt}",
                 size=job_record.replicas,
                 rank=job_record.replica,
                 is_leader_replica=job_record.replica == 0,

@@ -48,6 +48,17 @@ class TaskRecord:
     name: str
     spec: str  # the task's JSON object, re-serialised from the posted body
     replicas: int = 1
+    spec_name: str = ""
+    """The name of the spec task it runs (its own name may differ: one replica of it)."""
+    group: str = ""
+    """Its replica group, when the spec task's replicas are tasks of their own; "" otherwise."""
+    rank: int = 0
+    """Its replica's rank in `group`."""
+
+    @property
+    def ranks(self) -> range:
+        """The replicas this task runs: one job each per attempt."""
+        return range(self.rank, self.rank + 1) if self.group else range(self.replicas)
 
 
 @dataclass(frozen=True)

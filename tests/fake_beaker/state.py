@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import threading
@@ -63,6 +64,10 @@ class State:
         self._by_task: dict[str, str] = {}
         self._tokens: dict[str, UserRecord] = {}
         self.name_scope: NameScope = "workspace"
+        self.replica_tasks = True
+        """A spec task with `replicas: N` becomes N tasks of one replica group (real Beaker, as
+        beaker-py v1 and gantry show), listed out of rank order under names that do not say
+        the rank; False: one task with N jobs (how this fake modelled it before)."""
         """Where experiment names must be unique: per workspace, or per author in a workspace."""
         self.user = self.add_user(user_name, token)
         self.default_org = org
@@ -139,6 +144,20 @@ class State:
 
     # Experiments.
 
+    def _task_records(self, index: int, task: dict[str, Any]) -> list[TaskRecord]:
+        name = str(task.get("name") or f"task{index}")
+        spec, replicas = json.dumps(task, sort_keys=True), int(task.get("replicas") or 1)
+        if replicas == 1 or not self.replica_tasks:
+            return [TaskRecord(self.new_id("TSK"), name, spec, replicas, name)]
+        group = self.new_id("RG")
+        records = [
+            TaskRecord(self.new_id("TSK"), "", spec, replicas, name, group, rank)
+            for rank in range(replicas)
+        ]
+        # Names that do not give the rank away, listed highest rank first.
+        named = [dataclasses.replace(r, name=f"{name}-{r.id[-4:].lower()}") for r in records]
+        return named[::-1]
+
     def create_experiment(
         self, workspace_id: str, name: str | None, body: bytes, author: UserRecord | None = None
     ) -> Experiment:
@@ -158,19 +177,15 @@ class State:
                 raise ApiError(409, f"experiment name {name!r} is already in use in workspace")
             exp_id = self.new_id("EXP")
             tasks = tuple(
-                TaskRecord(
-                    id=self.new_id("TSK"),
-                    name=str(task.get("name") or f"task{i}"),
-                    spec=json.dumps(task, sort_keys=True),
-                    replicas=int(task.get("replicas") or 1),
-                )
+                record
                 for i, task in enumerate(spec["tasks"])
+                for record in self._task_records(i, task)
             )
             now = time.time()
             jobs = tuple(
                 JobRecord(self.new_id("JOB"), t.id, r, t.replicas, 0, now, status_changed=now)
                 for t in tasks
-                for r in range(t.replicas)
+                for r in t.ranks
             )
             record = Experiment(
                 seq=next(self._seqs),

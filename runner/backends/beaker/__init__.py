@@ -247,7 +247,8 @@ class BeakerBackend:
             workspace = sweep.placement.workspace
             raise NotStarted(f"{name} is not on Beaker (in {workspace}): not submitted yet")
         workload = found[0]
-        job = lifecycle.replica_job(self.client, workload, query)
+        names = [str(task.get("name") or "main") for task in sweep.tasks]
+        job = lifecycle.replica_job(self.client, workload, query, names)
         return lifecycle.log_lines(self.client, job, query)
 
     # -- groups and results (runner.backends.beaker.groups) ----------------------------------
@@ -298,10 +299,8 @@ class BeakerBackend:
             return dataclasses.replace(experiment, seconds=max(0.0, float(age)))
         if experiment.state != ExperimentState.FAILED:
             return experiment
-        tasks = workload.experiment.tasks
         job = self._call(
-            f"job of {experiment.name}",
-            lambda: lifecycle.latest_job(self.client, tasks[0]) if tasks else None,
+            f"jobs of {experiment.name}", lambda: lifecycle.failing_job(self.client, workload)
         )
         if job is None or not job.status.HasField("exited"):
             return experiment

@@ -162,34 +162,77 @@ def _rank(job: pb2.Job) -> int:
     return int(job.system_details.replica_group_details.rank)
 
 
-def replica_job(client: Client, workload: pb2.Workload, query: LogQuery) -> pb2.Job:
-    """The latest job of the asked replica of the asked task; NotStarted before it runs."""
+def replica_job(
+    client: Client, workload: pb2.Workload, query: LogQuery, spec_tasks: Sequence[str]
+) -> pb2.Job:
+    """The latest job of the asked replica of the asked task (`spec_tasks`: the manifest's task
+    names, the first by default); NotStarted before it runs.
+
+    A task with `replicas: N` may be N tasks on Beaker, one per replica (as gantry's `logs
+    --replica` and its per-replica status show), or one task with N jobs. Either way a replica
+    is found by the rank on its job, never by a task's name or place in the list: the tasks of
+    a manifest task are the one of its name and those in the same replica group."""
     name = workload.experiment.name
     tasks = list(workload.experiment.tasks)
     if not tasks:
         raise NotStarted(f"{name} has no tasks yet")
-    matching = [t for t in tasks if query.task is None or t.name == query.task]
-    if not matching:
-        known = ", ".join(t.name for t in tasks)
-        raise Rejected(f"{name} has no task {query.task!r} (its tasks: {known})")
-    task = matching[0]
+    wanted = query.task or spec_tasks[0]
+    if wanted not in spec_tasks:
+        raise Rejected(f"{name} has no task {wanted!r} (its tasks: {', '.join(spec_tasks)})")
     org = client.resolved_org()
-    jobs = call(f"jobs of {name}", lambda: list(client.job.list(org=org, task=task)))  # newest
+
+    def jobs_of(task: pb2.Task) -> list[pb2.Job]:
+        return call(f"jobs of {name}", lambda: list(client.job.list(org=org, task=task)))
+
+    newest = {t.id: jobs_of(t) for t in tasks}
+    mine = tasks if len(spec_tasks) == 1 else _tasks_of(tasks, newest, wanted)
+    jobs = [j for t in mine for j in newest[t.id]]  # each task's newest first
     if not jobs:
-        raise NotStarted(f"{name} task {task.name}: no job has been scheduled yet (queued)")
-    size = max(1, int(jobs[0].system_details.replica_group_details.size))
+        raise NotStarted(f"{name} task {wanted}: no job has been scheduled yet (queued)")
+    size = max(max(1, int(j.system_details.replica_group_details.size)) for j in jobs)
     if not 0 <= query.replica < size:
         raise Rejected(
-            f"{name} task {task.name} has {size} replica(s): choose --replica 0 to {size - 1}"
+            f"{name} task {wanted} has {size} replica(s): choose --replica 0 to {size - 1}"
         )
     job = next((j for j in jobs if _rank(j) == query.replica), None)
-    where = f"{name} task {task.name} replica {query.replica}"
+    where = f"{name} task {wanted} replica {query.replica}"
     if job is None:
         raise NotStarted(f"{where}: no job has been scheduled yet (queued)")
     if not job.status.HasField("started"):
         status = pb2.WorkloadStatus.Name(job.status.status).removeprefix("STATUS_").lower()
         raise NotStarted(f"{where}: its job {job.id} has not started yet ({status})")
     return job
+
+
+def _tasks_of(
+    tasks: Sequence[pb2.Task], newest: Mapping[str, Sequence[pb2.Job]], wanted: str
+) -> list[pb2.Task]:
+    """The tasks running manifest task `wanted`: those of its name (or derived from it, as
+    `wanted-<suffix>`) and every task in the same replica group as one of them."""
+    named = [t for t in tasks if t.name == wanted or t.name.startswith(f"{wanted}-")]
+    groups = {_group(j) for t in named for j in newest[t.id][:1]} - {""}
+    return [t for t in tasks if t in named or any(_group(j) in groups for j in newest[t.id][:1])]
+
+
+def _group(job: pb2.Job) -> str:
+    return str(job.system_details.replica_group_details.id)
+
+
+def failing_job(client: Client, workload: pb2.Workload) -> pb2.Job | None:
+    """The job that failed the experiment: of every task's latest jobs (one task per replica,
+    or one task with a job per replica), the first to exit non-zero; else the first task's
+    latest job."""
+    org, latest = client.resolved_org(), []
+    for task in workload.experiment.tasks:
+        seen: set[int] = set()
+        for job in client.job.list(org=org, task=task):  # newest first: each rank's latest
+            if _rank(job) not in seen:
+                seen.add(_rank(job))
+                latest.append(job)
+    failed = [j for j in latest if j.status.HasField("exited") and j.status.exit_code != 0]
+    if failed:
+        return min(failed, key=lambda j: (j.status.exited.seconds, j.status.exited.nanos))
+    return latest[0] if latest else None
 
 
 def log_lines(client: Beaker, job: pb2.Job, query: LogQuery) -> Iterator[str]:
