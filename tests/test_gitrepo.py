@@ -10,6 +10,7 @@ import pytest
 from runner import ledger
 from runner.core.errors import GitError
 from runner.core.retry import RetryPolicy, retrying
+from runner.ledger import headers
 from runner.repo import gitrepo
 from runner.repo.gitrepo import push
 from tests.gitworld import World, commit_all, git, make_world, write
@@ -111,12 +112,12 @@ def test_a_rebuilt_ledger_keeps_our_group_and_notifications(world: World) -> Non
     webhook messages sent or in flight) must survive it, or the next run notifies twice."""
     ours, theirs = world.ci_checkout("ours"), world.clone("theirs")
     record(theirs, entry(1))
-    ledger.set_notified(theirs / LEDGER, "exact", {"e-theirs": "sent", "e-both": "sending"})
+    headers.set_notified(theirs / LEDGER, "exact", {"e-theirs": "sent", "e-both": "sending"})
     commit_all(theirs, "Their run's ledger [skip ci]")
     git(theirs, "push", "--quiet", "origin", "main")
     record(ours, entry(2))
-    ledger.set_group(ours / LEDGER, "exact", "https://beaker/gr/1")
-    ledger.set_notified(ours / LEDGER, "exact", {"e-ours": "sending", "e-both": "sent"})
+    headers.set_group(ours / LEDGER, "exact", "https://beaker/gr/1")
+    headers.set_notified(ours / LEDGER, "exact", {"e-ours": "sending", "e-both": "sent"})
     gitrepo.commit_ledgers(ours)
 
     push.publish(ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=lambda s: None))

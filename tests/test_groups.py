@@ -19,6 +19,7 @@ from runner.backends.beaker.groups import BATCH, POLICY
 from runner.cli import main
 from runner.core.model import Sweep
 from runner.core.retry import RetryPolicy
+from runner.ledger import headers
 from runner.manifest import load_manifest
 from runner.plan import catalog
 from tests.conftest import PROJECT
@@ -211,12 +212,12 @@ def test_ledger_keeps_the_group_url_through_later_writes(tmp_path: Path) -> None
     path = ledger.ledger_path(tmp_path, "demo")
     entry = ledger.Entry("k1", "demo-1", "u", "id1", "h", "2026-01-01T00:00:00Z", "c")
     ledger.record(path, "demo", [entry])
-    assert ledger.set_group(path, "demo", "https://beaker.example/gr/01")
-    assert not ledger.set_group(path, "demo", "https://beaker.example/gr/01")
+    assert headers.set_group(path, "demo", "https://beaker.example/gr/01")
+    assert not headers.set_group(path, "demo", "https://beaker.example/gr/01")
     later = ledger.Entry("k2", "demo-2", "u", "id2", "h", "2026-01-01T00:00:01Z", "c")
     assert ledger.record(path, "demo", [later]).group == "https://beaker.example/gr/01"
     assert ledger.read(path, "demo").group == "https://beaker.example/gr/01"
-    assert not ledger.set_group(ledger.ledger_path(tmp_path, "none"), "none", "u")
+    assert not headers.set_group(ledger.ledger_path(tmp_path, "none"), "none", "u")
 
 
 def test_the_manifest_reference_beaker_block_with_its_group_line_is_valid(

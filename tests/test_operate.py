@@ -774,3 +774,36 @@ def test_status_resolves_the_organization_once_however_many_points_failed(
     assert [p["exit_code"] for p in points] == [2] * len(names)
     assert fake_beaker.calls["ListJobs"] == len(names)
     assert fake_beaker.calls["ResolveOrganizationName"] <= baseline + 1  # not one per point
+
+
+def test_restart_points_runs_a_canceled_point_again_exactly_once(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A point canceled with `cancel` is left alone by --restart-failed; `--restart --points`
+    names it and runs it again, in place, once under a lost reply, and records it."""
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    chosen, other, *_ = _names(repo)
+    assert _run(repo, "cancel", "sweeps/exact.yaml", "--points", chosen, other, "--yes") == 0
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert fake_beaker.restarts(chosen) == 0  # canceled on purpose: left alone
+
+    fake_beaker.lose_reply("RestartExperimentTasks")
+    fake_beaker.reset_calls()
+    capsys.readouterr()
+    argv = ["submit", "--backend", "beaker", "--restart", "--points", chosen]
+    assert _run(repo, *argv) == 0
+    assert fake_beaker.restarts(chosen) == 1 and fake_beaker.calls["RestartExperimentTasks"] == 1
+    assert fake_beaker.restarts(other) == 0  # not named
+    assert len(fake_beaker.experiments()) == POINTS  # in place
+    entry = _entries(repo)[chosen]
+    assert entry.restarts == 1 and entry.canceled is None and entry.canceled_at is None
+    assert f"restarted exact/{chosen}: canceled -> queued (restarts: 1)" in capsys.readouterr().err
+
+    fake_beaker.set_job_status(chosen, "failed")  # it is a sweep point like any other again
+    assert _run(repo, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert fake_beaker.restarts(chosen) == 2
+
+    assert _run(repo, "submit", "--backend", "beaker", "--points", chosen) == 1  # not alone
+    assert "--restart and --points go together" in capsys.readouterr().err
+    assert _run(repo, "submit", "--backend", "beaker", "--restart", "--points", "nope") == 1
+    assert "no point is named 'nope'" in capsys.readouterr().err

@@ -71,6 +71,8 @@ class ApplyOptions:
     """The commit the manifests were read at, recorded in each new ledger entry."""
     dry_run: bool = False
     restart_failed: bool = False
+    restart_points: tuple[str, ...] = ()
+    """`--restart --points`: restart only these points, canceled ones included."""
     pins: Sequence[Pin] | None = None
     """Plan pins (`--reviewed`): only the `+` points they cover are submitted. None: no pinning."""
     concurrency: int = DEFAULT_CONCURRENCY
@@ -150,14 +152,16 @@ Step = Callable[[Run, Applied], Applied]
 
 
 def restart_failed_points(run: Run, applied: Applied) -> Applied:
-    """`--restart-failed`: restart failed points in place (in a dry run: say what it would)."""
-    if not run.options.restart_failed:
+    """`--restart-failed` (or `--restart --points`): restart failed points in place (in a dry
+    run: say what it would)."""
+    only = run.options.restart_points or None
+    if not (run.options.restart_failed or only):
         return applied
     if run.options.dry_run:
-        found = operate.restart_candidates(run.backend, applied.plans)
+        found = operate.restart_candidates(run.backend, applied.plans, only)
         return dataclasses.replace(applied, would_restart=tuple(found))
     cancels.reconcile_cancels(run.backend, applied.plans, run.options.root)  # left by a crash
-    done = operate.restart_failed(run.backend, applied.plans, run.options.root)
+    done = operate.restart_failed(run.backend, applied.plans, run.options.root, only=only)
     replan = run.options.replan
     plans = tuple(replan()) if replan is not None else applied.plans  # the restarts recorded
     return dataclasses.replace(applied, plans=plans, restarts=tuple(done))

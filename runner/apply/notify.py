@@ -30,6 +30,7 @@ from pathlib import Path
 from runner import ledger
 from runner.apply import guardrails
 from runner.backends import Backend, Capability, ExperimentState
+from runner.ledger import headers
 from runner.operate.results import SweepResults, best, collect
 from runner.plan import PlanStatus, SweepPlan
 from runner.plan.catalog import Catalog
@@ -125,7 +126,7 @@ def _mark(root: Path, events: Sequence[Event], state: str | None) -> None:
     for event in events:
         by_sweep.setdefault(event.sweep, {})[event.id] = state
     for sweep, updates in by_sweep.items():
-        ledger.set_notified(ledger.ledger_path(root, sweep), sweep, updates)
+        headers.set_notified(ledger.ledger_path(root, sweep), sweep, updates)
 
 
 @dataclass(frozen=True)

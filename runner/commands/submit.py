@@ -63,7 +63,7 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
         args, branch = apply_event(args)
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
-    offline = args.github_event or not (args.paths or args.restart_failed)
+    offline = args.github_event or not (args.paths or args.restart_failed or args.restart_points)
     if args.dry_run and args.backend == "auto" and offline:
         return _dry_run(cat, args.restart_failed)  # the plan needs no credentials: CI's has none
     manifests = [cat.root / s.path for s in cat.sweeps]
@@ -131,6 +131,7 @@ def _options(
         commit="uncommitted" if args.dry_run else gitrepo.head_commit(cat.root),
         dry_run=args.dry_run,
         restart_failed=args.restart_failed,
+        restart_points=args.restart_points,
         pins=_pins(Path(args.reviewed)) if args.reviewed is not None and shared else None,
         concurrency=args.concurrency,
         timeout=DEFAULT_TIMEOUT if args.timeout is None and shared else args.timeout,

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import dataclass, replace
 
 from runner.commands.common import BACKEND_CHOICES, add_paths, stderr
+from runner.core.errors import RunnerError
 
 DEFAULT_CONCURRENCY = 8
 """As `runner.submit.options`' (spelled again here: `--help` loads none of the submit path)."""
@@ -29,6 +30,8 @@ class SubmitArgs:
     push: bool = False
     github_event: bool = False
     restart_failed: bool = False
+    restart_points: tuple[str, ...] = ()
+    """`--restart --points NAME...`: restart these points (canceled ones included)."""
     max_unreachable: float = DEFAULT_MAX_UNREACHABLE
     summary_json: str | None = None
     reviewed: str | None = None
@@ -103,6 +106,19 @@ def _add_git_arguments(parser: argparse.ArgumentParser) -> None:
         " `cancel`)",
     )
     parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="with --points: restart those points' failed or canceled tasks in place, those"
+        " canceled with `cancel` too (at most max_restarts times, within max_running)",
+    )
+    parser.add_argument(
+        "--points",
+        nargs="+",
+        default=(),
+        metavar="NAME",
+        help="with --restart: the points to restart (experiment names or key prefixes)",
+    )
+    parser.add_argument(
         "--reviewed",
         metavar="FILE",
         help="submit only the points a reviewed plan showed (FILE: written by reviewed-plans);"
@@ -111,6 +127,8 @@ def _add_git_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def from_namespace(args: argparse.Namespace) -> SubmitArgs:
+    if bool(args.restart) != bool(args.points):
+        raise RunnerError("--restart and --points go together: `submit --restart --points NAME...`")
     return SubmitArgs(
         paths=tuple(args.paths),
         dry_run=args.dry_run,
@@ -122,6 +140,7 @@ def from_namespace(args: argparse.Namespace) -> SubmitArgs:
         push=args.push,
         github_event=args.github_event,
         restart_failed=args.restart_failed,
+        restart_points=tuple(args.points),
         max_unreachable=args.max_unreachable,
         summary_json=args.summary_json,
         reviewed=args.reviewed,

@@ -29,6 +29,7 @@ FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit
 OPTIONAL = ("restarts", "restarted_at", "canceled_at", "restarting", "canceling")
 """Written only when set, so entries that never had them keep their lines (and old ledgers parse)."""
 _LINE_JSON = json.JSONEncoder(ensure_ascii=False)
+INTENTS = ("restarting", "canceling")
 NOTIFY_SENDING, NOTIFY_SENT = "sending", "sent"
 """A notification's state in the header: recorded before the webhook call, and after it."""
 
@@ -62,6 +63,14 @@ class Entry:
     spec: str = ""
     """The canonical spec that was submitted, packed (`pack_spec`), so drift can say what changed;
     empty in entries written before hash version 2."""
+
+    @property
+    def canceled(self) -> str | None:
+        """When `cancel` canceled it, unless it was restarted since (`--restart --points`)."""
+        if self.canceled_at and self.restarted_at and self.restarted_at > self.canceled_at:
+            # `--restart --points` also clears canceled_at; this covers a stale copy merged in
+            return None
+        return self.canceled_at
 
     @classmethod
     def of(cls, point: Rendered, url: str, id: str, commit: str, at: str) -> Entry:
@@ -168,11 +177,15 @@ class LedgerStore:
         return record(self.path(sweep), sweep, entries)
 
     def set_group(self, sweep: str, url: str) -> bool:
-        return set_group(self.path(sweep), sweep, url)
+        from runner.ledger import headers
 
-    def set_intents(self, sweep: str, entries: Iterable[Entry]) -> None:
-        """Write these entries' `restarting` and `canceling` as they are (an empty one clears
-        it), under the lock, for entries the ledger records; nothing else changes."""
+        return headers.set_group(self.path(sweep), sweep, url)
+
+    def set_intents(
+        self, sweep: str, entries: Iterable[Entry], fields: tuple[str, ...] = INTENTS
+    ) -> None:
+        """Write these entries' `fields` (the intents, by default) as they are (an empty one
+        clears it), under the lock, for entries the ledger records; nothing else changes."""
         path, entries = self.path(sweep), list(entries)
         if not entries:
             return
@@ -181,9 +194,8 @@ class LedgerStore:
             changed = dict(current.entries)
             for entry in entries:
                 if (old := changed.get(entry.key)) is not None and old.id == entry.id:
-                    changed[entry.key] = dataclasses.replace(
-                        old, restarting=entry.restarting, canceling=entry.canceling
-                    )
+                    values = {name: getattr(entry, name) for name in fields}
+                    changed[entry.key] = dataclasses.replace(old, **values)
             if changed != current.entries:
                 write_atomic(path, render(dataclasses.replace(current, entries=changed)))
 
@@ -303,43 +315,3 @@ def _record(path: Path, sweep: str, new: list[Entry], last: _Written | None) -> 
         text, lines = _render(ledger, known)
         write_atomic(path, text)
     return _Written(text, ledger, lines)
-
-
-def set_group(path: Path, sweep: str, url: str) -> bool:
-    """Record the sweep's group URL in the ledger's header; True when the file changed."""
-    with locked(path.parent):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return False  # no experiment recorded yet: nothing to group
-        current = parse(text, str(path), sweep)
-        if current.group == url:
-            return False
-        write_atomic(path, render(Ledger(sweep, current.entries, url, current.notified)))
-    return True
-
-
-def set_notified(path: Path, sweep: str, updates: Mapping[str, str | None]) -> None:
-    """Record notification states in the ledger's header (None forgets one), under the lock."""
-    with locked(path.parent):
-        current = parse(path.read_text(encoding="utf-8"), str(path), sweep)
-        notified = {**current.notified, **{k: v for k, v in updates.items() if v is not None}}
-        for key in [k for k, v in updates.items() if v is None]:
-            notified.pop(key, None)
-        if notified != current.notified:
-            ledger = Ledger(sweep, current.entries, current.group, notified)
-            write_atomic(path, render(ledger))
-
-
-def keep_header(path: Path, sweep: str, ours: Ledger) -> None:
-    """Merge the header of `ours` into the ledger at `path` (a push race rebuilt it on another
-    runner's): a group URL it lacks, and every notification, 'sent' on either side winning."""
-    with locked(path.parent):
-        current = parse(path.read_text(encoding="utf-8"), str(path), sweep)
-        notified = dict(current.notified)
-        for event, state in ours.notified.items():
-            if notified.get(event) != NOTIFY_SENT:
-                notified[event] = state
-        group = current.group or ours.group
-        if (group, notified) != (current.group, current.notified):
-            write_atomic(path, render(Ledger(sweep, current.entries, group, notified)))

@@ -57,21 +57,27 @@ def _record(root: Path, kind: str, sweep: str, entry: ledger.Entry) -> None:
     ledger.LedgerStore(root, kind).record(sweep, [entry])
 
 
-def restart_candidates(backend: Backend, plans: Sequence[SweepPlan]) -> list[Candidate]:
+def restart_candidates(
+    backend: Backend, plans: Sequence[SweepPlan], only: Sequence[str] | None = None
+) -> list[Candidate]:
     """Every recorded point of the plans whose experiment failed or was canceled, with what
-    `--restart-failed` decides for it; nothing is changed (one listing per sweep)."""
+    `--restart-failed` decides for it; nothing is changed (one listing per sweep). `only`:
+    the points `--restart --points` names (canceled with `cancel` or not; each must exist)."""
+    named = {id(row) for ref in only or () for _, row in find_point(plans, ref)}
     found: list[Candidate] = []
     for plan in plans:
         if plan.sweep.draft and Capability.RUNS_DRAFTS not in backend.capabilities:
             continue
         submitted = (PlanStatus.SUBMITTED, PlanStatus.DRIFTED)
         rows = [r for r in plan.rows if r.status in submitted and r.entry]
+        if only is not None:
+            rows = [r for r in rows if id(r) in named]
         live = adoptable(backend, plan.sweep, [r.experiment for r in rows]) if rows else {}
         mine = [
-            _decide(plan, row, experiment)
+            _decide(plan, row, experiment, chosen=only is not None)
             for row in rows
             if (experiment := live.get(row.experiment)) is not None
-            and (experiment.state.restartable or _interrupted(row))
+            and (experiment.state.restartable or _interrupted(row) or only is not None)
         ]
         found += _within_cap(backend, plan, mine)
     return found
@@ -100,14 +106,16 @@ def restart_failed(
     plans: Sequence[SweepPlan],
     root: Path,
     now: Callable[[], str] = utc_now,
+    only: Sequence[str] | None = None,
 ) -> list[Restart]:
     """Restart every recorded point of the plans whose experiment failed or was canceled, in
-    place, at most `max_restarts` times each; points canceled with `cancel` are left alone."""
+    place, at most `max_restarts` times each; points canceled with `cancel` are left alone,
+    unless `only` names them (`--restart --points`)."""
     return [
         _restart_one(backend, c, root, now)
         if c.verdict == RestartVerdict.RESTARTED
         else c.outcome()
-        for c in restart_candidates(backend, plans)
+        for c in restart_candidates(backend, plans, only)
     ]
 
 
@@ -135,7 +143,9 @@ class Candidate:
         )
 
 
-def _decide(plan: SweepPlan, row: Row, found: Experiment) -> Candidate:
+def _decide(plan: SweepPlan, row: Row, found: Experiment, chosen: bool = False) -> Candidate:
+    """What a restart does to this point; `chosen`: named by `--restart --points`, so a point
+    canceled with `cancel` is restarted too."""
     entry, limit = row.entry, plan.sweep.limits.max_restarts
     assert entry is not None
     if found.key != row.key:
@@ -144,10 +154,11 @@ def _decide(plan: SweepPlan, row: Row, found: Experiment) -> Candidate:
     if entry.restarting:  # within max_restarts when it was sent: count it, or send it now
         detail = f"{found.state}; a restart was interrupted before its record"
         return Candidate(plan, row, found, RestartVerdict.RESTARTED, detail)
-    canceled = entry.canceled_at or (
-        entry.canceling if found.state == ExperimentState.CANCELED else None
-    )
-    if canceled:
+    if not found.state.restartable and not entry.restarting:
+        detail = f"{found.state}: only a failed or canceled experiment restarts"
+        return Candidate(plan, row, found, RestartVerdict.SKIPPED, detail)
+    canceled = _canceled_on_request(entry, found)
+    if canceled and not chosen:
         detail = f"canceled with `cancel` at {canceled}: left alone"
         return Candidate(plan, row, found, RestartVerdict.SKIPPED, detail)
     if limit is not None and entry.restarts >= limit:
@@ -181,13 +192,26 @@ def _restart_one(
         )
     count = entry.restarts + 1
     _record(root, backend.kind, sweep.name, _restarted(entry, count, now()))
+    if entry.canceled_at:  # a point canceled with `cancel`, named by `--restart --points`
+        store.set_intents(sweep.name, [dataclasses.replace(entry, canceled_at=None)], CANCEL)
     return candidate.outcome(
         RestartVerdict.RESTARTED, f"{candidate.found.state} -> {restarted.state}", count
     )
 
 
+CANCEL = ("canceled_at",)
+
+
 def _restarted(entry: ledger.Entry, count: int, at: str) -> ledger.Entry:
     return dataclasses.replace(entry, restarts=count, restarted_at=at, restarting="")
+
+
+def _canceled_on_request(entry: ledger.Entry, found: Experiment) -> str | None:
+    """When `cancel` canceled it (or was canceling it when stopped), unless it was restarted
+    since (`--restart --points` runs a canceled point again)."""
+    if entry.canceling and found.state == ExperimentState.CANCELED:
+        return entry.canceling
+    return entry.canceled
 
 
 def _interrupted(row: Row) -> bool:

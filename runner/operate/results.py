@@ -102,7 +102,7 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
                 dict(exp.metrics),
                 exp.url or row.entry.url,
                 row.entry.restarts,
-                row.entry.canceled_at,
+                row.entry.canceled,
             )
         )
     group = found.group

@@ -42,8 +42,8 @@ def note(row: Row) -> str:
     notes = [row.waiting] if row.waiting else []
     if row.entry is not None and row.entry.restarts:
         notes.append(f"restarted {row.entry.restarts}x (last {row.entry.restarted_at})")
-    if row.entry is not None and row.entry.canceled_at:
-        notes.append(f"canceled {row.entry.canceled_at}")
+    if row.entry is not None and row.entry.canceled:
+        notes.append(f"canceled {row.entry.canceled}")
     return "; ".join(notes)
 
 

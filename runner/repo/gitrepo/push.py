@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from runner import ledger
 from runner.core.errors import GitError
 from runner.core.retry import RetryPolicy, retrying
+from runner.ledger import headers
 from runner.repo.gitrepo import (
     Target,
     _git,
@@ -92,7 +93,7 @@ def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -
     top = Path(str(repo.working_tree_dir))
     for path, entries in zip(files, ours, strict=True):
         ledger.record(top / path, entries.sweep, entries.entries.values())
-        ledger.keep_header(top / path, entries.sweep, entries)  # the group, the notifications
+        headers.keep_header(top / path, entries.sweep, entries)  # the group, the notifications
     commit_ledgers(root)
 
 
