@@ -807,3 +807,20 @@ def test_restart_points_runs_a_canceled_point_again_exactly_once(
     assert "--restart and --points go together" in capsys.readouterr().err
     assert _run(repo, "submit", "--backend", "beaker", "--restart", "--points", "nope") == 1
     assert "no point is named 'nope'" in capsys.readouterr().err
+
+
+def test_a_multi_node_point_reports_the_metrics_of_rank_0_of_its_first_task(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Replicas as tasks, listed highest rank first: rank 2 also reported metrics. The point's
+    metrics are rank 0's, found by the rank on its job, not by the task listed first."""
+    write_manifest(tmp_path, MULTI, "multi.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    [name] = [row.name for row in catalog.load(tmp_path, []).plans()[0].rows]
+    fake_beaker.set_job_status(name, "succeeded")
+    fake_beaker.set_metrics(name, {"loss": 9.0}, "train", replica=2)
+    fake_beaker.set_metrics(name, {"loss": 0.5}, "train", replica=0)
+    capsys.readouterr()
+    assert _run(tmp_path, "status", "--backend", "beaker", "--format", "json") == 0
+    [point] = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    assert point["metrics"] == {"loss": 0.5}

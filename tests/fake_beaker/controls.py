@@ -224,11 +224,12 @@ class LifecycleControls:
     # Metrics and logs.
 
     def set_metrics(
-        self, experiment: str, metrics: dict[str, Any], task: str | None = None
+        self, experiment: str, metrics: dict[str, Any], task: str | None = None, replica: int = 0
     ) -> None:
-        """Replace a task's metrics (first task by default); ListGroupTaskMetrics reports them."""
+        """Replace the metrics of a task's replica (the first task's rank 0 by default), as
+        ListGroupTaskMetrics reports them."""
         record = self.experiment(experiment)
-        self._telemetry.set_metrics(self._task_id(record, task), metrics)
+        self._telemetry.set_metrics(self._task_id(record, task, replica), metrics)
 
     def _job_id(self, experiment: str, task: str | None, replica: int) -> str:
         record = self.experiment(experiment)

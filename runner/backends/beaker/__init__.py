@@ -276,7 +276,7 @@ class BeakerBackend:
                 if found is not None:
                     rows = self.groups.task_metrics(found)
                     task = str(sweep.tasks[0].get("name") or "main")
-                    metrics = metrics_by_experiment(rows, task)
+                    metrics = metrics_by_experiment(rows, task, self._rank_of)
                     url = self.groups.url(found)
                     group = Group(found.name, url, members=len({r.experiment_id for r in rows}))
             except (Rejected, Transient) as exc:
@@ -287,6 +287,13 @@ class BeakerBackend:
             for name, workload in workloads.items()
         }
         return Results(group, experiments, note, copies)
+
+    def _rank_of(self, task_id: str) -> int:
+        """The replica rank of a task's latest job (0 for a task without replicas)."""
+        job = self._call(
+            "job of a task", lambda: lifecycle.latest_job(self.client, pb2.Task(id=task_id))
+        )
+        return 0 if job is None else int(job.system_details.replica_group_details.rank)
 
     def _result(
         self, workload: pb2.Workload, metrics: Mapping[str, object], now: float

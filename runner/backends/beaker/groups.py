@@ -146,17 +146,24 @@ class SweepGroups:
 
 
 def metrics_by_experiment(
-    rows: Iterable[pb2.TaskMetrics], task: str
+    rows: Iterable[pb2.TaskMetrics], task: str, rank_of: Callable[[str], int] = lambda t: 0
 ) -> dict[str, dict[str, object]]:
-    """Each experiment's metrics (by id): those of its task called `task`, else its first task's."""
-    chosen: dict[str, tuple[bool, dict[str, object]]] = {}
+    """Each experiment's metrics (by id): those of manifest task `task` (the task of that name,
+    or its replicas' tasks, named `task-...`), else of its first task listed. Of several
+    replicas that reported metrics, rank 0's: `rank_of(task_id)` looks the rank up (a job
+    listing), only then."""
+    by_experiment: dict[str, list[pb2.TaskMetrics]] = {}
     for row in rows:
-        preferred = row.task_name == task
-        if row.experiment_id in chosen and not (preferred and not chosen[row.experiment_id][0]):
-            continue
-        values = {m.group_parameter.name: _value(m.value) for m in row.metrics}
-        chosen[row.experiment_id] = (preferred, values)
-    return {exp_id: values for exp_id, (_, values) in chosen.items()}
+        by_experiment.setdefault(row.experiment_id, []).append(row)
+    out = {}
+    for exp_id, found in by_experiment.items():
+        mine = [r for r in found if r.task_name == task] or [
+            r for r in found if r.task_name.startswith(f"{task}-")
+        ]
+        reported = [r for r in mine if r.metrics] or mine or found[:1]
+        row = reported[0] if len(reported) == 1 else min(reported, key=lambda r: rank_of(r.task_id))
+        out[exp_id] = {m.group_parameter.name: _value(m.value) for m in row.metrics}
+    return out
 
 
 def _value(value: object) -> object:
