@@ -41,6 +41,7 @@ from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED
 from runner.operate import Candidate, Restart, RestartVerdict, cancels, membership
 from runner.operate.membership import GroupOutcome
 from runner.plan import SweepPlan
+from runner.render.code import Code
 from runner.repo import review
 from runner.repo.review import Pin, Review
 from runner.submit import (
@@ -82,6 +83,8 @@ class ApplyOptions:
     """When the run started (time.monotonic)."""
     max_unreachable: float = DEFAULT_MAX_UNREACHABLE
     clock: Clock = field(default_factory=Clock)
+    code: Code | None = None
+    """`code:` sweeps: the commit their experiments check out (the one that submits them)."""
     replan: Callable[[], Sequence[SweepPlan]] | None = None
     """The plans read again from the ledgers, after restarts recorded in them."""
 
@@ -278,6 +281,7 @@ def _submit_options(options: ApplyOptions) -> Options:
         deadline=None if timeout is None else clock.now() - elapsed + timeout,
         clock=clock,
         max_unreachable=options.max_unreachable,
+        code=options.code,
     )
 
 

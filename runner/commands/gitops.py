@@ -11,6 +11,8 @@ from runner.commands.common import stderr
 from runner.core.errors import RunnerError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
+    from runner.plan.catalog import Catalog
+    from runner.render.code import Code
     from runner.repo.gitrepo import Target
 
 
@@ -54,3 +56,23 @@ def commit_back(root: Path, target: Target | None) -> None:
     for line in lines:
         stderr(line)
     github.append_summary("\n" + "\n\n".join(lines) + "\n")
+
+
+def code_for(cat: Catalog, shared: bool, dry_run: bool) -> Code | None:
+    """The commit `code:` sweeps run, checked: on Beaker the tree must be clean and the commit
+    pushed (the experiments fetch it); locally HEAD is cloned as it is committed. None when no
+    sweep has `code:` (or in a dry run, which creates nothing)."""
+    import os
+
+    from runner.render.code import Code, uses_code
+    from runner.repo import gitrepo
+
+    if dry_run or not any(uses_code(s) for s in cat.sweeps):
+        return None
+    if shared:
+        repo, commit = gitrepo.code_commit(cat.root, os.environ.get("GITHUB_REPOSITORY", ""))
+        return Code(commit, repo)
+    commit = gitrepo.head_commit(cat.root)
+    if commit == "uncommitted":
+        raise RunnerError("code: runs the sweep's repository at a commit: commit it first")
+    return Code(commit)

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.commands.common import Subparsers, load_catalog, raise_if_problems, stderr
-from runner.commands.gitops import check_commit, commit_back
+from runner.commands.gitops import check_commit, code_for, commit_back
 from runner.commands.submit_args import (
     DEFAULT_TIMEOUT,
+    DRY_RESTART,
     SubmitArgs,
     add_arguments,
     apply_event,
@@ -126,6 +127,7 @@ def _options(
             " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
         )
     shared = Capability.SHARED in backend.capabilities
+    code = code_for(cat, shared, args.dry_run)  # `code:` sweeps: refused if not pushed
     return ApplyOptions(
         root=cat.root,
         commit="uncommitted" if args.dry_run else gitrepo.head_commit(cat.root),
@@ -139,6 +141,7 @@ def _options(
         max_unreachable=args.max_unreachable,
         clock=clock or Clock(),
         replan=lambda: unfinished(backend, cat.plans(kind=backend.kind)),
+        code=code,
     )
 
 
@@ -190,10 +193,7 @@ def _dry_run(cat: Catalog, restart_failed: bool = False) -> int:
     from runner.report import plan as report
 
     if restart_failed:
-        stderr(
-            "--restart-failed: which points failed is not checked in this dry run without"
-            " credentials; `submit --restart-failed --dry-run --backend beaker` lists them"
-        )
+        stderr(DRY_RESTART)
     plans = cat.plans()
     print(report.table(plans), file=sys.stderr)
     github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))

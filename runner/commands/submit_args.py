@@ -38,6 +38,12 @@ class SubmitArgs:
     """A file of plan pins (`reviewed-plans`): submit only the points they cover."""
 
 
+DRY_RESTART = (
+    "--restart-failed: which points failed is not checked in this dry run without credentials;"
+    " `submit --restart-failed --dry-run --backend beaker` lists them"
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_paths(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the plan and stop")

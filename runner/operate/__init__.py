@@ -30,6 +30,7 @@ from runner.core.errors import RunnerError
 from runner.core.files import utc_now
 from runner.core.values import StrEnum
 from runner.plan import PlanStatus, Row, SweepPlan, capped
+from runner.render.code import Code, at_commit, uses_code
 
 
 class RestartVerdict(StrEnum):
@@ -179,9 +180,12 @@ def _restart_one(
     def intent(token: str) -> None:  # write-ahead: recorded before the request is sent
         store.set_intents(sweep.name, [dataclasses.replace(entry, restarting=token)])
 
+    point = row.rendered
+    if uses_code(sweep):  # the commit it ran (a local restart runs the point's spec again)
+        point = at_commit(point, Code(entry.commit))
     try:
         restarted = backend.restart(
-            sweep, row.rendered, candidate.found, since=entry.restarting, intent=intent
+            sweep, point, candidate.found, since=entry.restarting, intent=intent
         )
     except (Transient, Rejected) as exc:
         return candidate.outcome(RestartVerdict.FAILED, str(exc))  # the intent stays: checked next

@@ -16,6 +16,7 @@ from pathlib import Path
 from runner.backends import Backend, ExperimentState, Group, Results
 from runner.core.values import Value
 from runner.plan import PlanStatus, SweepPlan
+from runner.render.code import uses_code
 
 NOT_SUBMITTED = "not submitted"
 MISSING = "missing"
@@ -38,12 +39,15 @@ class PointResult:
     """Restarts `submit --restart-failed` made (from the ledger)."""
     canceled_at: str | None = None
     """Set when `cancel` canceled it."""
+    code: str = ""
+    """`code:` sweeps: the commit the point runs (the ledger's)."""
 
     @property
     def state_text(self) -> str:
         """The state, with what was done to the experiment on request."""
         extra = [f"restarted {self.restarts}x"] if self.restarts else []
         extra += ["canceled on request"] if self.canceled_at else []
+        extra += [f"code {self.code[:12]}"] if self.code else []
         return self.state + (f" ({', '.join(extra)})" if extra else "")
 
     def number(self, metric: str) -> float | None:
@@ -103,6 +107,7 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
                 exp.url or row.entry.url,
                 row.entry.restarts,
                 row.entry.canceled,
+                row.entry.commit if uses_code(plan.sweep) else "",
             )
         )
     group = found.group

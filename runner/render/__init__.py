@@ -174,11 +174,17 @@ class Renderer:
             "image": {k: slot(v, (*path, "image", k)) for k, v in task["image"].items()},
             "command": self._argv(task, path, "command"),
             "arguments": self._argv(task, path, "arguments"),
-            "env": [(k, slot(v, (*path, "env", k))) for k, v in task.get("env", {}).items()],
+            "env": [(k, slot(v, (*path, "env", k))) for k, v in task.get("env", {}).items()]
+            + self._code_env(task.get("code"), path),
             "secrets": list(task.get("secrets", {}).items())
             + (
                 [("BEAKER_TOKEN", task["beaker_token_secret"])]
                 if "beaker_token_secret" in task
+                else []
+            )
+            + (
+                [("SWEEP_CODE_TOKEN", task["code"]["secret"])]
+                if "secret" in task.get("code", {})
                 else []
             ),
             "mounts": [
@@ -192,6 +198,19 @@ class Renderer:
             "single_host_networking": task.get("multinode", {}).get("host_networking", False),
         }
 
+    def _code_env(self, code: Mapping[str, Any] | None, path: Path) -> list[tuple[str, Slot]]:
+        """`code:`'s own variables (fixed, so hashed): where the checkout goes, and the
+        repository when the manifest names it (else it is set at submit time)."""
+        if code is None:
+            return []
+        out = [("SWEEP_CODE_DIR", Slot(template.Template((argv.CODE_DIR,)), (*path, "code")))]
+        if "repo" in code:
+            url = argv.code_repo(code["repo"])
+            out.append(
+                ("SWEEP_CODE_REPO", Slot(template.Template((url,)), (*path, "code", "repo")))
+            )
+        return out
+
     def _argv(self, task: Mapping[str, Any], path: Path, field: str) -> list[Slot]:
         """Compiled command or arguments, after the `$VAR` rule; a launcher prefixes its line."""
         command, arguments = list(task["command"]), list(task.get("arguments", []))
@@ -204,9 +223,13 @@ class Renderer:
                 flag = argv.launcher_flag(launcher, str(raw))
                 if flag:
                     self._problem((*path, field, i), flag)
+        code = task.get("code")
+        if code is not None and field == "command":
+            prefix = argv.code_prefix(tuple(code.get("setup", ())))
+            slots = [Slot(template.Template((t,)), (*path, "code")) for t in prefix]
         if launcher and field == "command":
             prefix = argv.launch_prefix(launcher, tuple(task.get("setup", ())))
-            slots = [Slot(template.Template((t,)), (*path, "launcher")) for t in prefix]
+            slots += [Slot(template.Template((t,)), (*path, "launcher")) for t in prefix]
         for i, raw in enumerate(command if field == "command" else arguments):
             item_path = (*path, field, i)
             problem = argv.variable_problem(str(raw), in_script=offset + i == script)

@@ -94,6 +94,40 @@ def launch_prefix(launcher: str, setup: tuple[str, ...] = ()) -> list[str]:
     return ["bash", "-c", script, launcher]
 
 
+CODE_DIR = "/sweep-code"
+CODE_MARK = "sweep-code"
+"""argv[0] of the `code:` line's script ($0), which finds the task's own argv after it."""
+_CODE = (
+    'set -e; dir="${SWEEP_CODE_DIR:-/sweep-code}"; '
+    'if [ ! -e "$dir/.git" ]; then '
+    'command -v git >/dev/null 2>&1 || { echo "code: git is not in this image: add it to the'
+    ' image, or run without code:" >&2; exit 127; }; '
+    'if [ -n "${SWEEP_CODE_SOURCE:-}" ]; then '
+    'git clone -q --shared --no-checkout "$SWEEP_CODE_SOURCE" "$dir"; '
+    'else url="$SWEEP_CODE_REPO"; '
+    '[ -z "${SWEEP_CODE_TOKEN:-}" ] || url="https://x-access-token:${SWEEP_CODE_TOKEN}@${url#https://}"; '
+    'git init -q "$dir"; git -C "$dir" fetch -q --depth 1 "$url" "$SWEEP_CODE_COMMIT"; fi; '
+    'git -C "$dir" -c advice.detachedHead=false checkout -q "$SWEEP_CODE_COMMIT"; fi; '
+    'cd "$dir"; '
+)
+"""`code:`: check out the commit (once per container), then run the task's argv ("$@") in it.
+SWEEP_CODE_COMMIT and (unless the manifest names it) SWEEP_CODE_REPO are set at submit time;
+locally SWEEP_CODE_SOURCE names this repository, cloned without a network."""
+
+
+def code_prefix(setup: Sequence[str] = ()) -> list[str]:
+    """The argv `code:` puts before the task's own (and its launcher's): `bash -c SCRIPT`."""
+    steps = "".join(f"{step}; " for step in setup)
+    return ["bash", "-c", _CODE + steps + 'exec "$@"', CODE_MARK]
+
+
+def code_repo(repo: str) -> str:
+    """A clone URL: owner/name is a GitHub repository."""
+    if re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+        return f"https://github.com/{repo}.git"
+    return repo
+
+
 def script_index(argv: Sequence[object]) -> int | None:
     """Position of the script in `bash -c SCRIPT ...`, or None when argv is not such a line."""
     if not argv or str(argv[0]) not in SHELLS:

@@ -92,11 +92,21 @@ def table(plans: Sequence[SweepPlan], planned: bool = True) -> str:
         details = (
             "\n".join(["", "Drift (what changed since submission):", *drifted]) if drifted else ""
         )
-        group = group_line(plan) if planned else ""
+        extra = [line for line in (group_line(plan), code_line(plan)) if line] if planned else []
         blocks.append(
-            f"{title}\n{body}{details}\n{_summary(plan, planned)}" + (f"\n{group}" if group else "")
+            f"{title}\n{body}{details}\n{_summary(plan, planned)}"
+            + "".join(f"\n{line}" for line in extra)
         )
     return "\n\n".join(blocks)
+
+
+def code_line(plan: SweepPlan) -> str:
+    """`code:` sweeps: what their new points run; empty for the others."""
+    repos = {task["code"].get("repo", "") for task in plan.sweep.tasks if "code" in task}
+    if not repos:
+        return ""
+    where = ", ".join(sorted(r or "this repository" for r in repos))
+    return f"code: {where} at the commit that submits (each point's is in the ledger)"
 
 
 def group_line(plan: SweepPlan, link: bool = False) -> str:
@@ -133,9 +143,9 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan", planned: b
     for plan in plans:
         summary = _summary(plan, planned)
         parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", summary, ""]
-        group = group_line(plan, link=True) if planned else ""
-        if group:
-            parts += [group, ""]
+        for line in (group_line(plan, link=True), code_line(plan)) if planned else ():
+            if line:
+                parts += [line, ""]
         rows = [r for r in plan.rows if r.status != PlanStatus.SUBMITTED] + [
             r for r in plan.rows if r.status == PlanStatus.SUBMITTED
         ]

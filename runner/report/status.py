@@ -106,6 +106,7 @@ def point_json(p: PointResult) -> dict[str, object]:
         "state": p.state,
         "restarts": p.restarts,
         "canceled_at": p.canceled_at,
+        "commit": p.code or None,
         "exit_code": p.exit_code,
         "seconds": p.seconds,
         "params": dict(p.params),

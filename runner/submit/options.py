@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from runner.core.retry import RetryPolicy
+from runner.render.code import Code
 
 T = TypeVar("T")
 
@@ -51,5 +52,7 @@ class Options:
     """Stop early once the backend has been unreachable this long (seconds)."""
     grace: float = 15.0
     """At the deadline or an early stop: how long creates in flight may still finish."""
+    code: Code | None = None
+    """`code:` sweeps: the commit (and repository) their experiments check out."""
     signal_grace: float = 2.0
     """After SIGINT/SIGTERM: the same, short (GitHub Actions sends SIGKILL 2.5 s after SIGTERM)."""

@@ -9,6 +9,7 @@ from runner.backends import Backend, Experiment, NameTaken, Rejected, Transient
 from runner.core import retry
 from runner.core.model import Rendered, Sweep
 from runner.core.retry import OnRetry, RetryPolicy
+from runner.render.code import Code, at_commit, uses_code
 from runner.submit.outcome import Outcome, OutcomeStatus
 
 
@@ -34,8 +35,11 @@ class PointSubmitter:
         remaining: Callable[[], float | None],
         on_retry: OnRetry,
         stopping: Callable[[], bool],
+        code: Code | None = None,
     ) -> None:
         self.backend = backend
+        self.code = code
+        """`code:` sweeps' commit, added to what is created (never to the point's key)."""
         self.policy = policy
         self.remaining = remaining
         """Seconds the run has left (0 once it is stopping); None without a deadline."""
@@ -57,7 +61,8 @@ class PointSubmitter:
                 if found is not None:
                     return adopt(point, found), OutcomeStatus.ADOPTED
             try:
-                return self.backend.create(sweep, point), OutcomeStatus.CREATED
+                sent = at_commit(point, self.code) if self.code and uses_code(sweep) else point
+                return self.backend.create(sweep, sent), OutcomeStatus.CREATED
             except NameTaken:
                 found = self._find(sweep, point.name)
                 if found is None:

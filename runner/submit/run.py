@@ -65,7 +65,12 @@ class Submitter:
         if isinstance(backend, RunsInCreate):
             backend.on_start = self._run_started
         self.points = PointSubmitter(
-            backend, self.policy, self._remaining, self._retrying, self._stopping.is_set
+            backend,
+            self.policy,
+            self._remaining,
+            self._retrying,
+            self._stopping.is_set,
+            options.code,
         )
 
     # -- what is submitted, and stopping from outside -----------------------------------------

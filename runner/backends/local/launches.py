@@ -15,6 +15,7 @@ from runner.backends.local.machine import ReplicaPlan
 from runner.backends.local.rundir import RunDir
 from runner.backends.local.supervisor import Launch
 from runner.core.model import Rendered
+from runner.render.argv import CODE_MARK
 
 LOOPBACK = "127.0.0.1"
 PYTHONS = ("python", "python3")
@@ -33,13 +34,16 @@ def replica_plans(point: Rendered, run: RunDir, root: Path, say: Say) -> list[Re
     for task in tasks:
         argv = [str(a) for a in (*task["command"], *task.get("arguments", ()))]
         argv[0] = program(root, point.name, argv[0])
+        if CODE_MARK in argv[:4] and argv.index(CODE_MARK) + 1 < len(argv):
+            after = argv.index(CODE_MARK) + 1  # `code:`: the task's own argv follows the mark
+            argv[after] = sys.executable if argv[after] in PYTHONS else argv[after]
         env = {**os.environ, "PYTHONUNBUFFERED": os.environ.get("PYTHONUNBUFFERED", "1")}
         missing = []
         for var in task.get("envVars", ()):
             if "value" in var:
                 env[var["name"]] = var["value"]
-            elif var["name"] not in os.environ:
-                missing.append(var["name"])
+            elif var["name"] not in os.environ and var["name"] != "SWEEP_CODE_TOKEN":
+                missing.append(var["name"])  # (the code's token: locally the checkout is cloned)
         if missing:
             names = ", ".join(missing)
             say(
@@ -57,6 +61,9 @@ def replica_plans(point: Rendered, run: RunDir, root: Path, say: Say) -> list[Re
                 "BEAKER_EXPERIMENT_ID": point.name,
                 "RESULTS_DIR": str(run.results),
             }
+            if "SWEEP_CODE_DIR" in env:  # `code:`: each replica clones this checkout's commit
+                contract["SWEEP_CODE_SOURCE"] = str(root)
+                contract["SWEEP_CODE_DIR"] = str(run.path / f"code-{task['name']}-{rank}")
             log = f"replica-{rank}.log" if len(tasks) == 1 else f"{task['name']}-replica-{rank}.log"
             launch = Launch(
                 task["name"],

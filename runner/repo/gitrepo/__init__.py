@@ -141,6 +141,37 @@ def ensure_committed(root: Path, manifests: Iterable[Path]) -> None:
         )
 
 
+def code_commit(root: Path, repository: str = "") -> tuple[str, str]:
+    """For `code:` on Beaker: the clone URL and the commit the experiments check out (HEAD).
+    Refused, as gantry does, when tracked files differ from it (they would not be in the run)
+    or when no remote branch has it (the experiments could not fetch it). `repository`:
+    GITHUB_REPOSITORY in Actions; else the origin remote's URL, an SSH one as https."""
+    repo = _open(root)
+    commit = _git(repo, "rev-parse", "HEAD")
+    dirty = [
+        line[3:]
+        for line in _git(repo, "status", "--porcelain", "--untracked-files=no").splitlines()
+    ]
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (", ..." if len(dirty) > 5 else "")
+        raise GitError(
+            f"code: tracked files differ from the commit {commit[:12]} ({shown}); the experiments"
+            " would run the commit without them: commit and push first"
+        )
+    if not _git(repo, "branch", "--remotes", "--contains", commit).strip():
+        raise GitError(
+            f"code: commit {commit[:12]} is on no remote branch, so the experiments could not"
+            " fetch it: push it first"
+        )
+    if repository:
+        return f"https://github.com/{repository}.git", commit
+    url = _git(repo, "remote", "get-url", "origin").strip()
+    if url.startswith("git@") and ":" in url:  # git@github.com:owner/name.git
+        host, path = url[len("git@") :].split(":", 1)
+        url = f"https://{host}/{path}"
+    return url, commit
+
+
 def resolve_target(root: Path, branch: str | None = None) -> Target:
     """The branch to push to (given, or the one checked out) and its remote (upstream or origin)."""
     repo = _open(root)
