@@ -29,6 +29,8 @@ LOCK_FORMAT = 1
 DEFAULT_DIGITS = 4
 DEFAULT_SEED = 0
 KINDS = ("uniform", "log_uniform", "int", "log_int", "choice")
+ADAPTIVE = ("tpe",)
+"""Methods whose points `propose` adds round by round, from the results so far."""
 
 KeyPath = tuple[str | int, ...]
 
@@ -77,6 +79,16 @@ class Sample:
     params: tuple[Distribution, ...]
     declared: tuple[str, ...] = ()
     """Every name the section claimed, those with a bad distribution too (no cascade)."""
+    batch: int = 0
+    """Adaptive methods: points per round."""
+    metric: str = ""
+    goal: str = "minimize"
+    proceed: float = 1.0
+    """Adaptive methods: the fraction of a round finished before the next is proposed."""
+
+    @property
+    def adaptive(self) -> bool:
+        return self.method in ADAPTIVE
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -117,6 +129,14 @@ def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
             add((*path, kind), problem, False)
             continue
         params.append(Distribution(name, kind, tuple(checked(b) for b in bounds)))
+    if raw["method"] in ADAPTIVE:
+        for needed in ("batch", "metric"):
+            if needed not in raw:
+                add(
+                    base,
+                    f"method {raw['method']} needs `{needed}` (points per round; the metric to optimise)",
+                    True,
+                )
     return Sample(
         method=raw["method"],
         n=int(raw["n"]),
@@ -124,6 +144,10 @@ def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
         digits=int(raw.get("digits", DEFAULT_DIGITS)),
         params=tuple(params),
         declared=tuple(declared),
+        batch=int(raw.get("batch", 0)),
+        metric=str(raw.get("metric", "")),
+        goal=str(raw.get("goal", "minimize")),
+        proceed=float(raw.get("proceed", 1.0)),
     )
 
 
@@ -160,9 +184,15 @@ def lock_path(manifest: Path) -> Path:
     return manifest.with_name(manifest.name.rsplit(".", 1)[0] + LOCK_SUFFIX)
 
 
-def lock_text(sample: Sample, rows: Sequence[Sequence[Value]], command: str) -> str:
-    """The lock's bytes: deterministic, one point a line, a header that says how to remake it."""
-    body = {
+def lock_text(
+    sample: Sample,
+    rows: Sequence[Sequence[Value]],
+    command: str,
+    rounds: Sequence[int] | None = None,
+) -> str:
+    """The lock's bytes: deterministic, one point a line, a header that says how to remake it.
+    `rounds`: an adaptive search's round of each point (0 first)."""
+    body: dict[str, Any] = {
         "format": LOCK_FORMAT,
         "sample": sample.digest,
         "method": sample.method,
@@ -170,13 +200,17 @@ def lock_text(sample: Sample, rows: Sequence[Sequence[Value]], command: str) -> 
         "params": list(sample.names),
         "points": [list(r) for r in rows],
     }
+    if rounds is not None:
+        body["rounds"] = list(rounds)
     points = ",\n".join("    " + json.dumps(list(r), ensure_ascii=False) for r in rows)
     head = {
         "//": f"Written by `{command}`: the points of params.sample. Do not edit: change the"
         " sample section and run that command again.",
-        **{k: v for k, v in body.items() if k != "points"},
+        **{k: v for k, v in body.items() if k not in ("points", "rounds")},
         "digest": _digest(body),
     }
+    if rounds is not None:
+        head["rounds"] = list(rounds)
     lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
     return "{\n" + "\n".join(lines) + '\n  "points": [\n' + points + "\n  ]\n}\n"
 
@@ -191,6 +225,8 @@ class Locked:
 
     sample: str
     rows: tuple[tuple[Value, ...], ...]
+    rounds: tuple[int, ...] = ()
+    """An adaptive search's round of each point; empty otherwise (all round 0)."""
 
 
 def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
@@ -199,6 +235,8 @@ def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         body = {k: data[k] for k in ("format", "sample", "method", "seed", "params", "points")}
+        if "rounds" in data:
+            body["rounds"] = data["rounds"]
         if data.get("digest") != _digest(body) or body["format"] != LOCK_FORMAT:
             return None
         if list(body["params"]) != list(names):
@@ -208,22 +246,30 @@ def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
         return None
     if any(len(r) != len(names) for r in rows):
         return None
-    return Locked(str(body["sample"]), rows)
+    rounds = tuple(int(k) for k in body.get("rounds", ()))
+    if rounds and len(rounds) != len(rows):
+        return None
+    return Locked(str(body["sample"]), rows, rounds)
 
 
 def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Value, ...], ...] | None:
-    """The sample's points, when the lock belongs to it and holds exactly n of them."""
-    if lock is None or lock.sample != sample.digest or len(lock.rows) != sample.n:
+    """The sample's points, when the lock belongs to it and holds exactly n of them (an
+    adaptive search: the rounds proposed so far, at most n)."""
+    if lock is None or lock.sample != sample.digest:
+        return None
+    if len(lock.rows) != sample.n and not (sample.adaptive and 0 < len(lock.rows) <= sample.n):
         return None
     return lock.rows
 
 
 def stale_problem(doc: Document, shown: str) -> Problem:
+    method = ((doc.data.get("params") or {}).get("sample") or {}).get("method")
+    command = "propose" if method in ADAPTIVE else "lock"
     return Problem.at(
         doc.marks,
         doc.source,
         ("params", "sample"),
-        f"the lock is out of date: run python -m runner lock {shown}",
+        f"the lock is out of date: run python -m runner {command} {shown}",
         key=True,
     )
 

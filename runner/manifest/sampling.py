@@ -78,6 +78,11 @@ def lock_manifest(path: Path, shown: str) -> tuple[str, ...]:
     target = lock_path(path)
     if sample is None:
         return (f"{shown}: no params.sample: nothing to lock",)
+    if sample.adaptive:
+        return (
+            f"{shown}: method {sample.method} proposes its points round by round from the results:"
+            f" run python -m runner propose {shown}",
+        )
     before = read_lock(target, sample.names)
     same = before is not None and before.sample == sample.digest
     kept = before.rows if before is not None and same else ()

@@ -12,7 +12,16 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tests.benchmarks import expansion, migration, planning, search, startup, status, submission
+from tests.benchmarks import (
+    adaptive,
+    expansion,
+    migration,
+    planning,
+    search,
+    startup,
+    status,
+    submission,
+)
 from tests.benchmarks.common import PROJECT, Config, Row, table
 
 GROUPS: dict[str, Callable[[Config], list[Row]]] = {
@@ -23,6 +32,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "status": status.run,
     "migration": migration.run,
     "search": search.run,
+    "adaptive": adaptive.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 

@@ -1,0 +1,114 @@
+"""Adaptive search: the next round of points, from Optuna's ask-and-tell interface (the one
+optuna user; the optional `[adaptive]` extra, never imported on the submit path).
+
+The study lives in memory only, rebuilt on each call from the lock (every point so far, in order)
+and each point's result: a finished point with its metric is a complete trial, a failed one (or
+one without the metric) a failed trial, one queued or running a running trial, which TPE's
+`constant_liar` counts so a batch spreads out instead of piling onto one spot. The sampler's
+seed is the sample's seed plus the round, so the same lock, results and seed always propose the
+same points, byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum, auto
+from typing import Any
+
+from runner.core.errors import RunnerError
+from runner.core.values import Value, canonical_json, identity
+from runner.manifest.sample import Distribution, Sample
+
+ATTEMPTS = 50
+"""Asks per new point before giving up on finding one not proposed yet (after rounding)."""
+
+
+class MissingExtra(RunnerError):
+    """Optuna, the optional `[adaptive]` extra, is not installed."""
+
+
+class Result(Enum):
+    """How a point so far ended, as Optuna's trial states: complete, failed, still running."""
+
+    DONE = auto()
+    FAILED = auto()
+    PENDING = auto()
+
+
+@dataclass(frozen=True)
+class Told:
+    """What a point so far says: its values, and how it ended (with its metric, when done)."""
+
+    row: tuple[Value, ...]
+    result: Result
+    value: float | None = None
+
+
+def _optuna() -> Any:
+    try:
+        import optuna
+    except ImportError:
+        raise MissingExtra(
+            "adaptive search needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
+        ) from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def _distribution(optuna: Any, d: Distribution) -> Any:
+    dists = optuna.distributions
+    if d.kind == "choice":
+        return dists.CategoricalDistribution(list(d.bounds))
+    low, high = d.bounds
+    if d.kind in ("int", "log_int"):
+        return dists.IntDistribution(int(low), int(high), log=d.kind == "log_int")
+    return dists.FloatDistribution(float(low), float(high), log=d.kind == "log_uniform")
+
+
+def _round(d: Distribution, value: Any, digits: int) -> Value:
+    if d.kind == "choice":
+        return value  # type: ignore[no-any-return]
+    if d.kind in ("int", "log_int"):
+        return int(value)
+    low, high = float(d.bounds[0]), float(d.bounds[1])
+    return min(max(float(f"{float(value):.{digits}g}"), low), high)
+
+
+def propose(
+    sample: Sample, told: Sequence[Told], count: int, round_: int
+) -> list[tuple[Value, ...]]:
+    """`count` new points (fewer when the space has no more after rounding), never one told."""
+    optuna = _optuna()
+    direction = "maximize" if sample.goal == "maximize" else "minimize"
+    sampler = optuna.samplers.TPESampler(seed=sample.seed + round_, constant_liar=True)
+    study = optuna.create_study(direction=direction, sampler=sampler)
+    space = {d.name: _distribution(optuna, d) for d in sample.params}
+    states = optuna.trial.TrialState
+    for point in told:
+        params = dict(zip(sample.names, point.row, strict=True))
+        if point.result == Result.DONE and point.value is not None and math.isfinite(point.value):
+            trial = optuna.trial.create_trial(params=params, distributions=space, value=point.value)
+        elif point.result == Result.PENDING:
+            trial = optuna.trial.create_trial(
+                params=params, distributions=space, state=states.RUNNING
+            )
+        else:
+            trial = optuna.trial.create_trial(params=params, distributions=space, state=states.FAIL)
+        study.add_trial(trial)
+    seen = {_ident(p.row) for p in told}
+    new: list[tuple[Value, ...]] = []
+    for _ in range(count * ATTEMPTS):
+        if len(new) == count:
+            break
+        asked = study.ask(space)  # stays running: the next asks lie about it (constant_liar)
+        row = tuple(_round(d, asked.params[d.name], sample.digits) for d in sample.params)
+        if _ident(row) not in seen:
+            seen.add(_ident(row))
+            new.append(row)
+    return new
+
+
+def _ident(row: Sequence[Value]) -> str:
+    return canonical_json([identity(v) for v in row])

@@ -1,0 +1,139 @@
+"""Adaptive search (`params.sample.method: tpe`): `propose` appends rounds to the lock from the
+results so far, deterministically, within bounds, never repeating a point, one round at a time,
+and stops at n, at stop_when and at max_failures. Run on the local backend, as a user would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner.cli import main
+from runner.manifest.adaptive import Result, Told, propose
+from runner.manifest.sample import Distribution, Sample
+from tests.conftest import PROJECT
+from tests.helpers import write_manifest
+
+BRANIN = """\
+version: 1
+name: branin
+draft: true
+beaker:
+  workspace: ai2/sweep-quickstart
+  clusters: [ai2/jupiter]
+tasks:
+  - name: objective
+    image: {docker: python:3.12-slim}
+    command: [python, -m, runner.examples.objectives, branin]
+    arguments: [--x1, "{x1}", --x2, "{x2}"]
+params:
+  sample:
+    method: tpe
+    n: 12
+    batch: 4
+    metric: value
+    seed: 0
+    space:
+      x1: {uniform: [-5, 10]}
+      x2: {uniform: [0, 15]}
+"""
+LOCK = "sweeps/branin.lock.json"
+
+
+def _run(root: Path, *args: str) -> int:
+    return main(["-C", str(root), *args])
+
+
+def _lock(root: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((root / LOCK).read_text(encoding="utf-8"))
+    return data
+
+
+def test_the_same_lock_and_results_propose_the_same_bytes_in_two_processes(tmp_path: Path) -> None:
+    texts = []
+    for copy in ("a", "b"):
+        root = tmp_path / copy
+        write_manifest(root, BRANIN, "branin.yaml")
+        argv = [sys.executable, "-m", "runner", "-C", str(root), "propose", "--backend", "local"]
+        done = subprocess.run(argv, cwd=PROJECT, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        assert "round 0: proposed 4 point(s), 4 of n=12" in done.stderr
+        texts.append((root / LOCK).read_bytes())
+    assert texts[0] == texts[1]
+
+
+def test_points_stay_in_bounds_never_repeat_and_spread_around_pending_ones() -> None:
+    space = (
+        Distribution("lr", "log_uniform", (1e-4, 1e-1)),
+        Distribution("layers", "int", (2, 4)),
+        Distribution("act", "choice", ("relu", "gelu")),
+    )
+    sample = Sample("tpe", 12, 3, 3, space, batch=4, metric="loss")
+    told = [Told((1e-3, 2, "relu"), Result.DONE, 0.5), Told((1e-2, 3, "gelu"), Result.PENDING)]
+    new = propose(sample, told, 10, 1)
+    assert len(new) == 10 and len(set(new)) == 10
+    assert not {t.row for t in told} & set(new)  # a pending point is never proposed again
+    for lr, layers, act in new:
+        assert isinstance(lr, float) and 1e-4 <= lr <= 1e-1
+        assert layers in (2, 3, 4) and act in ("relu", "gelu")
+    assert propose(sample, told, 10, 1) == new  # deterministic in-process too
+    small = Sample("tpe", 12, 0, 3, (Distribution("k", "int", (1, 3)),), batch=4, metric="m")
+    assert sorted(propose(small, [], 5, 0)) == [(1,), (2,), (3,)]  # the space runs out
+
+
+@pytest.mark.slow
+def test_rounds_wait_for_the_previous_one_and_the_search_ends_at_n(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, BRANIN, "branin.yaml")
+    assert _run(tmp_path, "validate") == 1  # no round yet: the lock is missing
+    assert "run python -m runner propose sweeps/branin.yaml" in capsys.readouterr().err
+    assert _run(tmp_path, "propose", "--backend", "local") == 0
+    first = (tmp_path / LOCK).read_bytes()
+    assert _run(tmp_path, "propose", "--backend", "local") == 0  # nothing ran yet
+    assert "round 0 has 0 of 4 point(s) finished" in capsys.readouterr().err
+    assert (tmp_path / LOCK).read_bytes() == first
+    for expected in (1, 2):
+        assert _run(tmp_path, "submit", "sweeps/branin.yaml") == 0
+        assert _run(tmp_path, "propose", "--backend", "local") == 0
+        assert f"round {expected}: proposed 4 point(s)" in capsys.readouterr().err
+    lock = _lock(tmp_path)
+    assert lock["rounds"] == [0] * 4 + [1] * 4 + [2] * 4
+    points = lock["points"]
+    assert isinstance(points, list) and len({tuple(p) for p in points}) == 12
+    assert _run(tmp_path, "submit", "sweeps/branin.yaml") == 0
+    assert _run(tmp_path, "propose", "--backend", "local") == 0
+    assert "search complete: 12 of n=12" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("limit", "said"),
+    [
+        ("stop_when: {metric: value, below: 1000}\n", "the search stopped: branin-"),
+        ("max_failures: 1\n", "the search stopped: 4 failed (max_failures 1)"),
+    ],
+)
+def test_a_target_stop_or_the_failure_budget_ends_the_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], limit: str, said: str
+) -> None:
+    text = BRANIN + limit
+    if "max_failures" in limit:
+        text = text.replace(
+            "[python, -m, runner.examples.objectives, branin]",
+            "[python, -c, 'raise SystemExit(3)']",
+        )
+        text = text.replace(
+            'arguments: [--x1, "{x1}", --x2, "{x2}"]', 'arguments: ["{x1}", "{x2}"]'
+        )
+    write_manifest(tmp_path, text, "branin.yaml")
+    assert _run(tmp_path, "propose", "--backend", "local") == 0
+    _run(tmp_path, "submit", "sweeps/branin.yaml")
+    before = (tmp_path / LOCK).read_bytes()
+    capsys.readouterr()
+    assert _run(tmp_path, "propose", "--backend", "local") == 0
+    assert said in capsys.readouterr().err
+    assert (tmp_path / LOCK).read_bytes() == before
