@@ -32,6 +32,8 @@ class FakeGitHub:
     requests: list[tuple[str, str]] = field(default_factory=list)
     origin: Path | None = None
     """The bare repository the trees and contents endpoints read."""
+    lose_pull_creates: int = 0
+    """Fault: the next creates of a pull request commit it, then answer 502 (the reply lost)."""
     _next_id: int = 1000
 
     def __post_init__(self) -> None:
@@ -117,6 +119,35 @@ class FakeGitHub:
             text = self._git("show", f"{query['ref']}:{m[1]}")
             content = base64.b64encode(text.encode()).decode()
             return _reply(handler, 200, {"path": m[1], "encoding": "base64", "content": content})
+        if method == "GET" and path == "pulls" and "head" in query:  # one branch's, any state
+            branch = query["head"].split(":", 1)[-1]
+            wanted = query.get("state", "open")
+            found = [
+                _pull(p)
+                for p in self.pulls.values()
+                if p.get("head_ref") == branch and wanted in ("all", p.get("state", "open"))
+            ]
+            return _reply(handler, 200, found)
+        if method == "POST" and path == "pulls":
+            number = max([*self.pulls, *self.comments, 0]) + 1
+            self.pulls[number] = {
+                "number": number,
+                "merged_at": None,
+                "commits": [],
+                "state": "open",
+                "head_ref": body["head"],
+                "base": body["base"],
+                "title": body["title"],
+                "body": body["body"],
+            }
+            if self.lose_pull_creates:
+                self.lose_pull_creates -= 1
+                return _reply(handler, 502, {"message": "Bad Gateway (the pull request was made)"})
+            return _reply(handler, 201, _pull(self.pulls[number]))
+        if method == "PATCH" and (m := re.fullmatch(r"pulls/(\d+)", path)):
+            pull = self.pulls[int(m[1])]
+            pull.update({k: body[k] for k in ("title", "body") if k in body})
+            return _reply(handler, 200, _pull(pull))
         if method == "GET" and path == "pulls":
             merged = [p for p in self.pulls.values() if p.get("merged_at")]
             merged.sort(key=lambda p: p["number"], reverse=True)
@@ -164,7 +195,13 @@ class FakeGitHub:
 
 
 def _pull(pull: dict[str, Any]) -> dict[str, Any]:
-    return {"number": pull["number"], "merged_at": pull.get("merged_at")}
+    keys = ("state", "title", "body")
+    return {
+        "number": pull["number"],
+        "merged_at": pull.get("merged_at"),
+        **{k: pull[k] for k in keys if k in pull},
+        **({"head": {"ref": pull["head_ref"]}} if "head_ref" in pull else {}),
+    }
 
 
 def _too_long() -> dict[str, Any]:

@@ -1,6 +1,7 @@
 // Runs an actions/github-script `script` under node as the action does: an async function of
 // (github, context, core, require), with `github` an Octokit-like client whose
-// rest.issues.{listComments,createComment,updateComment} and paginate() speak to the REST API at
+// rest.issues.{listComments,createComment,updateComment}, rest.pulls.{list,create,update} and
+// paginate() speak to the REST API at
 // GITHUB_API_URL (the test's stand-in). A refused request throws an error with .status, as
 // Octokit's RequestError does. Usage: node github_script.js SCRIPT_FILE
 'use strict';
@@ -35,8 +36,17 @@ const issues = {
     request('PATCH', `/repos/${owner}/${repo}/issues/comments/${comment_id}`, { body }),
 };
 
+const pulls = {
+  list: ({ owner, repo, head, state = 'open', per_page = 30, page = 1 }) =>
+    request('GET', `/repos/${owner}/${repo}/pulls?head=${encodeURIComponent(head)}&state=${state}&per_page=${per_page}&page=${page}`),
+  create: ({ owner, repo, head, base, title, body }) =>
+    request('POST', `/repos/${owner}/${repo}/pulls`, { head, base, title, body }),
+  update: ({ owner, repo, pull_number, title, body }) =>
+    request('PATCH', `/repos/${owner}/${repo}/pulls/${pull_number}`, { title, body }),
+};
+
 const github = {
-  rest: { issues },
+  rest: { issues, pulls },
   async paginate(method, params) {
     const all = [];
     for (let page = 1; ; page += 1) {
@@ -48,6 +58,7 @@ const github = {
 };
 
 const context = {
+  eventName: process.env.GITHUB_EVENT_NAME,
   repo: { owner, repo },
   issue: { owner, repo, number: (event.pull_request || event.issue || {}).number },
   runId: Number(process.env.GITHUB_RUN_ID),

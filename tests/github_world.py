@@ -113,6 +113,16 @@ class GitHub:
         sha = self.world.head(ref.removeprefix("refs/heads/"))
         return self.run(self.submit_workflow, "workflow_dispatch", {"inputs": inputs}, ref, sha)
 
+    def propose(self, dispatch: bool = False) -> Run:
+        """A run of the Propose workflow: scheduled, or dispatched by hand."""
+        if dispatch:
+            return self.run(
+                "propose.yml", "workflow_dispatch", {"inputs": {}}, "refs/heads/main", ""
+            )
+        return self.run(
+            "propose.yml", "schedule", {"schedule": "17 * * * *"}, "refs/heads/main", ""
+        )
+
     def schedule(self) -> Run:
         return self.run(
             self.submit_workflow, "schedule", {"schedule": "*/15 * * * *"}, "refs/heads/main", ""

@@ -4,6 +4,11 @@
 # requirements.txt. No resolver: nothing unpinned is installed where BEAKER_TOKEN may be set.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-python -m pip install --quiet --require-hashes --no-deps -r "$root/requirements.txt"
+# SWEEP_RUNNER_EXTRAS=adaptive (the propose action): the lock that adds Optuna, hash-pinned too.
+requirements="$root/requirements.txt"
+if [ "${SWEEP_RUNNER_EXTRAS:-}" = "adaptive" ]; then
+  requirements="$root/requirements-adaptive.txt"
+fi
+python -m pip install --quiet --require-hashes --no-deps -r "$requirements"
 # No build isolation: it would fetch setuptools unpinned; the Python of setup-python has it.
 python -m pip install --quiet --no-deps --no-build-isolation "$root"

@@ -1,0 +1,112 @@
+"""The Propose workflow run step by step (tests/actions.py) against the fake Beaker and the
+stand-in GitHub: one pull request per sweep and round, updated in place by later runs, never a
+second one when the reply of its creation is lost, and none once a round's was closed unmerged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from runner import ledger
+from runner.cli import main
+from tests.actions import Job
+from tests.github_world import GitHub
+from tests.gitworld import git
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
+]
+
+SEARCH = """\
+version: 1
+name: search
+beaker:
+  workspace: ai2/sweeps-test
+  budget: ai2/test-budget
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, -m, runner.examples.objectives, branin]
+    arguments: [--x1, "{x1}", --x2, "{x2}"]
+params:
+  sample:
+    method: tpe
+    n: 12
+    batch: 4
+    metric: value
+    space:
+      x1: {uniform: [-5, 10]}
+      x2: {uniform: [0, 15]}
+"""
+
+
+def _ok(jobs: dict[str, Job], *names: str) -> None:
+    for name in names:
+        assert jobs[name].outcome == "success", f"{name}:\n{jobs[name].log}"
+
+
+def _round_0_submitted(github: GitHub) -> None:
+    """The author proposes round 0 locally (no results needed), opens a pull request with the
+    manifest and its lock, and merges it; the points finish with their metric."""
+    dev = github.world.clone("author")
+    (dev / "sweeps" / "search.yaml").write_text(SEARCH)
+    assert main(["-C", str(dev), "propose", "--backend", "local"]) == 0
+    lock = (dev / "sweeps" / "search.lock.json").read_text()
+    sha = github.open_pull(1, {"sweeps/search.yaml": SEARCH, "sweeps/search.lock.json": lock})
+    _ok(github.plan(1, sha).run(), "plan")
+    _ok(github.merge(1).run(), "reviewed", "submit")
+    entries = ledger.read(ledger.ledger_path(github.world.clone("look"), "search"), "search")
+    assert len(entries.entries) == 4
+    for i, entry in enumerate(sorted(entries.entries.values(), key=lambda e: e.experiment)):
+        github.beaker.set_job_status(entry.experiment, "succeeded")
+        github.beaker.set_metrics(entry.experiment, {"value": 10.0 + i})
+
+
+def _round_pulls(github: GitHub) -> list[dict[str, object]]:
+    return [
+        p
+        for p in github.api.pulls.values()
+        if str(p.get("head_ref", "")).startswith("sweep-propose/")
+    ]
+
+
+def test_a_finished_round_opens_one_pull_request_and_a_rerun_updates_it(github: GitHub) -> None:
+    _round_0_submitted(github)
+    jobs = github.propose().run()
+    _ok(jobs, "propose", "pull-requests")
+    assert any("requirements-adaptive.txt" in " ".join(call) for call in jobs["propose"].pip)
+    (pull,) = _round_pulls(github)
+    branch = str(pull["head_ref"])
+    assert branch.startswith("sweep-propose/search-") and branch.endswith("-round-1")
+    assert pull["title"] == "Propose round 1 of search (4 point(s))"
+    assert "Best so far: value 10 at" in str(pull["body"])
+    lock = json.loads(git(github.world.origin, "show", f"{branch}:sweeps/search.lock.json"))
+    assert lock["rounds"] == [0] * 4 + [1] * 4
+    head = git(github.world.origin, "rev-parse", branch)
+
+    _ok(github.propose().run(), "propose", "pull-requests")  # same results: the same round
+    assert len(_round_pulls(github)) == 1  # updated in place, not a second one
+    assert git(github.world.origin, "rev-parse", branch) == head  # nothing new to push
+
+
+def test_a_lost_reply_never_opens_a_second_pull_request_and_closing_one_stops_the_search(
+    github: GitHub,
+) -> None:
+    _round_0_submitted(github)
+    github.api.lose_pull_creates = 1
+    jobs = github.propose().run()
+    assert jobs["pull-requests"].outcome == "failure"  # the reply was lost: the job says so
+    assert len(_round_pulls(github)) == 1  # but the pull request exists
+    _ok(github.propose().run(), "propose", "pull-requests")
+    (pull,) = _round_pulls(github)  # found and updated, not made again
+
+    pull["state"] = "closed"  # closed unmerged: the search stops
+    jobs = github.propose().run()
+    _ok(jobs, "propose", "pull-requests")
+    assert len(_round_pulls(github)) == 1
+    assert "was closed unmerged, so this search is stopped" in jobs["pull-requests"].log
+    _ok(github.propose(dispatch=True).run(), "propose", "pull-requests")  # dispatched: on again
+    assert [p["state"] for p in _round_pulls(github)] == ["closed", "open"]
