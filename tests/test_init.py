@@ -18,6 +18,7 @@ from tests.gitworld import World, commit_all, git
 WRITTEN = [
     ".github/dependabot.yml",
     ".github/workflows/sweep-plan.yml",
+    ".github/workflows/sweep-propose.yml",
     ".github/workflows/sweep-status.yml",
     ".github/workflows/sweep-submit.yml",
     ".pre-commit-config.yaml",

@@ -19,7 +19,7 @@ from pathlib import Path
 REPOSITORY = "allenai/beaker-sweep-runner"
 HOOK = "validate-sweeps"
 _FILES = files("runner.scaffold") / "files"
-_WORKFLOWS = ("sweep-plan.yml", "sweep-submit.yml", "sweep-status.yml")
+_WORKFLOWS = ("sweep-plan.yml", "sweep-submit.yml", "sweep-status.yml", "sweep-propose.yml")
 CODEOWNERS_LINE = "/sweeps/policy.yaml  @your-org/sweep-budget-owners"
 
 
