@@ -108,6 +108,25 @@ def test_rounds_wait_for_the_previous_one_and_the_search_ends_at_n(
     assert _run(tmp_path, "propose", "--backend", "local") == 0
     assert "search complete: 12 of n=12" in capsys.readouterr().err
 
+    # Each point's round is a parameter of the results: the metric by round, as a plot.
+    assert _run(tmp_path, "status", "--backend", "local", "--format", "json") == 0
+    points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    assert sorted(p["params"]["round"] for p in points) == [0] * 4 + [1] * 4 + [2] * 4
+    chart = tmp_path / "by-round.md"
+    argv = [
+        "status",
+        "--backend",
+        "local",
+        "--plot",
+        "value",
+        "--by",
+        "round",
+        "--output",
+        str(chart),
+    ]
+    assert _run(tmp_path, *argv) == 0
+    assert "branin: value by round" in chart.read_text()
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize(

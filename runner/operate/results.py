@@ -8,13 +8,16 @@ sweep's table always has one row per point.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.backends import Backend, ExperimentState, Group, Results
-from runner.core.values import Value
+from runner.core.values import Value, canonical_json
+from runner.manifest.sample import lock_path
 from runner.plan import PlanStatus, SweepPlan
 from runner.render.code import uses_code
 
@@ -110,6 +113,12 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
                 row.entry.commit if uses_code(plan.sweep) else "",
             )
         )
+    rounds = adaptive_rounds(root / plan.sweep.path)
+    if rounds:  # an adaptive search: each point's round, as a parameter a plot can use
+        points = [
+            dataclasses.replace(p, params=(*p.params, (ROUND, rounds.get(_values(p), -1))))
+            for p in points
+        ]
     group = found.group
     if group is None and plan.sweep.placement.group and plan.group:
         group = Group("", plan.group)  # the URL the last submit recorded in the ledger's header
@@ -120,12 +129,34 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
         sweep.name,
         str(sweep.path),
         sweep.draft,
-        sweep.space.axis_names or _param_names(points),
+        (*(sweep.space.axis_names or _param_names(points)), *((ROUND,) if rounds else ())),
         tuple(points),
         group,
         "; ".join(n for n in notes if n),
         warnings,
     )
+
+
+ROUND = "round"
+"""An adaptive search's points carry their round (from the lock) as this extra parameter."""
+
+
+def adaptive_rounds(manifest: Path) -> dict[str, int]:
+    """The round of each point of an adaptive search (by its sampled values, from the lock
+    beside the manifest); empty for any other sweep or an unreadable lock."""
+    try:
+        data = json.loads(lock_path(manifest).read_text(encoding="utf-8"))
+        names, rows, rounds = data["params"], data["points"], data["rounds"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {
+        canonical_json([[n, v] for n, v in zip(names, row, strict=True)]): int(k)
+        for row, k in zip(rows, rounds, strict=True)
+    }
+
+
+def _values(point: PointResult) -> str:
+    return canonical_json([[n, v] for n, v in point.params])
 
 
 def duplicate_warnings(plan: SweepPlan, found: Results) -> Iterator[str]:
