@@ -156,3 +156,18 @@ def test_a_target_stop_or_the_failure_budget_ends_the_search(
     assert _run(tmp_path, "propose", "--backend", "local") == 0
     assert said in capsys.readouterr().err
     assert (tmp_path / LOCK).read_bytes() == before
+
+
+def test_gp_without_pytorch_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from runner.manifest.adaptive import MissingExtra
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
+    )
+    space = (Distribution("x", "uniform", (0.0, 1.0)),)
+    gp = Sample("gp", 16, 0, 4, space, batch=4, metric="loss")
+    with pytest.raises(MissingExtra, match="method gp needs PyTorch"):
+        propose(gp, [Told((0.5,), Result.DONE, 1.0)], 4, 1)

@@ -1,5 +1,8 @@
 """Adaptive search: the next round of points, from Optuna's ask-and-tell interface (the one
-optuna user; the optional `[adaptive]` extra, never imported on the submit path).
+optuna user; the optional `[adaptive]` extra, never imported on the submit path). Methods: tpe
+(TPESampler) and gp (GPSampler, which needs PyTorch). Not CMA-ES: Optuna's CmaEsSampler keeps its
+state in its own trials' attributes, which a study rebuilt from the lock does not have, so each
+round would start it afresh (measured: worse than random after 64 points on Branin).
 
 The study lives in memory only, rebuilt on each call from the lock (every point so far, in order)
 and each point's result: a finished point with its metric is a complete trial, a failed one (or
@@ -11,6 +14,7 @@ same points, byte for byte.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,6 +61,20 @@ def _optuna() -> Any:
     return optuna
 
 
+def _sampler(optuna: Any, sample: Sample, round_: int) -> Any:
+    """The method's sampler, seeded by the sample's seed and the round."""
+    seed = sample.seed + round_
+    samplers = optuna.samplers
+    if sample.method == "gp":
+        if importlib.util.find_spec("torch") is None:
+            raise MissingExtra(
+                "method gp needs PyTorch (Optuna's GPSampler): pip install torch (the CPU build"
+                " is enough), or use method tpe"
+            )
+        return samplers.GPSampler(seed=seed)
+    return samplers.TPESampler(seed=seed, constant_liar=True)
+
+
 def _distribution(optuna: Any, d: Distribution) -> Any:
     dists = optuna.distributions
     if d.kind == "choice":
@@ -82,8 +100,7 @@ def propose(
     """`count` new points (fewer when the space has no more after rounding), never one told."""
     optuna = _optuna()
     direction = "maximize" if sample.goal == "maximize" else "minimize"
-    sampler = optuna.samplers.TPESampler(seed=sample.seed + round_, constant_liar=True)
-    study = optuna.create_study(direction=direction, sampler=sampler)
+    study = optuna.create_study(direction=direction, sampler=_sampler(optuna, sample, round_))
     space = {d.name: _distribution(optuna, d) for d in sample.params}
     states = optuna.trial.TrialState
     for point in told:

@@ -29,7 +29,7 @@ LOCK_FORMAT = 1
 DEFAULT_DIGITS = 4
 DEFAULT_SEED = 0
 KINDS = ("uniform", "log_uniform", "int", "log_int", "choice")
-ADAPTIVE = ("tpe",)
+ADAPTIVE = ("tpe", "gp")
 """Methods whose points `propose` adds round by round, from the results so far."""
 
 KeyPath = tuple[str | int, ...]
