@@ -249,3 +249,9 @@ def github(
         yield GitHub(world, api, fake_beaker)
     finally:
         api.close()
+
+
+def succeeded(jobs: dict[str, Job], *names: str) -> None:
+    """Each named job of a workflow run succeeded; else its log."""
+    for name in names:
+        assert jobs[name].outcome == "success", f"{name}:\n{jobs[name].log}"

@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
-from tests.actions import Job
 from tests.fake_beaker.server import FakeBeaker
 from tests.fake_github import FakeGitHub
-from tests.github_world import REPOSITORY, GitHub
+from tests.github_world import REPOSITORY, GitHub, succeeded
 from tests.gitworld import World, commit_all, git
 
 WRITTEN = [
@@ -169,11 +168,6 @@ def test_the_written_workflows_pass_the_workflow_linters(tmp_path: Path) -> None
         assert done.returncode == 0, done.stdout + done.stderr
 
 
-def _ok(jobs: dict[str, Job], *names: str) -> None:
-    for name in names:
-        assert jobs[name].outcome == "success", f"{name}:\n{jobs[name].log}"
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node")
 def test_a_repository_made_by_init_plans_a_pull_request_and_its_merge_submits_every_point_once(
@@ -201,16 +195,16 @@ def test_a_repository_made_by_init_plans_a_pull_request_and_its_merge_submits_ev
             submit_workflow="sweep-submit.yml",
         )
         sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-        _ok(github.plan(1, sha).run(), "plan")
+        succeeded(github.plan(1, sha).run(), "plan")
         (comment,) = api.bodies(1)
         assert "Plan: 4 to submit" in comment
         jobs = github.merge(1).run()
-        _ok(jobs, "reviewed", "submit")
+        succeeded(jobs, "reviewed", "submit")
         assert len(fake_beaker.count_by_name()) == 4
         assert set(fake_beaker.count_by_name().values()) == {1}
         assert world.files_changed() == ["sweeps/ledger/grid.jsonl"]
         assert "[skip ci]" in world.message()
-        _ok(github.schedule().run(), "reviewed", "submit")  # nothing more: each point once
+        succeeded(github.schedule().run(), "reviewed", "submit")  # nothing more: each point once
         assert set(fake_beaker.count_by_name().values()) == {1}
     finally:
         api.close()

@@ -11,8 +11,7 @@ import pytest
 
 from runner import ledger
 from runner.cli import main
-from tests.actions import Job
-from tests.github_world import GitHub
+from tests.github_world import GitHub, succeeded
 from tests.gitworld import git
 
 pytestmark = [
@@ -43,11 +42,6 @@ params:
 """
 
 
-def _ok(jobs: dict[str, Job], *names: str) -> None:
-    for name in names:
-        assert jobs[name].outcome == "success", f"{name}:\n{jobs[name].log}"
-
-
 def _round_0_submitted(github: GitHub) -> None:
     """The author proposes round 0 locally (no results needed), opens a pull request with the
     manifest and its lock, and merges it; the points finish with their metric."""
@@ -56,8 +50,8 @@ def _round_0_submitted(github: GitHub) -> None:
     assert main(["-C", str(dev), "propose", "--backend", "local"]) == 0
     lock = (dev / "sweeps" / "search.lock.json").read_text()
     sha = github.open_pull(1, {"sweeps/search.yaml": SEARCH, "sweeps/search.lock.json": lock})
-    _ok(github.plan(1, sha).run(), "plan")
-    _ok(github.merge(1).run(), "reviewed", "submit")
+    succeeded(github.plan(1, sha).run(), "plan")
+    succeeded(github.merge(1).run(), "reviewed", "submit")
     entries = ledger.read(ledger.ledger_path(github.world.clone("look"), "search"), "search")
     assert len(entries.entries) == 4
     for i, entry in enumerate(sorted(entries.entries.values(), key=lambda e: e.experiment)):
@@ -76,7 +70,7 @@ def _round_pulls(github: GitHub) -> list[dict[str, object]]:
 def test_a_finished_round_opens_one_pull_request_and_a_rerun_updates_it(github: GitHub) -> None:
     _round_0_submitted(github)
     jobs = github.propose().run()
-    _ok(jobs, "propose", "pull-requests")
+    succeeded(jobs, "propose", "pull-requests")
     assert any("requirements-adaptive.txt" in " ".join(call) for call in jobs["propose"].pip)
     (pull,) = _round_pulls(github)
     branch = str(pull["head_ref"])
@@ -87,7 +81,7 @@ def test_a_finished_round_opens_one_pull_request_and_a_rerun_updates_it(github: 
     assert lock["rounds"] == [0] * 4 + [1] * 4
     head = git(github.world.origin, "rev-parse", branch)
 
-    _ok(github.propose().run(), "propose", "pull-requests")  # same results: the same round
+    succeeded(github.propose().run(), "propose", "pull-requests")  # same results: the same round
     assert len(_round_pulls(github)) == 1  # updated in place, not a second one
     assert git(github.world.origin, "rev-parse", branch) == head  # nothing new to push
 
@@ -100,13 +94,15 @@ def test_a_lost_reply_never_opens_a_second_pull_request_and_closing_one_stops_th
     jobs = github.propose().run()
     assert jobs["pull-requests"].outcome == "failure"  # the reply was lost: the job says so
     assert len(_round_pulls(github)) == 1  # but the pull request exists
-    _ok(github.propose().run(), "propose", "pull-requests")
+    succeeded(github.propose().run(), "propose", "pull-requests")
     (pull,) = _round_pulls(github)  # found and updated, not made again
 
     pull["state"] = "closed"  # closed unmerged: the search stops
     jobs = github.propose().run()
-    _ok(jobs, "propose", "pull-requests")
+    succeeded(jobs, "propose", "pull-requests")
     assert len(_round_pulls(github)) == 1
     assert "was closed unmerged, so this search is stopped" in jobs["pull-requests"].log
-    _ok(github.propose(dispatch=True).run(), "propose", "pull-requests")  # dispatched: on again
+    succeeded(
+        github.propose(dispatch=True).run(), "propose", "pull-requests"
+    )  # dispatched: on again
     assert [p["state"] for p in _round_pulls(github)] == ["closed", "open"]

@@ -14,10 +14,9 @@ import shutil
 
 import pytest
 
-from tests.actions import Job
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.github_world import GitHub, Queue
+from tests.github_world import GitHub, Queue, succeeded
 from tests.gitworld import git
 from tests.webhook import Webhook
 
@@ -46,11 +45,6 @@ MORE_LR = GRID.replace("[0.1, 0.01]", "[0.1, 0.01, 0.001]")
 MORE_SEEDS = GRID.replace("[1, 2]", "[1, 2, 3]")
 
 
-def _ok(jobs: dict[str, Job], *names: str) -> None:
-    for name in names:
-        assert jobs[name].outcome == "success", f"{name}:\n{jobs[name].log}"
-
-
 def _names(fake: FakeBeaker) -> set[str]:
     return set(fake.count_by_name())
 
@@ -71,20 +65,20 @@ def test_two_pull_requests_submit_only_reviewed_points_and_hold_back_the_cross_t
     github: GitHub,
 ) -> None:
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    _ok(github.plan(1, sha).run(), "plan")
-    _ok(github.merge(1).run(), "reviewed", "submit")
+    succeeded(github.plan(1, sha).run(), "plan")
+    succeeded(github.merge(1).run(), "reviewed", "submit")
     assert len(_names(github.beaker)) == 4
 
     plans = {}
     for number, text in ((2, MORE_LR), (3, MORE_SEEDS)):
         jobs = github.plan(number, github.open_pull(number, {"sweeps/grid.yaml": text})).run()
-        _ok(jobs, "plan")
+        succeeded(jobs, "plan")
         (plans[number],) = github.api.bodies(number)
         assert "Plan: 2 to submit, 4 already submitted" in plans[number]
 
-    _ok(github.merge(2).run(), "reviewed", "submit")
+    succeeded(github.merge(2).run(), "reviewed", "submit")
     jobs = github.merge(3).run()
-    _ok(jobs, "reviewed", "submit")
+    succeeded(jobs, "reviewed", "submit")
 
     created = _names(github.beaker)
     assert len(created) == 4 + 2 + 2  # not 9: the cross-term lr=0.001, seed=3 waits
@@ -99,9 +93,9 @@ def test_two_pull_requests_submit_only_reviewed_points_and_hold_back_the_cross_t
     assert held not in created and held not in plans[2] + plans[3]
 
     # A dispatch that says so submits it; a plain schedule run does not.
-    _ok(github.schedule().run(), "reviewed", "submit")
+    succeeded(github.schedule().run(), "reviewed", "submit")
     assert held not in _names(github.beaker)
-    _ok(github.dispatch(unreviewed="true").run(), "reviewed", "submit")
+    succeeded(github.dispatch(unreviewed="true").run(), "reviewed", "submit")
     assert held in _names(github.beaker) and set(github.beaker.count_by_name().values()) == {1}
 
 
@@ -113,12 +107,14 @@ def test_editing_a_merged_plan_comment_approves_nothing_nobody_reviewed(github: 
     from runner.plan import catalog
     from runner.repo import review
 
-    _ok(github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": GRID})).run(), "plan")
-    _ok(github.merge(1).run(), "reviewed", "submit")
+    succeeded(github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": GRID})).run(), "plan")
+    succeeded(github.merge(1).run(), "reviewed", "submit")
     for number, text in ((2, MORE_LR), (3, MORE_SEEDS)):
-        _ok(github.plan(number, github.open_pull(number, {"sweeps/grid.yaml": text})).run(), "plan")
+        succeeded(
+            github.plan(number, github.open_pull(number, {"sweeps/grid.yaml": text})).run(), "plan"
+        )
     for number in (2, 3):
-        _ok(github.merge(number).run(), "reviewed", "submit")
+        succeeded(github.merge(number).run(), "reviewed", "submit")
     assert len(_names(github.beaker)) == 8  # the cross-term lr=0.001, seed=3 is held back
 
     main = github.world.clone("maintainer")
@@ -129,13 +125,13 @@ def test_editing_a_merged_plan_comment_approves_nothing_nobody_reviewed(github: 
     original = comment["body"]
     comment["body"] = original + forged  # the pins a maintainer adds by editing
     jobs = github.schedule().run()
-    _ok(jobs, "reviewed", "submit")
+    succeeded(jobs, "reviewed", "submit")
     assert len(_names(github.beaker)) == 8 and "Not in a reviewed plan" in jobs["submit"].summary
 
     head = review.planned_head(original)
     comment["body"] = original.replace(head, github.world.head("main")) + forged
     jobs = github.schedule().run()
-    _ok(jobs, "reviewed", "submit")
+    succeeded(jobs, "reviewed", "submit")
     assert len(_names(github.beaker)) == 8
     assert "#3 approves nothing: its plan comment is of" in jobs["reviewed"].summary
 
@@ -144,12 +140,12 @@ def test_a_stale_plan_approves_only_what_it_showed_even_if_the_merge_run_was_dro
     github: GitHub,
 ) -> None:
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    _ok(github.plan(1, sha).run(), "plan")
+    succeeded(github.plan(1, sha).run(), "plan")
     github.merge(1)  # its run is dropped
     sha = github.open_pull(2, {"sweeps/grid.yaml": MORE_SEEDS})
-    _ok(github.plan(2, sha).run(), "plan")  # planned before anything was submitted
+    succeeded(github.plan(2, sha).run(), "plan")  # planned before anything was submitted
     jobs = github.merge(2).run()
-    _ok(jobs, "reviewed", "submit")
+    succeeded(jobs, "reviewed", "submit")
     # PR 1's four points and PR 2's two are reviewed (PR 1 is a recent merge); nothing else.
     assert len(_names(github.beaker)) == 6
     assert "Not in a reviewed plan" not in jobs["submit"].summary
@@ -157,11 +153,11 @@ def test_a_stale_plan_approves_only_what_it_showed_even_if_the_merge_run_was_dro
 
 def test_a_plan_comment_edited_by_a_person_approves_nothing(github: GitHub) -> None:
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    _ok(github.plan(1, sha).run(), "plan")
+    succeeded(github.plan(1, sha).run(), "plan")
     (body,) = github.api.bodies(1)
     github.api.comments[1][0]["user"]["login"] = "someone"  # not the workflow's comment
     jobs = github.merge(1).run()
-    _ok(jobs, "reviewed", "submit")
+    succeeded(jobs, "reviewed", "submit")
     assert _names(github.beaker) == set() and body.count("| `+` |") == 4
     assert jobs["submit"].summary.count("| `grid` |") == 4
 
@@ -172,7 +168,7 @@ def test_a_plan_comment_edited_by_a_person_approves_nothing(github: GitHub) -> N
 def test_the_comment_shows_changed_sweeps_in_full_and_the_rest_in_one_line(github: GitHub) -> None:
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
     jobs = github.plan(1, sha).run()
-    _ok(jobs, "plan")
+    succeeded(jobs, "plan")
     (body,) = github.api.bodies(1)
     assert body.count("\n### `") == 1 and "### `grid`" in body
     drafts = len(list((PROJECT / "sweeps").glob("*.yaml")))
@@ -181,7 +177,7 @@ def test_the_comment_shows_changed_sweeps_in_full_and_the_rest_in_one_line(githu
     assert jobs["plan"].summary.count(body) == 1
 
     github.open_pull(1, {"sweeps/grid.yaml": MORE_SEEDS})
-    _ok(github.plan(1, github.remerge(1)).run(), "plan")
+    succeeded(github.plan(1, github.remerge(1)).run(), "plan")
     assert github.api.bodies(1) != [body] and len(github.api.bodies(1)) == 1  # updated in place
 
 
@@ -197,7 +193,7 @@ def test_problems_are_annotations_on_the_changed_lines(github: GitHub) -> None:
 
 def test_900_problems_make_a_capped_comment_that_replaces_the_old_plan(github: GitHub) -> None:
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    _ok(github.plan(1, sha).run(), "plan")
+    succeeded(github.plan(1, sha).run(), "plan")
     bad = {f"sweeps/broken-{i:03}.yaml": f"version: 1\nname: b{i}\n" for i in range(900)}
     jobs = github.plan(1, github.open_pull(1, bad)).run()
     assert jobs["plan"].outcome == "failure"
@@ -212,7 +208,7 @@ def test_900_problems_make_a_capped_comment_that_replaces_the_old_plan(github: G
 
 def test_a_plan_that_fails_or_is_refused_replaces_the_stale_comment(github: GitHub) -> None:
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    _ok(github.plan(1, sha).run(), "plan")
+    succeeded(github.plan(1, sha).run(), "plan")
     # A broken ledger: plan-comment fails before writing anything.
     broken = {"sweeps/grid.yaml": GRID, "sweeps/ledger/grid.jsonl": "{not json\n"}
     jobs = github.plan(1, github.open_pull(1, broken)).run()
@@ -224,7 +220,7 @@ def test_a_plan_that_fails_or_is_refused_replaces_the_stale_comment(github: GitH
     # GitHub refuses the body (here a stand-in that allows only 300 characters).
     import tests.fake_github as fake_github
 
-    _ok(github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": GRID})).run(), "plan")
+    succeeded(github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": GRID})).run(), "plan")
     limit, fake_github.COMMENT_LIMIT = fake_github.COMMENT_LIMIT, 300
     try:
         jobs = github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": MORE_SEEDS})).run()
@@ -241,12 +237,12 @@ def test_the_required_check_reports_on_a_pull_request_that_changes_no_manifest(
     github: GitHub,
 ) -> None:
     jobs = github.plan(1, github.open_pull(1, {"NOTES.md": "notes\n"})).run()
-    _ok(jobs, "plan")
+    succeeded(jobs, "plan")
     assert "nothing to plan" in jobs["plan"].summary and jobs["plan"].pip == []
     assert github.api.bodies(1) == []  # no comment for nothing
 
     jobs = github.plan(2, github.open_pull(2, {"sweeps/grid.yaml": GRID})).run()
-    _ok(jobs, "plan")
+    succeeded(jobs, "plan")
     install = ["-m", "pip", "install", "--quiet"]
     assert jobs["plan"].pip == [  # the hashed lock, then the runner alone, from the action's repo
         [*install, "--require-hashes", "--no-deps", "-r", str(PROJECT / "requirements.txt")],
@@ -254,14 +250,14 @@ def test_the_required_check_reports_on_a_pull_request_that_changes_no_manifest(
     ]
     assert "beaker-sweep-runner:reviewed" in github.api.bodies(2)[0]
     # A later push takes the sweep out again: the old plan (and its pins) is not left up.
-    _ok(github.plan(2, github.open_pull(2, {"NOTES.md": "y\n"})).run(), "plan")
+    succeeded(github.plan(2, github.open_pull(2, {"NOTES.md": "y\n"})).run(), "plan")
     (body,) = github.api.bodies(2)
     assert "changes no manifest" in body and "beaker-sweep-runner:reviewed" not in body
 
 
 def test_a_fork_pull_request_plans_into_the_summary_only(github: GitHub) -> None:
     jobs = github.plan(1, github.open_pull(1, {"sweeps/grid.yaml": GRID}), "someone/fork").run()
-    _ok(jobs, "plan")
+    succeeded(jobs, "plan")
     assert github.api.bodies(1) == [] and "### `grid`" in jobs["plan"].summary
 
 
@@ -277,7 +273,7 @@ def test_secrets_reach_only_the_submit_job_on_the_default_branch(github: GitHub)
     assert _names(github.beaker) == set()
 
     jobs = github.dispatch("refs/heads/wip", dry_run="true").run()
-    _ok(jobs, "dry-run")
+    succeeded(jobs, "dry-run")
     assert jobs["reviewed"].outcome == jobs["submit"].outcome == "skipped"
     assert jobs["dry-run"].secrets == {} and "Sweep plan (dry run)" in jobs["dry-run"].summary
     assert _names(github.beaker) == set()
@@ -286,10 +282,10 @@ def test_secrets_reach_only_the_submit_job_on_the_default_branch(github: GitHub)
 def test_a_dry_run_never_takes_the_pending_place_of_a_merge(github: GitHub) -> None:
     queue = Queue()
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    _ok(github.plan(1, sha).run(), "plan")
+    succeeded(github.plan(1, sha).run(), "plan")
     queue.trigger(github.merge(1))  # running
     sha = github.open_pull(2, {"sweeps/other.yaml": GRID.replace("name: grid", "name: other")})
-    _ok(github.plan(2, sha).run(), "plan")
+    succeeded(github.plan(2, sha).run(), "plan")
     queue.trigger(github.merge(2))  # pending
     queue.trigger(github.dispatch(dry_run="true"))  # a group of its own: runs at once
     queue.trigger(github.dispatch(dry_run="true"))
@@ -301,10 +297,10 @@ def test_a_dry_run_never_takes_the_pending_place_of_a_merge(github: GitHub) -> N
 def test_a_dropped_merge_run_is_repaired_by_the_schedule(github: GitHub) -> None:
     queue = Queue()
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    _ok(github.plan(1, sha).run(), "plan")
+    succeeded(github.plan(1, sha).run(), "plan")
     queue.trigger(github.merge(1))
     sha = github.open_pull(2, {"sweeps/other.yaml": GRID.replace("name: grid", "name: other")})
-    _ok(github.plan(2, sha).run(), "plan")
+    succeeded(github.plan(2, sha).run(), "plan")
     queue.trigger(github.merge(2))  # pending ...
     queue.trigger(github.dispatch(manifests="sweeps/grid.yaml"))  # ... and replaced by this
     assert [r.event for r in queue.cancelled] == ["push"]
@@ -328,7 +324,7 @@ def test_over_budget_fails_the_plan_until_labeled_and_an_unapproved_merge_is_hel
     github: GitHub,
 ) -> None:
     sha = github.open_pull(1, {"sweeps/policy.yaml": POLICY})
-    _ok(github.plan(1, sha).run(), "plan")
+    succeeded(github.plan(1, sha).run(), "plan")
     github.merge(1)  # its submit run has nothing to do
     # 4 points x 8 GPUs x 24 h = 768 GPU-hours; the pull request also raises the limit, but the
     # base branch's policy is the one in force.
@@ -344,10 +340,10 @@ def test_over_budget_fails_the_plan_until_labeled_and_an_unapproved_merge_is_hel
     assert "**Budget: over the policy (1 breach(es)).**" in body and "approved=budget" not in body
 
     jobs = github.plan(2, sha, labels=("sweep-budget-approved",)).run()
-    _ok(jobs, "plan")
+    succeeded(jobs, "plan")
     (body,) = github.api.bodies(2)
     assert "approved** by the label `sweep-budget-approved`" in body and "approved=budget" in body
-    _ok(github.merge(2).run(), "reviewed", "submit")
+    succeeded(github.merge(2).run(), "reviewed", "submit")
     assert len(_names(github.beaker)) == 4
 
     # Merged without the label (an admin override): the points wait, listed as held back.
@@ -355,7 +351,7 @@ def test_over_budget_fails_the_plan_until_labeled_and_an_unapproved_merge_is_hel
     sha = github.open_pull(3, {"sweeps/big.yaml": bigger})
     assert github.plan(3, sha).run()["plan"].outcome == "failure"
     jobs = github.merge(3).run()
-    _ok(jobs, "reviewed", "submit")
+    succeeded(jobs, "reviewed", "submit")
     assert len(_names(github.beaker)) == 4
     summary = jobs["submit"].summary
     assert "Held back: over the budget policy, not approved" in summary
@@ -371,18 +367,18 @@ def test_the_webhook_hears_each_event_once_across_two_scheduled_runs(
 ) -> None:
     github.secrets["SWEEP_SLACK_WEBHOOK"] = webhook.url
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    _ok(github.plan(1, sha).run(), "plan")
-    _ok(github.merge(1).run(), "reviewed", "submit")
+    succeeded(github.plan(1, sha).run(), "plan")
+    succeeded(github.merge(1).run(), "reviewed", "submit")
     assert webhook.received == []  # nothing has finished or failed yet
     for i, exp in enumerate(github.beaker.experiments()):
         github.beaker.set_job_status(exp.id, "failed" if i == 0 else "succeeded")
         github.beaker.set_metrics(exp.id, {"loss": 2.0 - i / 10})
     first = github.schedule().run()
-    _ok(first, "reviewed", "submit")
+    succeeded(first, "reviewed", "submit")
     assert len(webhook.taken) == 2
     assert any("Sweep `grid` finished: 3 succeeded, 1 failed" in t for t in webhook.taken)
     assert "sweeps/ledger/grid.jsonl" in github.world.files_changed()  # the records are pushed
-    _ok(github.schedule().run(), "reviewed", "submit")
+    succeeded(github.schedule().run(), "reviewed", "submit")
     assert len(webhook.received) == 2
 
 
@@ -390,12 +386,12 @@ def test_a_failing_webhook_leaves_the_scheduled_run_green(github: GitHub, webhoo
     github.secrets["SWEEP_SLACK_WEBHOOK"] = webhook.url
     webhook.mode = "fail"
     sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    _ok(github.plan(1, sha).run(), "plan")
-    _ok(github.merge(1).run(), "reviewed", "submit")
+    succeeded(github.plan(1, sha).run(), "plan")
+    succeeded(github.merge(1).run(), "reviewed", "submit")
     for exp in github.beaker.experiments():
         github.beaker.set_job_status(exp.id, "failed")
     jobs = github.schedule().run()
-    _ok(jobs, "reviewed", "submit")
+    succeeded(jobs, "reviewed", "submit")
     assert webhook.received and not webhook.taken
     assert "notification webhook: not delivered" in jobs["submit"].log
 
@@ -416,20 +412,20 @@ def test_a_capped_sweep_merged_through_its_plan_is_topped_up_to_every_point(
     once, never more than 2 queued or running."""
     capped = "max_running: 2\n" + GRID.replace("[0.1, 0.01]", "[0.1, 0.01, 0.001]")
     sha = github.open_pull(1, {"sweeps/grid.yaml": capped})
-    _ok(github.plan(1, sha).run(), "plan")
-    _ok(github.merge(1).run(), "reviewed", "submit")
+    succeeded(github.plan(1, sha).run(), "plan")
+    succeeded(github.merge(1).run(), "reviewed", "submit")
     assert len(_names(github.beaker)) == 2
     for total in (2, 4, 6):
         assert len(_names(github.beaker)) == total and _live(github.beaker) <= 2
         idle = github.schedule().run()  # no slot free: nothing new, and it says why
-        _ok(idle, "reviewed", "submit")
+        succeeded(idle, "reviewed", "submit")
         assert len(_names(github.beaker)) == total
         if total < 6:
             assert f"Nothing submitted now: {6 - total} point(s) waiting" in idle["submit"].summary
         for name in _names(github.beaker):
             github.beaker.set_job_status(name, "succeeded")
         jobs = github.schedule().run()
-        _ok(jobs, "reviewed", "submit")
+        succeeded(jobs, "reviewed", "submit")
         assert "held back" not in jobs["submit"].log
     assert len(_names(github.beaker)) == 6
     assert set(github.beaker.count_by_name().values()) == {1}
