@@ -287,3 +287,36 @@ def test_no_test_module_imports_another() -> None:
         if re.search(r"^\s*(from|import) tests\.test_", path.read_text(encoding="utf-8"), re.M)
     )
     assert importing == []
+
+
+def _oversized(root: Path, module_lines: int, function_lines: int) -> list[str]:
+    """Modules over `module_lines` and functions over `function_lines` under `root`."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = str(path.relative_to(root.parent))
+        if len(text.splitlines()) > module_lines:
+            found.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > function_lines:
+                    found.append(f"{name}:{node.lineno}: {node.name} is {length} lines")
+    return found
+
+
+def test_the_house_keeps_its_sizes() -> None:
+    """Issue 18's bounds: at most 20 entries under runner/, no module over 350 lines, no
+    function over 60, and the submit command at most 200 lines."""
+    entries = [p for p in RUNNER.iterdir() if p.name not in ("__pycache__", "py.typed")]
+    assert len(entries) <= 20, sorted(p.name for p in entries)
+    assert _oversized(RUNNER, 350, 60) == []
+    assert len((RUNNER / "commands" / "submit.py").read_text().splitlines()) <= 200
+
+
+def test_the_size_scan_finds_a_long_function(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(60))
+    (package / "long.py").write_text(f"def long():\n{body}")
+    assert _oversized(package, 350, 60) == ["pkg/long.py:1: long is 61 lines"]

@@ -137,6 +137,35 @@ class Renderer:
 
     def _compile_task(self, task: Mapping[str, Any], path: Path) -> dict[str, Any]:
         slot = self._slot
+        self._check_env_names(task, path)
+        resources = task.get("resources", {})
+        if task.get("launcher") == "torchrun" and not resources.get("gpus"):
+            self._problem(
+                (*path, "launcher"),
+                "launcher: torchrun starts one process per GPU: set resources.gpus (gantry"
+                " refuses --torchrun without --gpus too)",
+            )
+        return {
+            "name": slot(task.get("name") or "main", (*path, "name")),
+            "image": {k: slot(v, (*path, "image", k)) for k, v in task["image"].items()},
+            "command": self._argv(task, path, "command"),
+            "arguments": self._argv(task, path, "arguments"),
+            "env": [(k, slot(v, (*path, "env", k))) for k, v in task.get("env", {}).items()]
+            + self._code_env(task.get("code"), path),
+            "secrets": _secrets(task),
+            "mounts": [
+                {k: slot(v, (*path, "mounts", i, k)) for k, v in mount.items()}
+                for i, mount in enumerate(task.get("mounts", []))
+            ],
+            "result": slot(task.get("result", "/results"), (*path, "result")),
+            "resources": {k: slot(v, (*path, "resources", k)) for k, v in resources.items()},
+            "replicas": slot(task.get("replicas", 1), (*path, "replicas")),
+            "multinode": {**MULTINODE_DEFAULTS, **task.get("multinode", {})},
+            "single_host_networking": task.get("multinode", {}).get("host_networking", False),
+        }
+
+    def _check_env_names(self, task: Mapping[str, Any], path: Path) -> None:
+        """One problem per reserved or doubly set variable name of a task."""
         env_names = list(task.get("env", {})) + list(task.get("secrets", {}))
         if "beaker_token_secret" in task:
             env_names.append("BEAKER_TOKEN")
@@ -162,41 +191,6 @@ class Renderer:
                 )
             elif name in env_names[:i]:
                 self._problem((*path, key, name), f"{name} is set both in env and in secrets")
-        resources = task.get("resources", {})
-        if task.get("launcher") == "torchrun" and not resources.get("gpus"):
-            self._problem(
-                (*path, "launcher"),
-                "launcher: torchrun starts one process per GPU: set resources.gpus (gantry"
-                " refuses --torchrun without --gpus too)",
-            )
-        return {
-            "name": slot(task.get("name") or "main", (*path, "name")),
-            "image": {k: slot(v, (*path, "image", k)) for k, v in task["image"].items()},
-            "command": self._argv(task, path, "command"),
-            "arguments": self._argv(task, path, "arguments"),
-            "env": [(k, slot(v, (*path, "env", k))) for k, v in task.get("env", {}).items()]
-            + self._code_env(task.get("code"), path),
-            "secrets": list(task.get("secrets", {}).items())
-            + (
-                [("BEAKER_TOKEN", task["beaker_token_secret"])]
-                if "beaker_token_secret" in task
-                else []
-            )
-            + (
-                [("SWEEP_CODE_TOKEN", task["code"]["secret"])]
-                if "secret" in task.get("code", {})
-                else []
-            ),
-            "mounts": [
-                {k: slot(v, (*path, "mounts", i, k)) for k, v in mount.items()}
-                for i, mount in enumerate(task.get("mounts", []))
-            ],
-            "result": slot(task.get("result", "/results"), (*path, "result")),
-            "resources": {k: slot(v, (*path, "resources", k)) for k, v in resources.items()},
-            "replicas": slot(task.get("replicas", 1), (*path, "replicas")),
-            "multinode": {**MULTINODE_DEFAULTS, **task.get("multinode", {})},
-            "single_host_networking": task.get("multinode", {}).get("host_networking", False),
-        }
 
     def _code_env(self, code: Mapping[str, Any] | None, path: Path) -> list[tuple[str, Slot]]:
         """`code:`'s own variables (fixed, so hashed): where the checkout goes, and the
@@ -277,3 +271,13 @@ class Renderer:
             text,
             hashlib.sha256(hashed.encode()).hexdigest(),
         )
+
+
+def _secrets(task: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A task's (variable, Beaker secret) pairs: its own, then the two opt-ins."""
+    pairs = list(task.get("secrets", {}).items())
+    if "beaker_token_secret" in task:
+        pairs.append(("BEAKER_TOKEN", task["beaker_token_secret"]))
+    if "secret" in task.get("code", {}):
+        pairs.append(("SWEEP_CODE_TOKEN", task["code"]["secret"]))
+    return pairs
