@@ -170,6 +170,14 @@ def _rule(error: ValidationError) -> str:
     return PATTERN_RULES.get(pattern) or f"must match {pattern}"
 
 
+NOT_OFFERED = {
+    "cmaes": "CMA-ES is not offered: Optuna's CmaEsSampler keeps its state in its own trials,"
+    " which a study rebuilt from the lock each round does not have (measured in rounds of 8, it"
+    " did worse than random); use tpe or gp",
+}
+"""Values people reach for that are refused on purpose, and why."""
+
+
 def _expected_types(arg: str | Sequence[str]) -> str:
     """'integer' reads 'an integer'; ['string', 'number'] reads 'a string or number'."""
     words = [_TYPE_WORDS.get(name, name) for name in ([arg] if isinstance(arg, str) else arg)]
@@ -195,7 +203,8 @@ def _describe(error: ValidationError) -> str:
     if kind == "type":
         return _type_message(arg, value)
     if kind == "enum":
-        return f"{_short(value)} is not allowed (allowed: {', '.join(str(v) for v in arg)})"
+        allowed = f"{_short(value)} is not allowed (allowed: {', '.join(str(v) for v in arg)})"
+        return f"{allowed}; {NOT_OFFERED[value]}" if value in NOT_OFFERED else allowed
     if kind == "const":
         return f"must be {arg!r}, got {_short(value)}"
     if kind == "pattern":
