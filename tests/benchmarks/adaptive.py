@@ -27,7 +27,7 @@ from runner.manifest.sampling import draw
 from tests.benchmarks.common import Config, Row, bytecode_cached_env, seconds
 
 POINTS, BATCH, SEEDS, DIGITS = 64, 8, 10, 6
-QUICK_SEEDS = 3
+QUICK_SEEDS = 1
 METHODS = ("tpe", "sobol", "random")
 
 
