@@ -239,3 +239,52 @@ def test_a_restart_takes_a_slot_under_max_running_like_a_new_point(tmp_path: Pat
     assert applied.restarts is not None
     assert [(r.name, r.status) for r in applied.restarts] == [(first, RestartVerdict.RESTARTED)]
     assert live() == 2
+
+
+def test_an_interrupted_restart_that_never_reached_the_backend_waits_for_a_slot(
+    tmp_path: Path,
+) -> None:
+    """A runner stopped after writing a restart's intent, before sending it: the experiment is
+    still failed, so sending the restart now takes a slot like any restart. With max_running 2
+    and 2 live, it waits (its intent kept); once a slot frees, it is sent, exactly once."""
+    root = tmp_path
+    write_manifest(
+        root,
+        "max_running: 2\n"
+        + MINIMAL.format(name="cap").replace("lr: [0.1, 0.01]", "lr: [0.1, 0.01, 0.001, 0.0001]"),
+        "cap.yaml",
+    )
+    backend = FakeBackend()
+
+    def plans() -> list[SweepPlan]:
+        return catalog.load(root, ()).plans()
+
+    def live() -> int:
+        return sum(found[-1].state.live for found in backend.made.values())
+
+    def set_state(name: str, state: ExperimentState) -> None:
+        backend.made[name][-1] = dataclasses.replace(backend.made[name][-1], state=state)
+
+    apply(plans(), backend, ApplyOptions(root), Shown())
+    first, second = sorted(backend.made)
+    set_state(first, ExperimentState.FAILED)
+    set_state(second, ExperimentState.SUCCEEDED)
+    apply(plans(), backend, ApplyOptions(root), Shown())  # the other two take the free slots
+    store = ledger.LedgerStore(root, backend.kind)
+    (entry,) = [e for e in store.read("cap").entries.values() if e.experiment == first]
+    store.set_intents("cap", [dataclasses.replace(entry, restarting="0")])  # the crash
+    options = ApplyOptions(root, restart_failed=True, replan=plans)
+
+    applied = apply(plans(), backend, options, Shown())
+    assert applied.restarts is not None
+    assert [(r.name, r.status) for r in applied.restarts] == [(first, RestartVerdict.SKIPPED)]
+    assert live() == 2 and ("restart", first) not in backend.calls
+    (kept,) = [e for e in store.read("cap").entries.values() if e.experiment == first]
+    assert kept.restarting == "0"
+
+    third = next(n for n in sorted(backend.made) if backend.made[n][-1].state.live)
+    set_state(third, ExperimentState.SUCCEEDED)
+    applied = apply(plans(), backend, options, Shown())
+    assert applied.restarts is not None
+    assert [(r.name, r.status) for r in applied.restarts] == [(first, RestartVerdict.RESTARTED)]
+    assert live() == 2 and backend.calls.count(("restart", first)) == 1

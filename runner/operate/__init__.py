@@ -86,9 +86,16 @@ def restart_candidates(
 
 def _within_cap(backend: Backend, plan: SweepPlan, found: list[Candidate]) -> list[Candidate]:
     """A restart takes a slot under max_running as a new point does: beyond the free slots
-    (the sweep's experiments queued or running now), a point to restart waits for a later run."""
+    (the sweep's experiments queued or running now), a point to restart waits for a later run.
+    An interrupted restart whose experiment is live again took effect and already holds its
+    slot; one whose experiment is still failed never reached Beaker and needs one."""
     limit = plan.sweep.limits.max_running
-    chosen = [c for c in found if c.verdict == RestartVerdict.RESTARTED and not _interrupted(c.row)]
+    chosen = [
+        c
+        for c in found
+        if c.verdict == RestartVerdict.RESTARTED
+        and not (_interrupted(c.row) and c.found.state.live)
+    ]
     if limit is None or not chosen:
         return found
     running, _ = occupancy(backend, plan)
