@@ -137,6 +137,15 @@ def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
                     f"method {raw['method']} needs `{needed}` (points per round; the metric to optimise)",
                     True,
                 )
+        for beside in ("grid", "zip", "include"):
+            if beside in doc.data["params"]:
+                add(
+                    ("params", beside),
+                    f"method {raw['method']} proposes every point itself: no params.{beside} beside"
+                    " an adaptive sample (put fixed values in the command, or make them sampled"
+                    " parameters with `choice`)",
+                    True,
+                )
     return Sample(
         method=raw["method"],
         n=int(raw["n"]),
