@@ -5,6 +5,10 @@ and stops at n, at stop_when and at max_failures. Run on the local backend, as a
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +175,55 @@ def test_gp_without_pytorch_says_what_to_install(monkeypatch: pytest.MonkeyPatch
     gp = Sample("gp", 16, 0, 4, space, batch=4, metric="loss")
     with pytest.raises(MissingExtra, match="method gp needs PyTorch"):
         propose(gp, [Told((0.5,), Result.DONE, 1.0)], 4, 1)
+
+
+def _transcript(text: str, after: str) -> list[tuple[str, list[str]]]:
+    """The first ```text block after the heading `after`: each `$ command` with the lines shown
+    under it."""
+    block = text[text.index(after) :]
+    block = block[block.index("```text\n") + 8 :]
+    block = block[: block.index("```")]
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            steps[-1][1].append(line)
+    return steps
+
+
+def _normal(line: str) -> str:
+    """A line as compared: no URLs, no rule lines, durations and spacing made alike."""
+    line = re.sub(r"file://[^\s)]+", "", line)
+    line = re.sub(r"\b\d+s\b", "Ns", line)
+    return "" if set(line.strip()) <= {"-", " "} else " ".join(line.split())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("page", "heading"),
+    [("README.md", "## Adaptive search"), ("docs/search.md", "A whole search on this machine")],
+)
+def test_the_adaptive_run_shown_is_the_run_of_the_committed_sweep(
+    tmp_path: Path, page: str, heading: str
+) -> None:
+    """Every command of the transcript, run as typed in a copy of the committed sweep and its
+    round-0 lock, prints every line shown under it (the same points, values and rounds)."""
+    (tmp_path / "sweeps").mkdir()
+    for name in ("branin.yaml", "branin.lock.json"):
+        shutil.copy(PROJECT / "sweeps" / name, tmp_path / "sweeps" / name)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BEAKER_", "GITHUB_"))}
+    env.pop("CI", None)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    steps = _transcript((PROJECT / page).read_text(encoding="utf-8"), heading)
+    assert [c.split()[3] for c, _ in steps][:3] == ["submit", "propose", "submit"]
+    for command, shown in steps:
+        argv = shlex.split(command)
+        assert argv[:3] == ["python", "-m", "runner"], command
+        done = subprocess.run(
+            [sys.executable, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, (command, done.stderr)
+        printed = {_normal(line) for line in (done.stdout + done.stderr).splitlines()}
+        assert [s for s in shown if _normal(s) not in printed] == [], (command, done.stdout)
