@@ -4,6 +4,7 @@ process, and the exactly-once check of a submit on the fake Beaker."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -102,3 +103,37 @@ def wait_for_entries(path: Path, count: int, proc: subprocess.Popen[str]) -> Non
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     raise AssertionError("runner made no progress")
+
+
+Step = tuple[str, list[str]]
+"""One `$ command` of a documented transcript and the lines shown under it."""
+
+
+def transcripts(text: str, info: str = "") -> list[list[Step]]:
+    """The transcripts in a markdown text: each fenced block whose info string is `info` and
+    whose first line is a `$ command`, as its commands with the lines under each."""
+    blocks: list[list[Step]] = []
+    fence: str | None = None  # the info string of the open block; None outside one
+    opened = False  # the open block has no command yet
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fence = line[3:] if fence is None else None
+            opened = fence is not None
+        elif fence == info and line.startswith("$ "):
+            if opened:
+                blocks.append([])
+            blocks[-1].append((line[2:], []))
+            opened = False
+        elif fence == info and blocks and not opened:
+            blocks[-1][-1][1].append(line)
+    return blocks
+
+
+def shown_line(line: str) -> str:
+    """A transcript line as compared with what a command printed: URLs dropped, times,
+    durations, create order and spacing made alike; a table's rule line is empty."""
+    line = re.sub(r"(https?|file)://[^\s)]+", "", line)
+    line = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "TIME", line)
+    line = re.sub(r"\b\d+s\b", "Ns", line)
+    line = re.sub(r"^\[\d+/\d+\] ", "[i/n] ", line)  # creates finish in any order
+    return "" if set(line.strip()) <= {"-", " "} else " ".join(line.split())

@@ -3,7 +3,6 @@ against the fake Beaker, command by command, and every line shown must be printe
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +15,7 @@ from runner.core.retry import RetryPolicy
 from runner.plan import catalog
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import no_sleep, write_manifest
+from tests.helpers import no_sleep, shown_line, transcripts, write_manifest
 
 PAGE = PROJECT / "docs" / "lifecycle.md"
 
@@ -24,29 +23,6 @@ PAGE = PROJECT / "docs" / "lifecycle.md"
 def _manifest() -> str:
     section = PAGE.read_text(encoding="utf-8").split("# Acting on a running sweep", 1)[1]
     return section.split("```yaml\n", 1)[1].split("```", 1)[0]
-
-
-def _transcripts() -> list[tuple[str, list[str]]]:
-    """Every `$ command` of the page's plain code blocks, in order, with the lines under it."""
-    steps: list[tuple[str, list[str]]] = []
-    fence: str | None = None  # the info string of the open block, or None outside one
-    for line in PAGE.read_text(encoding="utf-8").splitlines():
-        if line.startswith("```"):
-            fence = line[3:] if fence is None else None
-        elif fence == "" and line.startswith("$ "):
-            steps.append((line[2:], []))
-        elif fence == "" and steps:
-            steps[-1][1].append(line)
-    return steps
-
-
-def _normal(line: str) -> str:
-    """A line as compared: URLs, times and spacing made alike; rule lines dropped."""
-    line = re.sub(r"https?://\S+", "URL", line)
-    line = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "TIME", line)
-    line = re.sub(r"\b\d+s\b", "Ns", line)
-    line = re.sub(r"^\[\d+/\d+\] ", "[i/n] ", line)  # creates finish in any order
-    return "" if set(line.strip()) <= {"-", " "} else " ".join(line.split())
 
 
 Action = Callable[[FakeBeaker, list[str]], None]
@@ -92,13 +68,13 @@ def test_every_transcript_of_the_lifecycle_page_is_what_the_commands_print(
     write_manifest(tmp_path, _manifest(), "lr.yaml")
     [plan] = catalog.load(tmp_path, []).plans()
     names = [row.name for row in plan.rows]
-    steps = _transcripts()
+    steps = [step for block in transcripts(PAGE.read_text(encoding="utf-8")) for step in block]
     assert [command for command, _ in steps] == [command for command, _, _ in STORY]
 
     def run(command: str) -> tuple[int, set[str]]:
         code = main(["-C", str(tmp_path), *shlex.split(command)[3:]])
         out = capsys.readouterr()
-        return code, {_normal(line) for line in (out.out + out.err).splitlines()}
+        return code, {shown_line(line) for line in (out.out + out.err).splitlines()}
 
     for (command, shown), (_, before, exit_code) in zip(steps, STORY, strict=True):
         before(fake_beaker, names)
@@ -106,7 +82,7 @@ def test_every_transcript_of_the_lifecycle_page_is_what_the_commands_print(
             _later(fake_beaker, names, run)
         code, printed = run(command)
         assert code == exit_code, command
-        assert [line for line in shown if _normal(line) not in printed] == [], command
+        assert [line for line in shown if shown_line(line) not in printed] == [], command
 
 
 def _later(fake: FakeBeaker, names: list[str], run: Callable[[str], object]) -> None:

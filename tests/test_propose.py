@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ from runner.cli import main
 from runner.manifest.adaptive import Result, Told, propose
 from runner.manifest.sample import Distribution, Sample
 from tests.conftest import PROJECT
-from tests.helpers import write_manifest
+from tests.helpers import shown_line, transcripts, write_manifest
 
 BRANIN = """\
 version: 1
@@ -177,28 +176,6 @@ def test_gp_without_pytorch_says_what_to_install(monkeypatch: pytest.MonkeyPatch
         propose(gp, [Told((0.5,), Result.DONE, 1.0)], 4, 1)
 
 
-def _transcript(text: str, after: str) -> list[tuple[str, list[str]]]:
-    """The first ```text block after the heading `after`: each `$ command` with the lines shown
-    under it."""
-    block = text[text.index(after) :]
-    block = block[block.index("```text\n") + 8 :]
-    block = block[: block.index("```")]
-    steps: list[tuple[str, list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            steps.append((line[2:], []))
-        else:
-            steps[-1][1].append(line)
-    return steps
-
-
-def _normal(line: str) -> str:
-    """A line as compared: no URLs, no rule lines, durations and spacing made alike."""
-    line = re.sub(r"file://[^\s)]+", "", line)
-    line = re.sub(r"\b\d+s\b", "Ns", line)
-    return "" if set(line.strip()) <= {"-", " "} else " ".join(line.split())
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("page", "heading"),
@@ -216,7 +193,8 @@ def test_the_adaptive_run_shown_is_the_run_of_the_committed_sweep(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BEAKER_", "GITHUB_"))}
     env.pop("CI", None)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    steps = _transcript((PROJECT / page).read_text(encoding="utf-8"), heading)
+    text = (PROJECT / page).read_text(encoding="utf-8")
+    steps = transcripts(text[text.index(heading) :], "text")[0]
     assert [c.split()[3] for c, _ in steps][:3] == ["submit", "propose", "submit"]
     for command, shown in steps:
         argv = shlex.split(command)
@@ -225,5 +203,5 @@ def test_the_adaptive_run_shown_is_the_run_of_the_committed_sweep(
             [sys.executable, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True
         )
         assert done.returncode == 0, (command, done.stderr)
-        printed = {_normal(line) for line in (done.stdout + done.stderr).splitlines()}
-        assert [s for s in shown if _normal(s) not in printed] == [], (command, done.stdout)
+        printed = {shown_line(line) for line in (done.stdout + done.stderr).splitlines()}
+        assert [s for s in shown if shown_line(s) not in printed] == [], (command, done.stdout)
