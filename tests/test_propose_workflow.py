@@ -76,7 +76,13 @@ def test_a_finished_round_opens_one_pull_request_and_a_rerun_updates_it(github: 
     branch = str(pull["head_ref"])
     assert branch.startswith("sweep-propose/search-") and branch.endswith("-round-1")
     assert pull["title"] == "Propose round 1 of search (4 point(s))"
-    assert "Best so far: value 10 at" in str(pull["body"])
+    body = str(pull["body"])
+    assert "Best so far: value 10 at" in body
+    # the round before, each point with its result, for the reviewer
+    results = body.split("Results of round 0:\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert results[0] == "| x1 | x2 | value |" and len(results) == 2 + 4
+    assert sorted(float(r.rsplit("|", 2)[1]) for r in results[2:]) == [10.0, 11.0, 12.0, 13.0]
+    assert "Proposed in round 1:" in body
     lock = json.loads(git(github.world.origin, "show", f"{branch}:sweeps/search.lock.json"))
     assert lock["rounds"] == [0] * 4 + [1] * 4
     head = git(github.world.origin, "rev-parse", branch)

@@ -39,6 +39,14 @@ if TYPE_CHECKING:
     from runner.operate.results import SweepResults
 
 
+def _cell(told: Told) -> str:
+    from runner.manifest.adaptive import Result
+
+    if told.result == Result.DONE:
+        return f"{told.value:g}"
+    return "failed" if told.result == Result.FAILED else "not finished"
+
+
 def register(commands: Subparsers) -> None:
     parser = commands.add_parser(
         "propose", help="adaptive search: append the next round of points to the sample's lock"
@@ -67,6 +75,19 @@ class Round:
     best: str
     """The best point so far, as a line; empty before any result."""
     digest: str
+    previous: tuple[Told, ...] = ()
+    """The points of the round before, with their results (none for round 0)."""
+    metric: str = ""
+
+    def _previous_table(self) -> str:
+        """The round before's points and results, as a markdown table (empty for round 0)."""
+        if not self.previous:
+            return ""
+        head = f"| {' | '.join(self.names)} | {self.metric} |\n|" + "---|" * (len(self.names) + 1)
+        rows = "".join(
+            "| " + " | ".join(f"`{v}`" for v in t.row) + f" | {_cell(t)} |\n" for t in self.previous
+        )
+        return f"Results of round {self.number - 1}:\n\n{head}\n{rows}\n"
 
     def output(self) -> dict[str, object]:
         branch = f"sweep-propose/{self.sweep}-{self.digest[:12]}-round-{self.number}"
@@ -78,6 +99,8 @@ class Round:
             f" through the usual plan; closing it unmerged stops the search until Propose is"
             f" dispatched or the manifest is edited.\n\n"
             + (f"Best so far: {self.best}\n\n" if self.best else "")
+            + self._previous_table()
+            + f"Proposed in round {self.number}:\n\n"
             + "| "
             + " | ".join(self.names)
             + " |\n|"
@@ -145,6 +168,7 @@ def _one(
     if len(rows) >= sample.n:
         return f"{shown}: search complete: {len(rows)} of n={sample.n} points proposed", None
     told: list[Told] = []
+    mine: list[Told] = []
     if rows:
         sweep, results = _results(root, path, shown, backend)
         told = _told(sample, rows, results)
@@ -175,7 +199,16 @@ def _one(
     best = _best(sample, told)
     names = sample.names
     return line, Round(
-        sample_sweep(path, shown), lock, text, round_, tuple(new), names, best, sample.digest
+        sample_sweep(path, shown),
+        lock,
+        text,
+        round_,
+        tuple(new),
+        names,
+        best,
+        sample.digest,
+        previous=tuple(mine),
+        metric=sample.metric,
     )
 
 
