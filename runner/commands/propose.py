@@ -44,7 +44,9 @@ def _cell(told: Told) -> str:
 
     if told.result == Result.DONE:
         return f"{told.value:g}"
-    return "failed" if told.result == Result.FAILED else "not finished"
+    return (
+        "no value" if told.result == Result.FAILED else "not finished"
+    )  # failed, canceled or no metric
 
 
 def register(commands: Subparsers) -> None:
