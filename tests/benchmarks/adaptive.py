@@ -140,7 +140,7 @@ def run(config: Config) -> list[Row]:
                     f"{problem.name}: best after {POINTS} points, {method}"
                     + (f" in rounds of {BATCH}" if method == "tpe" else ""),
                     f"gap to the optimum: median {median:.3g} (quartiles {q1:.3g}–{q3:.3g},"
-                    f" {len(gaps)} seeds)",
+                    f" {len(gaps)} seed{'s' if len(gaps) != 1 else ''})",
                     f"{seconds(elapsed)} per search through the local backend",
                 )
             )
