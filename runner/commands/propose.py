@@ -1,16 +1,9 @@
-"""`propose`: the next round of an adaptive search (`params.sample.method: tpe`), into the lock.
-
-For each manifest named (or all) with an adaptive sample: read the lock (every point so far and
-its round) and each point's result, the same as `status` reads (a finished point's metric; a
-failed one; one queued, running or not submitted yet is pending). Once the last round has
-finished (`proceed` of it, by default all), ask Optuna for the next `batch` points
-(`runner.manifest.adaptive`) and append them to the lock as the next round; a pull request then
-shows and submits them like any edit. The same lock, results and seed propose the same points.
-Stops at `n`, at the sweep's `stop_when` or `max_failures`, and says which.
+"""`propose`: the next round of each adaptive search named (or all), into its lock
+(`runner.apply.rounds`), one line each.
 
 In GitHub Actions the step output `rounds` lists each round proposed (sweep, lock path and text,
-round, a branch name and the pull request's title and body) for the workflow that opens one pull
-request per sweep and round (.github/workflows/propose.yml).
+round, a branch name and the pull request's title and body, `runner.report.rounds`) for the
+workflow that opens one pull request per sweep and round (.github/workflows/propose.yml).
 
 Exit 0: proposed, waiting for a round, or stopped (one line each); 1: a manifest problem, a
 sweep with axes besides the sample, or Optuna missing; 3: unexpected.
@@ -19,34 +12,15 @@ sweep with axes besides the sample, or Optuna missing; 3: unexpected.
 from __future__ import annotations
 
 import argparse
-import base64
 import json
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.commands.common import BACKEND_CHOICES, Subparsers, add_paths, stderr
-from runner.core.errors import RunnerError
-from runner.core.values import Value
 
 if TYPE_CHECKING:
-    from runner.backends import Backend
-    from runner.core.model import Sweep
-    from runner.manifest.adaptive import Told
-    from runner.manifest.sample import Sample
-    from runner.operate.results import SweepResults
-
-
-def _cell(told: Told) -> str:
-    from runner.manifest.adaptive import Result
-
-    if told.result == Result.DONE:
-        return f"{told.value:g}"
-    return (
-        "no value" if told.result == Result.FAILED else "not finished"
-    )  # failed, canceled or no metric
+    from runner.apply.rounds import Round
 
 
 def register(commands: Subparsers) -> None:
@@ -62,71 +36,13 @@ def run(args: argparse.Namespace) -> int:
     return propose(Path(args.directory), args.paths, args.backend)
 
 
-@dataclass(frozen=True)
-class Round:
-    """A round proposed: what the pull request that carries it needs."""
-
-    sweep: str
-    lock: str
-    """The lock's path in the repository."""
-    text: str
-    """The lock's new content."""
-    number: int
-    new: tuple[tuple[Value, ...], ...]
-    names: tuple[str, ...]
-    best: str
-    """The best point so far, as a line; empty before any result."""
-    digest: str
-    previous: tuple[Told, ...] = ()
-    """The points of the round before, with their results (none for round 0)."""
-    metric: str = ""
-
-    def _previous_table(self) -> str:
-        """The round before's points and results, as a markdown table (empty for round 0)."""
-        if not self.previous:
-            return ""
-        head = f"| {' | '.join(self.names)} | {self.metric} |\n|" + "---|" * (len(self.names) + 1)
-        rows = "".join(
-            "| " + " | ".join(f"`{v}`" for v in t.row) + f" | {_cell(t)} |\n" for t in self.previous
-        )
-        return f"Results of round {self.number - 1}:\n\n{head}\n{rows}\n"
-
-    def output(self) -> dict[str, object]:
-        branch = f"sweep-propose/{self.sweep}-{self.digest[:12]}-round-{self.number}"
-        title = f"Propose round {self.number} of {self.sweep} ({len(self.new)} point(s))"
-        rows = "".join("| " + " | ".join(f"`{v}`" for v in row) + " |\n" for row in self.new)
-        body = (
-            f"Round {self.number} of the adaptive search `{self.sweep}`, proposed by"
-            f" `sweep-runner propose` from the results so far. Merging it submits these points"
-            f" through the usual plan; closing it unmerged stops the search until Propose is"
-            f" dispatched or the manifest is edited.\n\n"
-            + (f"Best so far: {self.best}\n\n" if self.best else "")
-            + self._previous_table()
-            + f"Proposed in round {self.number}:\n\n"
-            + "| "
-            + " | ".join(self.names)
-            + " |\n|"
-            + "---|" * len(self.names)
-            + "\n"
-            + rows
-        )
-        content = base64.b64encode(self.text.encode()).decode()
-        return {
-            "sweep": self.sweep,
-            "round": self.number,
-            "lock": self.lock,
-            "content": content,
-            "branch": branch,
-            "title": title,
-            "body": body,
-        }
-
-
 def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -> int:
     from runner import manifest
+    from runner.apply.rounds import next_round
     from runner.backends import open_backend
     from runner.plan import catalog
     from runner.repo import github
+    from runner.report.rounds import pull_request
 
     base = directory.resolve()
     root = catalog.find_root(base)
@@ -140,136 +56,14 @@ def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -
                 continue
             if backend is None:
                 backend = open_backend(backend_name, root, stderr)
-            line, proposed = _one(root, path, shown, sample, backend)
+            line, proposed = next_round(root, path, shown, sample, backend)
             stderr(line)
             rounds += [proposed] if proposed is not None else []
     finally:
         if backend is not None:
             backend.close()
-    github.set_outputs({"rounds": json.dumps([r.output() for r in rounds], sort_keys=True)})
+    github.set_outputs({"rounds": json.dumps([pull_request(r) for r in rounds], sort_keys=True)})
     github.append_summary(
-        "".join(f"- {r.output()['title']}\n" for r in rounds) or "No round proposed.\n"
+        "".join(f"- {pull_request(r)['title']}\n" for r in rounds) or "No round proposed.\n"
     )
     return 0
-
-
-def _one(
-    root: Path, path: Path, shown: str, sample: Sample, backend: Backend
-) -> tuple[str, Round | None]:
-    from runner import manifest
-    from runner.core import files
-    from runner.manifest import adaptive
-    from runner.manifest.sample import lock_path, lock_text, read_lock
-
-    before = read_lock(lock_path(path), sample.names)
-    if before is None or before.sample != sample.digest:
-        rows: tuple[tuple[Value, ...], ...] = ()
-        rounds: tuple[int, ...] = ()
-    else:
-        rows, rounds = before.rows, before.rounds or (0,) * len(before.rows)
-    if len(rows) >= sample.n:
-        return f"{shown}: search complete: {len(rows)} of n={sample.n} points proposed", None
-    told: list[Told] = []
-    mine: list[Told] = []
-    if rows:
-        sweep, results = _results(root, path, shown, backend)
-        told = _told(sample, rows, results)
-        last = max(rounds)
-        mine = [t for t, k in zip(told, rounds, strict=True) if k == last]
-        done = sum(t.result != adaptive.Result.PENDING for t in mine)
-        if done < math.ceil(sample.proceed * len(mine)):
-            waits = f"{shown}: round {last} has {done} of {len(mine)} point(s) finished: the next"
-            return waits + " round waits for it", None
-        from runner.apply.guardrails import stop_of
-
-        stop = stop_of(sweep, results)
-        if stop is not None:
-            return f"{shown}: the search {stop.reason}: no round proposed", None
-    round_ = max(rounds) + 1 if rows else 0
-    count = min(sample.batch, sample.n - len(rows))
-    new = adaptive.propose(sample, told, count, round_)
-    if not new:
-        return f"{shown}: no new point left in the space after rounding: search complete", None
-    text = lock_text(
-        sample, [*rows, *new], f"python -m runner propose {shown}", [*rounds, *[round_] * len(new)]
-    )
-    files.write_atomic(lock_path(path), text)
-    manifest.load(path, shown)  # the manifest with its new lock must be valid
-    total = len(rows) + len(new)
-    line = f"{shown}: round {round_}: proposed {len(new)} point(s), {total} of n={sample.n}"
-    lock = lock_path(path).relative_to(root).as_posix()
-    best = _best(sample, told)
-    names = sample.names
-    return line, Round(
-        sample_sweep(path, shown),
-        lock,
-        text,
-        round_,
-        tuple(new),
-        names,
-        best,
-        sample.digest,
-        previous=tuple(mine),
-        metric=sample.metric,
-    )
-
-
-def sample_sweep(path: Path, shown: str) -> str:
-    from runner import manifest
-
-    return manifest.load(path, shown).sweep.name
-
-
-def _best(sample: Sample, told: Sequence[Told]) -> str:
-    from runner.manifest.adaptive import Result
-
-    done = [t for t in told if t.result == Result.DONE and t.value is not None]
-    if not done:
-        return ""
-    pick = max if sample.goal == "maximize" else min
-    best = pick(done, key=lambda t: t.value or 0.0)
-    where = " ".join(f"{n}={v}" for n, v in zip(sample.names, best.row, strict=True))
-    return f"{sample.metric} {best.value:g} at {where} ({len(done)} point(s) finished)"
-
-
-def _results(root: Path, path: Path, shown: str, backend: Backend) -> tuple[Sweep, SweepResults]:
-    """What `status` shows of the sweep: its plan against its ledger, joined with the backend."""
-    from runner import manifest
-    from runner.ledger import LedgerStore
-    from runner.operate.results import collect
-    from runner.plan import build, capped
-
-    loaded = manifest.load(path, shown)
-    sweep = loaded.sweep
-    if len(sweep.space.axes) != 1 or sweep.space.include:
-        raise RunnerError(
-            f"{shown}: propose needs a sweep whose only parameters are params.sample's"
-            " (no grid or zip axes beside it)"
-        )
-    record = LedgerStore(root, backend.kind).read(sweep.name)
-    plan = capped(build(sweep, record, loaded.renderer), running=None)
-    return sweep, collect(plan, backend, root)
-
-
-def _told(sample: Sample, rows: Sequence[tuple[Value, ...]], results: SweepResults) -> list[Told]:
-    from runner.backends import ExperimentState
-    from runner.core.values import canonical_json, identity
-    from runner.manifest.adaptive import Result, Told
-
-    def ident(values: Sequence[Value]) -> str:
-        return canonical_json([identity(v) for v in values])
-
-    by_values = {ident([dict(p.params)[n] for n in sample.names]): p for p in results.points}
-    told = []
-    for row in rows:
-        point = by_values.get(ident(row))
-        state = point.state if point is not None else ""
-        if state == ExperimentState.SUCCEEDED:
-            value = point.number(sample.metric) if point is not None else None
-            result = Result.DONE if value is not None else Result.FAILED
-            told.append(Told(tuple(row), result, value))
-        elif state in (ExperimentState.FAILED, ExperimentState.CANCELED):
-            told.append(Told(tuple(row), Result.FAILED))
-        else:
-            told.append(Told(tuple(row), Result.PENDING))
-    return told
