@@ -205,3 +205,34 @@ def test_the_adaptive_run_shown_is_the_run_of_the_committed_sweep(
         assert done.returncode == 0, (command, done.stderr)
         printed = {shown_line(line) for line in (done.stdout + done.stderr).splitlines()}
         assert [s for s in shown if shown_line(s) not in printed] == [], (command, done.stdout)
+
+
+@pytest.mark.slow
+def test_edits_between_rounds_continue_the_search_or_start_a_new_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/search.md: growing n or changing batch, metric, goal or proceed continues from the
+    lock; changing the space starts a new round 0, and the old points become orphans."""
+    write_manifest(tmp_path, BRANIN, "branin.yaml")
+    assert _run(tmp_path, "propose", "--backend", "local") == 0
+    assert _run(tmp_path, "submit", "sweeps/branin.yaml") == 0
+    first = _lock(tmp_path)["points"]
+    edited = BRANIN.replace("n: 12", "n: 20").replace("batch: 4", "batch: 2")
+    edited = edited.replace("metric: value", "metric: value\n    goal: maximize\n    proceed: 0.5")
+    write_manifest(tmp_path, edited, "branin.yaml")
+    assert _run(tmp_path, "validate") == 0  # the lock still belongs to the sample
+    capsys.readouterr()
+    assert _run(tmp_path, "propose", "--backend", "local") == 0
+    assert "round 1: proposed 2 point(s), 6 of n=20" in capsys.readouterr().err
+    assert _lock(tmp_path)["points"][:4] == first  # type: ignore[index]
+
+    write_manifest(tmp_path, edited.replace("uniform: [-5, 10]", "uniform: [0, 10]"), "branin.yaml")
+    assert _run(tmp_path, "validate") == 1
+    assert "run python -m runner propose sweeps/branin.yaml" in capsys.readouterr().err
+    assert _run(tmp_path, "propose", "--backend", "local") == 0
+    assert "round 0: proposed 2 point(s), 2 of n=20" in capsys.readouterr().err
+    assert _run(tmp_path, "submit", "--dry-run", "--backend", "local") == 0
+    plan = capsys.readouterr().err
+    assert (
+        plan.count("\n-   branin-") == 4 and plan.count("\n+   branin-") == 2
+    )  # old ones orphaned
