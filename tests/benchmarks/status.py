@@ -94,8 +94,8 @@ def run(config: Config) -> list[Row]:
     by_kind = ", ".join(f"{k} {v}" for k, v in sorted(calls.items()))
     config.note(
         f"Status of {count(points)} points ({figures['failed']} failed): {total} calls ({by_kind});"
-        " beaker-py pages listings 50 at a time; one job listing (with its organization look-up)"
-        " per failed point, for its exit code and duration."
+        " beaker-py pages listings 50 at a time; one job listing per failed point, for its exit code"
+        " and duration (the organization is looked up once for them all)."
     )
     per_point = points * LATENCY
     return [
