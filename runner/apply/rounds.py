@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.core.errors import RunnerError
 from runner.core.values import Value
 
 if TYPE_CHECKING:
@@ -86,14 +85,14 @@ def next_round(
         sample, [*rows, *new], f"python -m runner propose {shown}", [*rounds, *[round_] * len(new)]
     )
     files.write_atomic(lock_path(path), text)
-    manifest.load(path, shown)  # the manifest with its new lock must be valid
+    sweep = manifest.load(path, shown).sweep  # the manifest with its new lock must be valid
     total = len(rows) + len(new)
     line = f"{shown}: round {round_}: proposed {len(new)} point(s), {total} of n={sample.n}"
     lock = lock_path(path).relative_to(root).as_posix()
     best = _best(sample, told)
     names = sample.names
     return line, Round(
-        sample_sweep(path, shown),
+        sweep.name,
         lock,
         text,
         round_,
@@ -116,12 +115,6 @@ def _so_far(path: Path, sample: Sample) -> tuple[tuple[tuple[Value, ...], ...], 
     return before.rows, before.rounds or (0,) * len(before.rows)
 
 
-def sample_sweep(path: Path, shown: str) -> str:
-    from runner import manifest
-
-    return manifest.load(path, shown).sweep.name
-
-
 def _best(sample: Sample, told: Sequence[Told]) -> str:
     from runner.manifest.adaptive import Result
 
@@ -141,13 +134,8 @@ def _results(root: Path, path: Path, shown: str, backend: Backend) -> tuple[Swee
     from runner.operate.results import collect
     from runner.plan import build, capped
 
-    loaded = manifest.load(path, shown)
+    loaded = manifest.load(path, shown)  # refuses a grid, zip or include beside the sample
     sweep = loaded.sweep
-    if len(sweep.space.axes) != 1 or sweep.space.include:
-        raise RunnerError(
-            f"{shown}: propose needs a sweep whose only parameters are params.sample's"
-            " (no grid or zip axes beside it)"
-        )
     record = LedgerStore(root, backend.kind).read(sweep.name)
     plan = capped(build(sweep, record, loaded.renderer), running=None)
     return sweep, collect(plan, backend, root)

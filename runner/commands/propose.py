@@ -5,8 +5,8 @@ In GitHub Actions the step output `rounds` lists each round proposed (sweep, loc
 round, a branch name and the pull request's title and body, `runner.report.rounds`) for the
 workflow that opens one pull request per sweep and round (.github/workflows/propose.yml).
 
-Exit 0: proposed, waiting for a round, or stopped (one line each); 1: a manifest problem, a
-sweep with axes besides the sample, or Optuna missing; 3: unexpected.
+Exit 0: proposed, waiting for a round, or stopped (one line each); 1: a manifest problem (a grid,
+zip or include beside the sample is one), or Optuna missing; 3: unexpected.
 """
 
 from __future__ import annotations
@@ -62,8 +62,7 @@ def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -
     finally:
         if backend is not None:
             backend.close()
-    github.set_outputs({"rounds": json.dumps([pull_request(r) for r in rounds], sort_keys=True)})
-    github.append_summary(
-        "".join(f"- {pull_request(r)['title']}\n" for r in rounds) or "No round proposed.\n"
-    )
+    pulls = [pull_request(r) for r in rounds]
+    github.set_outputs({"rounds": json.dumps(pulls, sort_keys=True)})
+    github.append_summary("".join(f"- {p['title']}\n" for p in pulls) or "No round proposed.\n")
     return 0

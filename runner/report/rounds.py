@@ -58,6 +58,6 @@ def _cell(told: Told) -> str:
 
     if told.result == Result.DONE:
         return f"{told.value:g}"
-    return (
-        "no value" if told.result == Result.FAILED else "not finished"
-    )  # failed, canceled, no metric
+    if told.result == Result.FAILED:  # failed, canceled, or finished without the metric
+        return "no value"
+    return "not finished"
