@@ -200,45 +200,57 @@ def test_an_entry_is_built_in_one_place_for_a_submit_and_a_cancel(tmp_path: Path
     assert store.set_group("demo", "fake://g") and store.read("demo").group == "fake://g"
 
 
+class _CappedSweep:
+    """Four points under max_running 2 on the port fake, after two submits: the first point
+    failed, the second succeeded, the last two took the free slots (2 live)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        lrs = "lr: [0.1, 0.01, 0.001, 0.0001]"
+        text = MINIMAL.format(name="cap").replace("lr: [0.1, 0.01]", lrs)
+        write_manifest(root, "max_running: 2\n" + text, "cap.yaml")
+        self.backend = FakeBackend()
+        apply(self.plans(), self.backend, ApplyOptions(root), Shown())
+        self.failed, succeeded = sorted(self.backend.made)
+        self.set_state(self.failed, ExperimentState.FAILED)
+        self.set_state(succeeded, ExperimentState.SUCCEEDED)
+        apply(self.plans(), self.backend, ApplyOptions(root), Shown())
+        assert len(self.backend.made) == 4 and self.live() == 2
+        self.restart_failed = ApplyOptions(root, restart_failed=True, replan=self.plans)
+
+    def plans(self) -> list[SweepPlan]:
+        return catalog.load(self.root, ()).plans()
+
+    def live(self) -> int:
+        return sum(found[-1].state.live for found in self.backend.made.values())
+
+    def set_state(self, name: str, state: ExperimentState) -> None:
+        made = self.backend.made[name]
+        made[-1] = dataclasses.replace(made[-1], state=state)
+
+    def free_a_slot(self) -> None:
+        made = self.backend.made
+        self.set_state(
+            next(n for n in sorted(made) if made[n][-1].state.live), ExperimentState.SUCCEEDED
+        )
+
+    def restarts(self) -> list[Restart]:
+        applied = apply(self.plans(), self.backend, self.restart_failed, Shown())
+        assert applied.restarts is not None
+        return list(applied.restarts)
+
+
 def test_a_restart_takes_a_slot_under_max_running_like_a_new_point(tmp_path: Path) -> None:
     """4 points, max_running 2: with 2 queued or running, a failed point waits for a slot
     instead of making 3 live; once one ends, `--restart-failed` restarts it."""
-    root = tmp_path
-    write_manifest(
-        root,
-        "max_running: 2\n"
-        + MINIMAL.format(name="cap").replace("lr: [0.1, 0.01]", "lr: [0.1, 0.01, 0.001, 0.0001]"),
-        "cap.yaml",
-    )
-    backend = FakeBackend()
-
-    def plans() -> list[SweepPlan]:
-        return catalog.load(root, ()).plans()
-
-    def live() -> int:
-        return sum(found[-1].state.live for found in backend.made.values())
-
-    def set_state(name: str, state: ExperimentState) -> None:
-        backend.made[name][-1] = dataclasses.replace(backend.made[name][-1], state=state)
-
-    apply(plans(), backend, ApplyOptions(root), Shown())
-    first, second = sorted(backend.made)
-    set_state(first, ExperimentState.FAILED)
-    set_state(second, ExperimentState.SUCCEEDED)
-    apply(plans(), backend, ApplyOptions(root), Shown())  # the other two take the free slots
-    assert len(backend.made) == 4 and live() == 2
-    options = ApplyOptions(root, restart_failed=True, replan=plans)
-    applied = apply(plans(), backend, options, Shown())
-    assert applied.restarts is not None
-    ((name, verdict, detail),) = [(r.name, r.status, r.detail) for r in applied.restarts]
+    sweep = _CappedSweep(tmp_path)
+    first = sweep.failed
+    ((name, verdict, detail),) = [(r.name, r.status, r.detail) for r in sweep.restarts()]
     assert (name, verdict) == (first, RestartVerdict.SKIPPED) and "max_running 2" in detail
-    assert live() == 2 and ("restart", first) not in backend.calls
-    third = next(n for n in sorted(backend.made) if backend.made[n][-1].state.live)
-    set_state(third, ExperimentState.SUCCEEDED)
-    applied = apply(plans(), backend, options, Shown())
-    assert applied.restarts is not None
-    assert [(r.name, r.status) for r in applied.restarts] == [(first, RestartVerdict.RESTARTED)]
-    assert live() == 2
+    assert sweep.live() == 2 and ("restart", first) not in sweep.backend.calls
+    sweep.free_a_slot()
+    assert [(r.name, r.status) for r in sweep.restarts()] == [(first, RestartVerdict.RESTARTED)]
+    assert sweep.live() == 2
 
 
 def test_an_interrupted_restart_that_never_reached_the_backend_waits_for_a_slot(
@@ -247,44 +259,17 @@ def test_an_interrupted_restart_that_never_reached_the_backend_waits_for_a_slot(
     """A runner stopped after writing a restart's intent, before sending it: the experiment is
     still failed, so sending the restart now takes a slot like any restart. With max_running 2
     and 2 live, it waits (its intent kept); once a slot frees, it is sent, exactly once."""
-    root = tmp_path
-    write_manifest(
-        root,
-        "max_running: 2\n"
-        + MINIMAL.format(name="cap").replace("lr: [0.1, 0.01]", "lr: [0.1, 0.01, 0.001, 0.0001]"),
-        "cap.yaml",
-    )
-    backend = FakeBackend()
-
-    def plans() -> list[SweepPlan]:
-        return catalog.load(root, ()).plans()
-
-    def live() -> int:
-        return sum(found[-1].state.live for found in backend.made.values())
-
-    def set_state(name: str, state: ExperimentState) -> None:
-        backend.made[name][-1] = dataclasses.replace(backend.made[name][-1], state=state)
-
-    apply(plans(), backend, ApplyOptions(root), Shown())
-    first, second = sorted(backend.made)
-    set_state(first, ExperimentState.FAILED)
-    set_state(second, ExperimentState.SUCCEEDED)
-    apply(plans(), backend, ApplyOptions(root), Shown())  # the other two take the free slots
-    store = ledger.LedgerStore(root, backend.kind)
+    sweep = _CappedSweep(tmp_path)
+    first, backend = sweep.failed, sweep.backend
+    store = ledger.LedgerStore(tmp_path, backend.kind)
     (entry,) = [e for e in store.read("cap").entries.values() if e.experiment == first]
     store.set_intents("cap", [dataclasses.replace(entry, restarting="0")])  # the crash
-    options = ApplyOptions(root, restart_failed=True, replan=plans)
 
-    applied = apply(plans(), backend, options, Shown())
-    assert applied.restarts is not None
-    assert [(r.name, r.status) for r in applied.restarts] == [(first, RestartVerdict.SKIPPED)]
-    assert live() == 2 and ("restart", first) not in backend.calls
+    assert [(r.name, r.status) for r in sweep.restarts()] == [(first, RestartVerdict.SKIPPED)]
+    assert sweep.live() == 2 and ("restart", first) not in backend.calls
     (kept,) = [e for e in store.read("cap").entries.values() if e.experiment == first]
     assert kept.restarting == "0"
 
-    third = next(n for n in sorted(backend.made) if backend.made[n][-1].state.live)
-    set_state(third, ExperimentState.SUCCEEDED)
-    applied = apply(plans(), backend, options, Shown())
-    assert applied.restarts is not None
-    assert [(r.name, r.status) for r in applied.restarts] == [(first, RestartVerdict.RESTARTED)]
-    assert live() == 2 and backend.calls.count(("restart", first)) == 1
+    sweep.free_a_slot()
+    assert [(r.name, r.status) for r in sweep.restarts()] == [(first, RestartVerdict.RESTARTED)]
+    assert sweep.live() == 2 and backend.calls.count(("restart", first)) == 1
