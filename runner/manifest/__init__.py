@@ -218,7 +218,10 @@ def _lengths(node: Any) -> list[int | None]:
         return [None]
     out: list[int | None] = []
     for value in node.values():
-        out += _lengths(value) if isinstance(value, Mapping) else [_length(value)]
+        if isinstance(value, Mapping) and "when" in value:  # a conditional axis: at most its values
+            out.append(_length(value.get("values")))
+        else:
+            out += _lengths(value) if isinstance(value, Mapping) else [_length(value)]
     return out
 
 
