@@ -17,10 +17,11 @@ from runner.cli import main
 from runner.core.keys import point_key
 from runner.core.model import Space
 from runner.core.space import count_points, iter_points, upper_bound
+from runner.core.values import Value
 from runner.manifest.adaptive import Result, Told, propose
+from runner.manifest.conditions import parse
 from runner.manifest.params import parse_space
 from runner.manifest.sample import Distribution, Sample
-from runner.manifest.conditions import parse
 from tests.helpers import write_manifest
 
 HEAD = """\
@@ -74,7 +75,7 @@ def problems_of(root: Path, text: str, capsys: pytest.CaptureFixture[str]) -> li
     return capsys.readouterr().err.strip().splitlines()
 
 
-def points(space: Space) -> list[dict[str, object]]:
+def points(space: Space) -> list[dict[str, Value]]:
     return [p.as_dict() for p in iter_points(space)]
 
 
@@ -118,10 +119,8 @@ def test_adding_a_conditional_axis_keeps_the_other_branchs_keys() -> None:
         "    momentum: {values: [0.9], when: {optim: sgd}}\n"
     )
 
-    def keys(space: Space) -> dict[str, object]:
-        return {
-            point_key("s", "ai2/w", 0, p.as_dict()): p.as_dict() for p in iter_points(space)
-        }
+    def keys(space: Space) -> dict[str, dict[str, Value]]:
+        return {point_key("s", "ai2/w", 0, p.as_dict()): p.as_dict() for p in iter_points(space)}
 
     old, new = keys(before), keys(after)
     adamw = {k for k, p in old.items() if p["optim"] == "adamw"}
@@ -161,7 +160,7 @@ def test_an_include_assigns_a_conditional_parameter_exactly_where_it_applies() -
     )
     assert points(space_of(text))[-2:] == [{"optim": "sgd", "momentum": 0.5}, {"optim": "lion"}]
     bad = text.replace("{optim: lion}", "{optim: sgd}").replace("momentum: 0.5", "momentum: 0.9")
-    space, problems = parse_space(yaml12.load(bad + "    - {optim: adamw, momentum: 1}\n", "m"))
+    _, problems = parse_space(yaml12.load(bad + "    - {optim: adamw, momentum: 1}\n", "m"))
     assert [str(p).split(": ", 1)[1] for p in problems] == [
         "params.include[1]: include misses 'momentum', which exists exactly when optim: sgd",
         "params.include[2]: include assigns 'momentum', which exists exactly when optim: sgd",
@@ -194,7 +193,9 @@ def test_saved_specs_leave_the_absent_argument_out(tmp_path: Path) -> None:
 def test_a_conditional_placeholder_outside_argv_needs_a_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    text = GRID.format(name="c").replace("    arguments:", '    env: {M: "{momentum}"}\n    arguments:')
+    text = GRID.format(name="c").replace(
+        "    arguments:", '    env: {M: "{momentum}"}\n    arguments:'
+    )
     assert problems_of(tmp_path, text, capsys) == [
         "sweeps/c.yaml:10:14: tasks[0].env.M: {momentum} is absent from some points (when optim:"
         " sgd): write {momentum?TEXT} to say what goes there, or pass it in command or"
@@ -238,7 +239,7 @@ def test_a_flag_left_without_its_value_is_refused(
         (
             "{optim: sdg}",
             'sweeps/c.yaml:14:51: params.grid.momentum.when.optim: "sdg" is not a value of'
-            " 'optim' (values: \"adamw\", \"sgd\")",
+            ' \'optim\' (values: "adamw", "sgd")',
         ),
         (
             "{optim: [sgd, 3]}",
@@ -351,8 +352,8 @@ def test_tpe_asks_for_a_conditional_parameter_only_on_its_branch() -> None:
     assert len(new) == 12 and {optim for _, optim, _ in new} == {"adamw", "sgd"}
     for momentum, optim, lr in new:
         assert (momentum is not None) == (optim == "sgd")
-        assert momentum is None or 0.8 <= momentum <= 0.99
-        assert 1e-5 <= lr <= 1e-1
+        assert momentum is None or 0.8 <= float(momentum) <= 0.99
+        assert isinstance(lr, float) and 1e-5 <= lr <= 1e-1
     assert propose(sample, told, 12, 1) == new
 
 

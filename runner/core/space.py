@@ -43,8 +43,8 @@ def iter_points(space: Space) -> Iterator[Point]:
                 continue
         yield Point(tuple((n, v) for n, v in zip(names, values, strict=True) if v is not None))
     for i, item in enumerate(space.include):
-        given = dict(item.values)
-        yield Point(tuple((n, given[n]) for n in names if n in given), origin=f"include[{i}]")
+        assigned = item.as_dict()
+        yield Point(tuple((n, assigned[n]) for n in names if n in assigned), origin=f"include[{i}]")
 
 
 def _rows(axis: Axis) -> tuple[tuple[Cell, ...], ...]:

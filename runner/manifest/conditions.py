@@ -83,7 +83,11 @@ def _names_ok(
             shown = ", ".join(identity(v) for v in values)
             for value in wanted:
                 if identity(value) not in taken:
-                    add(where, f"{identity(value)} is not a value of {on!r} (values: {shown})", False)
+                    add(
+                        where,
+                        f"{identity(value)} is not a value of {on!r} (values: {shown})",
+                        False,
+                    )
                     ok = False
     return ok
 
@@ -99,7 +103,7 @@ def _cycles(conditions: Sequence[Condition], add: Add) -> Iterator[str]:
             if on not in by_name:
                 continue
             if state.get(on) == 1:
-                loop = trail[trail.index(on) :] + [name, on] if on in trail else [name, on]
+                loop = [*trail[trail.index(on) :], name, on] if on in trail else [name, on]
                 first = by_name[loop[0]]
                 add(first.path, "conditions form a cycle: " + " -> ".join(loop), True)
                 yield from loop

@@ -10,10 +10,10 @@ from runner.core.errors import Problem
 from runner.core.marks import Document, Mark, field_path
 from runner.core.model import (
     BUILTINS,
-    Condition,
     DEFAULT_MAX_POINTS,
     Assignment,
     Axis,
+    Condition,
     Derived,
     Space,
     param_env_name,
@@ -134,7 +134,7 @@ def _domains(
     out: dict[str, tuple[str, tuple[Value, ...] | None]] = {}
     for axis in axes:
         for i, name in enumerate(axis.names):
-            out[name] = (conditions.GRID, tuple(r[i] for r in axis.values if r[i] is not None))
+            out[name] = (conditions.GRID, tuple(v for r in axis.values if (v := r[i]) is not None))
     for d in sample.params if sample is not None else ():
         out[d.name] = (conditions.SAMPLE, d.bounds if d.kind == "choice" else None)
     return out

@@ -251,7 +251,7 @@ class Renderer:
         if len(slots) < 2 or not slots[-1].template.needs(frozenset(self._conditional)):
             return
         flag = slots[-2].literal
-        if flag is not None and flag.startswith("-") and "=" not in flag:
+        if flag is not None and argv.is_bare_flag(flag):
             name = sorted(slots[-1].template.needs(frozenset(self._conditional)))[0]
             self._problem(
                 path,
