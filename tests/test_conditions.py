@@ -4,6 +4,7 @@ grids, sampled spaces and adaptive rounds; its absence in keys, specs, locks and
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -18,10 +19,12 @@ from runner.core.keys import point_key
 from runner.core.model import Space
 from runner.core.space import count_points, iter_points, upper_bound
 from runner.core.values import Value
+from runner.manifest import load_manifest
 from runner.manifest.adaptive import Result, Told, propose
 from runner.manifest.conditions import parse
 from runner.manifest.params import parse_space
 from runner.manifest.sample import Distribution, Sample
+from tests.conftest import PROJECT
 from tests.helpers import write_manifest
 
 HEAD = """\
@@ -412,3 +415,50 @@ def test_a_tpe_search_over_a_conditional_space_runs_and_proposes_the_next_round(
         assert point["state"] == "succeeded", point
         assert ("momentum" in point["params"]) == (point["params"]["optim"] == "sgd")
         assert None not in point["params"].values()
+
+
+def test_a_grid_axis_may_be_conditional_on_a_sampled_choice(tmp_path: Path) -> None:
+    text = (
+        SOBOL.format(name="mix", method="sobol").replace(", when: {optim: sgd}}", "}")
+        + "  grid:\n    nesterov: {values: [true, false], when: {optim: sgd}}\n"
+    )
+    write_manifest(tmp_path, text, "mix.yaml")
+    assert main(["-C", str(tmp_path), "lock"]) == 0
+    sweep = load_manifest(tmp_path / "sweeps" / "mix.yaml")
+    found = points(sweep.space)
+    sgd = sum(1 for p in found if p["optim"] == "sgd")
+    assert sgd and len(found) == 16 + sgd // 2  # each sampled sgd point twice, adamw once
+    assert all(("nesterov" in p) == (p["optim"] == "sgd") for p in found)
+
+
+def _docs_block(page: str, marker: str) -> str:
+    text = (PROJECT / "docs" / page).read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if marker in b]
+    return block
+
+
+def test_the_manifest_docs_example_has_the_points_it_says(tmp_path: Path) -> None:
+    """docs/manifest.md: 6 points, not 8; adamw points get no --momentum."""
+    path = write_manifest(tmp_path, _docs_block("manifest.md", "name: optimizers"), "o.yaml")
+    found = points(load_manifest(path).space)
+    assert len(found) == 6
+    assert sorted({tuple(sorted(p)) for p in found}) == [
+        ("betas", "lr", "optim"),
+        ("lr", "momentum", "optim"),
+    ]
+    out = tmp_path / "specs"
+    assert main(["-C", str(tmp_path), "expand", "--save-specs", str(out)]) == 0
+    for spec in out.rglob("*.yaml"):
+        (task,) = yaml.safe_load(spec.read_text())["tasks"]
+        argv = " ".join(task["arguments"])
+        env = {v["name"]: v.get("value") for v in task["envVars"]}
+        assert ("--momentum=" in argv) == ("--optim=sgd" in argv) != ("--betas=" in argv)
+        assert (env["MOMENTUM"] == "none") == ("--optim=adamw" in argv)
+
+
+def test_the_search_docs_example_locks_momentum_only_for_sgd(tmp_path: Path) -> None:
+    write_manifest(tmp_path, _docs_block("search.md", "name: optimizers-sampled"), "o.yaml")
+    assert main(["-C", str(tmp_path), "lock"]) == 0
+    data = json.loads((tmp_path / "sweeps" / "o.lock.json").read_text())
+    assert len(data["points"]) == 16
+    assert all((m is None) == (o == "adamw") for o, _, m in data["points"])
