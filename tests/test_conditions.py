@@ -462,3 +462,27 @@ def test_the_search_docs_example_locks_momentum_only_for_sgd(tmp_path: Path) -> 
     data = json.loads((tmp_path / "sweeps" / "o.lock.json").read_text())
     assert len(data["points"]) == 16
     assert all((m is None) == (o == "adamw") for o, _, m in data["points"])
+
+
+def test_max_points_counts_the_points_a_conditional_grid_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """4 points, though the product of the axis lengths is 6: max_points 4 passes, 3 does not."""
+    grid = (
+        HEAD.format(name="c")
+        + "tasks:\n  - image: {beaker: org/image}\n    command: [python, train.py]\n"
+        + "params:\n  grid:\n    optim: [a, b]\n"
+        + "    m: {values: [1, 2, 3], when: {optim: b}}\n"
+    )
+    write_manifest(tmp_path, grid + "  max_points: 4\n", "c.yaml")
+    assert main(["-C", str(tmp_path), "validate"]) == 0
+    capsys.readouterr()
+    assert problems_of(tmp_path, grid + "  max_points: 3\n", capsys) == [
+        "sweeps/c.yaml:14:15: params.max_points: the sweep has 4 points (before exclusions),"
+        " more than max_points 3; raise params.max_points if you mean it"
+    ]
+    huge = grid.replace("[a, b]", str(list(range(2000))))
+    assert problems_of(tmp_path, huge.replace("when: {optim: b}", "when: {optim: 1}"), capsys) == [
+        "sweeps/c.yaml:11:3: params: the sweep has at least 2000 points (before exclusions),"
+        " more than max_points 1000; raise params.max_points if you mean it"
+    ]
