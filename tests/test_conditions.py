@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from runner import yaml12
 from runner.cli import main
 from runner.core.keys import point_key
-from runner.core.model import Space
+from runner.core.model import Condition, Space
 from runner.core.space import count_points, iter_points, upper_bound
 from runner.core.values import Value
 from runner.manifest import load_manifest
@@ -171,6 +171,17 @@ def test_an_include_assigns_a_conditional_parameter_exactly_where_it_applies() -
 
 
 # --- rendering ------------------------------------------------------------------------------------
+
+
+def test_the_plan_lists_only_the_parameters_a_point_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, GRID.format(name="opt"), "opt.yaml")
+    assert main(["-C", str(tmp_path), "expand", "--plan", "--format", "markdown"]) == 0
+    shown = capsys.readouterr().out
+    assert "None" not in shown
+    rows = [line for line in shown.splitlines() if "optim=" in line]
+    assert len(rows) == 3 and sum("momentum=" in line for line in rows) == 2
 
 
 def test_saved_specs_leave_the_absent_argument_out(tmp_path: Path) -> None:
@@ -486,3 +497,24 @@ def test_max_points_counts_the_points_a_conditional_grid_has(
         "sweeps/c.yaml:11:3: params: the sweep has at least 2000 points (before exclusions),"
         " more than max_points 1000; raise params.max_points if you mean it"
     ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(0, 1, exclude_max=True), min_size=4, max_size=4))
+def test_a_sampled_chain_drops_as_a_whole(quantiles: list[float]) -> None:
+    """dampening only with nesterov, nesterov only with sgd: whatever is drawn, each is in the
+    point exactly when its condition holds on the values kept."""
+
+    def when(name: str, raw: dict[str, object]) -> Condition | None:
+        return parse(name, raw, ("w",), lambda *_: None)
+
+    space = (
+        Distribution("dampening", "uniform", (0.0, 1.0), when("dampening", {"nesterov": True})),
+        Distribution("nesterov", "choice", (True, False), when("nesterov", {"optim": "sgd"})),
+        Distribution("optim", "choice", ("adamw", "sgd")),
+        Distribution("lr", "uniform", (0.0, 1.0)),
+    )
+    damp, nesterov, optim, lr = Sample("random", 4, 0, 4, space).row(quantiles)
+    assert lr is not None and optim in ("adamw", "sgd")
+    assert (nesterov is not None) == (optim == "sgd")
+    assert (damp is not None) == (nesterov is True)
