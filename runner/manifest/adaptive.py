@@ -9,7 +9,8 @@ and each point's result: a finished point with its metric is a complete trial, a
 one without the metric) a failed trial, one queued or running a running trial, which TPE's
 `constant_liar` counts so a batch spreads out instead of piling onto one spot. The sampler's
 seed is the sample's seed plus the round, so the same lock, results and seed always propose the
-same points, byte for byte.
+same points, byte for byte. Conditional parameters (`when:`) are asked for define-by-run: each
+parameter in turn, parents first, and a conditional one only where its condition holds.
 """
 
 from __future__ import annotations

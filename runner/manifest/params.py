@@ -78,7 +78,8 @@ def parse_space(doc: Document, lock: FilePath | None = None) -> tuple[Space, lis
 
     before = len(out.problems)
     sample = sampled.parse_sample(doc, out.add, claim)
-    domains = _domains(axes, sample)
+    conditional = bool(found) or (sample is not None and bool(sample.conditions))
+    domains = _domains(axes, sample) if conditional else {}  # a pass over every value
     sample_axis = _sample_axis(doc, sample, lock, out, len(out.problems) > before)
     if sample_axis is not None:
         axes.insert(0, sample_axis)

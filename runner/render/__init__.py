@@ -65,6 +65,7 @@ class Renderer:
             for name in (*sweep.space.axis_names, *(d.name for d in sweep.space.derived))
         }
         self._conditional = {c.name: c for c in sweep.space.conditions}
+        self._optional = frozenset(self._conditional)
         self._literal_numbers: dict[Path, int | float] = {}
         """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
         self._skeletons: dict[tuple[tuple[bool, ...], frozenset[str]], Skeleton[PointContext]] = {}
@@ -126,7 +127,7 @@ class Renderer:
                     path,
                     f"template names unknown parameter {name!r} (known: {', '.join(sorted(known))})",
                 )
-        for name in sorted(set() if argv else parsed.needs(frozenset(self._conditional))):
+        for name in sorted(set() if argv else parsed.needs(self._optional)):
             self._problem(
                 path,
                 f"{{{name}}} is absent from some points ({self._conditional[name]}): write"
@@ -248,11 +249,11 @@ class Renderer:
 
     def _dangling(self, slots: list[Slot], path: Path) -> None:
         """A flag item before an item that may be left out would stay without its value."""
-        if len(slots) < 2 or not slots[-1].template.needs(frozenset(self._conditional)):
+        if len(slots) < 2 or not slots[-1].template.needs(self._optional):
             return
         flag = slots[-2].literal
         if flag is not None and argv.is_bare_flag(flag):
-            name = sorted(slots[-1].template.needs(frozenset(self._conditional)))[0]
+            name = sorted(slots[-1].template.needs(self._optional))[0]
             self._problem(
                 path,
                 f"{{{name}}} is absent from some points, where this item is left out but"
@@ -281,7 +282,7 @@ class Renderer:
             if all(task["replicas"].literal is not None for task in self._tasks):
                 self._replicas = replicas  # the same for every point
         context.replicas = replicas
-        absent = frozenset(self._conditional).difference(params)
+        absent = self._optional.difference(params) if self._optional else self._optional
         shape = (tuple(n > 1 for n in context.replicas), absent)
         skeleton = self._skeletons.get(shape)
         if skeleton is None:
