@@ -426,6 +426,7 @@ def test_a_tpe_search_over_a_conditional_space_runs_and_proposes_the_next_round(
         assert point["state"] == "succeeded", point
         assert ("momentum" in point["params"]) == (point["params"]["optim"] == "sgd")
         assert None not in point["params"].values()
+        assert point["params"]["round"] in (0, 1)  # found in the lock, null and all
 
 
 def test_a_grid_axis_may_be_conditional_on_a_sampled_choice(tmp_path: Path) -> None:
