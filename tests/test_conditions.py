@@ -257,7 +257,7 @@ def test_a_flag_left_without_its_value_is_refused(
         ),
         (
             "{optim: [sgd, 3]}",
-            "sweeps/c.yaml:14:51: params.grid.momentum.when.optim: 3 is not a value of 'optim'"
+            "sweeps/c.yaml:14:57: params.grid.momentum.when.optim[1]: 3 is not a value of 'optim'"
             ' (values: "adamw", "sgd")',
         ),
         (
@@ -519,3 +519,18 @@ def test_a_sampled_chain_drops_as_a_whole(quantiles: list[float]) -> None:
     assert lr is not None and optim in ("adamw", "sgd")
     assert (nesterov is not None) == (optim == "sgd")
     assert (damp is not None) == (nesterov is True)
+
+
+def test_an_exclude_that_names_no_point_of_a_conditional_grid_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """adamw never has momentum: the rule agrees with each axis but removes nothing."""
+    text = GRID.format(name="c") + "  exclude:\n    - {optim: adamw, momentum: 0.9}\n"
+    assert problems_of(tmp_path, text, capsys) == [
+        "sweeps/c.yaml:16:7: params.exclude[0]: matches no point of the grid"
+    ]
+    text = text.replace("optim: adamw, momentum: 0.9", "optim: sgd, momentum: 0.9")
+    write_manifest(tmp_path, text, "c.yaml")
+    assert main(["-C", str(tmp_path), "validate"]) == 0
+    sweep = load_manifest(tmp_path / "sweeps" / "c.yaml")
+    assert points(sweep.space) == [{"optim": "adamw"}, {"optim": "sgd", "momentum": 0.99}]

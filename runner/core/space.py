@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterator
@@ -77,6 +78,8 @@ def unmatched_excludes(space: Space) -> list[int]:
     """Indices of exclude rules that remove no grid point (a typo, most likely)."""
     if not space.exclude:
         return []
+    if space.conditions:  # a rule may agree with every axis and still name no point
+        return _unmatched_among_points(space)
     rows = _identities(space)
     out = []
     for i, rule in enumerate(space.exclude):
@@ -86,6 +89,19 @@ def unmatched_excludes(space: Space) -> list[int]:
         ):
             out.append(i)
     return out
+
+
+def _unmatched_among_points(space: Space) -> list[int]:
+    """`unmatched_excludes` by going through the points: those of a conditional grid are not
+    every combination of its axes' values."""
+    rules = [{n: identity(v) for n, v in rule.values} for rule in space.exclude]
+    left = set(range(len(rules)))
+    for point in iter_points(dataclasses.replace(space, exclude=(), include=())):
+        given = {n: identity(v) for n, v in point.params}
+        left -= {i for i in left if all(given.get(n) == v for n, v in rules[i].items())}
+        if not left:
+            break
+    return sorted(left)
 
 
 def duplicate_includes(space: Space) -> list[tuple[int, str]]:

@@ -81,10 +81,10 @@ def _names_ok(
         else:
             taken = {identity(v) for v in values}
             shown = ", ".join(identity(v) for v in values)
-            for value in wanted:
+            for i, value in enumerate(wanted):
                 if identity(value) not in taken:
                     add(
-                        where,
+                        (*where, i) if len(wanted) > 1 else where,
                         f"{identity(value)} is not a value of {on!r} (values: {shown})",
                         False,
                     )
