@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping
@@ -255,7 +256,9 @@ def _conditional_count(space: Space) -> int:
     """The points of a space with conditional grid axes, counted (those axes make the product
     only a bound); counted only when the other axes alone are not already too many."""
     fixed = math.prod(len(a.values) for a in space.axes if not a.optional) + len(space.include)
-    return fixed if fixed > space.max_points else count_points(space)
+    return (
+        fixed if fixed > space.max_points else count_points(dataclasses.replace(space, exclude=()))
+    )
 
 
 def _space_problems(doc: Document, space: Space) -> list[Problem]:
