@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -256,9 +255,7 @@ def _conditional_count(space: Space) -> int:
     """The points of a space with conditional grid axes, counted (those axes make the product
     only a bound); counted only when the other axes alone are not already too many."""
     fixed = math.prod(len(a.values) for a in space.axes if not a.optional) + len(space.include)
-    return (
-        fixed if fixed > space.max_points else count_points(dataclasses.replace(space, exclude=()))
-    )
+    return fixed if fixed > space.max_points else count_points(replace(space, exclude=()))
 
 
 def _space_problems(doc: Document, space: Space) -> list[Problem]:
