@@ -135,6 +135,22 @@ def test_unknown_name_fails_on_render() -> None:
         parse("{lr}-{warmup}").render({"lr": 1})
 
 
+def test_a_default_is_written_where_the_parameter_is_absent() -> None:
+    parsed = parse("m{momentum?none}-{optim|slug}-{lr?0:.1e}-{x?}")
+    assert parsed.parts[1] == Field("momentum", "", "", "none")
+    assert parsed.names == ("momentum", "optim", "lr", "x")
+    assert parsed.render({"optim": "sgd"}) == "mnone-sgd-0-"
+    assert parsed.render({"optim": "sgd", "momentum": 0.9, "lr": 0.0003, "x": 1}) == (
+        "m0.9-sgd-3.0e-04-1"
+    )
+    assert parsed.needs(frozenset({"momentum", "optim"})) == frozenset({"optim"})
+    assert parse("{gpus?8}").render_value({}) == "8"
+    assert parse("{gpus?8}").render_value({"gpus": 4}) == 4
+    assert parse("{t?a b|slug}").render({}) == "a-b"
+    with pytest.raises(KeyError, match="momentum"):
+        parse("{momentum}").render_value({})
+
+
 # --- render_value -------------------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.core.values import Value
+from runner.core.model import Cell
 
 if TYPE_CHECKING:
     from runner.backends import Backend
@@ -37,7 +37,8 @@ class Round:
     text: str
     """The lock's new content."""
     number: int
-    new: tuple[tuple[Value, ...], ...]
+    new: tuple[tuple[Cell, ...], ...]
+    """None where a conditional parameter is absent."""
     names: tuple[str, ...]
     best: str
     """The best point so far, as a line; empty before any result."""
@@ -105,7 +106,7 @@ def next_round(
     )
 
 
-def _so_far(path: Path, sample: Sample) -> tuple[tuple[tuple[Value, ...], ...], tuple[int, ...]]:
+def _so_far(path: Path, sample: Sample) -> tuple[tuple[tuple[Cell, ...], ...], tuple[int, ...]]:
     """The points in the sample's lock and the round of each (none for a new or changed sample)."""
     from runner.manifest.sample import lock_path, read_lock
 
@@ -123,7 +124,9 @@ def _best(sample: Sample, told: Sequence[Told]) -> str:
         return ""
     pick = max if sample.goal == "maximize" else min
     best = pick(done, key=lambda t: t.value or 0.0)
-    where = " ".join(f"{n}={v}" for n, v in zip(sample.names, best.row, strict=True))
+    where = " ".join(
+        f"{n}={v}" for n, v in zip(sample.names, best.row, strict=True) if v is not None
+    )
     return f"{sample.metric} {best.value:g} at {where} ({len(done)} point(s) finished)"
 
 
@@ -141,18 +144,17 @@ def _results(root: Path, path: Path, shown: str, backend: Backend) -> tuple[Swee
     return sweep, collect(plan, backend, root)
 
 
-def _told(sample: Sample, rows: Sequence[tuple[Value, ...]], results: SweepResults) -> list[Told]:
+def _told(sample: Sample, rows: Sequence[tuple[Cell, ...]], results: SweepResults) -> list[Told]:
     from runner.backends import ExperimentState
-    from runner.core.values import canonical_json, identity
     from runner.manifest.adaptive import Result, Told
+    from runner.manifest.sample import row_identity
 
-    def ident(values: Sequence[Value]) -> str:
-        return canonical_json([identity(v) for v in values])
-
-    by_values = {ident([dict(p.params)[n] for n in sample.names]): p for p in results.points}
+    by_values = {
+        row_identity([dict(p.params).get(n) for n in sample.names]): p for p in results.points
+    }
     told = []
     for row in rows:
-        point = by_values.get(ident(row))
+        point = by_values.get(row_identity(row))
         state = point.state if point is not None else ""
         if state == ExperimentState.SUCCEEDED:
             value = point.number(sample.metric) if point is not None else None

@@ -11,7 +11,7 @@ from typing import Any
 
 from runner.core.errors import Problem
 from runner.core.marks import Mark, Marks
-from runner.core.values import Value
+from runner.core.values import Value, identity
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_POINTS = 1000
@@ -69,14 +69,73 @@ class StopWhen:
         return f"{self.metric} {'below' if self.below else 'above'} {self.value:g}"
 
 
+Cell = Value | None
+"""A parameter's value in one row of an axis: None where a conditional parameter is absent."""
+
+
+@dataclass(frozen=True)
+class Condition:
+    """`when:` of a conditional parameter: it exists in a point only where this holds, that is
+    where every parameter named has one of the values listed (absent never matches)."""
+
+    name: str
+    when: tuple[tuple[str, tuple[Value, ...]], ...]
+    path: tuple[str | int, ...]
+    """Where `when:` is written, for messages."""
+    _idents: tuple[tuple[str, frozenset[str]], ...] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        idents = tuple((n, frozenset(identity(v) for v in vs)) for n, vs in self.when)
+        object.__setattr__(self, "_idents", idents)
+
+    @property
+    def on(self) -> tuple[str, ...]:
+        """The parameters the condition reads."""
+        return tuple(name for name, _ in self.when)
+
+    def holds(self, params: Mapping[str, Cell]) -> bool:
+        for name, allowed in self._idents:
+            value = params.get(name)
+            if value is None or identity(value) not in allowed:
+                return False
+        return True
+
+    def __str__(self) -> str:
+        parts = [f"{n}: {'|'.join(str(v) for v in vs)}" for n, vs in self.when]
+        return "when " + ", ".join(parts)
+
+
+def in_order(conditions: tuple[Condition, ...]) -> tuple[Condition, ...]:
+    """The conditions, each after those of the parameters it reads (acyclic: checked on load)."""
+    by_name = {c.name: c for c in conditions}
+    out: list[Condition] = []
+    done: set[str] = set()
+
+    def visit(c: Condition, depth: int) -> None:
+        if c.name in done or depth > len(conditions):
+            return
+        for name in c.on:
+            if name in by_name:
+                visit(by_name[name], depth + 1)
+        if c.name not in done:
+            done.add(c.name)
+            out.append(c)
+
+    for c in conditions:
+        visit(c, 0)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Axis:
     """One axis of the product: a single parameter, or several that vary together (zip)."""
 
     names: tuple[str, ...]
-    values: tuple[tuple[Value, ...], ...]
-    """One tuple per position, aligned with names."""
+    values: tuple[tuple[Cell, ...], ...]
+    """One tuple per position, aligned with names (None: absent, in a sample's conditional row)."""
     mark: Mark
+    optional: bool = False
+    """A conditional grid axis: its parameter is also absent, where its condition does not hold."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +146,9 @@ class Assignment:
     mark: Mark
     paths: tuple[tuple[str | int, ...], ...] = field(default=(), compare=False)
     """Document path of each value, aligned with values (for error messages)."""
+
+    def as_dict(self) -> dict[str, Value]:
+        return dict(self.values)
 
 
 @dataclass(frozen=True)
@@ -103,6 +165,12 @@ class Space:
     exclude: tuple[Assignment, ...] = ()
     derived: tuple[Derived, ...] = ()
     max_points: int = DEFAULT_MAX_POINTS
+    conditions: tuple[Condition, ...] = ()
+    """The conditional parameters (grid and sampled), in dependency order."""
+
+    @property
+    def conditional(self) -> frozenset[str]:
+        return frozenset(c.name for c in self.conditions)
 
     @property
     def axis_names(self) -> tuple[str, ...]:

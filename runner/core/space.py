@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterator
 
-from runner.core.model import Point, Space
+from runner.core.model import Axis, Cell, Point, Space
 from runner.core.values import canonical_json, identity
 
 
@@ -16,26 +17,44 @@ def upper_bound(space: Space) -> int:
 
 
 def iter_points(space: Space) -> Iterator[Point]:
-    """Grid points minus exclusions, then the included points. Constant memory."""
+    """Grid points minus exclusions, then the included points. Constant memory.
+
+    A conditional grid axis also offers "absent" (first); a combination is kept where each
+    conditional parameter is present exactly when its condition holds, so a grid with
+    `optim: [adamw, sgd]` and `momentum` only for sgd has (adamw), (sgd, m1), (sgd, m2)."""
     names = space.axis_names
     excludes = [
         tuple((names.index(name), identity(value)) for name, value in item.values)
         for item in space.exclude
     ]
     columns = [  # identities only where an exclude needs them: a sampled axis has many rows
-        [(row, tuple(identity(v) for v in row) if excludes else ()) for row in axis.values]
+        [(row, tuple(_ident(v) for v in row) if excludes else ()) for row in _rows(axis)]
         for axis in space.axes
     ]
+    conditions = space.conditions
     for combo in itertools.product(*columns):
         values = tuple(v for row, _ in combo for v in row)
         if excludes:
             idents = tuple(i for _, row_ids in combo for i in row_ids)
             if any(all(idents[i] == ident for i, ident in rule) for rule in excludes):
                 continue
-        yield Point(tuple(zip(names, values, strict=True)))
+        if conditions:
+            given = dict(zip(names, values, strict=True))
+            if any((given[c.name] is not None) != c.holds(given) for c in conditions):
+                continue
+        yield Point(tuple((n, v) for n, v in zip(names, values, strict=True) if v is not None))
     for i, item in enumerate(space.include):
-        given = dict(item.values)
-        yield Point(tuple((name, given[name]) for name in names), origin=f"include[{i}]")
+        assigned = item.as_dict()
+        yield Point(tuple((n, assigned[n]) for n in names if n in assigned), origin=f"include[{i}]")
+
+
+def _rows(axis: Axis) -> tuple[tuple[Cell, ...], ...]:
+    return ((None,), *axis.values) if axis.optional else axis.values
+
+
+def _ident(value: Cell) -> str:
+    """A value's identity; "" for absent, which no value's identity (JSON) equals."""
+    return "" if value is None else identity(value)
 
 
 def count_points(space: Space) -> int:
@@ -52,13 +71,15 @@ def _consistent(
 
 
 def _identities(space: Space) -> list[list[tuple[str, ...]]]:
-    return [[tuple(identity(v) for v in row) for row in axis.values] for axis in space.axes]
+    return [[tuple(_ident(v) for v in row) for row in _rows(axis)] for axis in space.axes]
 
 
 def unmatched_excludes(space: Space) -> list[int]:
     """Indices of exclude rules that remove no grid point (a typo, most likely)."""
     if not space.exclude:
         return []
+    if space.conditions:  # a rule may agree with every axis and still name no point
+        return _unmatched_among_points(space)
     rows = _identities(space)
     out = []
     for i, rule in enumerate(space.exclude):
@@ -68,6 +89,19 @@ def unmatched_excludes(space: Space) -> list[int]:
         ):
             out.append(i)
     return out
+
+
+def _unmatched_among_points(space: Space) -> list[int]:
+    """`unmatched_excludes` by going through the points: those of a conditional grid are not
+    every combination of its axes' values."""
+    rules = [{n: identity(v) for n, v in rule.values} for rule in space.exclude]
+    left = set(range(len(rules)))
+    for point in iter_points(dataclasses.replace(space, exclude=(), include=())):
+        given = {n: identity(v) for n, v in point.params}
+        left -= {i for i in left if all(given.get(n) == v for n, v in rules[i].items())}
+        if not left:
+            break
+    return sorted(left)
 
 
 def duplicate_includes(space: Space) -> list[tuple[int, str]]:

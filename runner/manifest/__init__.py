@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.core.errors import ManifestError, Problem
 from runner.core.marks import Document
 from runner.core.model import DEFAULT_MAX_POINTS, Limits, Placement, Space, StopWhen, Sweep
-from runner.core.space import duplicate_includes, unmatched_excludes, upper_bound
+from runner.core.space import count_points, duplicate_includes, unmatched_excludes, upper_bound
 from runner.manifest.params import parse_space
 from runner.manifest.sample import Sample, lock_path, parse_sample, stale_problem
 from runner.manifest.schema import schema_problems
@@ -209,7 +209,13 @@ def _too_many_points(doc: Document) -> list[Problem]:
     if None in lengths:
         return []
     bound = math.prod(n for n in lengths if n is not None) + len(include)
-    return _max_points_problem(doc, bound, limit)
+    return _max_points_problem(doc, bound, limit, "at least " if _conditional(grid) else "")
+
+
+def _conditional(node: Any) -> bool:
+    return isinstance(node, Mapping) and any(
+        isinstance(v, Mapping) and ("when" in v or _conditional(v)) for v in node.values()
+    )
 
 
 def _lengths(node: Any) -> list[int | None]:
@@ -218,7 +224,12 @@ def _lengths(node: Any) -> list[int | None]:
         return [None]
     out: list[int | None] = []
     for value in node.values():
-        out += _lengths(value) if isinstance(value, Mapping) else [_length(value)]
+        if isinstance(value, Mapping) and "when" in value:
+            # A conditional axis: at least one point (absent) for each of the others' points, so
+            # the bound counts it once and refuses only what is too many whatever the conditions.
+            out.append(1 if _length(value.get("values")) else None)
+        else:
+            out += _lengths(value) if isinstance(value, Mapping) else [_length(value)]
     return out
 
 
@@ -226,7 +237,7 @@ def _length(value: Any) -> int | None:
     return len(value) if isinstance(value, list) and value else None
 
 
-def _max_points_problem(doc: Document, bound: int, limit: int) -> list[Problem]:
+def _max_points_problem(doc: Document, bound: int, limit: int, word: str = "") -> list[Problem]:
     if bound <= limit:
         return []
     where = ("params", "max_points") if "max_points" in doc.data.get("params", {}) else ("params",)
@@ -234,14 +245,24 @@ def _max_points_problem(doc: Document, bound: int, limit: int) -> list[Problem]:
         _problem(
             doc,
             where,
-            f"the sweep has {bound} points (before exclusions), more than max_points"
+            f"the sweep has {word}{bound} points (before exclusions), more than max_points"
             f" {limit}; raise params.max_points if you mean it",
         )
     ]
 
 
+def _conditional_count(space: Space) -> int:
+    """The points of a space with conditional grid axes, counted (those axes make the product
+    only a bound); counted only when the other axes alone are not already too many."""
+    fixed = math.prod(len(a.values) for a in space.axes if not a.optional) + len(space.include)
+    return fixed if fixed > space.max_points else count_points(replace(space, exclude=()))
+
+
 def _space_problems(doc: Document, space: Space) -> list[Problem]:
-    too_many = _max_points_problem(doc, upper_bound(space), space.max_points)
+    bound = upper_bound(space)
+    if bound > space.max_points and space.conditions:
+        bound = _conditional_count(space)
+    too_many = _max_points_problem(doc, bound, space.max_points)
     if too_many:
         return too_many
     problems = [

@@ -9,7 +9,8 @@ and each point's result: a finished point with its metric is a complete trial, a
 one without the metric) a failed trial, one queued or running a running trial, which TPE's
 `constant_liar` counts so a batch spreads out instead of piling onto one spot. The sampler's
 seed is the sample's seed plus the round, so the same lock, results and seed always propose the
-same points, byte for byte.
+same points, byte for byte. Conditional parameters (`when:`) are asked for define-by-run: each
+parameter in turn, parents first, and a conditional one only where its condition holds.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from enum import Enum, auto
 from typing import Any
 
 from runner.core.errors import RunnerError
-from runner.core.values import Value, canonical_json, identity
-from runner.manifest.sample import Distribution, Sample
+from runner.core.model import Cell
+from runner.core.values import Value
+from runner.manifest.sample import Distribution, Sample, row_identity
 
 ATTEMPTS = 50
 """Asks per new point before giving up on finding one not proposed yet (after rounding)."""
@@ -45,7 +47,8 @@ class Result(Enum):
 class Told:
     """What a point so far says: its values, and how it ended (with its metric, when done)."""
 
-    row: tuple[Value, ...]
+    row: tuple[Cell, ...]
+    """None where a conditional parameter is absent."""
     result: Result
     value: float | None = None
 
@@ -85,6 +88,16 @@ def _distribution(optuna: Any, d: Distribution) -> Any:
     return dists.FloatDistribution(float(low), float(high), log=d.kind == "log_uniform")
 
 
+def _suggest(trial: Any, d: Distribution) -> Any:
+    """Ask the trial for one parameter, with the same distribution as `_distribution`'s."""
+    if d.kind == "choice":
+        return trial.suggest_categorical(d.name, list(d.bounds))
+    low, high = d.bounds
+    if d.kind in ("int", "log_int"):
+        return trial.suggest_int(d.name, int(low), int(high), log=d.kind == "log_int")
+    return trial.suggest_float(d.name, float(low), float(high), log=d.kind == "log_uniform")
+
+
 def _round(d: Distribution, value: Any, digits: int) -> Value:
     if d.kind == "choice":
         return value  # type: ignore[no-any-return]
@@ -96,7 +109,7 @@ def _round(d: Distribution, value: Any, digits: int) -> Value:
 
 def propose(
     sample: Sample, told: Sequence[Told], count: int, round_: int
-) -> list[tuple[Value, ...]]:
+) -> list[tuple[Cell, ...]]:
     """`count` new points (fewer when the space has no more after rounding), never one told."""
     optuna = _optuna()
     direction = "maximize" if sample.goal == "maximize" else "minimize"
@@ -104,28 +117,53 @@ def propose(
     space = {d.name: _distribution(optuna, d) for d in sample.params}
     states = optuna.trial.TrialState
     for point in told:
-        params = dict(zip(sample.names, point.row, strict=True))
+        # A conditional parameter absent from a point is absent from its trial too.
+        params = {n: v for n, v in zip(sample.names, point.row, strict=True) if v is not None}
+        dists = {n: space[n] for n in params}
         if point.result == Result.DONE and point.value is not None and math.isfinite(point.value):
-            trial = optuna.trial.create_trial(params=params, distributions=space, value=point.value)
+            trial = optuna.trial.create_trial(params=params, distributions=dists, value=point.value)
         elif point.result == Result.PENDING:
             trial = optuna.trial.create_trial(
-                params=params, distributions=space, state=states.RUNNING
+                params=params, distributions=dists, state=states.RUNNING
             )
         else:
-            trial = optuna.trial.create_trial(params=params, distributions=space, state=states.FAIL)
+            trial = optuna.trial.create_trial(params=params, distributions=dists, state=states.FAIL)
         study.add_trial(trial)
-    seen = {_ident(p.row) for p in told}
-    new: list[tuple[Value, ...]] = []
+    seen = {row_identity(p.row) for p in told}
+    new: list[tuple[Cell, ...]] = []
+    order = _parents_first(sample)
     for _ in range(count * ATTEMPTS):
         if len(new) == count:
             break
-        asked = study.ask(space)  # stays running: the next asks lie about it (constant_liar)
-        row = tuple(_round(d, asked.params[d.name], sample.digits) for d in sample.params)
-        if _ident(row) not in seen:
-            seen.add(_ident(row))
+        # Define-by-run: a conditional parameter is asked for only where its condition holds,
+        # so the sampler never models a value the point does not have. The trial stays
+        # running: the next asks lie about it (constant_liar).
+        trial = study.ask()
+        values: dict[str, Cell] = {}
+        for d in order:
+            if d.when is None or d.when.holds(values):
+                values[d.name] = _round(d, _suggest(trial, d), sample.digits)
+        row = tuple(values.get(n) for n in sample.names)
+        if row_identity(row) not in seen:
+            seen.add(row_identity(row))
             new.append(row)
     return new
 
 
-def _ident(row: Sequence[Value]) -> str:
-    return canonical_json([identity(v) for v in row])
+def _parents_first(sample: Sample) -> list[Distribution]:
+    """The sampled parameters in the order written, each conditional one after those its
+    condition reads (acyclic: checked on load)."""
+    by_name = {d.name: d for d in sample.params}
+    out: list[Distribution] = []
+
+    def visit(d: Distribution) -> None:
+        if d in out:
+            return
+        for name in d.when.on if d.when is not None else ():
+            if name in by_name and by_name[name] not in out:
+                visit(by_name[name])
+        out.append(d)
+
+    for d in sample.params:
+        visit(d)
+    return out

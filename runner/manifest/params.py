@@ -13,11 +13,13 @@ from runner.core.model import (
     DEFAULT_MAX_POINTS,
     Assignment,
     Axis,
+    Condition,
     Derived,
     Space,
     param_env_name,
 )
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
+from runner.manifest import conditions
 from runner.manifest import sample as sampled
 
 Path = tuple[str | int, ...]
@@ -60,22 +62,35 @@ def parse_space(doc: Document, lock: FilePath | None = None) -> tuple[Space, lis
         seen[name] = path
         return True
 
+    found: list[tuple[str, Condition]] = []
     for name, values, path in _flatten(raw.get("grid") or {}, (*base, "grid")):
-        if claim(name, path):
-            column = _column(values, path, out)
-            axes.append(Axis((name,), tuple((v,) for v in column), out.mark(path)))
+        if not claim(name, path):
+            continue
+        optional = isinstance(values, Mapping)  # a conditional axis: {values: [...], when: {...}}
+        if optional:
+            condition = conditions.parse(name, values["when"], (*path, "when"), out.add)
+            found += [] if condition is None else [(conditions.GRID, condition)]
+            values, path = values["values"], (*path, "values")
+        column = _column(values, path, out)
+        axes.append(Axis((name,), tuple((v,) for v in column), out.mark(path), optional))
     for g, group in enumerate(raw.get("zip") or []):
         axes += _zip_axis(group, (*base, "zip", g), out, claim)
 
-    sample_axis = _sample_axis(doc, lock, out, claim)
+    before = len(out.problems)
+    sample = sampled.parse_sample(doc, out.add, claim)
+    conditional = bool(found) or (sample is not None and bool(sample.conditions))
+    domains = _domains(axes, sample) if conditional else {}  # a pass over every value
+    sample_axis = _sample_axis(doc, sample, lock, out, len(out.problems) > before)
     if sample_axis is not None:
         axes.insert(0, sample_axis)
+        found += [(conditions.SAMPLE, c) for c in sample.conditions] if sample else []
     space = Space(
         axes=tuple(axes),
         exclude=tuple(_assignments(raw.get("exclude") or [], (*base, "exclude"), out)),
         include=tuple(_assignments(raw.get("include") or [], (*base, "include"), out)),
         derived=tuple(_derived(raw.get("derived") or {}, (*base, "derived"), out, claim)),
         max_points=int(raw.get("max_points", DEFAULT_MAX_POINTS)),
+        conditions=conditions.check(found, domains, out.add),
     )
     _check_assignments(space, out)
     _check_env_names(seen, out)
@@ -87,11 +102,17 @@ def _zip_axis(
 ) -> list[Axis]:
     """One zip group as one axis (none when it names no parameter)."""
     # A zip member may repeat a value (gpus: [8, 8]); only whole rows must differ.
-    members = [
-        (n, _column(v, p, out, unique=False), p)
-        for n, v, p in _flatten(group, gpath)
-        if claim(n, p)
-    ]
+    members = []
+    for n, v, p in _flatten(group, gpath):
+        if isinstance(v, Mapping):
+            out.add(
+                (*p, "when"),
+                "a zip group's members vary together: `when` is not allowed in one (make the"
+                " parameter a grid axis)",
+                key=True,
+            )
+        elif claim(n, p):
+            members.append((n, _column(v, p, out, unique=False), p))
     if not members:
         return []
     names = tuple(n for n, _, _ in members)
@@ -107,16 +128,31 @@ def _zip_axis(
     return [Axis(names, rows, out.mark(gpath))]
 
 
+def _domains(
+    axes: list[Axis], sample: sampled.Sample | None
+) -> dict[str, tuple[str, tuple[Value, ...] | None]]:
+    """Each parameter's section and the values it takes (None: a sampled range), for `when:`."""
+    out: dict[str, tuple[str, tuple[Value, ...] | None]] = {}
+    for axis in axes:
+        for i, name in enumerate(axis.names):
+            out[name] = (conditions.GRID, tuple(v for r in axis.values if (v := r[i]) is not None))
+    for d in sample.params if sample is not None else ():
+        out[d.name] = (conditions.SAMPLE, d.bounds if d.kind == "choice" else None)
+    return out
+
+
 def _sample_axis(
-    doc: Document, lock: FilePath | None, out: _Collector, claim: Callable[[str, Path], bool]
+    doc: Document,
+    sample: sampled.Sample | None,
+    lock: FilePath | None,
+    out: _Collector,
+    failed: bool,
 ) -> Axis | None:
     """The locked points of `params.sample` as one axis (like a zip group), or None."""
-    before = len(out.problems)
-    sample = sampled.parse_sample(doc, out.add, claim)
     if sample is None:
         return None
     path: Path = ("params", "sample")
-    if len(out.problems) > before:  # the names stay known, so templates do not cascade
+    if failed:  # the names stay known, so templates do not cascade
         return Axis(sample.declared, (), out.mark(path))
     found = None if lock is None else sampled.read_lock(lock, sample.names)
     rows = sampled.locked_rows(sample, found)
@@ -136,10 +172,11 @@ def _sample_axis(
 def _flatten(
     node: Mapping[str, Any], path: Path, prefix: str = ""
 ) -> Iterator[tuple[str, Any, Path]]:
-    """Nested mappings of axes become dotted names: optim: {lr: [...]} is `optim.lr`."""
+    """Nested mappings of axes become dotted names: optim: {lr: [...]} is `optim.lr`. A
+    conditional axis ({values: [...], when: {...}}) is yielded as its mapping."""
     for key, value in node.items():
         name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and "when" not in value:
             yield from _flatten(value, (*path, key), f"{name}.")
         else:
             yield name, value, (*path, key)
@@ -204,7 +241,7 @@ def _check_assignments(space: Space, out: _Collector) -> None:
         return  # the domain below costs a pass over every row of every axis
     names = space.axis_names
     domain = {
-        n: {identity(row[i]) for row in axis.values}
+        n: {identity(v) for row in axis.values if (v := row[i]) is not None}
         for axis in space.axes
         for i, n in enumerate(axis.names)
     }
@@ -218,12 +255,19 @@ def _check_assignments(space: Space, out: _Collector) -> None:
                 elif kind == "exclude" and identity(value) not in domain[name]:
                     out.add(vpath, f"{identity(value)} is not a value of axis {name!r}")
             if kind == "include":
-                missing = [n for n in names if n not in dict(item.values)]
-                if missing:
-                    out.add(
-                        ipath,
-                        f"include must assign every axis parameter; missing {', '.join(missing)}",
-                    )
+                _check_include(space, item.as_dict(), ipath, out)
+
+
+def _check_include(space: Space, given: Mapping[str, Value], path: Path, out: _Collector) -> None:
+    """An include assigns every axis parameter, a conditional one exactly where it applies."""
+    conditional = {c.name: c for c in space.conditions}
+    missing = [n for n in space.axis_names if n not in given and n not in conditional]
+    if missing:
+        out.add(path, f"include must assign every axis parameter; missing {', '.join(missing)}")
+    for name, condition in conditional.items():
+        if (name in given) != condition.holds(given):
+            verb = "assigns" if name in given else "misses"
+            out.add(path, f"include {verb} {name!r}, which exists exactly {condition}")
 
 
 def _check_env_names(seen: Mapping[str, Path], out: _Collector) -> None:

@@ -22,7 +22,9 @@ from typing import Any
 
 from runner.core.errors import Problem
 from runner.core.marks import Document
+from runner.core.model import Cell, Condition, in_order
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
+from runner.manifest import conditions as conditioned
 
 LOCK_SUFFIX = ".lock.json"
 LOCK_FORMAT = 1
@@ -44,6 +46,8 @@ class Distribution:
     """One of KINDS."""
     bounds: tuple[Value, ...]
     """[low, high] for ranges; the values for `choice`."""
+    when: Condition | None = None
+    """A conditional parameter's condition: drawn always, kept only where it holds."""
 
     def value(self, u: float, digits: int) -> Value:
         """The value at quantile u (0 <= u < 1): equal strata of u map to equal strata of the
@@ -95,18 +99,42 @@ class Sample:
         return tuple(d.name for d in self.params)
 
     @property
+    def conditions(self) -> tuple[Condition, ...]:
+        """The conditional parameters' conditions, each after those of the names it reads."""
+        return in_order(tuple(d.when for d in self.params if d.when is not None))
+
+    @property
     def digest(self) -> str:
         """What the lock must belong to: everything but `n`."""
         identity_ = {
             "method": self.method,
             "seed": self.seed,
             "digits": self.digits,
-            "space": [[d.name, d.kind, list(d.bounds)] for d in self.params],
+            "space": [[d.name, d.kind, list(d.bounds), *_when(d)] for d in self.params],
         }
         return hashlib.sha256(canonical_json(identity_).encode()).hexdigest()
 
-    def row(self, quantiles: Sequence[float]) -> tuple[Value, ...]:
-        return tuple(d.value(u, self.digits) for d, u in zip(self.params, quantiles, strict=True))
+    def row(self, quantiles: Sequence[float]) -> tuple[Cell, ...]:
+        """One point: every dimension is drawn (so a point's draw never depends on the
+        conditions), then a conditional parameter is dropped (None) where its condition fails."""
+        drawn = [d.value(u, self.digits) for d, u in zip(self.params, quantiles, strict=True)]
+        return absent_dropped(self, drawn)
+
+
+def absent_dropped(sample: Sample, values: Sequence[Cell]) -> tuple[Cell, ...]:
+    """`values` (in `sample.names` order) with each conditional parameter whose condition
+    fails set to None, parents first so that a chain drops as a whole."""
+    given = dict(zip(sample.names, values, strict=True))
+    for condition in sample.conditions:
+        if not condition.holds(given):
+            given[condition.name] = None
+    return tuple(given[n] for n in sample.names)
+
+
+def _when(d: Distribution) -> list[Any]:
+    """A condition's part of the digest; nothing for an unconditional parameter (older locks
+    stay valid)."""
+    return [] if d.when is None else [[[n, list(vs)] for n, vs in d.when.when]]
 
 
 def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
@@ -123,12 +151,15 @@ def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
         if not claim(name, path):
             continue
         declared.append(name)
-        kind, bounds = next(iter(spec.items()))
+        kind, bounds = next((k, v) for k, v in spec.items() if k != "when")
         problem = _check(kind, bounds)
         if problem is not None:
             add((*path, kind), problem, False)
             continue
-        params.append(Distribution(name, kind, tuple(checked(b) for b in bounds)))
+        when = None
+        if "when" in spec:
+            when = conditioned.parse(name, spec["when"], (*path, "when"), add)
+        params.append(Distribution(name, kind, tuple(checked(b) for b in bounds), when))
     if raw["method"] in ADAPTIVE:
         for needed in ("batch", "metric"):
             if needed not in raw:
@@ -195,7 +226,7 @@ def lock_path(manifest: Path) -> Path:
 
 def lock_text(
     sample: Sample,
-    rows: Sequence[Sequence[Value]],
+    rows: Sequence[Sequence[Cell]],
     command: str,
     rounds: Sequence[int] | None = None,
 ) -> str:
@@ -233,7 +264,8 @@ class Locked:
     """A lock file that reads back as it was written."""
 
     sample: str
-    rows: tuple[tuple[Value, ...], ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    """None where a conditional parameter is absent (null in the lock)."""
     rounds: tuple[int, ...] = ()
     """An adaptive search's round of each point; empty otherwise (all round 0)."""
 
@@ -250,7 +282,9 @@ def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
             return None
         if list(body["params"]) != list(names):
             return None
-        rows = tuple(tuple(checked(v) for v in row) for row in body["points"])
+        rows = tuple(
+            tuple(None if v is None else checked(v) for v in row) for row in body["points"]
+        )
     except (OSError, ValueError, KeyError, TypeError, InvalidValue):
         return None
     if any(len(r) != len(names) for r in rows):
@@ -261,7 +295,7 @@ def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
     return Locked(str(body["sample"]), rows, rounds)
 
 
-def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Value, ...], ...] | None:
+def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Cell, ...], ...] | None:
     """The sample's points, when the lock belongs to it and holds exactly n of them (an
     adaptive search: the rounds proposed so far, at most n)."""
     if lock is None or lock.sample != sample.digest:
@@ -283,12 +317,17 @@ def stale_problem(doc: Document, shown: str) -> Problem:
     )
 
 
-def collisions(rows: Sequence[Sequence[Value]]) -> list[tuple[int, int]]:
+def row_identity(row: Sequence[Cell]) -> str:
+    """Equal for two rows exactly when they are the same point (null for absent)."""
+    return canonical_json([None if v is None else identity(v) for v in row])
+
+
+def collisions(rows: Sequence[Sequence[Cell]]) -> list[tuple[int, int]]:
     """(first, second) indices of points that share every value (after rounding)."""
     seen: dict[str, int] = {}
     found = []
     for i, row in enumerate(rows):
-        ident = canonical_json([identity(v) for v in row])
+        ident = row_identity(row)
         if ident in seen:
             found.append((seen[ident], i))
         seen.setdefault(ident, i)

@@ -17,7 +17,7 @@ from typing import Any
 from runner import manifest
 from runner.core import files
 from runner.core.errors import RunnerError
-from runner.core.values import Value
+from runner.core.model import Cell
 from runner.manifest.sample import Sample, collisions, lock_path, lock_text, read_lock
 
 INSTALL_HINT = "pip install 'beaker-sweep-runner[search]'"
@@ -57,7 +57,7 @@ def quantiles(method: str, dimension: int, seed: int, start: int, count: int) ->
     return [[float(u) for u in row] for row in drawn]
 
 
-def draw(sample: Sample, start: int, count: int) -> list[tuple[Value, ...]]:
+def draw(sample: Sample, start: int, count: int) -> list[tuple[Cell, ...]]:
     """Points `start` to `start + count` of the sample, mapped to their values."""
     if count <= 0:
         return []
@@ -65,7 +65,7 @@ def draw(sample: Sample, start: int, count: int) -> list[tuple[Value, ...]]:
     return [sample.row(row) for row in found]
 
 
-def extend(sample: Sample, kept: Sequence[tuple[Value, ...]]) -> list[tuple[Value, ...]]:
+def extend(sample: Sample, kept: Sequence[tuple[Cell, ...]]) -> list[tuple[Cell, ...]]:
     """The sample's n points: those kept (already locked for it), then newly drawn ones."""
     kept = list(kept[: sample.n])
     return kept + draw(sample, len(kept), sample.n - len(kept))

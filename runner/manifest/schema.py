@@ -86,6 +86,8 @@ def _problems_for(error: ValidationError, doc: Document) -> list[Problem]:
         return [_at(doc, (*path, value), _bad_name(error), key=True)]
     names = _exactly_one_of(schema)
     if names and kind in ("oneOf", "minProperties", "maxProperties"):
+        if _only_unknown(value, names, schema):
+            return []  # the unknown field's own problem says it (`normal:` for `uniform:`)
         message = _exactly_one_message(names, value)
         return [] if message is None else [_at(doc, path, message)]
     if kind == "uniqueItems":
@@ -128,6 +130,13 @@ def _exactly_one_of(schema: dict[str, Any]) -> list[str]:
     if schema.get("maxProperties") == 1 and schema.get("properties"):
         return list(schema["properties"])
     return []
+
+
+def _only_unknown(instance: object, names: list[str], schema: dict[str, Any]) -> bool:
+    """Whether a mapping has none of the alternatives but a field the schema does not know."""
+    if not isinstance(instance, dict) or any(n in instance for n in names):
+        return False
+    return any(key not in schema.get("properties", {}) for key in instance)
 
 
 def _exactly_one_message(names: list[str], instance: object) -> str | None:

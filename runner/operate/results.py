@@ -150,7 +150,8 @@ def adaptive_rounds(manifest: Path) -> dict[str, int]:
     except (OSError, ValueError, KeyError, TypeError):
         return {}
     return {
-        canonical_json([[n, v] for n, v in zip(names, row, strict=True)]): int(k)
+        # A conditional parameter absent from a point (null in the lock) is not in its params.
+        canonical_json([[n, v] for n, v in zip(names, row, strict=True) if v is not None]): int(k)
         for row, k in zip(rows, rounds, strict=True)
     }
 

@@ -64,10 +64,13 @@ class Renderer:
             name: param_env_name(name)
             for name in (*sweep.space.axis_names, *(d.name for d in sweep.space.derived))
         }
+        self._conditional = {c.name: c for c in sweep.space.conditions}
+        self._optional = frozenset(self._conditional)
         self._literal_numbers: dict[Path, int | float] = {}
         """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
-        self._skeletons: dict[tuple[bool, ...], Skeleton[PointContext]] = {}
-        """The spec with holes, per shape of point: which tasks are multi-node."""
+        self._skeletons: dict[tuple[tuple[bool, ...], frozenset[str]], Skeleton[PointContext]] = {}
+        """The spec with holes, per shape of point: which tasks are multi-node, which
+        conditional parameters are absent."""
         self._replicas: tuple[int, ...] | None = None
         """Each task's replica count, once known to be the same at every point."""
         self._derived = self._compile_derived()
@@ -108,7 +111,9 @@ class Renderer:
     def _problem(self, path: Path, message: str) -> None:
         self.problems.append(Problem.at(self.sweep.marks, str(self.sweep.path), path, message))
 
-    def _slot(self, raw: object, path: Path, known: set[str] | None = None) -> Slot:
+    def _slot(
+        self, raw: object, path: Path, known: set[str] | None = None, argv: bool = False
+    ) -> Slot:
         text = raw if isinstance(raw, str) else as_text(checked(raw))
         known = self._known if known is None else known
         try:
@@ -122,6 +127,13 @@ class Renderer:
                     path,
                     f"template names unknown parameter {name!r} (known: {', '.join(sorted(known))})",
                 )
+        for name in sorted(set() if argv else parsed.needs(self._optional)):
+            self._problem(
+                path,
+                f"{{{name}}} is absent from some points ({self._conditional[name]}): write"
+                f" {{{name}?TEXT}} to say what goes there, or pass it in command or arguments,"
+                " where an item naming an absent parameter is left out",
+            )
         return Slot(parsed, path)
 
     def _compile_derived(self) -> list[tuple[str, Slot]]:
@@ -231,8 +243,22 @@ class Renderer:
                 self._problem(item_path, problem)
                 slots.append(Slot(template.Template((str(raw),)), item_path))
             else:
-                slots.append(self._slot(raw, item_path))
+                slots.append(self._slot(raw, item_path, argv=True))
+                self._dangling(slots, item_path)
         return slots
+
+    def _dangling(self, slots: list[Slot], path: Path) -> None:
+        """A flag item before an item that may be left out would stay without its value."""
+        if len(slots) < 2 or not slots[-1].template.needs(self._optional):
+            return
+        flag = slots[-2].literal
+        if flag is not None and argv.is_bare_flag(flag):
+            name = sorted(slots[-1].template.needs(self._optional))[0]
+            self._problem(
+                path,
+                f"{{{name}}} is absent from some points, where this item is left out but"
+                f" {flag!r} before it would stay: write {flag}={{{name}}} as one item",
+            )
 
     # -- rendering -----------------------------------------------------------------------------
 
@@ -256,10 +282,12 @@ class Renderer:
             if all(task["replicas"].literal is not None for task in self._tasks):
                 self._replicas = replicas  # the same for every point
         context.replicas = replicas
-        shape = tuple(n > 1 for n in context.replicas)
+        absent = self._optional.difference(params) if self._optional else self._optional
+        shape = (tuple(n > 1 for n in context.replicas), absent)
         skeleton = self._skeletons.get(shape)
         if skeleton is None:
-            document = SpecShape(sweep, self._tasks, self._env_names, context)
+            env_names = {k: v for k, v in self._env_names.items() if k not in absent}
+            document = SpecShape(sweep, self._tasks, env_names, context, absent)
             skeleton = Skeleton(document.spec(), unhashed=document.description_hole)
             self._skeletons[shape] = skeleton
         text, hashed = skeleton.fill_hashed(context)

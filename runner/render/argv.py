@@ -128,6 +128,14 @@ def code_repo(repo: str) -> str:
     return repo
 
 
+_BARE_FLAG = re.compile(r"-[^=\s]+")
+
+
+def is_bare_flag(item: str) -> bool:
+    """`--momentum`, a flag whose value, if any, is the next item (not `--momentum=...`)."""
+    return _BARE_FLAG.fullmatch(item) is not None
+
+
 def script_index(argv: Sequence[object]) -> int | None:
     """Position of the script in `bash -c SCRIPT ...`, or None when argv is not such a line."""
     if not argv or str(argv[0]) not in SHELLS:

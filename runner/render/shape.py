@@ -68,8 +68,12 @@ class SpecShape:
         tasks: Sequence[Mapping[str, Any]],
         env_names: Mapping[str, str],
         first: PointContext,
+        absent: frozenset[str] = frozenset(),
     ) -> None:
         self.sweep, self.tasks, self.env_names, self.first = sweep, tasks, env_names, first
+        self.absent = absent
+        """The conditional parameters absent from this shape's points: argv items naming one
+        are left out (`env_names` has none of them)."""
 
     def string(self, slot: Slot, check: Check | None = None) -> Field:
         if slot.literal is not None:
@@ -102,10 +106,11 @@ class SpecShape:
         doc: dict[str, Any] = {
             "name": self.string(compiled["name"], _task_name_problem),
             "image": {kind: self.string(image_slot, _image_problem)},
-            "command": [self.string(s) for s in compiled["command"]],
+            "command": self.argv(compiled["command"]),
         }
-        if compiled["arguments"]:
-            doc["arguments"] = [self.string(s) for s in compiled["arguments"]]
+        arguments = self.argv(compiled["arguments"])
+        if arguments:
+            doc["arguments"] = arguments
         doc["envVars"] = self.env_vars(compiled)
         mounts = [self.mount(m) for m in compiled["mounts"]]
         if mounts:
@@ -141,6 +146,9 @@ class SpecShape:
         if placement.timeout:
             doc["timeout"] = _nanoseconds(placement.timeout)
         return doc
+
+    def argv(self, slots: Sequence[Slot]) -> list[Field]:
+        return [self.string(s) for s in slots if not s.template.needs(self.absent)]
 
     def env_vars(self, compiled: Mapping[str, Any]) -> list[dict[str, Field]]:
         out = [{"name": k, "value": self.string(s)} for k, s in compiled["env"]]

@@ -1,5 +1,6 @@
 """String templates over point parameters: `lr{lr}-bs{batch_size}`, `{lr:.0e}`, `{{` for a brace,
-and `{task|slug}`: the value made name-safe (letters, digits, `.`, `_`, `-`), for experiment names.
+`{task|slug}`: the value made name-safe (letters, digits, `.`, `_`, `-`), for experiment names,
+and `{momentum?0.9}`: the text written where a conditional parameter is absent from the point.
 
 Deliberately not `str.format`: no attribute or index access, so a dotted name such as
 `{optim.lr}` is one parameter name and a template can never reach into Python objects.
@@ -41,6 +42,8 @@ class Field:
     spec: str
     filter: str = ""
     """`slug`, or empty."""
+    default: str | None = None
+    """`{name?text}`: written where the parameter is absent (None: no default)."""
 
 
 @dataclass(frozen=True)
@@ -50,15 +53,17 @@ class Template:
     parts: tuple[str | Field, ...]
     _texts: list[str] = dataclasses.field(init=False, compare=False, repr=False)
     """Each part's text, "" where a field goes: a point copies it and fills the fields in."""
-    _fields: tuple[tuple[int, str, str, str], ...] = dataclasses.field(
+    _fields: tuple[tuple[int, str, str, str, str | None], ...] = dataclasses.field(
         init=False, compare=False, repr=False
     )
-    """(position, name, format spec, filter) of each field."""
+    """(position, name, format spec, filter, default) of each field."""
 
     def __post_init__(self) -> None:
         texts = [p if isinstance(p, str) else "" for p in self.parts]
         fields = tuple(
-            (i, p.name, p.spec, p.filter) for i, p in enumerate(self.parts) if isinstance(p, Field)
+            (i, p.name, p.spec, p.filter, p.default)
+            for i, p in enumerate(self.parts)
+            if isinstance(p, Field)
         )
         object.__setattr__(self, "_texts", texts)
         object.__setattr__(self, "_fields", fields)
@@ -66,6 +71,14 @@ class Template:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parts if isinstance(p, Field))
+
+    def needs(self, absent: frozenset[str]) -> frozenset[str]:
+        """The names in `absent` that a field reads without a default."""
+        return frozenset(
+            p.name
+            for p in self.parts
+            if isinstance(p, Field) and p.default is None and p.name in absent
+        )
 
     @property
     def is_literal(self) -> bool:
@@ -76,8 +89,12 @@ class Template:
 
     def render(self, params: Mapping[str, Value]) -> str:
         out = self._texts.copy()
-        for i, name, spec, filtered in self._fields:
-            text = _format(params[name], spec) if spec else as_text(params[name])
+        for i, name, spec, filtered, default in self._fields:
+            value = params.get(name) if default is not None else params[name]
+            if value is None:
+                text = default or ""
+            else:
+                text = _format(value, spec) if spec else as_text(value)
             out[i] = slug(text) if filtered else text
         return "".join(out)
 
@@ -85,7 +102,9 @@ class Template:
         """Like render, but a template that is exactly one plain field keeps the value's type."""
         only = self.parts[0] if len(self.parts) == 1 else None
         if isinstance(only, Field) and not only.spec and not only.filter:
-            return params[only.name]
+            if only.default is None:
+                return params[only.name]
+            return params.get(only.name, only.default)
         return self.render(params)
 
 
@@ -120,11 +139,13 @@ def parse(text: str) -> Template:
             )
         name, _, spec = match.group(1).partition(":")
         name, _, filtered = name.partition("|")
+        name, question, default = name.partition("?")
         name, filtered = name.strip(), filtered.strip()
         if not _NAME.match(name):
             raise TemplateError(
                 f"{{{match.group(1)}}} is not a parameter reference"
-                " (expected {name}, {name:format} or {name|slug}; for literal braces, as in"
+                " (expected {name}, {name:format}, {name|slug} or {name?default}; for literal"
+                " braces, as in"
                 " JSON, write {{ and }})"
             )
         if filtered and filtered not in FILTERS:
@@ -140,7 +161,7 @@ def parse(text: str) -> Template:
         if joined:
             parts.append(joined)
         literal = []
-        parts.append(Field(name, spec, filtered))
+        parts.append(Field(name, spec, filtered, default if question else None))
     literal.append(text[pos:])
     tail = "".join(literal)
     if tail:

@@ -16,7 +16,7 @@ def pull_request(round_: Round) -> dict[str, object]:
     """One entry of the step output `rounds`."""
     branch = f"sweep-propose/{round_.sweep}-{round_.digest[:12]}-round-{round_.number}"
     title = f"Propose round {round_.number} of {round_.sweep} ({len(round_.new)} point(s))"
-    rows = "".join("| " + " | ".join(f"`{v}`" for v in row) + " |\n" for row in round_.new)
+    rows = "".join("| " + " | ".join(_value(v) for v in row) + " |\n" for row in round_.new)
     body = (
         f"Round {round_.number} of the adaptive search `{round_.sweep}`, proposed by"
         f" `sweep-runner propose` from the results so far. Merging it submits these points"
@@ -48,9 +48,14 @@ def _previous_table(round_: Round) -> str:
     names = round_.names
     head = f"| {' | '.join(names)} | {round_.metric} |\n|" + "---|" * (len(names) + 1)
     rows = "".join(
-        "| " + " | ".join(f"`{v}`" for v in t.row) + f" | {_cell(t)} |\n" for t in round_.previous
+        "| " + " | ".join(_value(v) for v in t.row) + f" | {_cell(t)} |\n" for t in round_.previous
     )
     return f"Results of round {round_.number - 1}:\n\n{head}\n{rows}\n"
+
+
+def _value(value: object) -> str:
+    """A parameter's cell; empty where a conditional parameter is absent from the point."""
+    return "" if value is None else f"`{value}`"
 
 
 def _cell(told: Told) -> str:

@@ -111,11 +111,13 @@ def _search_in_process(problem: Problem, method: str, seed: int) -> float:
     """The same search with the objective told directly."""
     sample = Sample(method, POINTS, seed, DIGITS, problem.space, batch=BATCH, metric="value")
     if method != "tpe":
-        return min(problem.f([float(v) for v in row]) for row in draw(sample, 0, POINTS))
+        return min(
+            problem.f([float(v) for v in row if v is not None]) for row in draw(sample, 0, POINTS)
+        )
     told: list[Told] = []
     for round_ in range(POINTS // BATCH):
         for row in propose(sample, told, BATCH, round_):
-            told.append(Told(row, Result.DONE, problem.f([float(v) for v in row])))
+            told.append(Told(row, Result.DONE, problem.f([float(v) for v in row if v is not None])))
     return min(t.value for t in told if t.value is not None)
 
 
