@@ -309,7 +309,7 @@ def test_update_workload_rewrites_the_description_and_renames_keeping_id_and_spe
     with pytest.raises(grpc.RpcError):  # taken (ALREADY_EXISTS)
         beaker.workload.update(workload, name="job")
     with pytest.raises(BeakerNotFoundError):
-        beaker.workload.update("01FAKEEXP99999999999999999", description="x")
+        beaker.workload.update("01FAKEEXP99999999999999999", description="x")  # type: ignore[arg-type]
 
 
 def test_update_workload_commits_then_loses_the_reply(

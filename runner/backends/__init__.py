@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
 from runner.backends.health import Health
@@ -48,6 +49,17 @@ def no_intent(token: str) -> None:
     """The default `intent`: nothing is recorded."""
 
 
+Recorded = Mapping[str, str]
+"""Experiment id -> point key, as the ledger recorded them: an experiment whose id is here is
+that point whatever its name or description says now, with no call to prove it again."""
+NOTHING_RECORDED: Recorded = MappingProxyType({})
+
+
+def recorded(entries: Iterable[tuple[str, str] | None]) -> Recorded:
+    """`Recorded` from (experiment id, key) pairs, None for a point without a record."""
+    return dict(pair for pair in entries if pair is not None)
+
+
 class BackendKind(StrEnum):
     """Which backend: selects the ledger its runs are recorded in."""
 
@@ -75,12 +87,16 @@ class Experiment:
     id: str
     url: str
     key: str | None
-    """The idempotency key recorded in the experiment (env SWEEP_POINT_KEY or description)."""
+    """The point's key, told by what the job cannot change: the ledger's record of this id
+    (`Recorded`) or the SWEEP_POINT_KEY env var of the experiment's spec; None: no point's."""
     state: ExperimentState = ExperimentState.UNKNOWN
     exit_code: int | None = None
     metrics: Mapping[str, object] = field(default_factory=dict)
     seconds: float | None = None
     """How long it ran (or has been running), when the backend knows without a call of its own."""
+    description: str = ""
+    """What the job says about itself (Beaker: the description, which a job may rewrite at
+    will, e.g. `[3%, 30/1,000] <W&B URL>`; the runner's own text left out); empty if nothing."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "state", ExperimentState(self.state))  # a str from a test is one
@@ -191,10 +207,13 @@ class Backend(Protocol):
         """Create the point's experiment under point.name; never under another name."""
         ...
 
-    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+    def experiments(
+        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+    ) -> Mapping[str, Sequence[Experiment]]:
         """Every experiment of each name that has one, whoever created it, oldest first, with
-        its state (an exit code only where it costs no call of its own), in bulk: one call, not
-        one per name. Where names are unique per author, two accounts can each create a point
+        its state (an exit code only where it costs no call of its own) and its key (`recorded`
+        for the ids the ledger records, else read from its spec), in bulk: one call, not one
+        per name (plus one per experiment of a name whose key only its spec can show). Where names are unique per author, two accounts can each create a point
         (`runner.submit.duplicates`). A look-up by name is the oldest of a list of one; what a
         submit adopts is `adoptable`."""
         ...
@@ -219,8 +238,8 @@ class Backend(Protocol):
         ...
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
-        """Cancel those of experiments still queued or running, in bulk, exactly once; the names
-        of those it canceled."""
+        """Cancel those of experiments (these very ids, never another of the same name) still
+        queued or running, in bulk, exactly once; the names of those it canceled."""
         ...
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
@@ -232,9 +251,12 @@ class Backend(Protocol):
         in it (adding only those missing, in batches). Raises Transient or Rejected."""
         ...
 
-    def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
-        """State, exit code, duration and metrics of the named experiments, and the sweep's
-        group: in a number of calls that grows with pages, not with points."""
+    def results(
+        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+    ) -> Results:
+        """State, exit code, duration, metrics and what the job says of the named experiments
+        (of a name, the one whose id is `recorded`, else the oldest), and the sweep's group: in
+        a number of calls that grows with pages, not with points."""
         ...
 
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
@@ -256,16 +278,19 @@ class RunsInCreate(Protocol):
     on_start: StartHook | None
 
 
-def adoptable(backend: Backend, sweep: Sweep, names: Iterable[str]) -> dict[str, Experiment]:
-    """The experiment of each name that a submit adopts instead of creating it: the oldest,
-    in any state; on a backend that resumes runs, only a finished one."""
+def adoptable(
+    backend: Backend, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+) -> dict[str, Experiment]:
+    """The experiment of each name that a submit adopts instead of creating it: the one whose
+    id is `recorded`, else the oldest, in any state; on a backend that resumes runs, only a
+    finished one."""
     finished = (ExperimentState.SUCCEEDED, ExperimentState.FAILED)
     resumes = Capability.RESUMES in backend.capabilities
-    return {
-        name: found[0]
-        for name, found in backend.experiments(sweep, names).items()
-        if not resumes or found[0].state in finished
+    chosen = {
+        name: next((e for e in found if e.id in recorded), found[0])
+        for name, found in backend.experiments(sweep, names, recorded).items()
     }
+    return {name: e for name, e in chosen.items() if not resumes or e.state in finished}
 
 
 CHOICES = ("auto", *BackendKind)

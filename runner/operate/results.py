@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.backends import Backend, ExperimentState, Group, Results
+from runner.backends import Backend, ExperimentState, Group, Results, recorded
 from runner.core.values import Value, canonical_json
 from runner.manifest.sample import lock_path
 from runner.plan import PlanStatus, SweepPlan
@@ -81,8 +81,9 @@ class SweepResults:
 
 def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
     """The plan's rows joined with the backend's results, in one bulk look-up per sweep."""
-    recorded = [row.experiment for row in plan.rows if row.entry is not None]
-    found = backend.results(plan.sweep, recorded) if recorded else Results(None, {})
+    names = [row.experiment for row in plan.rows if row.entry is not None]
+    mine = recorded(row.record for row in plan.rows)
+    found = backend.results(plan.sweep, names, mine) if names else Results(None, {})
     points = []
     for row in plan.rows:
         if row.entry is None:

@@ -68,6 +68,12 @@ class Row:
         (editing `experiment_name` renames the point, never its experiment), else `name`."""
         return self.entry.experiment if self.entry is not None else self.name
 
+    @property
+    def record(self) -> tuple[str, str] | None:
+        """(experiment id, key) as the ledger recorded them: what makes an experiment this
+        point's, whatever its name or description says now; None before its entry exists."""
+        return None if self.entry is None else (self.entry.id, self.entry.key)
+
 
 @dataclass(frozen=True)
 class Cap:

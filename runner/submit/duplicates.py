@@ -35,7 +35,8 @@ def check(
         ]
         if not created:
             continue
-        copies = backend.experiments(sweep, [o.point.name for o in created])
+        made = {o.experiment.id: o.point.key for o in created if o.experiment is not None}
+        copies = backend.experiments(sweep, [o.point.name for o in created], made)
         for outcome in created:
             assert outcome.experiment is not None
             mine = outcome.experiment

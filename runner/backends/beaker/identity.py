@@ -1,0 +1,112 @@
+"""Which point an experiment is, told by what its job cannot change.
+
+An experiment's id, name and spec are the runner's; its description belongs to the job, which
+may rewrite it at will (OLMo-core's BeakerCallback writes `[3%, 30/1,000] <W&B URL>` over it
+every few steps, gantry's `update_workload_description` replaces it too). So a point's key is,
+in this order: the key the ledger recorded for the experiment's id (`recorded`); the
+`SWEEP_POINT_KEY` env var of its tasks, when the listing carries their specs; a key already
+read back from its spec in this process (a spec never changes); the `[sweep-key …]` marker the
+runner wrote into the description at create (a fast path only); and last, its spec, fetched
+(one call, only for an experiment nothing else proves: a job rewrote the description and the
+listing left the specs out).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from beaker import Beaker
+from beaker import beaker_pb2 as pb2
+
+KEY_ENV = "SWEEP_POINT_KEY"
+KEY_IN_DESCRIPTION = re.compile(r"\[sweep-key ([0-9a-f]{64})\]")
+Call = Callable[[str, Callable[[], str | None]], str | None]
+
+
+def listed_key(workload: pb2.Workload) -> tuple[bool, str | None]:
+    """(known, key) from the listing's task specs: known when the listing carries them (then a
+    spec without the env var is proof that the experiment is no point's)."""
+    tasks = [t for t in workload.experiment.tasks if t.HasField("container_spec")]
+    if not tasks:
+        return False, None
+    for task in tasks:
+        for env in task.container_spec.environment_variables:
+            if env.name == KEY_ENV and env.literal:
+                return True, env.literal
+    return True, None
+
+
+def described_key(description: str) -> str | None:
+    match = KEY_IN_DESCRIPTION.search(description)
+    return match.group(1) if match else None
+
+
+def job_text(description: str) -> str:
+    """What the job wrote in the description: all of it once the job replaced the runner's
+    text, what follows the runner's marker when it appended; empty when it wrote nothing."""
+    return KEY_IN_DESCRIPTION.split(description)[-1].strip()
+
+
+SHORTEST_NEEDLE = 3
+
+
+def needles(sweep: str, names: Sequence[str]) -> list[str | None]:
+    """What to list the names by, matched against names only (a description may say anything
+    by now): the sweep's name, which default experiment names start with, and the common
+    prefix of the others (an `experiment_name` template's); None: the whole workspace, for
+    names with too short a prefix in common to list by."""
+    others = [n for n in names if sweep.casefold() not in n.casefold()]
+    if not others:
+        return [sweep]
+    prefix = others[0]
+    for name in others[1:]:
+        while not name.startswith(prefix):
+            prefix = prefix[:-1]
+    if len(prefix) < SHORTEST_NEEDLE:
+        return [None]
+    return [sweep, prefix] if len(others) < len(names) else [prefix]
+
+
+class Keys:
+    """The key of each listed experiment; specs read back are kept by id for the process."""
+
+    def __init__(self, client: Beaker, call: Call) -> None:
+        self.client = client
+        self.call = call
+        self.read: dict[str, str | None] = {}
+        """Keys read from specs, by experiment id (None: its spec has none)."""
+
+    def known(self, workload: pb2.Workload, recorded: Mapping[str, str]) -> tuple[bool, str | None]:
+        """(known, key) without a call; not known: only its spec can tell."""
+        exp = workload.experiment
+        if exp.id in recorded:
+            return True, recorded[exp.id]
+        known, key = listed_key(workload)
+        if known:
+            return True, key
+        if exp.id in self.read:
+            return True, self.read[exp.id]
+        key = described_key(exp.description)
+        return key is not None, key
+
+    def key(self, workload: pb2.Workload, recorded: Mapping[str, str]) -> str | None:
+        return self.known(workload, recorded)[1]
+
+    def prove(self, workloads: Iterable[pb2.Workload], recorded: Mapping[str, str]) -> None:
+        """Read back the spec of each experiment whose key nothing else shows (one call each)."""
+        for workload in workloads:
+            if not self.known(workload, recorded)[0]:
+                exp = workload.experiment
+                self.read[exp.id] = self.call(f"spec of {exp.name}", self._reader(workload))
+
+    def _reader(self, workload: pb2.Workload) -> Callable[[], str | None]:
+        return lambda: self._spec_key(workload)
+
+    def _spec_key(self, workload: pb2.Workload) -> str | None:
+        spec = self.client.experiment.get_spec(workload)
+        for task in spec.tasks:
+            for env in task.env_vars or ():
+                if env.name == KEY_ENV and env.value:
+                    return env.value
+        return None
