@@ -11,7 +11,6 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
 from runner.backends.health import Health
@@ -49,15 +48,28 @@ def no_intent(token: str) -> None:
     """The default `intent`: nothing is recorded."""
 
 
-Recorded = Mapping[str, str]
-"""Experiment id -> point key, as the ledger recorded them: an experiment whose id is here is
-that point whatever its name or description says now, with no call to prove it again."""
-NOTHING_RECORDED: Recorded = MappingProxyType({})
+@dataclass(frozen=True)
+class Recorded:
+    """The experiments the ledger records for a sweep's points: an experiment whose id is here
+    is that point whatever its name or description says now, with no call to prove it again."""
+
+    ids: Mapping[str, str] = field(default_factory=dict)
+    """Experiment name (as recorded) -> id: found by id even once renamed in Beaker's UI."""
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """Experiment id -> the point's key."""
+
+    def key(self, experiment: Experiment) -> str | None:
+        """The recorded key of this experiment's id, else the key the backend read."""
+        return self.keys.get(experiment.id, experiment.key)
 
 
-def recorded(entries: Iterable[tuple[str, str] | None]) -> Recorded:
-    """`Recorded` from (experiment id, key) pairs, None for a point without a record."""
-    return dict(pair for pair in entries if pair is not None)
+NOTHING_RECORDED = Recorded()
+
+
+def recorded(records: Iterable[tuple[str, str, str] | None]) -> Recorded:
+    """From (experiment name, id, key), None for a point without a record."""
+    found = [r for r in records if r]
+    return Recorded({n: i for n, i, _ in found}, {i: k for _, i, k in found})
 
 
 class BackendKind(StrEnum):
@@ -95,8 +107,7 @@ class Experiment:
     seconds: float | None = None
     """How long it ran (or has been running), when the backend knows without a call of its own."""
     description: str = ""
-    """What the job says about itself (Beaker: the description, which a job may rewrite at
-    will, e.g. `[3%, 30/1,000] <W&B URL>`; the runner's own text left out); empty if nothing."""
+    """What the job says of itself (Beaker: the description it may rewrite, less ours)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "state", ExperimentState(self.state))  # a str from a test is one
@@ -210,12 +221,11 @@ class Backend(Protocol):
     def experiments(
         self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
     ) -> Mapping[str, Sequence[Experiment]]:
-        """Every experiment of each name that has one, whoever created it, oldest first, with
-        its state (an exit code only where it costs no call of its own) and its key (`recorded`
-        for the ids the ledger records, else read from its spec), in bulk: one call, not one
-        per name (plus one per experiment of a name whose key only its spec can show). Where names are unique per author, two accounts can each create a point
-        (`runner.submit.duplicates`). A look-up by name is the oldest of a list of one; what a
-        submit adopts is `adoptable`."""
+        """Every experiment of each name that has one (a recorded one by its id, even renamed),
+        whoever created it, oldest first, with its state (an exit code only where it costs no
+        call of its own) and its key (`recorded`'s, else its spec's), in bulk: not one call per
+        name. Where names are unique per author, two accounts can each create a point
+        (`runner.submit.duplicates`). A look-up by name is the oldest of a list of one."""
         ...
 
     def restart(
@@ -287,7 +297,7 @@ def adoptable(
     finished = (ExperimentState.SUCCEEDED, ExperimentState.FAILED)
     resumes = Capability.RESUMES in backend.capabilities
     chosen = {
-        name: next((e for e in found if e.id in recorded), found[0])
+        name: next((e for e in found if e.id in recorded.keys), found[0])
         for name, found in backend.experiments(sweep, names, recorded).items()
     }
     return {name: e for name, e in chosen.items() if not resumes or e.state in finished}

@@ -45,7 +45,7 @@ def cancel_targets(
         for row in rows:
             # the recorded one, else the oldest: the point's if its spec carries the point's key
             copies = listed.get(row.experiment, ())
-            found = next((e for e in copies if e.id in mine), next(iter(copies), None))
+            found = next((e for e in copies if e.id in mine.keys), next(iter(copies), None))
             if found is not None and found.state.live and found.key == row.key:
                 targets.append(CancelTarget(plan, row, found))
     return targets

@@ -69,10 +69,11 @@ class Row:
         return self.entry.experiment if self.entry is not None else self.name
 
     @property
-    def record(self) -> tuple[str, str] | None:
-        """(experiment id, key) as the ledger recorded them: what makes an experiment this
-        point's, whatever its name or description says now; None before its entry exists."""
-        return None if self.entry is None else (self.entry.id, self.entry.key)
+    def record(self) -> tuple[str, str, str] | None:
+        """(experiment name, id, key) as the ledger recorded them: what makes an experiment
+        this point's, whatever its name or description says now; None before its entry exists."""
+        entry = self.entry
+        return None if entry is None else (entry.experiment, entry.id, entry.key)
 
 
 @dataclass(frozen=True)

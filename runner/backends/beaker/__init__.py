@@ -33,6 +33,7 @@ from runner.backends import (
     Results,
     Transient,
     no_intent,
+    recorded,
 )
 from runner.backends.beaker import duplicates, identity, lifecycle
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
@@ -81,7 +82,7 @@ class BeakerBackend:
         self._workspaces: dict[str, pb2.Workspace] = {}
         self.proofs = ShapeProofs()
         self.groups = SweepGroups(self.client, self._workspace)
-        self.keys = identity.Keys(self.client, self._call)
+        self.keys = identity.Keys(self.client, self._call, self._call)
         self.health = Health("Beaker", config.agent_address)
         self._calling = threading.local()
         self.client.watch_retries(self._retrying)
@@ -212,6 +213,9 @@ class BeakerBackend:
             return {n: sorted(w.values(), key=duplicates.age) for n, w in found.items()}
 
         every = self._call(f"list experiments of {sweep.name}", listing)
+        for name, workload in self.keys.renamed(every, wanted, recorded):
+            every.setdefault(name, []).append(workload)
+            every[name].sort(key=duplicates.age)
         self.keys.prove((w for found in every.values() for w in found), recorded)
         return every
 
@@ -235,7 +239,7 @@ class BeakerBackend:
         """Only the experiments given, by id: an id never changes, and another experiment may
         have taken one's name since (the caller proved each one the point's)."""
         names = {e.id: e.name for e in experiments}
-        proved = {e.id: e.key or "" for e in experiments}  # by the caller: no spec read again
+        proved = recorded((e.name, e.id, e.key or "") for e in experiments)  # by the caller
 
         def refresh() -> Mapping[str, pb2.Workload]:
             every = self._all(sweep, names.values(), proved)
@@ -270,7 +274,7 @@ class BeakerBackend:
         wanted = list(names)
         every = self._all(sweep, wanted, recorded) if wanted else {}
         workloads = {
-            name: next((w for w in found if w.experiment.id in recorded), found[0])
+            name: next((w for w in found if w.experiment.id in recorded.keys), found[0])
             for name, found in every.items()
         }
         copies = {

@@ -14,14 +14,18 @@ listing left the specs out).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from beaker import Beaker
 from beaker import beaker_pb2 as pb2
+from beaker.exceptions import BeakerNotFoundError
+
+from runner.backends import Recorded
 
 KEY_ENV = "SWEEP_POINT_KEY"
 KEY_IN_DESCRIPTION = re.compile(r"\[sweep-key ([0-9a-f]{64})\]")
 Call = Callable[[str, Callable[[], str | None]], str | None]
+Get = Callable[[str, Callable[[], "pb2.Workload | None"]], "pb2.Workload | None"]
 
 
 def listed_key(workload: pb2.Workload) -> tuple[bool, str | None]:
@@ -71,17 +75,18 @@ def needles(sweep: str, names: Sequence[str]) -> list[str | None]:
 class Keys:
     """The key of each listed experiment; specs read back are kept by id for the process."""
 
-    def __init__(self, client: Beaker, call: Call) -> None:
+    def __init__(self, client: Beaker, call: Call, get: Get) -> None:
         self.client = client
         self.call = call
+        self.get = get
         self.read: dict[str, str | None] = {}
         """Keys read from specs, by experiment id (None: its spec has none)."""
 
-    def known(self, workload: pb2.Workload, recorded: Mapping[str, str]) -> tuple[bool, str | None]:
+    def known(self, workload: pb2.Workload, recorded: Recorded) -> tuple[bool, str | None]:
         """(known, key) without a call; not known: only its spec can tell."""
         exp = workload.experiment
-        if exp.id in recorded:
-            return True, recorded[exp.id]
+        if exp.id in recorded.keys:
+            return True, recorded.keys[exp.id]
         known, key = listed_key(workload)
         if known:
             return True, key
@@ -90,10 +95,10 @@ class Keys:
         key = described_key(exp.description)
         return key is not None, key
 
-    def key(self, workload: pb2.Workload, recorded: Mapping[str, str]) -> str | None:
+    def key(self, workload: pb2.Workload, recorded: Recorded) -> str | None:
         return self.known(workload, recorded)[1]
 
-    def prove(self, workloads: Iterable[pb2.Workload], recorded: Mapping[str, str]) -> None:
+    def prove(self, workloads: Iterable[pb2.Workload], recorded: Recorded) -> None:
         """Read back the spec of each experiment whose key nothing else shows (one call each)."""
         for workload in workloads:
             if not self.known(workload, recorded)[0]:
@@ -102,6 +107,31 @@ class Keys:
 
     def _reader(self, workload: pb2.Workload) -> Callable[[], str | None]:
         return lambda: self._spec_key(workload)
+
+    def renamed(
+        self,
+        listed: Mapping[str, Sequence[pb2.Workload]],
+        wanted: Sequence[str],
+        recorded: Recorded,
+    ) -> Iterator[tuple[str, pb2.Workload]]:
+        """The recorded experiments a listing by name missed, each under its recorded name: one
+        was renamed (in Beaker's UI; its id stays) or deleted. One look-up by id each."""
+        seen = {w.experiment.id for found in listed.values() for w in found}
+        for name in wanted:
+            experiment_id = recorded.ids.get(name)
+            if experiment_id is not None and experiment_id not in seen:
+                workload = self.get(f"experiment {experiment_id}", self._getter(experiment_id))
+                if workload is not None:
+                    yield name, workload
+
+    def _getter(self, experiment_id: str) -> Callable[[], pb2.Workload | None]:
+        def get() -> pb2.Workload | None:
+            try:
+                return self.client.workload.get(experiment_id)
+            except BeakerNotFoundError:
+                return None  # deleted
+
+        return get
 
     def _spec_key(self, workload: pb2.Workload) -> str | None:
         spec = self.client.experiment.get_spec(workload)
