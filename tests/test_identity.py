@@ -178,22 +178,27 @@ def test_calls_of_status_and_a_top_up_do_not_grow_with_points_or_rewrites(
     assert all("GetExperimentYamlSpec" not in calls for calls in (*four, *eight))
 
 
+@pytest.mark.parametrize("after_409", [False, True], ids=["bulk-listing", "after-409"])
 @pytest.mark.parametrize("listed_specs", [True, False], ids=["specs-listed", "specs-read"])
 def test_a_point_recorded_by_nobody_is_adopted_by_the_key_in_its_spec(
-    repo: Path, fake_beaker: FakeBeaker, listed_specs: bool
+    repo: Path, fake_beaker: FakeBeaker, listed_specs: bool, after_409: bool
 ) -> None:
     """A crash before the ledger write (or a lost create reply): the experiments exist, their
-    descriptions rewritten. The next submit adopts each, proved by its spec's key: one spec
-    read per such name when the listing leaves the specs out, none when it carries them."""
+    descriptions rewritten. The next submit adopts each, from its first listing or, when that
+    listing missed them, after the create's 409, proved by its spec's key: one spec read per
+    such name when the listing leaves the specs out, none when it carries them."""
     assert _run(repo, "submit", "--backend", "beaker") == 0
     _jobs_write()
     ledger.ledger_path(repo, "exact").unlink()
     fake_beaker.listed_specs = listed_specs
+    if after_409:
+        fake_beaker.empty_listing(times=1)
     fake_beaker.reset_calls()
 
     assert _run(repo, "submit", "--backend", "beaker") == 0
 
     assert_exactly_once(repo, fake_beaker)
+    assert fake_beaker.calls["http:create"] == (POINTS if after_409 else 0)  # each refused
     assert fake_beaker.calls.get("GetExperimentYamlSpec", 0) == (0 if listed_specs else POINTS)
 
 

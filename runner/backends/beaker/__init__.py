@@ -239,7 +239,9 @@ class BeakerBackend:
         workload = lifecycle.restart(
             self.client, experiment.id, self.policy, lambda: None, since, intent
         )
-        return None if workload is None else self._experiment(workload)
+        if workload is None:
+            return None
+        return dataclasses.replace(self._experiment(workload), key=experiment.key)  # same id
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
         """Only the experiments given, by id: an id never changes, and another experiment may
