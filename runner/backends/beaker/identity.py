@@ -8,7 +8,8 @@ in this order: the key the ledger recorded for the experiment's id (`recorded`);
 read back from its spec in this process (a spec never changes); the `[sweep-key …]` marker the
 runner wrote into the description at create (a fast path only); and last, its spec, fetched
 (one call, only for an experiment nothing else proves: a job rewrote the description and the
-listing left the specs out).
+listing left the specs out, or someone else's experiment under a point's name, whose spec
+carries another key or none).
 """
 
 from __future__ import annotations
@@ -28,17 +29,14 @@ Call = Callable[[str, Callable[[], str | None]], str | None]
 Get = Callable[[str, Callable[[], "pb2.Workload | None"]], "pb2.Workload | None"]
 
 
-def listed_key(workload: pb2.Workload) -> tuple[bool, str | None]:
-    """(known, key) from the listing's task specs: known when the listing carries them (then a
-    spec without the env var is proof that the experiment is no point's)."""
-    tasks = [t for t in workload.experiment.tasks if t.HasField("container_spec")]
-    if not tasks:
-        return False, None
-    for task in tasks:
+def listed_key(workload: pb2.Workload) -> str | None:
+    """The key in the listing's task specs, when it carries them with their env. Its absence
+    proves nothing (a listing may leave the env out): the spec read back decides then."""
+    for task in workload.experiment.tasks:
         for env in task.container_spec.environment_variables:
             if env.name == KEY_ENV and env.literal:
-                return True, env.literal
-    return True, None
+                return str(env.literal)
+    return None
 
 
 def described_key(description: str) -> str | None:
@@ -87,8 +85,8 @@ class Keys:
         exp = workload.experiment
         if exp.id in recorded.keys:
             return True, recorded.keys[exp.id]
-        known, key = listed_key(workload)
-        if known:
+        key = listed_key(workload)
+        if key is not None:
             return True, key
         if exp.id in self.read:
             return True, self.read[exp.id]
