@@ -135,6 +135,8 @@ def test_a_capped_sweep_whose_jobs_rewrite_their_descriptions_holds_its_cap_end_
     assert _run(tmp_path, "cancel", "sweeps/olmo.yaml", "--backend", "beaker", "--yes") == 0
     assert _live(fake_beaker) == [] and all(fake_beaker.cancels(n) == 1 for n in live)
     assert set(fake_beaker.count_by_name().values()) == {1}  # no duplicates
+    [group] = fake_beaker.groups()  # the sweep's group holds each point's one experiment
+    assert sorted(group.experiment_ids) == sorted(e.id for e in fake_beaker.experiments())
     entries = _entries(tmp_path, "olmo")
     assert sorted(n for n, e in entries.items() if e.canceled_at) == live
 
