@@ -305,6 +305,8 @@ def test_update_workload_rewrites_the_description_and_renames_keeping_id_and_spe
     assert renamed.experiment.description == "[3%, 30/1,000] https://wandb.ai/x"  # kept
     assert fake_beaker.experiment(workload.experiment.id).name == "job-kept"
     assert beaker.experiment.get_spec(workload) == spec  # the spec is the runner's
+    fake_beaker.rewrite("job-kept", "[4%, 40/1,000]")  # the same, without a call
+    assert beaker.workload.get(workload.experiment.id).experiment.description == "[4%, 40/1,000]"
     create(beaker, workspace, "job")  # the old name is free again
     with pytest.raises(grpc.RpcError):  # taken (ALREADY_EXISTS)
         beaker.workload.update(workload, name="job")
