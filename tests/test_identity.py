@@ -332,3 +332,23 @@ def test_listings_go_by_name_with_the_common_prefix_of_templated_names() -> None
     assert needles("exact", ["run-lr0.1-0123", "run-lr0.01-4567"]) == ["run-lr0."]
     assert needles("exact", ["exact-0123", "run-lr0.1-4567"]) == ["exact", "run-lr0.1-4567"]
     assert needles("exact", ["0.1-0123", "0.01-4567"]) == [None]  # the whole workspace
+
+
+def test_a_spec_read_beaker_refuses_once_still_adopts_each_point_exactly_once(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first listing's spec read is refused: the run checks point by point instead (a 409,
+    a look-up by name, its spec read again) and adopts each point once, creating nothing."""
+    import grpc
+
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    _jobs_write()
+    ledger.ledger_path(repo, "exact").unlink()
+    fake_beaker.listed_specs = False
+    fake_beaker.fail_rpc("GetExperimentYamlSpec", grpc.StatusCode.PERMISSION_DENIED)
+    capsys.readouterr()
+
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+
+    assert "checking point by point instead" in capsys.readouterr().err
+    assert_exactly_once(repo, fake_beaker)
