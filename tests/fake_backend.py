@@ -74,7 +74,9 @@ class FakeBackend:
     ) -> Mapping[str, Sequence[Experiment]]:
         self._log("list", sweep.name)
         return {
-            n: tuple(dataclasses.replace(e, key=recorded.key(e)) for e in self.made[n])
+            n: tuple(
+                dataclasses.replace(e, key=recorded.keys.get(e.id, e.key)) for e in self.made[n]
+            )
             for n in names
             if n in self.made
         }

@@ -240,7 +240,8 @@ def test_a_point_renamed_in_the_ui_is_still_the_point_by_its_id(
     tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Renamed in Beaker's UI (its id kept) and its description rewritten: the cap still counts
-    it, status shows it running, and cancel cancels it; one look-up by id for it, no more."""
+    it, status shows it running, logs reads it and cancel cancels it; one look-up by id for it
+    per listing, no more."""
     write_manifest(tmp_path, OLMO, "olmo.yaml")
     order = _names(tmp_path, "olmo")
     assert _run(tmp_path, "submit", "--backend", "beaker") == 0
@@ -257,6 +258,9 @@ def test_a_point_renamed_in_the_ui_is_still_the_point_by_its_id(
     assert _run(tmp_path, "status", "--backend", "beaker", "--format", "json") == 0
     points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
     assert [p["state"] for p in points if p["experiment"] == order[0]] == ["running"]
+    fake_beaker.set_logs("kept-by-hand", ["step 30\n"])
+    assert _run(tmp_path, "logs", order[0], "--backend", "beaker") == 0
+    assert capsys.readouterr().out == "step 30\n"
     assert _run(tmp_path, "cancel", "sweeps/olmo.yaml", "--backend", "beaker", "--yes") == 0
     assert fake_beaker.cancels("kept-by-hand") == 1 and _live(fake_beaker) == []
 

@@ -58,10 +58,6 @@ class Recorded:
     keys: Mapping[str, str] = field(default_factory=dict)
     """Experiment id -> the point's key."""
 
-    def key(self, experiment: Experiment) -> str | None:
-        """The recorded key of this experiment's id, else the key the backend read."""
-        return self.keys.get(experiment.id, experiment.key)
-
 
 NOTHING_RECORDED = Recorded()
 
@@ -205,6 +201,8 @@ class LogQuery:
     """Only the last N lines."""
     follow: bool = False
     """Keep reading until the job finishes."""
+    recorded: str = ""
+    """The experiment id the ledger records for the point: its logs, even once renamed."""
 
 
 class Backend(Protocol):

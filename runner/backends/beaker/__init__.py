@@ -260,11 +260,12 @@ class BeakerBackend:
         return [names[i] for i in ids]
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
-        found = self._all(sweep, [name], prove=False).get(name)  # its key is not needed
+        ours = recorded([(name, query.recorded, "")] if query.recorded else [])
+        found = self._all(sweep, [name], ours, prove=False).get(name)  # its key is not needed
         if not found:
             workspace = sweep.placement.workspace
             raise NotStarted(f"{name} is not on Beaker (in {workspace}): not submitted yet")
-        workload = found[0]
+        workload = next((w for w in found if w.experiment.id == query.recorded), found[0])
         names = [str(task.get("name") or "main") for task in sweep.tasks]
         job = lifecycle.replica_job(self.client, workload, query, names)
         return lifecycle.log_lines(self.client, job, query)

@@ -158,7 +158,7 @@ class LocalBackend:
         as canceled (the next submit resumes it). A run's key is in its state file, which only
         the runner writes; a recorded run id has its recorded key, as on every backend."""
         return {
-            name: (replace(exp, key=recorded.key(exp)),)
+            name: (replace(exp, key=recorded.keys.get(exp.id, exp.key)),)
             for name, exp in self._states(sweep, names).items()
         }
 
