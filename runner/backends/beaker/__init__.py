@@ -247,10 +247,10 @@ class BeakerBackend:
         """Only the experiments given, by id: an id never changes, and another experiment may
         have taken one's name since (the caller proved each one the point's)."""
         names = {e.id: e.name for e in experiments}
-        proved = recorded((e.name, e.id, e.key or "") for e in experiments)  # by the caller
+        ours = recorded((e.name, e.id, e.key or "") for e in experiments)
 
         def refresh() -> Mapping[str, pb2.Workload]:
-            every = self._all(sweep, names.values(), proved)
+            every = self._all(sweep, names.values(), ours, prove=False)  # ids, not keys
             return {
                 w.experiment.id: w for f in every.values() for w in f if w.experiment.id in names
             }
