@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from runner.backends import (
+    NOTHING_RECORDED,
     BackendKind,
     Capability,
     Experiment,
@@ -19,6 +20,7 @@ from runner.backends import (
     Group,
     Intent,
     LogQuery,
+    Recorded,
     Rejected,
     Results,
     group_name,
@@ -67,9 +69,17 @@ class FakeBackend:
         self.made.setdefault(point.name, []).append(made)
         return made
 
-    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+    def experiments(
+        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+    ) -> Mapping[str, Sequence[Experiment]]:
         self._log("list", sweep.name)
-        return {n: tuple(self.made[n]) for n in names if n in self.made}
+        return {
+            n: tuple(
+                dataclasses.replace(e, key=recorded.keys.get(e.id, e.key)) for e in self.made[n]
+            )
+            for n in names
+            if n in self.made
+        }
 
     def restart(
         self,
@@ -118,9 +128,12 @@ class FakeBackend:
         members.extend(added)
         return Group(name, f"fake://groups/{name}", len(members), len(added), not members)
 
-    def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
+    def results(
+        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+    ) -> Results:
         self._log("results", sweep.name)
-        return Results(None, {n: found[0] for n, found in self.experiments(sweep, names).items()})
+        listed = self.experiments(sweep, names, recorded)
+        return Results(None, {n: found[0] for n, found in listed.items()})
 
     def close(self) -> None:
         self._log("close", "")

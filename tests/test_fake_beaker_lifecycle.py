@@ -290,6 +290,56 @@ def test_unavailable_on_a_mutation_commits_nothing(
     assert fake_beaker.cancels("keep") == 0
 
 
+# A job rewriting its description, a rename in the UI (UpdateWorkload).
+
+
+def test_update_workload_rewrites_the_description_and_renames_keeping_id_and_spec(
+    fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace
+) -> None:
+    workload = create(beaker, workspace, "job")
+    spec = beaker.experiment.get_spec(workload)
+    updated = beaker.workload.update(workload, description="[3%, 30/1,000] https://wandb.ai/x")
+    assert updated.experiment.description == "[3%, 30/1,000] https://wandb.ai/x"
+    renamed = beaker.workload.update(workload, name="job-kept")
+    assert renamed.experiment.id == workload.experiment.id
+    assert renamed.experiment.description == "[3%, 30/1,000] https://wandb.ai/x"  # kept
+    assert fake_beaker.experiment(workload.experiment.id).name == "job-kept"
+    assert beaker.experiment.get_spec(workload) == spec  # the spec is the runner's
+    fake_beaker.rewrite("job-kept", "[4%, 40/1,000]")  # the same, without a call
+    assert beaker.workload.get(workload.experiment.id).experiment.description == "[4%, 40/1,000]"
+    create(beaker, workspace, "job")  # the old name is free again
+    with pytest.raises(grpc.RpcError):  # taken (ALREADY_EXISTS)
+        beaker.workload.update(workload, name="job")
+    with pytest.raises(BeakerNotFoundError):
+        beaker.workload.update("01FAKEEXP99999999999999999", description="x")  # type: ignore[arg-type]
+
+
+def test_update_workload_commits_then_loses_the_reply(
+    fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace
+) -> None:
+    workload = create(beaker, workspace, "lost")
+    fake_beaker.lose_reply("UpdateWorkload")
+    with pytest.raises(BeakerServerUnavailableError):
+        beaker.workload.update(workload, description="step 7")
+    assert fake_beaker.experiment("lost").description == "step 7"
+    fake_beaker.unavailable("UpdateWorkload")
+    with pytest.raises(BeakerServerUnavailableError, match="injected"):
+        beaker.workload.update(workload, description="step 8")
+    assert fake_beaker.experiment("lost").description == "step 7"  # nothing committed
+
+
+def test_listings_may_leave_the_task_specs_out(
+    fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace
+) -> None:
+    create(beaker, workspace, "bare")
+    [listed] = beaker.workload.list(workspace=workspace)
+    assert listed.experiment.tasks[0].container_spec.docker_reference == "python:3.11"
+    fake_beaker.listed_specs = False
+    [listed] = beaker.workload.list(workspace=workspace)
+    assert not listed.experiment.tasks[0].HasField("container_spec")
+    assert beaker.experiment.get_spec(listed).tasks[0].image.docker == "python:3.11"
+
+
 # Logs and replicas.
 
 

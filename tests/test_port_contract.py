@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runner import operate
-from runner.backends import Backend, BackendKind, ExperimentState
+from runner.backends import Backend, BackendKind, ExperimentState, recorded
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import Replica, RunDir, new_state
 from runner.plan import SweepPlan, catalog
@@ -62,6 +62,25 @@ def test_experiments_lists_what_create_made_by_name_with_its_state(
     assert isinstance(found.state, ExperimentState)
     assert found.exit_code is None or not found.state.live  # a code only once it has exited
     assert opened.experiments(plan.sweep, [first.name]) == listed  # a look-up is a list of one
+
+
+def test_a_recorded_id_is_the_point_the_ledger_says_whatever_the_experiment_says(
+    opened: Backend, tmp_path: Path
+) -> None:
+    """`recorded` (the ledger's id -> key) decides an experiment's key on every adapter, in
+    `experiments` and `results` alike; without it, each reads the key the run itself carries."""
+    plan = _plan(tmp_path, opened)
+    first, second = (row.rendered for row in plan.rows)
+    assert first is not None and second is not None
+    made = opened.create(plan.sweep, first)
+    ledger_says = recorded([(first.name, made.id, second.key)])
+    (found,) = opened.experiments(plan.sweep, [first.name], ledger_says)[first.name]
+    assert (found.id, found.key) == (made.id, second.key)
+    assert opened.results(plan.sweep, [first.name], ledger_says).experiments[first.name].key == (
+        second.key
+    )
+    (own,) = opened.experiments(plan.sweep, [first.name])[first.name]
+    assert own.key == first.key and isinstance(own.description, str)
 
 
 def test_cancel_cancels_exactly_the_live_ones_and_says_which(

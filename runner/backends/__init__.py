@@ -48,6 +48,26 @@ def no_intent(token: str) -> None:
     """The default `intent`: nothing is recorded."""
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """The experiments the ledger records for a sweep's points: an experiment whose id is here
+    is that point whatever its name or description says now, with no call to prove it again."""
+
+    ids: Mapping[str, str] = field(default_factory=dict)
+    """Experiment name (as recorded) -> id: found by id even once renamed in Beaker's UI."""
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """Experiment id -> the point's key."""
+
+
+NOTHING_RECORDED = Recorded()
+
+
+def recorded(records: Iterable[tuple[str, str, str] | None]) -> Recorded:
+    """From (experiment name, id, key), None for a point without a record."""
+    found = [r for r in records if r]
+    return Recorded({n: i for n, i, _ in found}, {i: k for _, i, k in found})
+
+
 class BackendKind(StrEnum):
     """Which backend: selects the ledger its runs are recorded in."""
 
@@ -75,12 +95,15 @@ class Experiment:
     id: str
     url: str
     key: str | None
-    """The idempotency key recorded in the experiment (env SWEEP_POINT_KEY or description)."""
+    """The point's key, told by what the job cannot change: the ledger's record of this id
+    (`Recorded`) or the SWEEP_POINT_KEY env var of the experiment's spec; None: no point's."""
     state: ExperimentState = ExperimentState.UNKNOWN
     exit_code: int | None = None
     metrics: Mapping[str, object] = field(default_factory=dict)
     seconds: float | None = None
     """How long it ran (or has been running), when the backend knows without a call of its own."""
+    description: str = ""
+    """What the job says of itself (Beaker: the description it may rewrite, less ours)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "state", ExperimentState(self.state))  # a str from a test is one
@@ -178,6 +201,8 @@ class LogQuery:
     """Only the last N lines."""
     follow: bool = False
     """Keep reading until the job finishes."""
+    recorded: str = ""
+    """The experiment id the ledger records for the point: its logs, even once renamed."""
 
 
 class Backend(Protocol):
@@ -191,12 +216,14 @@ class Backend(Protocol):
         """Create the point's experiment under point.name; never under another name."""
         ...
 
-    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
-        """Every experiment of each name that has one, whoever created it, oldest first, with
-        its state (an exit code only where it costs no call of its own), in bulk: one call, not
-        one per name. Where names are unique per author, two accounts can each create a point
-        (`runner.submit.duplicates`). A look-up by name is the oldest of a list of one; what a
-        submit adopts is `adoptable`."""
+    def experiments(
+        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+    ) -> Mapping[str, Sequence[Experiment]]:
+        """Every experiment of each name that has one (a recorded one by its id, even renamed),
+        whoever created it, oldest first, with its state (an exit code only where it costs no
+        call of its own) and its key (`recorded`'s, else its spec's), in bulk: not one call per
+        name. Where names are unique per author, two accounts can each create a point
+        (`runner.submit.duplicates`). A look-up by name is the oldest of a list of one."""
         ...
 
     def restart(
@@ -219,8 +246,8 @@ class Backend(Protocol):
         ...
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
-        """Cancel those of experiments still queued or running, in bulk, exactly once; the names
-        of those it canceled."""
+        """Cancel those of experiments (these very ids, never another of the same name) still
+        queued or running, in bulk, exactly once; the names of those it canceled."""
         ...
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
@@ -232,9 +259,12 @@ class Backend(Protocol):
         in it (adding only those missing, in batches). Raises Transient or Rejected."""
         ...
 
-    def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
-        """State, exit code, duration and metrics of the named experiments, and the sweep's
-        group: in a number of calls that grows with pages, not with points."""
+    def results(
+        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+    ) -> Results:
+        """State, exit code, duration, metrics and what the job says of the named experiments
+        (of a name, the one whose id is `recorded`, else the oldest), and the sweep's group: in
+        a number of calls that grows with pages, not with points."""
         ...
 
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
@@ -256,16 +286,19 @@ class RunsInCreate(Protocol):
     on_start: StartHook | None
 
 
-def adoptable(backend: Backend, sweep: Sweep, names: Iterable[str]) -> dict[str, Experiment]:
-    """The experiment of each name that a submit adopts instead of creating it: the oldest,
-    in any state; on a backend that resumes runs, only a finished one."""
+def adoptable(
+    backend: Backend, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+) -> dict[str, Experiment]:
+    """The experiment of each name that a submit adopts instead of creating it: the one whose
+    id is `recorded`, else the oldest, in any state; on a backend that resumes runs, only a
+    finished one."""
     finished = (ExperimentState.SUCCEEDED, ExperimentState.FAILED)
     resumes = Capability.RESUMES in backend.capabilities
-    return {
-        name: found[0]
-        for name, found in backend.experiments(sweep, names).items()
-        if not resumes or found[0].state in finished
+    chosen = {
+        name: next((e for e in found if e.id in recorded.keys), found[0])
+        for name, found in backend.experiments(sweep, names, recorded).items()
     }
+    return {name: e for name, e in chosen.items() if not resumes or e.state in finished}
 
 
 CHOICES = ("auto", *BackendKind)

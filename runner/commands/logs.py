@@ -54,7 +54,8 @@ def logs(directory: Path, args: LogsArgs) -> int:
         for problem in broken:
             stderr(f"warning: left out: {problem}")
         [(plan, row)] = operate.find_point(plans, args.point)
-        query = LogQuery(args.task, args.replica, args.tail, args.follow)
+        recorded = row.entry.id if row.entry is not None else ""
+        query = LogQuery(args.task, args.replica, args.tail, args.follow, recorded)
         for line in backend.logs(plan.sweep, row.experiment, query):  # recorded, if renamed
             sys.stdout.write(line if line.endswith("\n") else line + "\n")
             if args.follow:

@@ -25,6 +25,7 @@ from runner.backends import (
     Rejected,
     Transient,
     adoptable,
+    recorded,
 )
 from runner.core.errors import RunnerError
 from runner.core.files import utc_now
@@ -73,14 +74,15 @@ def restart_candidates(
         rows = [r for r in plan.rows if r.status in submitted and r.entry]
         if only is not None:
             rows = [r for r in rows if id(r) in named]
-        live = adoptable(backend, plan.sweep, [r.experiment for r in rows]) if rows else {}
-        mine = [
+        mine = recorded(r.record for r in rows)
+        live = adoptable(backend, plan.sweep, [r.experiment for r in rows], mine) if rows else {}
+        decided = [
             _decide(plan, row, experiment, chosen=only is not None)
             for row in rows
             if (experiment := live.get(row.experiment)) is not None
             and (experiment.state.restartable or _interrupted(row) or only is not None)
         ]
-        found += _within_cap(backend, plan, mine)
+        found += _within_cap(backend, plan, decided)
     return found
 
 
@@ -271,7 +273,8 @@ def occupancy(backend: Backend, plan: SweepPlan) -> tuple[int, frozenset[str]]:
     or running (those carrying one of its keys; someone else's experiment of the same name is
     not the sweep's), and the keys of `+` points whose name another experiment already holds,
     which Beaker refuses every time: they must not hold a slot either."""
-    listed = backend.experiments(plan.sweep, [row.experiment for row in plan.rows])
+    mine = recorded(row.record for row in plan.rows)
+    listed = backend.experiments(plan.sweep, [row.experiment for row in plan.rows], mine)
     keys = {row.key for row in plan.rows}
     running = sum(1 for found in listed.values() for e in found if e.key in keys and e.state.live)
     taken = frozenset(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import ledger
-from runner.backends import Backend, Experiment, ExperimentState
+from runner.backends import Backend, Experiment, ExperimentState, recorded
 from runner.core.files import utc_now
 from runner.operate import find_point
 from runner.plan import PlanStatus, Row, SweepPlan
@@ -40,9 +40,12 @@ def cancel_targets(
     targets = []
     for plan in plans:
         rows = chosen[id(plan)]
-        listed = backend.experiments(plan.sweep, [r.experiment for r in rows]) if rows else {}
+        mine = recorded(r.record for r in rows)
+        listed = backend.experiments(plan.sweep, [r.experiment for r in rows], mine) if rows else {}
         for row in rows:
-            found = next(iter(listed.get(row.experiment, ())), None)  # the oldest: the point's
+            # the recorded one, else the oldest: the point's if its spec carries the point's key
+            copies = listed.get(row.experiment, ())
+            found = next((e for e in copies if e.id in mine.keys), next(iter(copies), None))
             if found is not None and found.state.live and found.key == row.key:
                 targets.append(CancelTarget(plan, row, found))
     return targets
@@ -87,12 +90,13 @@ def cancel(
 def reconcile_cancels(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> int:
     """Cancels a stopped run sent but never recorded: an experiment canceled since its intent
     gets canceled_at (the intent's time); any other intent is dropped. How many were recorded."""
-    store, recorded = ledger.LedgerStore(root, backend.kind), 0
+    store, count = ledger.LedgerStore(root, backend.kind), 0
     for plan in plans:
         rows = [r for r in plan.rows if r.entry is not None and r.entry.canceling]
         if not rows:
             continue
-        listed = backend.experiments(plan.sweep, [r.experiment for r in rows])
+        ours = recorded(r.record for r in rows)
+        listed = backend.experiments(plan.sweep, [r.experiment for r in rows], ours)
         done, dropped = [], []
         for row in rows:
             entry = row.entry
@@ -105,8 +109,8 @@ def reconcile_cancels(backend: Backend, plans: Sequence[SweepPlan], root: Path) 
         if done:
             store.record(plan.sweep.name, done)
         store.set_intents(plan.sweep.name, dropped)
-        recorded += len(done)
-    return recorded
+        count += len(done)
+    return count
 
 
 def _canceled(target: CancelTarget, at: str, commit: str, intent: bool = False) -> ledger.Entry:

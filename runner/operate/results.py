@@ -11,16 +11,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.backends import Backend, ExperimentState, Group, Results
+from runner.backends import Backend, ExperimentState, Group, Results, recorded
 from runner.core.values import Value, canonical_json
 from runner.manifest.sample import lock_path
 from runner.plan import PlanStatus, SweepPlan
 from runner.render.code import uses_code
 
+PROGRESS = re.compile(r"\[\s*\d+(?:\.\d+)?\s*%[^\]]*\]")
+"""Progress as OLMo-core's BeakerCallback writes it: `[3%, 30/1,000]`."""
+LINK = re.compile(r"https?://[^\s\])>\"']+")
 NOT_SUBMITTED = "not submitted"
 MISSING = "missing"
 """Recorded in the ledger but not found on the backend."""
@@ -44,6 +48,20 @@ class PointResult:
     """Set when `cancel` canceled it."""
     code: str = ""
     """`code:` sweeps: the commit the point runs (the ledger's)."""
+    description: str = ""
+    """What the job says about itself (`Experiment.description`), as it wrote it."""
+
+    @property
+    def progress(self) -> str | None:
+        """The progress in the description (`[3%, 30/1,000]`), if it shows one."""
+        found = PROGRESS.search(self.description)
+        return found.group(0) if found else None
+
+    @property
+    def link(self) -> str | None:
+        """The first URL in the description (the run's W&B or Comet page, as jobs write)."""
+        found = LINK.search(self.description)
+        return found.group(0) if found else None
 
     @property
     def state_text(self) -> str:
@@ -81,8 +99,9 @@ class SweepResults:
 
 def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
     """The plan's rows joined with the backend's results, in one bulk look-up per sweep."""
-    recorded = [row.experiment for row in plan.rows if row.entry is not None]
-    found = backend.results(plan.sweep, recorded) if recorded else Results(None, {})
+    names = [row.experiment for row in plan.rows if row.entry is not None]
+    mine = recorded(row.record for row in plan.rows)
+    found = backend.results(plan.sweep, names, mine) if names else Results(None, {})
     points = []
     for row in plan.rows:
         if row.entry is None:
@@ -111,6 +130,7 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
                 row.entry.restarts,
                 row.entry.canceled,
                 row.entry.commit if uses_code(plan.sweep) else "",
+                exp.description,
             )
         )
     rounds = adaptive_rounds(root / plan.sweep.path)

@@ -68,6 +68,13 @@ class Row:
         (editing `experiment_name` renames the point, never its experiment), else `name`."""
         return self.entry.experiment if self.entry is not None else self.name
 
+    @property
+    def record(self) -> tuple[str, str, str] | None:
+        """(experiment name, id, key) as the ledger recorded them: what makes an experiment
+        this point's, whatever its name or description says now; None before its entry exists."""
+        entry = self.entry
+        return None if entry is None else (entry.experiment, entry.id, entry.key)
+
 
 @dataclass(frozen=True)
 class Cap:

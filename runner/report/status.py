@@ -2,7 +2,8 @@
 
 One row per point of the manifest, in manifest order, then orphans: the plan's status (`+` not
 submitted, `=` submitted, `~` drifted, `-` orphan), the experiment's state, exit code and
-duration, the parameters, one column per metric, and the URL.
+duration, the parameters, one column per metric, what the jobs say (when any says something:
+the progress and link from its description, else the description shortened), and the URL.
 """
 
 from __future__ import annotations
@@ -33,11 +34,26 @@ def render(sweeps: Sequence[SweepResults], fmt: str) -> str:
     return "\n\n".join(table(s) for s in sweeps) + "\n"
 
 
+SAYS_WIDTH = 60
+
+
+def _says(sweep: SweepResults) -> bool:
+    return any(p.description for p in sweep.points)
+
+
 def _headers(sweep: SweepResults) -> list[str]:
-    return ["", "experiment", "state", "exit", "time", "params", *sweep.metric_names, "url"]
+    says = ["job says"] if _says(sweep) else []
+    return ["", "experiment", "state", "exit", "time", "params", *sweep.metric_names, *says, "url"]
 
 
-def _row(point: PointResult, metrics: Sequence[str]) -> list[str]:
+def says_text(point: PointResult) -> str:
+    """The job's progress and link, or its description shortened when it shows neither."""
+    parts = [p for p in (point.progress, point.link) if p]
+    text = " ".join(parts) or " ".join(point.description.split())
+    return text if len(text) <= SAYS_WIDTH else text[: SAYS_WIDTH - 3] + "..."
+
+
+def _row(point: PointResult, metrics: Sequence[str], says: bool) -> list[str]:
     return [
         point.status,
         point.experiment,
@@ -46,6 +62,7 @@ def _row(point: PointResult, metrics: Sequence[str]) -> list[str]:
         duration(point.seconds),
         params_text(point.params),
         *(metric_text(point.metrics.get(m)) for m in metrics),
+        *([says_text(point)] if says else []),
         point.url,
     ]
 
@@ -56,7 +73,8 @@ def _title(sweep: SweepResults) -> str:
 
 
 def table(sweep: SweepResults) -> str:
-    rows = [_row(p, sweep.metric_names) for p in sweep.points]
+    metrics, says = sweep.metric_names, _says(sweep)
+    rows = [_row(p, metrics, says) for p in sweep.points]
     lines = [_title(sweep), tabulate(rows, headers=_headers(sweep))]
     lines.append(summary(sweep))
     if sweep.note:
@@ -68,7 +86,8 @@ def markdown(sweep: SweepResults) -> str:
     parts = [f"### `{sweep.name}` — `{sweep.path}`", ""]
     if sweep.group and sweep.group.url:
         parts += [f"Group: [{sweep.group.name or sweep.group.url}]({sweep.group.url})", ""]
-    rows = [[_md(c) for c in _row(p, sweep.metric_names)] for p in sweep.points]
+    metrics, says = sweep.metric_names, _says(sweep)
+    rows = [[_md(c) for c in _row(p, metrics, says)] for p in sweep.points]
     parts.append(
         tabulate(rows, headers=_headers(sweep), tablefmt="github") if rows else "_no points_"
     )
@@ -111,6 +130,9 @@ def point_json(p: PointResult) -> dict[str, object]:
         "seconds": p.seconds,
         "params": dict(p.params),
         "metrics": dict(p.metrics),
+        "description": p.description,
+        "progress": p.progress,
+        "link": p.link,
         "url": p.url,
     }
 

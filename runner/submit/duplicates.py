@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from runner.backends import Backend, Experiment, Transient
+from runner.backends import Backend, Experiment, Transient, recorded
 from runner.core import retry
 from runner.core.model import Sweep
 from runner.core.retry import RetryPolicy
@@ -35,7 +35,10 @@ def check(
         ]
         if not created:
             continue
-        copies = backend.experiments(sweep, [o.point.name for o in created])
+        made = recorded(
+            (o.point.name, o.experiment.id, o.point.key) for o in created if o.experiment
+        )
+        copies = backend.experiments(sweep, [o.point.name for o in created], made)
         for outcome in created:
             assert outcome.experiment is not None
             mine = outcome.experiment

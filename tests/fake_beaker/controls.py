@@ -163,6 +163,24 @@ class LifecycleControls:
     def replica_tasks(self, value: bool) -> None:
         self._state.replica_tasks = value
 
+    @property
+    def listed_specs(self) -> bool:
+        """True (default): ListWorkloads carries each task's container_spec (see State)."""
+        return self._state.listed_specs
+
+    @listed_specs.setter
+    def listed_specs(self, value: bool) -> None:
+        self._state.listed_specs = value
+
+    def rewrite(
+        self, experiment: str, description: str | None = None, *, name: str | None = None
+    ) -> Experiment:
+        """Change an experiment's description (as a job does: OLMo-core's BeakerCallback,
+        gantry) and/or its name (a rename in the UI), keeping its id and spec; what beaker-py's
+        ``workload.update`` does over UpdateWorkload, without a call (see that RPC's test)."""
+        record = self.experiment(experiment)
+        return self._state.update_workload(record.id, name=name, description=description)
+
     def _tasks(self, record: Experiment, task: str | None) -> list[TaskRecord]:
         """The tasks running spec task ``task`` (its name, or a task's own name or id), or the
         first spec task's: one, or one per replica."""

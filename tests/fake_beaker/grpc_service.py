@@ -9,9 +9,10 @@ UNAVAILABLE on e.g. GetWorkload costs the client 2 s per injected failure and th
 while the server is stopped such calls never return. Only RPCs outside that set (none that
 this fake implements) surface BeakerServerUnavailableError to the caller.
 
-Mutations (CreateGroup, UpdateGroup, DeleteGroups, CancelWorkloads, RestartExperimentTasks)
-are not retried: UNAVAILABLE there reaches the caller as BeakerServerUnavailableError. Groups
-are served by grpc_groups.py, restarts, cancels and logs by grpc_lifecycle.py.
+Mutations (CreateGroup, UpdateGroup, DeleteGroups, CancelWorkloads, RestartExperimentTasks,
+UpdateWorkload) are not retried: UNAVAILABLE there reaches the caller as
+BeakerServerUnavailableError. Groups are served by grpc_groups.py, restarts, cancels and logs
+by grpc_lifecycle.py; UpdateWorkload (a job rewriting its description, a rename in the UI) here.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .grpc_common import descending, seconds
 from .grpc_groups import GroupsMixin
 from .grpc_lifecycle import LifecycleMixin
 from .interceptor import FaultInterceptor
-from .records import Experiment
+from .records import ApiError, Experiment
 
 __all__ = ["FakeBeakerServicer", "FaultInterceptor"]
 
@@ -142,9 +143,27 @@ class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
             lambda e: e.id,
             context,
         )
-        return pb2.ListWorkloadsResponse(
-            workloads=[messages.workload(e) for e in page], next_page_token=token
-        )
+        workloads = [messages.workload(e) for e in page]
+        if not self.state.listed_specs:
+            for workload in workloads:
+                for task in workload.experiment.tasks:
+                    task.ClearField("container_spec")
+        return pb2.ListWorkloadsResponse(workloads=workloads, next_page_token=token)
+
+    def UpdateWorkload(
+        self, request: pb2.UpdateWorkloadRequest, context: Any
+    ) -> pb2.UpdateWorkloadResponse:
+        """A new description (a job's progress) or name (a rename in the UI); the id stays."""
+        experiment_id = self._experiment(request.workload_id, context).id
+        try:
+            record = self.state.update_workload(
+                experiment_id,
+                name=request.name if request.HasField("name") else None,
+                description=request.description if request.HasField("description") else None,
+            )
+        except ApiError as e:
+            self._abort(context, e)
+        return pb2.UpdateWorkloadResponse(workload=messages.workload(record))
 
     def GetExperimentYamlSpec(
         self, request: pb2.GetExperimentYamlSpecRequest, context: Any

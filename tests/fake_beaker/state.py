@@ -69,6 +69,10 @@ class State:
         beaker-py v1 and gantry show), listed out of rank order under names that do not say
         the rank; False: one task with N jobs (how this fake modelled it before)."""
         """Where experiment names must be unique: per workspace, or per author in a workspace."""
+        self.listed_specs = True
+        """ListWorkloads fills each task's container_spec (env included); False: it leaves them
+        out, as a service that lists workloads without their specs would (GetExperimentYamlSpec
+        still answers)."""
         self.user = self.add_user(user_name, token)
         self.default_org = org
         self.add_org(org)
@@ -226,6 +230,31 @@ class State:
             updated = change(record)
             self._experiments[experiment_id] = updated
             self._index_jobs(updated)
+            return updated
+
+    def update_workload(
+        self, experiment_id: str, name: str | None, description: str | None
+    ) -> Experiment:
+        """UpdateWorkload: a new name (as a rename in Beaker's UI; the id stays) and/or a new
+        description (as a job writes it). Raises KeyError if unknown, ApiError (400, 409)."""
+        with self._lock:
+            record = self._experiments.get(experiment_id)
+            if record is None:
+                raise KeyError(f"no experiment with id {experiment_id!r}")
+            changes: dict[str, Any] = {}
+            if description is not None:
+                changes["description"] = description
+            if name is not None and name != record.name:
+                if not _valid_name(name):
+                    raise ApiError(400, f"invalid experiment name {name!r}")
+                authors = self._names.setdefault((record.workspace_id, name), set())
+                if record.author_id in authors if self.name_scope == "author" else authors:
+                    raise ApiError(409, f"experiment name {name!r} is already in use in workspace")
+                self._names.get((record.workspace_id, record.name), set()).discard(record.author_id)
+                authors.add(record.author_id)
+                changes["name"] = name
+            updated = dataclasses.replace(record, **changes)
+            self._experiments[experiment_id] = updated
             return updated
 
     def experiment(self, experiment_id: str) -> Experiment | None:

@@ -9,7 +9,6 @@ Every call reports to `health`: a success, or a wait beaker-py sits out on its o
 from __future__ import annotations
 
 import dataclasses
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -19,6 +18,7 @@ from beaker import beaker_pb2 as pb2
 from beaker.config import Config
 from beaker.exceptions import BeakerConfigurationError, BeakerError, BeakerExperimentConflict
 
+from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends import (
     BackendKind,
     Capability,
@@ -28,12 +28,14 @@ from runner.backends import (
     Intent,
     LogQuery,
     NotStarted,
+    Recorded,
     Rejected,
     Results,
     Transient,
     no_intent,
+    recorded,
 )
-from runner.backends.beaker import duplicates, lifecycle
+from runner.backends.beaker import duplicates, identity, lifecycle
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
 from runner.backends.beaker.errors import call, unreachable_reason
@@ -47,7 +49,6 @@ __all__ = ["TOKEN_HELP", "BeakerBackend", "credentials", "to_beaker_spec"]
 
 T = TypeVar("T")
 
-KEY_IN_DESCRIPTION = re.compile(r"\[sweep-key ([0-9a-f]{64})\]")
 STATES: dict[str, ExperimentState] = {
     "STATUS_SUBMITTED": ExperimentState.QUEUED,
     "STATUS_QUEUED": ExperimentState.QUEUED,
@@ -81,6 +82,7 @@ class BeakerBackend:
         self._workspaces: dict[str, pb2.Workspace] = {}
         self.proofs = ShapeProofs()
         self.groups = SweepGroups(self.client, self._workspace)
+        self.keys = identity.Keys(self.client, self._call, self._call)
         self.health = Health("Beaker", config.agent_address)
         self._calling = threading.local()
         self.client.watch_retries(self._retrying)
@@ -118,16 +120,17 @@ class BeakerBackend:
             )
         return self._workspaces[name]
 
-    def _experiment(self, workload: pb2.Workload) -> Experiment:
+    def _experiment(self, workload: pb2.Workload, recorded: Recorded = NOTHING) -> Experiment:
+        """Its key from what the job cannot change (`identity`); `_all` proved the others."""
         exp = workload.experiment
-        match = KEY_IN_DESCRIPTION.search(exp.description)
         state = STATES.get(pb2.WorkloadStatus.Name(workload.status), ExperimentState.UNKNOWN)
         return Experiment(
             exp.name,
             exp.id,
             self.client.workload.url(workload),
-            match.group(1) if match else None,
+            self.keys.key(workload, recorded),
             state,
+            description=identity.job_text(exp.description),
         )
 
     # -- Backend -------------------------------------------------------------------------------
@@ -171,46 +174,56 @@ class BeakerBackend:
         url = self.client.experiment.url(pb2.Experiment(id=experiment_id))
         return Experiment(point.name, experiment_id, url, point.key, ExperimentState.QUEUED)
 
-    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+    def experiments(
+        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING
+    ) -> Mapping[str, Sequence[Experiment]]:
         """In the sweep's workspace, whoever created them: `author/name` would miss one that
         another account created. One name is listed by itself (a narrower listing)."""
         wanted = list(names)
-        needle = wanted[0] if len(wanted) == 1 else sweep.name
         return {
-            name: tuple(self._experiment(w) for w in found)
-            for name, found in self._all(sweep, wanted, needle).items()
+            name: tuple(self._experiment(w, recorded) for w in found)
+            for name, found in self._all(sweep, wanted, recorded).items()
         }
 
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
         duplicates.cancel_once(self.client, experiment.id, self._call)
 
-    def _listed(self, sweep: Sweep, names: Iterable[str]) -> dict[str, pb2.Workload]:
-        """The workload of each named experiment (the oldest of several), from one paged listing."""
-        return {name: found[0] for name, found in self._all(sweep, names, sweep.name).items()}
-
     def _all(
-        self, sweep: Sweep, names: Iterable[str], needle: str
+        self,
+        sweep: Sweep,
+        names: Iterable[str],
+        recorded: Recorded = NOTHING,
+        *,
+        prove: bool = True,
     ) -> dict[str, list[pb2.Workload]]:
         """Every workload of each named experiment in the sweep's workspace, oldest first, from
-        one paged listing of those whose name or description contains `needle`."""
-        wanted = set(names)
+        one paged listing per needle (`identity.needles`: by name, never by the description,
+        which the job may have rewritten); the key of each proved (`identity.Keys.prove`)."""
+        wanted = list(dict.fromkeys(names))
         workspace = self._workspace(sweep.placement.workspace)
         org = sweep.placement.workspace.split("/", 1)[0]
+        needles = wanted[:1] if len(wanted) == 1 else identity.needles(sweep.name, wanted)
 
         def listing() -> dict[str, list[pb2.Workload]]:
-            found: dict[str, list[pb2.Workload]] = {}
-            for workload in self.client.workload.list(
-                org=self.client.resolved_org(org),
-                workspace=workspace,
-                name_or_description=needle,
-            ):
-                if workload.experiment.name in wanted:
-                    found.setdefault(workload.experiment.name, []).append(workload)
-            for workloads in found.values():
-                workloads.sort(key=duplicates.age)
-            return found
+            found: dict[str, dict[str, pb2.Workload]] = {}
+            for needle in needles:
+                for workload in self.client.workload.list(
+                    org=self.client.resolved_org(org),
+                    workspace=workspace,
+                    name_or_description=needle,
+                ):
+                    if workload.experiment.name in wanted:
+                        mine = found.setdefault(workload.experiment.name, {})
+                        mine[workload.experiment.id] = workload
+            return {n: sorted(w.values(), key=duplicates.age) for n, w in found.items()}
 
-        return self._call(f"list experiments of {sweep.name}", listing)
+        every = self._call(f"list experiments of {sweep.name}", listing)
+        for name, workload in self.keys.renamed(every, wanted, recorded):
+            every.setdefault(name, []).append(workload)
+            every[name].sort(key=duplicates.age)
+        if prove:
+            self.keys.prove((w for found in every.values() for w in found), recorded)
+        return every
 
     # -- acting on experiments (see runner.backends.beaker.lifecycle) --------------------------
 
@@ -226,27 +239,33 @@ class BeakerBackend:
         workload = lifecycle.restart(
             self.client, experiment.id, self.policy, lambda: None, since, intent
         )
-        return None if workload is None else self._experiment(workload)
+        if workload is None:
+            return None
+        return dataclasses.replace(self._experiment(workload), key=experiment.key)  # same id
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
-        """Only workloads that record the key the caller expects (never one without a key)."""
-        keys = {e.name: e.key for e in experiments if e.key}
-        listed = self._listed(sweep, keys)
-        mine = [w for name, w in listed.items() if self._experiment(w).key == keys[name]]
-        by_id = {w.experiment.id: name for name, w in listed.items()}
+        """Only the experiments given, by id: an id never changes, and another experiment may
+        have taken one's name since (the caller proved each one the point's)."""
+        names = {e.id: e.name for e in experiments}
+        ours = recorded((e.name, e.id, e.key or "") for e in experiments)
 
         def refresh() -> Mapping[str, pb2.Workload]:
-            return {w.experiment.id: w for w in self._listed(sweep, keys).values()}
+            every = self._all(sweep, names.values(), ours, prove=False)  # ids, not keys
+            return {
+                w.experiment.id: w for f in every.values() for w in f if w.experiment.id in names
+            }
 
+        mine = list(refresh().values())
         ids = lifecycle.cancel(self.client, mine, refresh, self.policy, lambda: None)
-        return [by_id[i] for i in ids]
+        return [names[i] for i in ids]
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
-        found = self._all(sweep, [name], needle=name).get(name)
+        ours = recorded([(name, query.recorded, "")] if query.recorded else [])
+        found = self._all(sweep, [name], ours, prove=False).get(name)  # its key is not needed
         if not found:
             workspace = sweep.placement.workspace
             raise NotStarted(f"{name} is not on Beaker (in {workspace}): not submitted yet")
-        workload = found[0]
+        workload = next((w for w in found if w.experiment.id == query.recorded), found[0])
         names = [str(task.get("name") or "main") for task in sweep.tasks]
         job = lifecycle.replica_job(self.client, workload, query, names)
         return lifecycle.log_lines(self.client, job, query)
@@ -256,16 +275,19 @@ class BeakerBackend:
     def ensure_group(self, sweep: Sweep, experiment_ids: Sequence[str]) -> Group:
         return self.groups.ensure(sweep, experiment_ids)
 
-    def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
+    def results(self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING) -> Results:
         """One paged workload listing (states), one paged group listing and one paged task
         metrics listing (metrics), plus one job listing per *failed* experiment (its exit code
         and duration): a succeeded experiment exited 0 by Beaker's definition, and the workload
         listing carries no job, nor can beaker-py list jobs by workspace."""
         wanted = list(names)
-        every = self._all(sweep, wanted, sweep.name) if wanted else {}
-        workloads = {name: found[0] for name, found in every.items()}
+        every = self._all(sweep, wanted, recorded) if wanted else {}
+        workloads = {
+            name: next((w for w in found if w.experiment.id in recorded.keys), found[0])
+            for name, found in every.items()
+        }
         copies = {
-            name: tuple(self._experiment(w) for w in found)
+            name: tuple(self._experiment(w, recorded) for w in found)
             for name, found in every.items()
             if len(found) > 1
         }
@@ -283,7 +305,7 @@ class BeakerBackend:
                 note = str(exc)
         now = time.time()
         experiments = {
-            name: self._result(workload, metrics.get(workload.experiment.id, {}), now)
+            name: self._result(workload, metrics.get(workload.experiment.id, {}), now, recorded)
             for name, workload in workloads.items()
         }
         return Results(group, experiments, note, copies)
@@ -296,9 +318,9 @@ class BeakerBackend:
         return 0 if job is None else int(job.system_details.replica_group_details.rank)
 
     def _result(
-        self, workload: pb2.Workload, metrics: Mapping[str, object], now: float
+        self, workload: pb2.Workload, metrics: Mapping[str, object], now: float, recorded: Recorded
     ) -> Experiment:
-        experiment = dataclasses.replace(self._experiment(workload), metrics=metrics)
+        experiment = dataclasses.replace(self._experiment(workload, recorded), metrics=metrics)
         if experiment.state == ExperimentState.SUCCEEDED:
             return dataclasses.replace(experiment, exit_code=0)
         if experiment.state == ExperimentState.RUNNING:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from runner import ledger
+from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends import (
     BackendKind,
     Capability,
@@ -29,6 +30,7 @@ from runner.backends import (
     LogQuery,
     NameTaken,
     Notify,
+    Recorded,
     Rejected,
     Results,
     StartHook,
@@ -138,10 +140,10 @@ class LocalBackend:
         where = ledger.ledger_path(self.root, sweep.name, self.kind).parent
         return Group(sweep.name, where.resolve().as_uri(), members=len(set(experiment_ids)))
 
-    def results(self, sweep: Sweep, names: Iterable[str]) -> Results:
+    def results(self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING) -> Results:
         """Each run's state file and results/metrics.json, with how long it ran."""
         wanted = list(names)
-        found = self._states(sweep, wanted)
+        found = {n: e for n, (e,) in self.experiments(sweep, wanted, recorded).items()}
         experiments = {}
         for name, experiment in found.items():
             state = self.run_dir(sweep.name, name).read()
@@ -149,10 +151,16 @@ class LocalBackend:
             experiments[name] = replace(experiment, seconds=seconds)
         return Results(self.ensure_group(sweep, [e.id for e in found.values()]), experiments)
 
-    def experiments(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Sequence[Experiment]]:
+    def experiments(
+        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING
+    ) -> Mapping[str, Sequence[Experiment]]:
         """One run directory per name, so one experiment: live, finished, or a stale run seen
-        as canceled (the next submit resumes it)."""
-        return {name: (exp,) for name, exp in self._states(sweep, names).items()}
+        as canceled (the next submit resumes it). A run's key is in its state file, which only
+        the runner writes; a recorded run id has its recorded key, as on every backend."""
+        return {
+            name: (replace(exp, key=recorded.keys.get(exp.id, exp.key)),)
+            for name, exp in self._states(sweep, names).items()
+        }
 
     def retire(self, sweep: Sweep, experiment: Experiment) -> None:
         raise Rejected(f"{experiment.name}: the local backend never has duplicates to cancel")
