@@ -54,6 +54,25 @@ params:
   grid:
     lr: [0.1, 0.5]
 """
+SAMPLED = """\
+version: 1
+name: search
+draft: true
+beaker:
+  workspace: ai2/research
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py]
+    arguments: ["--lr={lr}"]
+params:
+  sample:
+    method: random
+    n: 2
+    seed: 0
+    space:
+      lr: {uniform: [0.1, 0.5]}
+"""
 BROKEN = """\
 version: 1
 name: broken
@@ -149,6 +168,12 @@ def test_the_built_wheel_works_from_a_research_repository(
     real = run([tool, "submit", "sweeps/real.yaml"], repo, env)
     assert real.returncode == 1 and len(real.stderr.splitlines()) == 1
     assert "--backend local" in real.stderr and not (repo / ".runs" / "real").exists()
+
+    # A sampled sweep without its lock: the hint names the installed command.
+    (repo / "sweeps" / "search.yaml").write_text(SAMPLED)
+    missing = run([tool, "validate"], repo, env)
+    assert missing.returncode == 1, missing.stderr
+    assert "missing: run sweep-runner lock sweeps/search.yaml to write it" in missing.stderr
 
     # Why README says "use sweep-runner": `python -m` puts the repository first on sys.path.
     shadowed = run([python, "-m", "runner", "--version"], repo, env)
