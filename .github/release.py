@@ -45,21 +45,19 @@ def version_of(tag: str) -> str:
 
 def _sections(changelog: str) -> dict[str, tuple[str | None, str]]:
     """version -> (its date, its text), in the file's order."""
-    sections: dict[str, tuple[str | None, str]] = {}
+    dates: dict[str, str | None] = {}
+    lines: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in changelog.splitlines():
         heading = HEADING.fullmatch(line)
         if heading is not None:
-            current = []
-            sections[heading["version"]] = (heading["date"], "")
-            version = heading["version"]
+            dates[heading["version"]] = heading["date"]
+            current = lines[heading["version"]] = []
         elif line.startswith("## ") or LINK.fullmatch(line):
             current = None
         elif current is not None:
             current.append(line)
-            date, _ = sections[version]
-            sections[version] = (date, "\n".join(current))
-    return sections
+    return {version: (dates[version], "\n".join(lines[version])) for version in dates}
 
 
 def notes(changelog: str, version: str) -> str:
