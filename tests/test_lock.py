@@ -77,3 +77,12 @@ def test_the_build_lock_pins_the_build_requirements_and_build_itself_with_hashes
         assert requirement.specifier.contains(version), f"{requirement}: lock has {version}"
     install = (PROJECT / ".github" / "actions" / "install.sh").read_text()
     assert '--require-hashes --no-deps -r "$root/requirements-build.txt"' in install
+
+
+def test_the_all_extra_installs_every_optional_feature() -> None:
+    extras = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]
+    features = set(extras["optional-dependencies"]) - {"all", "test"}
+    assert features == {"plot", "search", "adaptive"}
+    (everything,) = extras["optional-dependencies"]["all"]
+    requirement = Requirement(everything)
+    assert requirement.name == extras["name"] and requirement.extras == features

@@ -271,3 +271,17 @@ def test_a_tag_without_its_changelog_section_builds_and_publishes_nothing(
     assert [j.outcome for j in jobs.values()] == ["failure", "skipped", "skipped"]
     assert "CHANGELOG.md has no section `## [0.0.9]" in jobs["build"].log
     assert jobs["build"].pip == [] and actions.published == [] and not fake_gh.exists()
+
+
+def test_a_tag_off_main_builds_and_publishes_nothing(tmp_path: Path, fake_gh: Path) -> None:
+    source = tagged_source(tmp_path, "v0.0.8")
+    git(source, "switch", "--quiet", "-c", "side")
+    (source / "NOTES.md").write_text("not on main\n")
+    git(source, "add", "-A")
+    git(source, "commit", "--quiet", "-m", "a side branch")
+    git(source, "tag", "-a", "v0.1.0", "-m", "v0.1.0")  # a section exists: only the branch is wrong
+    actions = _Actions(source, tmp_path / "artifacts")
+    jobs = _run_release(tmp_path, "v0.1.0", actions)
+    assert [j.outcome for j in jobs.values()] == ["failure", "skipped", "skipped"]
+    assert "::error::v0.1.0 is not a commit of main" in jobs["build"].log
+    assert actions.published == [] and not fake_gh.exists()
