@@ -285,3 +285,23 @@ def test_a_tag_off_main_builds_and_publishes_nothing(tmp_path: Path, fake_gh: Pa
     assert [j.outcome for j in jobs.values()] == ["failure", "skipped", "skipped"]
     assert "::error::v0.1.0 is not a commit of main" in jobs["build"].log
     assert actions.published == [] and not fake_gh.exists()
+
+
+@pytest.mark.slow
+def test_the_actions_install_a_tags_tarball_as_that_version(tmp_path: Path) -> None:
+    """What a research repository's workflow runs: GitHub's tarball of this repository at a tag
+    (a git archive, no .git), and install.sh in a fresh virtual environment: the hash-pinned
+    locks, then the runner built without build isolation; it reports the tag's version."""
+    source = tagged_source(tmp_path, "v4.5.6")
+    archive = tmp_path / "action.tar"
+    git(source, "archive", "--format=tar", "--prefix=action/", "-o", str(archive), "v4.5.6")
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path, filter="data")
+    (tmp_path / "home").mkdir()
+    env = child_env(tmp_path / "home")
+    venv = tmp_path / "venv"
+    ok([sys.executable, "-m", "venv", venv], tmp_path, env)
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    install = tmp_path / "action" / ".github" / "actions" / "install.sh"
+    ok(["bash", install], tmp_path, env)
+    assert ok([venv / "bin" / "sweep-runner", "--version"], tmp_path, env) == "sweep-runner 4.5.6\n"
