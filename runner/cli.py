@@ -1,4 +1,5 @@
-"""`python -m runner`: argparse front end; the one place exceptions become exit codes."""
+"""`sweep-runner` (or `python -m runner`): argparse front end; the one place exceptions become
+exit codes."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NoReturn
 
 from runner.commands import (
@@ -23,9 +23,8 @@ from runner.commands import (
     validate,
 )
 from runner.core.errors import EXIT_USER_ERROR, ManifestError, RunnerError
+from runner.core.invoked import invoked
 
-SCRIPT = "sweep-runner"
-"""The console script (pyproject.toml's [project.scripts])."""
 EXIT_UNEXPECTED = 3
 EXIT_INTERRUPTED = 130
 
@@ -56,16 +55,9 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _prog() -> str:
-    """The name usage lines give: the console script when run through it, as a research
-    repository must (there `python -m runner` may import the repository's own `runner/`)."""
-    script = Path(sys.argv[0]).name if sys.argv else ""
-    return SCRIPT if script.startswith(SCRIPT) else "python -m runner"
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog=_prog(),
+        prog=invoked(),
         description="GitOps sweep runner for Beaker: validate, plan, submit and track sweeps.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")

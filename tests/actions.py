@@ -227,6 +227,7 @@ Handler = Callable[[Step], None]
 @dataclass
 class Environment:
     branches: tuple[str, ...]
+    """The branches (or tags) that may deploy to it."""
     secrets: dict[str, str]
 
 
@@ -302,9 +303,14 @@ class Run:
             return job
         job.secrets = dict(self.secrets)
         environment = spec.get("environment")
+        if isinstance(environment, dict):  # `environment: {name: pypi, url: ...}`
+            environment = environment["name"]
         if environment:
             rules = self.environments[environment]
-            if self.ref.removeprefix("refs/heads/") not in rules.branches:
+            if (
+                self.ref.removeprefix("refs/heads/").removeprefix("refs/tags/")
+                not in rules.branches
+            ):
                 job.outcome = "failure"
                 job.log = f"Branch {self.ref} is not allowed to deploy to {environment}"
                 return job
@@ -330,6 +336,7 @@ class Run:
             GITHUB_EVENT_NAME=self.event,
             GITHUB_EVENT_PATH=str(event_path),
             GITHUB_REF=self.ref,
+            GITHUB_REF_NAME=self.ref.removeprefix("refs/heads/").removeprefix("refs/tags/"),
             GITHUB_SHA=self.sha,
             GITHUB_REPOSITORY=self.repository,
             GITHUB_API_URL=self.api_url,

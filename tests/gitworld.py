@@ -8,6 +8,7 @@ runner/repo/gitrepo.py uses GitPython.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import textwrap
@@ -17,12 +18,14 @@ from typing import Any
 
 import pytest
 
+from tests.builds import without_secrets
 from tests.conftest import PROJECT
 from tests.helpers import SWEEP
 
 
 def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    env = without_secrets(os.environ)  # never the fake Beaker's CA or a token
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
     if done.returncode:
         raise AssertionError(f"git {' '.join(args)} failed in {cwd}:\n{done.stderr}")
     return done.stdout.rstrip()

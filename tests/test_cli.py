@@ -276,3 +276,44 @@ def test_a_backend_failure_is_a_runner_error_with_its_code_and_debug_shows_its_t
     assert "Traceback (most recent call last)" in err and err.endswith(
         "error: the service said no\n"
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--restart", "--points", "lr-1", "abc123", "sweeps/exact.yaml"],  # docs/commands.md's form
+        ["sweeps/exact.yaml", "--restart", "--points", "lr-1", "abc123"],
+        ["--restart", "--points", "lr-1", "sweeps", "abc123"],  # a directory
+        ["--restart", "--points", "lr-1", "other.yml", "abc123"],
+    ],
+)
+def test_submit_restart_points_takes_the_path_anywhere(tmp_path: Path, argv: list[str]) -> None:
+    from runner.cli import build_parser
+    from runner.commands.submit_args import from_namespace
+
+    (tmp_path / "sweeps").mkdir()
+    args = from_namespace(build_parser().parse_args(["-C", str(tmp_path), "submit", *argv]))
+    assert args.restart_points == ("lr-1", "abc123")
+    assert args.paths == tuple(w for w in argv if w.startswith(("sweeps", "other")))
+
+
+@pytest.mark.parametrize(
+    ("argv0", "said"),
+    [
+        ("/home/me/.venv/bin/sweep-runner", "sweep-runner"),  # the console script
+        ("/src/beaker-sweep-runner/runner/__main__.py", "python -m runner"),  # python -m runner
+        ("", "python -m runner"),
+    ],
+)
+def test_usage_and_hints_name_the_command_that_was_run(
+    argv0: str, said: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from runner.commands.submit_args import name_the_manifests
+    from runner.core.invoked import invoked
+
+    monkeypatch.setattr(sys, "argv", [argv0])
+    assert invoked() == said
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.startswith(f"{said} ")
+    assert f"`{said} submit sweeps/quickstart.yaml`" in name_the_manifests()

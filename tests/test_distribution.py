@@ -2,14 +2,15 @@
 environment, used from a research repository elsewhere; and the pre-commit hook, which installs
 it the same way. Every other test runs on the editable install, which hides missing package data.
 
-Dependencies come from PyPI through pip's own cache (the real user's, not the test's HOME), so a
-warm run takes seconds per install. The tests print how long they took: figures, not asserts.
+Dependencies come from the package index through pip's own cache (the real user's, not the
+test's HOME), so a warm run takes seconds per install; with an empty cache they download, in an
+environment without the fake Beaker's CA (tests/builds.py). The tests print how long they took:
+figures, not asserts.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import sysconfig
 import tarfile
@@ -19,19 +20,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.builds import TRUST, child_env, ok, run, tagged_source
 from tests.conftest import PROJECT
+from tests.fake_beaker.certs import CertBundle
 from tests.gitworld import git
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    tomllib = pytest.importorskip("tomli")
 
 pytestmark = pytest.mark.slow
 
-PIP_CACHE = Path(os.environ.get("PIP_CACHE_DIR") or Path.home() / ".cache" / "pip")
-"""Read at import, before the autouse fixture points HOME at a temporary directory."""
-VERSION = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["version"]
+TAG = "v9.8.7"
+"""The tag the source is built at: the version comes from it (setuptools-scm)."""
 
 # A research repository's own package named `runner`: `python -m runner` there imports it.
 SHADOW = 'raise ImportError("the research repository\'s own runner package was imported")\n'
@@ -57,6 +54,25 @@ params:
   grid:
     lr: [0.1, 0.5]
 """
+SAMPLED = """\
+version: 1
+name: search
+draft: true
+beaker:
+  workspace: ai2/research
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py]
+    arguments: ["--lr={lr}"]
+params:
+  sample:
+    method: random
+    n: 2
+    seed: 0
+    space:
+      lr: {uniform: [0.1, 0.5]}
+"""
 BROKEN = """\
 version: 1
 name: broken
@@ -68,41 +84,6 @@ tasks:
     command: [python, train.py]
     replicas: many
 """
-
-
-def _env(home: Path) -> dict[str, str]:
-    """This environment without the test venv, the source tree or credentials."""
-    drop = {"PYTHONPATH", "VIRTUAL_ENV", "BEAKER_TOKEN", "BEAKER_ADDR", "CI", "GITHUB_ACTIONS"}
-    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("PRE_COMMIT")}
-    venv_bin = str(Path(sys.executable).parent)
-    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != venv_bin)
-    env.update(HOME=str(home), PIP_CACHE_DIR=str(PIP_CACHE), BEAKER_CONFIG=str(home / "none.yml"))
-    return env
-
-
-def _run(
-    argv: list[str | Path], cwd: Path, env: dict[str, str]
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
-
-
-def _ok(argv: list[str | Path], cwd: Path, env: dict[str, str]) -> str:
-    done = _run(argv, cwd, env)
-    assert done.returncode == 0, f"{argv}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def _source(tmp: Path) -> Path:
-    """The files git would commit from this tree (tracked and new), away from its build dirs."""
-    listed = _ok(["git", "ls-files", "-co", "--exclude-standard"], PROJECT, dict(os.environ))
-    copy = tmp / "source"
-    for name in listed.splitlines():
-        if (PROJECT / name).is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            (copy / name).write_bytes((PROJECT / name).read_bytes())
-    return copy
 
 
 def _research_repo(root: Path) -> Path:
@@ -134,12 +115,17 @@ def _check_contents(dist: Path) -> Path:
     return wheel
 
 
-def test_the_built_wheel_works_from_a_research_repository(tmp_path: Path) -> None:
+def test_the_built_wheel_works_from_a_research_repository(
+    tmp_path: Path, fake_beaker_ca: CertBundle
+) -> None:
     started = time.monotonic()
-    env = _env(tmp_path / "home")
+    env = child_env(tmp_path / "home")
+    # The session trusts the fake Beaker's CA; pip, which reaches the package index, must not.
+    assert os.environ["REQUESTS_CA_BUNDLE"] == str(fake_beaker_ca.ca_path)
+    assert not set(TRUST) & set(env) and "BEAKER_TOKEN" not in env
     dist = tmp_path / "dist"
-    _ok(
-        [sys.executable, "-m", "build", "--no-isolation", "-o", dist, _source(tmp_path)],
+    ok(
+        [sys.executable, "-m", "build", "--no-isolation", "-o", dist, tagged_source(tmp_path, TAG)],
         tmp_path,
         env,
     )
@@ -147,30 +133,30 @@ def test_the_built_wheel_works_from_a_research_repository(tmp_path: Path) -> Non
     built = time.monotonic()
 
     venv = tmp_path / "venv"
-    _ok([sys.executable, "-m", "venv", "--without-pip", venv], tmp_path, env)
+    ok([sys.executable, "-m", "venv", "--without-pip", venv], tmp_path, env)
     python, tool = venv / "bin" / "python", venv / "bin" / "sweep-runner"
-    _ok([sys.executable, "-m", "pip", "--python", python, "install", "-q", wheel], tmp_path, env)
+    ok([sys.executable, "-m", "pip", "--python", python, "install", "-q", wheel], tmp_path, env)
     installed = time.monotonic()
-    where = _ok([python, "-c", "import runner; print(runner.__file__)"], tmp_path, env).strip()
-    purelib = _ok(
+    where = ok([python, "-c", "import runner; print(runner.__file__)"], tmp_path, env).strip()
+    purelib = ok(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path, env
     )
     assert Path(where).is_relative_to(purelib.strip()) and not Path(where).is_relative_to(PROJECT)
     assert sysconfig.get_paths()["purelib"] != purelib.strip()  # not the test's environment
 
     repo = _research_repo(tmp_path / "research")
-    assert _ok([tool, "--version"], repo, env) == f"sweep-runner {VERSION}\n"
-    _ok([tool, "validate"], repo, env)
-    assert _ok([tool, "expand", "--plan"], repo, env).count("\n+ ") == 2
-    submitted = _ok([tool, "submit", "sweeps/demo.yaml"], repo, env)
+    assert ok([tool, "--version"], repo, env) == f"sweep-runner {TAG[1:]}\n"
+    ok([tool, "validate"], repo, env)
+    assert ok([tool, "expand", "--plan"], repo, env).count("\n+ ") == 2
+    submitted = ok([tool, "submit", "sweeps/demo.yaml"], repo, env)
     assert submitted.count("created demo-") == 2 and "failed" not in submitted
-    status = _ok([tool, "status", "sweeps/demo.yaml"], repo, env)
+    status = ok([tool, "status", "sweeps/demo.yaml"], repo, env)
     rows = [line.split() for line in status.splitlines() if line.startswith("=   demo-")]
     assert sorted(row[2] for row in rows) == ["succeeded", "succeeded"], status
     assert sorted(row[6] for row in rows) == ["10", "2"]  # final_loss, read from the results dir
 
     # Without the [plot] extra, a plot is one line and exit 1; no file.
-    plot = _run([tool, "status", "--plot", "final_loss", "--output", "loss.png"], repo, env)
+    plot = run([tool, "status", "--plot", "final_loss", "--output", "loss.png"], repo, env)
     assert plot.returncode == 1 and plot.stdout == ""
     assert plot.stderr.splitlines() == [
         "error: plotting to a file needs matplotlib: pip install 'beaker-sweep-runner[plot]'"
@@ -179,12 +165,18 @@ def test_the_built_wheel_works_from_a_research_repository(tmp_path: Path) -> Non
 
     # A sweep that is not a draft, with no token: one line, exit 1, nothing run.
     (repo / "sweeps" / "real.yaml").write_text(SWEEP.format(name="real", draft="false"))
-    real = _run([tool, "submit", "sweeps/real.yaml"], repo, env)
+    real = run([tool, "submit", "sweeps/real.yaml"], repo, env)
     assert real.returncode == 1 and len(real.stderr.splitlines()) == 1
     assert "--backend local" in real.stderr and not (repo / ".runs" / "real").exists()
 
+    # A sampled sweep without its lock: the hint names the installed command.
+    (repo / "sweeps" / "search.yaml").write_text(SAMPLED)
+    missing = run([tool, "validate"], repo, env)
+    assert missing.returncode == 1, missing.stderr
+    assert "missing: run sweep-runner lock sweeps/search.yaml to write it" in missing.stderr
+
     # Why README says "use sweep-runner": `python -m` puts the repository first on sys.path.
-    shadowed = _run([python, "-m", "runner", "--version"], repo, env)
+    shadowed = run([python, "-m", "runner", "--version"], repo, env)
     assert shadowed.returncode != 0 and "research repository's own runner" in shadowed.stderr
     print(
         f"wheel and sdist built in {built - started:.1f}s, installed in {installed - built:.1f}s,"
@@ -198,18 +190,18 @@ def test_pre_commit_try_repo_passes_a_valid_manifest_and_names_the_line_of_a_bro
     """The hook of .pre-commit-hooks.yaml, installed by pre-commit from this repository (as a
     research repository's .pre-commit-config.yaml would), on a valid and on a broken manifest."""
     started = time.monotonic()
-    env = {**_env(tmp_path / "home"), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit")}
+    env = {**child_env(tmp_path / "home"), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit")}
     hook = "validate-sweeps"
     pre_commit: list[str | Path] = [sys.executable, "-m", "pre_commit", "try-repo", PROJECT, hook]
     repo = _research_repo(tmp_path / "research")
-    passed = _run([*pre_commit, "--all-files"], repo, env)
+    passed = run([*pre_commit, "--all-files"], repo, env)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "validate sweep manifests" in passed.stdout and "Passed" in passed.stdout
     installed = time.monotonic()
 
     (repo / "sweeps" / "broken.yaml").write_text(BROKEN)
     git(repo, "add", "-A")
-    failed = _run([*pre_commit, "--all-files"], repo, env)
+    failed = run([*pre_commit, "--all-files"], repo, env)
     assert failed.returncode == 1 and "Failed" in failed.stdout
     assert "sweeps/broken.yaml:9:15: tasks[0].replicas:" in failed.stdout, failed.stdout
     print(

@@ -208,3 +208,38 @@ def test_a_repository_made_by_init_plans_a_pull_request_and_its_merge_submits_ev
         assert set(fake_beaker.count_by_name().values()) == {1}
     finally:
         api.close()
+
+
+@pytest.mark.parametrize(
+    ("version", "ref"),
+    [
+        ("0.2.0", "v0.2.0"),  # a release: its own tag
+        ("0.2.0rc1", "v0.2.0rc1"),
+        ("0.2.0.post1.dev3+g1a2b3c4d", "v0.2.0"),  # 3 commits after v0.2.0: still that release
+        ("0.2.0.post1.dev3+g1a2b3c4d.d20261126", "v0.2.0"),  # ... with local edits
+    ],
+)
+def test_init_pins_the_latest_release_at_or_before_the_installed_version(
+    version: str, ref: str
+) -> None:
+    from runner import scaffold
+
+    assert scaffold.release_ref(version) == ref
+    settings = scaffold.Settings(ref=SHA, version=version, branch="main")
+    assert f"plan@{SHA}  # {ref}\n" in scaffold.wanted(settings)[".github/workflows/sweep-plan.yml"]
+    assert f"rev: {SHA}  # frozen: {ref}\n" in scaffold.hook_entry(SHA, version)
+
+
+def test_init_by_default_calls_the_tag_of_the_installed_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from importlib.metadata import version
+
+    from runner import scaffold
+
+    repo = _repo(tmp_path)
+    assert main(["init", str(repo)]) == 0
+    ref = scaffold.release_ref(version("beaker-sweep-runner"))
+    assert "+" not in ref and ".dev" not in ref  # a tag, never a development version
+    plan = (repo / ".github/workflows/sweep-plan.yml").read_text()
+    assert f"/.github/actions/plan@{ref}\n" in plan

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
@@ -21,11 +22,13 @@ else:  # pragma: no cover - Python 3.10
     tomllib = pytest.importorskip("tomli")
 
 LOCK = PROJECT / "requirements.txt"
+BUILD_LOCK = PROJECT / "requirements-build.txt"
+"""What builds the runner in the actions (install.sh) and a release's sdist and wheel."""
 
 
-def _pins() -> dict[str, tuple[str, list[str], str]]:
+def _pins(lock: Path = LOCK) -> dict[str, tuple[str, list[str], str]]:
     """name -> (version, hashes, the `# via` annotation) of each package the lock pins."""
-    text = LOCK.read_text()
+    text = lock.read_text()
     pins: dict[str, tuple[str, list[str], str]] = {}
     for block in re.split(r"\n(?=[A-Za-z0-9])", text):
         match = re.match(r"([A-Za-z0-9._-]+)==(\S+)", block)
@@ -53,3 +56,33 @@ def test_the_lock_pins_exactly_pyprojects_dependencies_within_their_ranges() -> 
     for requirement in declared:
         version = pins[canonicalize_name(requirement.name)][0]
         assert requirement.specifier.contains(version), f"{requirement}: lock has {version}"
+
+
+def test_the_build_lock_pins_the_build_requirements_and_build_itself_with_hashes() -> None:
+    """install.sh builds the runner without build isolation from this lock (an unpinned
+    setuptools-scm would be fetched otherwise), and release.yml builds the release from it."""
+    build_system = tomllib.loads((PROJECT / "pyproject.toml").read_text())["build-system"]
+    declared = [Requirement(r) for r in build_system["requires"]]
+    listed = [
+        Requirement(line)
+        for line in (PROJECT / "requirements-build.in").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert {str(r) for r in listed} == {*(str(r) for r in declared), "build"}
+    pins = _pins(BUILD_LOCK)
+    assert all(hashes for _, hashes, _ in pins.values())
+    assert "pip-compile --allow-unsafe --generate-hashes" in BUILD_LOCK.read_text()
+    for requirement in [*declared, Requirement("build")]:
+        version = pins[canonicalize_name(requirement.name)][0]
+        assert requirement.specifier.contains(version), f"{requirement}: lock has {version}"
+    install = (PROJECT / ".github" / "actions" / "install.sh").read_text()
+    assert '--require-hashes --no-deps -r "$root/requirements-build.txt"' in install
+
+
+def test_the_all_extra_installs_every_optional_feature() -> None:
+    extras = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]
+    features = set(extras["optional-dependencies"]) - {"all", "test"}
+    assert features == {"plot", "search", "adaptive"}
+    (everything,) = extras["optional-dependencies"]["all"]
+    requirement = Requirement(everything)
+    assert requirement.name == extras["name"] and requirement.extras == features

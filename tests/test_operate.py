@@ -790,8 +790,8 @@ def test_restart_points_runs_a_canceled_point_again_exactly_once(
     fake_beaker.lose_reply("RestartExperimentTasks")
     fake_beaker.reset_calls()
     capsys.readouterr()
-    argv = ["submit", "--backend", "beaker", "--restart", "--points", chosen]
-    assert _run(repo, *argv) == 0
+    argv = ["submit", "--backend", "beaker", "--restart", "--points", chosen, "sweeps/exact.yaml"]
+    assert _run(repo, *argv) == 0  # docs/commands.md's form: the PATH after the names
     assert fake_beaker.restarts(chosen) == 1 and fake_beaker.calls["RestartExperimentTasks"] == 1
     assert fake_beaker.restarts(other) == 0  # not named
     assert len(fake_beaker.experiments()) == POINTS  # in place

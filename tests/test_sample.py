@@ -80,8 +80,8 @@ def test_validate_asks_for_the_lock_then_lock_makes_the_sweep_valid(
     assert main(["-C", str(root), "validate"]) == 1
     err = capsys.readouterr().err
     assert err.strip() == (
-        "sweeps/search.yaml:13:3: params.sample: the lock is out of date:"
-        " run python -m runner lock sweeps/search.yaml"
+        "sweeps/search.yaml:13:3: params.sample: the lock search.lock.json is missing:"
+        " run python -m runner lock sweeps/search.yaml to write it"
     )
     assert _lock(root) == 0
     assert "wrote search.lock.json: drew 16 point(s) (sobol, seed 0)" in capsys.readouterr().err
@@ -89,6 +89,25 @@ def test_validate_asks_for_the_lock_then_lock_makes_the_sweep_valid(
     assert "32 point(s)" in capsys.readouterr().err  # 2 seeds x 16 sampled points
     assert _lock(root) == 0
     assert "is up to date (16 points)" in capsys.readouterr().err
+
+
+def test_the_installed_command_names_itself_in_the_hint_and_the_lock_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run as the console script (sys.argv[0] is .../bin/sweep-runner), as in a research
+    repository, the hints and the header say `sweep-runner`; an edited sample is out of date."""
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "bin" / "sweep-runner"), "validate"])
+    root = _repo(tmp_path)
+    assert main(["-C", str(root), "validate"]) == 1
+    assert "is missing: run sweep-runner lock sweeps/search.yaml" in capsys.readouterr().err
+    assert _lock(root) == 0
+    header = json.loads(lock_path(_manifest(root)).read_text())["//"]
+    assert header.startswith("Written by `sweep-runner lock sweeps/search.yaml`")
+    manifest = _manifest(root)
+    manifest.write_text(manifest.read_text().replace("seed: 0", "seed: 1"))
+    assert main(["-C", str(root), "validate"]) == 1
+    err = capsys.readouterr().err
+    assert "params.sample: the lock is out of date: run sweep-runner lock sweeps/search.yaml" in err
 
 
 @pytest.mark.slow

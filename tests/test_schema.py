@@ -107,6 +107,17 @@ def test_every_property_and_definition_is_described(schema: dict[str, Any]) -> N
             assert described, f"{place}: no description"
 
 
+def test_docs_manifest_names_every_field_of_the_schema(schema: dict[str, Any]) -> None:
+    """docs/manifest.md, the manifest reference, names each property (in its YAML example or
+    in `code`): a field added to the schema without its documentation fails here."""
+    fields = {k for _, node in subschemas(schema) for k in node.get("properties", {})}
+    page = (ROOT / "docs" / "manifest.md").read_text(encoding="utf-8")
+    spans = re.findall(r"```yaml\n(.*?)```|`([^`\n]+)`", page, re.S)
+    named = {w for block, code in spans for w in re.findall(r"[A-Za-z_]\w*", block or code)}
+    assert fields - named == set()
+    assert "beaker_token_secret" in fields
+
+
 def test_every_pattern_has_a_rule_in_words(schema: dict[str, Any]) -> None:
     """Pattern errors print `runner.manifest.schema.PATTERN_RULES`, never a bare regex."""
     patterns = {node["pattern"] for _, node in subschemas(schema) if "pattern" in node}

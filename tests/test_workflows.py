@@ -244,8 +244,9 @@ def test_the_required_check_reports_on_a_pull_request_that_changes_no_manifest(
     jobs = github.plan(2, github.open_pull(2, {"sweeps/grid.yaml": GRID})).run()
     succeeded(jobs, "plan")
     install = ["-m", "pip", "install", "--quiet"]
-    assert jobs["plan"].pip == [  # the hashed lock, then the runner alone, from the action's repo
+    assert jobs["plan"].pip == [  # the hashed locks, then the runner alone, from the action's repo
         [*install, "--require-hashes", "--no-deps", "-r", str(PROJECT / "requirements.txt")],
+        [*install, "--require-hashes", "--no-deps", "-r", str(PROJECT / "requirements-build.txt")],
         [*install, "--no-deps", "--no-build-isolation", str(PROJECT)],
     ]
     assert "beaker-sweep-runner:reviewed" in github.api.bodies(2)[0]

@@ -10,5 +10,7 @@ if [ "${SWEEP_RUNNER_EXTRAS:-}" = "adaptive" ]; then
   requirements="$root/requirements-adaptive.txt"
 fi
 python -m pip install --quiet --require-hashes --no-deps -r "$requirements"
-# No build isolation: it would fetch setuptools unpinned; the Python of setup-python has it.
+# No build isolation: it would fetch setuptools and setuptools-scm unpinned; their hash-pinned
+# lock instead. The version comes from the tag, through .git_archival.txt in GitHub's tarball.
+python -m pip install --quiet --require-hashes --no-deps -r "$root/requirements-build.txt"
 python -m pip install --quiet --no-deps --no-build-isolation "$root"

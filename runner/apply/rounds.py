@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runner.core.invoked import invoked
 from runner.core.model import Cell
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def next_round(
     if not new:
         return f"{shown}: no new point left in the space after rounding: search complete", None
     text = lock_text(
-        sample, [*rows, *new], f"python -m runner propose {shown}", [*rounds, *[round_] * len(new)]
+        sample, [*rows, *new], f"{invoked()} propose {shown}", [*rounds, *[round_] * len(new)]
     )
     files.write_atomic(lock_path(path), text)
     sweep = manifest.load(path, shown).sweep  # the manifest with its new lock must be valid

@@ -28,7 +28,7 @@ def register(commands: Subparsers) -> None:
     parser.add_argument(
         "--ref",
         help="the tag or commit of beaker-sweep-runner the workflows and the hook call"
-        " (default: v<this version>)",
+        " (default: the latest release, v<this version>)",
     )
     parser.add_argument(
         "--branch", help="the default branch merges submit from (default: the current one)"
@@ -56,7 +56,7 @@ def init(
         )
     installed = scaffold.installed_version()
     settings = scaffold.Settings(
-        ref=ref or f"v{installed}",
+        ref=ref or scaffold.release_ref(installed),
         version=installed,
         branch=branch or gitrepo.current_branch(root) or "main",
     )

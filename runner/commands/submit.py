@@ -30,6 +30,7 @@ from runner.commands.submit_args import (
     add_arguments,
     apply_event,
     from_namespace,
+    name_the_manifests,
 )
 from runner.core.errors import RunnerError, SubmitError
 
@@ -122,10 +123,7 @@ def _options(
     from runner.submit import Clock
 
     if backend.kind == BackendKind.LOCAL and args.backend == "auto" and not args.paths:
-        raise SubmitError(
-            "no Beaker credentials, and the local backend runs only the manifests you name"
-            " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
-        )
+        raise SubmitError(name_the_manifests())
     shared = Capability.SHARED in backend.capabilities
     code = code_for(cat, shared, args.dry_run)  # `code:` sweeps: refused if not pushed
     return ApplyOptions(

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from runner.commands.common import BACKEND_CHOICES, add_paths, stderr
 from runner.core.errors import RunnerError
+from runner.core.invoked import invoked
 
 DEFAULT_CONCURRENCY = 8
 """As `runner.submit.options`' (spelled again here: `--help` loads none of the submit path)."""
@@ -132,11 +134,33 @@ def _add_git_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def name_the_manifests() -> str:
+    """Why `submit` with no PATH refuses to fall back to the local backend."""
+    return (
+        "no Beaker credentials, and the local backend runs only the manifests you name"
+        f" (e.g. `{invoked()} submit sweeps/quickstart.yaml`), or pass --backend local"
+    )
+
+
+def _split_points(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(points, paths): `--points NAME... PATH` reads PATH as one more name (argparse takes
+    every word after --points), so a manifest (`.yaml`, `.yml`, a `/`, an existing directory)
+    among the names is a PATH. Point names (experiment names, key prefixes) are none of those."""
+    points: list[str] = []
+    paths = list(args.paths)
+    for word in args.points:
+        is_dir = (Path(args.directory) / word).is_dir()
+        path = word.endswith((".yaml", ".yml")) or "/" in word or is_dir
+        (paths if path else points).append(word)
+    return tuple(points), tuple(paths)
+
+
 def from_namespace(args: argparse.Namespace) -> SubmitArgs:
-    if bool(args.restart) != bool(args.points):
+    points, paths = _split_points(args)
+    if bool(args.restart) != bool(points):
         raise RunnerError("--restart and --points go together: `submit --restart --points NAME...`")
     return SubmitArgs(
-        paths=tuple(args.paths),
+        paths=paths,
         dry_run=args.dry_run,
         concurrency=args.concurrency,
         timeout=args.timeout,
@@ -146,7 +170,7 @@ def from_namespace(args: argparse.Namespace) -> SubmitArgs:
         push=args.push,
         github_event=args.github_event,
         restart_failed=args.restart_failed,
-        restart_points=tuple(args.points),
+        restart_points=points,
         max_unreachable=args.max_unreachable,
         summary_json=args.summary_json,
         reviewed=args.reviewed,

@@ -70,8 +70,8 @@ def load_sample(path: Path, display: str | None = None) -> Sample | None:
     if problems:
         raise ManifestError(problems)
     _, problems = parse_space(doc)
-    stale = stale_problem(doc, doc.source)
-    problems = [p for p in problems if p != stale]
+    stale = {stale_problem(doc, doc.source, missing) for missing in (False, True)}
+    problems = [p for p in problems if p not in stale]
     if problems:
         raise ManifestError(problems)
     return parse_sample(doc, lambda *_: None, lambda *_: True)

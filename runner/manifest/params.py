@@ -157,7 +157,8 @@ def _sample_axis(
     found = None if lock is None else sampled.read_lock(lock, sample.names)
     rows = sampled.locked_rows(sample, found)
     if rows is None:
-        out.problems.append(sampled.stale_problem(doc, doc.source))
+        missing = lock is None or not lock.exists()
+        out.problems.append(sampled.stale_problem(doc, doc.source, missing))
         return Axis(sample.names, (), out.mark(path))  # names stay known: no cascade
     for first, second in sampled.collisions(rows):
         out.add(

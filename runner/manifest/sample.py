@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.core.errors import Problem
+from runner.core.invoked import invoked
 from runner.core.marks import Document
 from runner.core.model import Cell, Condition, in_order
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
@@ -305,16 +306,17 @@ def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Cell, ...], 
     return lock.rows
 
 
-def stale_problem(doc: Document, shown: str) -> Problem:
+def stale_problem(doc: Document, shown: str, missing: bool = False) -> Problem:
+    """The lock is missing (never written) or out of date: the command that writes it."""
     method = ((doc.data.get("params") or {}).get("sample") or {}).get("method")
-    command = "propose" if method in ADAPTIVE else "lock"
-    return Problem.at(
-        doc.marks,
-        doc.source,
-        ("params", "sample"),
-        f"the lock is out of date: run python -m runner {command} {shown}",
-        key=True,
+    command = f"{invoked()} {'propose' if method in ADAPTIVE else 'lock'} {shown}"
+    lock = lock_path(Path(shown)).name
+    said = (
+        f"the lock {lock} is missing: run {command} to write it"
+        if missing
+        else f"the lock is out of date: run {command}"
     )
+    return Problem.at(doc.marks, doc.source, ("params", "sample"), said, key=True)
 
 
 def row_identity(row: Sequence[Cell]) -> str:

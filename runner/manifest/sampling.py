@@ -17,6 +17,7 @@ from typing import Any
 from runner import manifest
 from runner.core import files
 from runner.core.errors import RunnerError
+from runner.core.invoked import invoked
 from runner.core.model import Cell
 from runner.manifest.sample import Sample, collisions, lock_path, lock_text, read_lock
 
@@ -81,7 +82,7 @@ def lock_manifest(path: Path, shown: str) -> tuple[str, ...]:
     if sample.adaptive:
         return (
             f"{shown}: method {sample.method} proposes its points round by round from the results:"
-            f" run python -m runner propose {shown}",
+            f" run {invoked()} propose {shown}",
         )
     before = read_lock(target, sample.names)
     same = before is not None and before.sample == sample.digest
@@ -94,7 +95,7 @@ def lock_manifest(path: Path, shown: str) -> tuple[str, ...]:
             f"{shown}: params.sample: points {first} and {second} are the same after rounding to"
             f" {sample.digits} significant digits: raise params.sample.digits (nothing written)"
         )
-    text = lock_text(sample, rows, f"python -m runner lock {shown}")
+    text = lock_text(sample, rows, f"{invoked()} lock {shown}")
     shown_lock = target.name
     if target.exists() and target.read_text(encoding="utf-8") == text:
         return (f"{shown}: {shown_lock} is up to date ({len(rows)} points)",)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner import yaml12
+from runner.core.invoked import invoked
 from runner.plan import SweepPlan
 
 
@@ -20,7 +21,7 @@ def save(directory: Path, plans: Sequence[SweepPlan]) -> int:
                 continue
             head = (
                 f"# Beaker experiment spec for {row.name} (sweep {plan.sweep.name}, {plan.sweep.path}).\n"
-                f"# Rendered by `python -m runner expand --save-specs`; key {row.key}.\n"
+                f"# Rendered by `{invoked()} expand --save-specs`; key {row.key}.\n"
             )
             (target / f"{row.name}.yaml").write_text(
                 head + yaml12.dump(row.rendered.spec), encoding="utf-8"

@@ -10,6 +10,7 @@ from typing import Any
 
 from runner.backends import group_name
 from runner.core.errors import Problem
+from runner.core.invoked import invoked
 from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan, cost
 from runner.report.tables import params_text, simple_table, tabulate
 
@@ -172,7 +173,7 @@ def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan", planned: b
     if len(text) > MARKDOWN_LIMIT:
         short = [*parts[:4], ""] + [f"- `{p.sweep.name}`: {_summary(p, planned)}" for p in plans]
         short.append(
-            "\nThe full table is too large for a comment; run `python -m runner expand --plan`."
+            f"\nThe full table is too large for a comment; run `{invoked()} expand --plan`."
         )
         text = "\n".join(short)[:MARKDOWN_LIMIT] + "\n"
     return text
@@ -298,6 +299,6 @@ def pull_request_markdown(
         said = ", ".join(f"{n} {STATUS_WORDS[s]}" for s, n in counts.items())
         text += (
             f"\n{len(rest)} other sweep(s) this pull request does not change"
-            f" ({drafts} draft): {said}. `python -m runner expand --plan` lists them.\n"
+            f" ({drafts} draft): {said}. `{invoked()} expand --plan` lists them.\n"
         )
     return text

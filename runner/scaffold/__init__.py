@@ -10,6 +10,7 @@ which and carries the difference.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -21,6 +22,7 @@ HOOK = "validate-sweeps"
 _FILES = files("runner.scaffold") / "files"
 _WORKFLOWS = ("sweep-plan.yml", "sweep-submit.yml", "sweep-status.yml", "sweep-propose.yml")
 CODEOWNERS_LINE = "/sweeps/policy.yaml  @your-org/sweep-budget-owners"
+_RELEASE = re.compile(r"(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)")
 
 
 class Change(str, Enum):
@@ -61,11 +63,19 @@ def installed_version() -> str:
         return "0+unknown"
 
 
+def release_ref(version: str) -> str:
+    """The tag of the latest release at or before this version, which `init` pins by default:
+    `v0.2.0` for 0.2.0, and for a commit after it (0.2.0.post1.dev3+gHASH, setuptools-scm's
+    no-guess-dev scheme) too; `v0.2.0rc1` for a release candidate."""
+    match = _RELEASE.match(version)
+    return f"v{match[1]}" if match else f"v{version}"
+
+
 def wanted(settings: Settings) -> dict[str, str]:
     """Every file init writes, path -> text (the pre-commit file as it would be if new)."""
     ref = settings.ref
     if pinned(ref):  # a commit, named by its tag for people and for Dependabot
-        ref = f"{ref}  # v{settings.version}"
+        ref = f"{ref}  # {release_ref(settings.version)}"
     fields = {"ref": ref, "version": settings.version, "branch": settings.branch}
     texts = {
         "sweeps/example.yaml": (_FILES / "example.yaml").read_text(encoding="utf-8"),
@@ -87,7 +97,7 @@ def pinned(ref: str) -> bool:
 
 
 def hook_entry(ref: str, version: str = "") -> str:
-    frozen = f"  # frozen: v{version}" if version and pinned(ref) else ""
+    frozen = f"  # frozen: {release_ref(version)}" if version and pinned(ref) else ""
     return (
         f"  # Validate sweep manifests before they are pushed (beaker-sweep-runner).\n"
         f"  - repo: https://github.com/{REPOSITORY}\n"

@@ -25,6 +25,7 @@ from typing import Any
 
 from runner.core.errors import RunnerError
 from runner.core.files import utc_now, write_atomic
+from runner.core.invoked import invoked
 from runner.core.values import StrEnum
 
 STATE_FORMAT = 1
@@ -44,8 +45,8 @@ FINISHED = (SUCCEEDED, FAILED)
 ATTEMPT = "attempt-"
 """Prefix of the directories that keep a restarted run's earlier attempts."""
 ABOUT = (
-    "State of one local run, written by `python -m runner submit` (local backend) at every"
-    " change; do not edit. Delete the sweep's .runs/<sweep>/ directory to run it again."
+    "State of one local run, written by `{} submit` (local backend) at every change; do not"
+    " edit. Delete the sweep's .runs/<sweep>/ directory to run it again."
 )
 
 
@@ -86,7 +87,7 @@ class RunState:
         return self.status in FINISHED
 
     def to_json(self) -> str:
-        data = {"state": STATE_FORMAT, "about": ABOUT, **asdict(self)}
+        data = {"state": STATE_FORMAT, "about": ABOUT.format(invoked()), **asdict(self)}
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
