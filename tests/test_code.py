@@ -82,6 +82,18 @@ def test_each_experiment_runs_the_commit_that_submitted_it(
     assert "code: this repository at the commit that submits" in out
 
 
+@pytest.mark.parametrize(
+    "repo",
+    ["allenai/open-instruct", "allenai/.github", "https://github.com/allenai/open-instruct.git"],
+)
+def test_code_repo_takes_owner_name_or_an_https_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], repo: str
+) -> None:
+    body = CODED.replace("      setup:", f"      repo: {repo}\n      setup:")
+    write(tmp_path, "sweeps/coded.yaml", body)
+    assert _run(tmp_path, "validate", "sweeps/coded.yaml") == 0, capsys.readouterr().err
+
+
 @pytest.mark.parametrize("change", ["dirty", "unpushed"])
 def test_a_dirty_tree_or_an_unpushed_commit_is_refused_before_anything_is_created(
     world: World, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str], change: str
