@@ -120,7 +120,7 @@ def test_multinode_points_get_gantry_defaults_and_single_node_points_do_not() ->
 
 def _two_node(tmp_path: Path, launcher: str, multinode: str = "") -> dict[str, Any]:
     lines = f"\n    launcher: {launcher}\n    resources: {{gpus: 8}}\n    replicas: 2" + multinode
-    body = MINIMAL.format(name="nodes").replace("arguments: [\"--lr={lr}\"]", "") + ""
+    body = MINIMAL.format(name="nodes").replace('arguments: ["--lr={lr}"]', "") + ""
     body = body.replace("command: [python, train.py]", "command: [train.py]" + lines)
     spec = render_sweep(load(tmp_path, minimal(tmp_path, "nodes", body=body)))[0].spec
     task: dict[str, Any] = spec["tasks"][0]

@@ -81,6 +81,9 @@ class Experiment:
     metrics: Mapping[str, object] = field(default_factory=dict)
     seconds: float | None = None
     """How long it ran (or has been running), when the backend knows without a call of its own."""
+    unfinished: bool = False
+    """Shown as canceled, but its runner stopped or died before it finished (the local backend,
+    `Capability.RESUMES`): the next submit resumes it. A run `cancel` stopped is not."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "state", ExperimentState(self.state))  # a str from a test is one
@@ -159,6 +162,13 @@ class Rejected(BackendError):
     """A client error: retrying cannot help (invalid spec, permission, unknown workspace)."""
 
     exit_code = EXIT_REJECTED
+
+
+class Canceled(BackendError):
+    """The point's sweep was canceled (`cancel --yes`) while this submit ran: it was not started
+    (the local backend, whose submit runs the points); the next submit starts it (exit 5)."""
+
+    exit_code = EXIT_INCOMPLETE
 
 
 class NotStarted(BackendError):
@@ -255,16 +265,20 @@ class RunsInCreate(Protocol):
 
     on_start: StartHook | None
 
+    def stop_starting(self, sweep: Sweep) -> None:
+        """`cancel` of a whole sweep: a submit running its points here starts no more of them
+        (each raises `Canceled`); a submit started later runs them as usual."""
+
 
 def adoptable(backend: Backend, sweep: Sweep, names: Iterable[str]) -> dict[str, Experiment]:
     """The experiment of each name that a submit adopts instead of creating it: the oldest,
-    in any state; on a backend that resumes runs, only a finished one."""
-    finished = (ExperimentState.SUCCEEDED, ExperimentState.FAILED)
+    in any state; on a backend that resumes runs, only a finished one (canceled on request
+    included, a run left unfinished not)."""
     resumes = Capability.RESUMES in backend.capabilities
     return {
         name: found[0]
         for name, found in backend.experiments(sweep, names).items()
-        if not resumes or found[0].state in finished
+        if not resumes or (not found[0].state.live and not found[0].unfinished)
     }
 
 

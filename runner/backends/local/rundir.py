@@ -31,16 +31,18 @@ STATE_FORMAT = 1
 
 
 class RunStatus(StrEnum):
-    """A local run's state file's `status` (`interrupted`: its runner stopped it; resumable)."""
+    """A local run's state file's `status` (`interrupted`: its runner stopped it; resumable;
+    `canceled`: `cancel` stopped it; final, as on Beaker)."""
 
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
+    CANCELED = "canceled"
 
 
-RUNNING, SUCCEEDED, FAILED, INTERRUPTED = RunStatus
-FINISHED = (SUCCEEDED, FAILED)
+RUNNING, SUCCEEDED, FAILED, INTERRUPTED, CANCELED = RunStatus
+FINISHED = (SUCCEEDED, FAILED, CANCELED)
 ATTEMPT = "attempt-"
 """Prefix of the directories that keep a restarted run's earlier attempts."""
 ABOUT = (
@@ -118,6 +120,8 @@ class RunDir:
         self.state_file = path / "state.json"
         self.lock_file = path / ".lock"
         self.results = path / "results"
+        self.cancel_file = path / "cancel-requested"
+        """Written by `cancel` before it signals the replicas: their runner records `canceled`."""
 
     @property
     def url(self) -> str:
@@ -137,6 +141,9 @@ class RunDir:
 
     def write(self, state: RunState) -> None:
         write_atomic(self.state_file, state.to_json())
+
+    def cancel_requested(self) -> bool:
+        return self.cancel_file.exists()
 
     def supervised(self) -> bool:
         """Whether a live runner holds this run's lock (so it is running it right now)."""

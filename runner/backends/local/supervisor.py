@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.backends.local.rundir import (
+    CANCELED,
     FAILED,
     INTERRUPTED,
     SUCCEEDED,
@@ -81,6 +82,9 @@ class Supervisor:
             while self.alive:
                 if self.stop.is_set():
                     self._interrupt()
+                if self.run_dir.cancel_requested():  # also replicas `cancel` could not signal
+                    for index in list(self.alive):
+                        self._terminate(index)
                 self._reap()
                 self._escalate()
                 self.stop.wait(POLL_SECONDS)
@@ -90,6 +94,8 @@ class Supervisor:
             raise
         codes = [r.exit_code for r in self.state.replicas]
         status = SUCCEEDED if codes and all(c == 0 for c in codes) else FAILED
+        if self.run_dir.cancel_requested():  # `cancel` stopped it: canceled, as on Beaker
+            status = CANCELED
         code = self.state.exit_code if self.state.exit_code is not None else 0
         final = replace(self.state, status=status, finished_at=utc_now(), exit_code=code)
         self._record(final)
