@@ -140,8 +140,17 @@ def test_a_local_run_runs_the_committed_code_not_the_edited_file(
     write(clone, ".gitignore", ".runs/\n")
     head = commit_all(clone, "Local sweep with code")
     write(clone, "train.py", (clone / "train.py").read_text().replace("committed", "edited"))
-    assert _run(clone, "submit", "sweeps/coded.yaml", "--backend", "local") == 0
     capsys.readouterr()
+    assert _run(clone, "submit", "sweeps/coded.yaml", "--backend", "local") == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "differ" in line]
+    assert (
+        warned
+        == [  # named once, as Beaker refuses it; the runs go ahead without the edit
+            f"warning: code: tracked files differ from the commit {head[:12]} (train.py); the runs"
+            " clone the commit, so they run without these changes (as on Beaker, which refuses"
+            " them): commit them to run them"
+        ]
+    )
     assert _run(clone, "status", "sweeps/coded.yaml", "--backend", "local", "--format", "json") == 0
     points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
     assert [p["metrics"] for p in points] == [{"version": "committed", "setup": "ok"}] * 3
