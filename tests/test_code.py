@@ -155,3 +155,25 @@ def test_a_local_run_runs_the_committed_code_not_the_edited_file(
     points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
     assert [p["metrics"] for p in points] == [{"version": "committed", "setup": "ok"}] * 3
     assert [p["commit"] for p in points] == [head] * 3
+
+    # Fix, commit, run again: the next submit runs nothing (the commit is not in the key);
+    # status says which points ran another commit than HEAD, and the command that reruns them.
+    fixed = commit_all(clone, "The edit, committed")
+    assert _run(clone, "submit", "sweeps/coded.yaml", "--backend", "local") == 0
+    assert _run(clone, "status", "sweeps/coded.yaml", "--backend", "local") == 0
+    out = capsys.readouterr().out
+    assert out.count(f"succeeded (code {head[:12]}, not HEAD {fixed[:12]})") == 3
+    first = points[0]["experiment"]
+    assert (
+        f"note: 3 point(s) ran a commit other than HEAD {fixed[:12]}; the next submit does not"
+        " run them again (the commit is not part of a point's key): `submit --restart --points"
+        f" {first} "
+    ) in out
+    restart = ["submit", "sweeps/coded.yaml", "--restart", "--points", first]
+    assert _run(clone, *restart, "--backend", "local") == 0
+    capsys.readouterr()
+    assert _run(clone, "status", "sweeps/coded.yaml", "--backend", "local", "--format", "json") == 0
+    points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    assert [p["commit"] for p in points] == [fixed, head, head]
+    assert [p["metrics"]["version"] for p in points] == ["edited", "committed", "committed"]
+    assert points[0]["restarts"] == 1

@@ -65,6 +65,10 @@ class Capability(StrEnum):
     RESUMES = "resumes"
     """`create` waits for a run another runner is running, and resumes a stale one: so only
     finished runs are adopted instead of created (`adoptable`)."""
+    RERUNS = "reruns"
+    """`restart` of a point named by `--restart --points` reruns its finished run, a succeeded
+    one too, and a `code:` point at the commit checked out now (this machine's runs are its own
+    to repeat; a Beaker restart reruns the experiment as it was)."""
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,6 @@ from runner.backends.local import logs as logfiles
 from runner.backends.local.launches import replica_plans
 from runner.backends.local.machine import Machine, ReplicaPlan, assign_gpus
 from runner.backends.local.rundir import (
-    CANCELED,
     FAILED,
     RUNNING,
     SUCCEEDED,
@@ -60,13 +59,13 @@ from runner.core.model import Rendered, Sweep
 
 CANCELED_MARKER = ".canceled"
 """In .runs/<sweep>/: when `cancel` last canceled the whole sweep (seconds since the epoch)."""
-FAILED_OR_CANCELED = (FAILED, CANCELED)
-"""The runs `restart` runs again."""
 
 
 class LocalBackend:
     kind: BackendKind = BackendKind.LOCAL
-    capabilities: frozenset[Capability] = frozenset({Capability.RUNS_DRAFTS, Capability.RESUMES})
+    capabilities: frozenset[Capability] = frozenset(
+        {Capability.RUNS_DRAFTS, Capability.RESUMES, Capability.RERUNS}
+    )
     grace = 10.0
     """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
 
@@ -219,9 +218,10 @@ class LocalBackend:
         since: str = "",
         intent: Intent = no_intent,
     ) -> Experiment | None:
-        """Run a failed (or canceled) point again in its run directory; its earlier state, logs and results
-        move to attempt-<n>/. None when the run is not (or no longer) failed or canceled. The run is the
-        experiment's: a point renamed since (`experiment_name` edited) keeps its run directory."""
+        """Run a finished point again in its run directory (a failed or canceled one; a
+        succeeded one when `--restart --points` names it: `Capability.RERUNS`); its earlier
+        state, logs and results move to attempt-<n>/. None when the run is not finished (or no
+        longer). The run is the experiment's: a point renamed since (`experiment_name` edited) keeps its run directory."""
         point = replace(point, name=experiment.name)
         run = self.run_dir(sweep.name, point.name)
         replicas = replica_plans(point, run, self.root, self.say)
@@ -231,11 +231,7 @@ class LocalBackend:
                 generation = str(len(run.attempts()))  # a restart archives one attempt
                 if since and generation != since and previous is not None:
                     return self._experiment(run, previous, live=False)  # it took effect
-                if (
-                    previous is None
-                    or previous.key != point.key
-                    or previous.status not in FAILED_OR_CANCELED
-                ):
+                if previous is None or previous.key != point.key or not previous.finished:
                     return None
                 intent(generation)
                 kept = run.archive()
