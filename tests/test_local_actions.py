@@ -271,6 +271,46 @@ def test_cancel_stops_another_runners_local_replicas_and_records_it(
     assert not (run.path / "attempt-1").exists() and _local_entry(root, "slow").restarts == 0
 
 
+# Two replicas that count the SIGTERMs they get and take a second to shut down once they get one.
+GRACEFUL = """\
+import os, pathlib, signal, time
+rank = os.environ["BEAKER_REPLICA_RANK"]
+terms = pathlib.Path(f"terms-{rank}")
+signal.signal(signal.SIGTERM, lambda *_: terms.open("a").write("TERM\\n"))
+pathlib.Path(f"ready-{rank}").write_text("x")
+deadline = time.monotonic() + 120
+while not terms.exists() and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(1.0)  # shutting down; a second SIGTERM would arrive now
+"""
+
+
+def test_a_canceled_replica_gets_one_sigterm_and_its_shutdown_is_canceled_not_failed(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (root / "graceful.py").write_text(GRACEFUL)
+    manifest = SLOW.replace("name: slow", "name: graceful").replace(
+        '[python, -m, runner.examples.toy_trainer, --steps, "6000", --step-sleep, "0.01"]',
+        "[python, graceful.py]",
+    )
+    write_manifest(root, manifest, "graceful.yaml")
+    *_, run = _point(root, "graceful")
+
+    def ready() -> bool:
+        state = run.read()
+        started = state is not None and all(r.pid_started for r in state.replicas)
+        return started and all((root / f"ready-{rank}").exists() for rank in "01")
+
+    with _submitting(root, "sweeps/graceful.yaml") as runner:
+        wait_for(ready, "both replicas to handle SIGTERM")
+        assert _run(root, "cancel", "sweeps/graceful.yaml", "--yes", *LOCAL) == 0
+        assert runner.wait(timeout=WAIT) == 0
+    assert [(root / f"terms-{rank}").read_text() for rank in "01"] == ["TERM\n"] * 2
+    final = run.read()
+    assert final is not None and final.status == "canceled"
+    assert [r.exit_code for r in final.replicas] == [0, 0]  # exited cleanly, still canceled
+
+
 # Three points that each take every CPU of the machine (so they run one at a time: the others
 # wait for the CPUs inside the submit), each training for about a minute unless stopped.
 QUEUED = (

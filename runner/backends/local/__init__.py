@@ -255,8 +255,10 @@ class LocalBackend:
             state, live = self._observe(run)
             if state is None or not live or state.key != experiment.key:
                 continue
-            run.cancel_file.touch()  # first: the runner then records `canceled`, not `failed`
-            if terminate(state):
+            run.request_cancel()  # first: its runner then records `canceled`, not `failed`
+            signalled = terminate(state)
+            if signalled:
+                run.request_cancel(signalled)  # its runner stops any replica started since
                 canceled.append(experiment.name)
             else:
                 run.cancel_file.unlink(missing_ok=True)

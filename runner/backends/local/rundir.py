@@ -121,7 +121,8 @@ class RunDir:
         self.lock_file = path / ".lock"
         self.results = path / "results"
         self.cancel_file = path / "cancel-requested"
-        """Written by `cancel` before it signals the replicas: their runner records `canceled`."""
+        """Written by `cancel` before it signals the replicas (empty), then with the pids it
+        signalled (a JSON list): their runner records `canceled` and stops the others."""
 
     @property
     def url(self) -> str:
@@ -144,6 +145,22 @@ class RunDir:
 
     def cancel_requested(self) -> bool:
         return self.cancel_file.exists()
+
+    def request_cancel(self, signalled: list[int] | None = None) -> None:
+        """`cancel`: first with None (about to signal), then with the pids it signalled."""
+        write_atomic(self.cancel_file, "" if signalled is None else json.dumps(signalled))
+
+    def cancel_signalled(self) -> list[int] | None:
+        """The pids `cancel` signalled; [] while it is signalling; None when not canceled."""
+        try:
+            text = self.cancel_file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            pids = json.loads(text) if text else []
+        except ValueError:
+            return []
+        return [p for p in pids if isinstance(p, int)] if isinstance(pids, list) else []
 
     def supervised(self) -> bool:
         """Whether a live runner holds this run's lock (so it is running it right now)."""

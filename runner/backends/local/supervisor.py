@@ -69,6 +69,8 @@ class Supervisor:
         self.cwd, self.stop, self.grace = cwd, stop, grace
         self.alive: dict[int, subprocess.Popen[bytes]] = {}
         self.kill_at: dict[int, float] = {}
+        self.termed: set[int] = set()
+        """Replicas this runner sent SIGTERM."""
 
     def run(self, started: Callable[[RunState], None] = lambda state: None) -> RunState:
         """Start every replica and wait for all of them; raises Stopping when asked to stop.
@@ -77,14 +79,14 @@ class Supervisor:
         started(self.state)
         try:
             for index, launch in enumerate(self.launches):
-                if not self._start(index, launch):
-                    break  # a replica that cannot start fails the run: start no more
+                if self.run_dir.cancel_signalled() or not self._start(index, launch):
+                    break  # canceled, or a replica that cannot start fails the run: no more
             while self.alive:
                 if self.stop.is_set():
                     self._interrupt()
-                if self.run_dir.cancel_requested():  # also replicas `cancel` could not signal
-                    for index in list(self.alive):
-                        self._terminate(index)
+                signalled = self.run_dir.cancel_signalled()
+                if signalled is not None:
+                    self._canceled(signalled)
                 self._reap()
                 self._escalate()
                 self.stop.wait(POLL_SECONDS)
@@ -145,7 +147,20 @@ class Supervisor:
         if index in self.kill_at:
             return
         self.kill_at[index] = time.monotonic() + self.grace
+        self.termed.add(index)
         self._signal(index, signal.SIGTERM)
+
+    def _canceled(self, signalled: list[int]) -> None:
+        """`cancel` stopped some replicas (`signalled`; [] while it is still sending): each
+        replica gets the grace to stop, then SIGKILL, and one `cancel` did not reach (started
+        since it read the state) gets its SIGTERM here; none gets a second one."""
+        if not signalled:
+            return  # `cancel` is still sending (or reached none, and withdraws its request)
+        for index, proc in self.alive.items():
+            if proc.pid not in signalled and index not in self.termed:
+                self.termed.add(index)
+                self._signal(index, signal.SIGTERM)
+            self.kill_at.setdefault(index, time.monotonic() + self.grace)
 
     def _escalate(self) -> None:
         for index, deadline in self.kill_at.items():
