@@ -12,7 +12,7 @@ import dataclasses
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.backends import Backend, Capability, ExperimentState, Group, Results
@@ -129,7 +129,9 @@ def collect(plan: SweepPlan, backend: Backend, root: Path, head: str = "") -> Sw
     sweep = plan.sweep
     warnings = tuple(duplicate_warnings(plan, found))
     if Capability.RERUNS in backend.capabilities and head and uses_code(plan.sweep):
-        points = [replace(p, head=head) if p.code and p.code != head else p for p in points]
+        points = [
+            dataclasses.replace(p, head=head) if p.code != head and p.code else p for p in points
+        ]
     notes = [cap_note(plan, found), found.note, rerun_note(points, head)]
     return SweepResults(
         sweep.name,

@@ -221,7 +221,8 @@ class LocalBackend:
         """Run a finished point again in its run directory (a failed or canceled one; a
         succeeded one when `--restart --points` names it: `Capability.RERUNS`); its earlier
         state, logs and results move to attempt-<n>/. None when the run is not finished (or no
-        longer). The run is the experiment's: a point renamed since (`experiment_name` edited) keeps its run directory."""
+        longer). The run is the experiment's: a point renamed since (`experiment_name` edited)
+        keeps its run directory."""
         point = replace(point, name=experiment.name)
         run = self.run_dir(sweep.name, point.name)
         replicas = replica_plans(point, run, self.root, self.say)
@@ -274,13 +275,14 @@ class LocalBackend:
 
     def _check_canceled(self, run: RunDir) -> None:
         """Raise Canceled when the run's sweep was canceled since this runner began."""
+        sweep = run.path.parent.name
         try:
-            since = float((run.path.parent / CANCELED_MARKER).read_text(encoding="utf-8"))
+            since = float(self._canceled_file(sweep).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return
         if since >= self._opened:
             raise Canceled(
-                f"not started: `cancel` canceled the sweep {run.path.parent.name} while this"
+                f"not started: `cancel` canceled the sweep {sweep} while this"
                 " submit ran (the next submit starts it)"
             )
 
