@@ -344,6 +344,7 @@ def test_cancel_during_a_local_submit_stops_it_from_starting_more_points(
     log = _log(root)
     assert f"created {first} " in log and " canceled" in log
     assert log.count(": not started: `cancel` canceled the sweep queued while this submit") == 2
+    assert log.count("not-started  not started: `cancel` canceled") == 2  # the final table too
     capsys.readouterr()
     assert _run(root, "status", "sweeps/queued.yaml", *LOCAL, "--format", "json") == 0
     points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
