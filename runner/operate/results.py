@@ -128,10 +128,8 @@ def collect(plan: SweepPlan, backend: Backend, root: Path, head: str = "") -> Sw
         group = Group("", plan.group)  # the URL the last submit recorded in the ledger's header
     sweep = plan.sweep
     warnings = tuple(duplicate_warnings(plan, found))
-    if Capability.RERUNS in backend.capabilities and head and uses_code(plan.sweep):
-        points = [
-            dataclasses.replace(p, head=head) if p.code != head and p.code else p for p in points
-        ]
+    reruns = Capability.RERUNS in backend.capabilities and uses_code(plan.sweep)
+    points = against_head(points, head if reruns else "")
     notes = [cap_note(plan, found), found.note, rerun_note(points, head)]
     return SweepResults(
         sweep.name,
@@ -184,6 +182,13 @@ def duplicate_warnings(plan: SweepPlan, found: Results) -> Iterator[str]:
                 f" carry this point's key ({ids}); the ledger records {row.entry.id}; cancel the"
                 " others"
             )
+
+
+def against_head(points: Sequence[PointResult], head: str) -> list[PointResult]:
+    """The points, each that ran another `code:` commit than `head` marked with it ("": none)."""
+    if not head:
+        return list(points)
+    return [dataclasses.replace(p, head=head) if p.code and p.code != head else p for p in points]
 
 
 def rerun_note(points: Sequence[PointResult], head: str) -> str:
