@@ -267,8 +267,8 @@ class LocalBackend:
 
     def stop_starting(self, sweep: Sweep) -> None:
         marker = self._canceled_file(sweep.name)
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(f"{time.time()!r}\n", encoding="utf-8")
+        if marker.parent.is_dir():  # else no submit has run the sweep here yet
+            marker.write_text(f"{time.time()!r}\n", encoding="utf-8")
 
     def _canceled_file(self, sweep: str) -> Path:
         return ledger.ledger_path(self.root, sweep, self.kind).parent / CANCELED_MARKER
