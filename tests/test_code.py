@@ -82,6 +82,18 @@ def test_each_experiment_runs_the_commit_that_submitted_it(
     assert "code: this repository at the commit that submits" in out
 
 
+@pytest.mark.parametrize(
+    "repo",
+    ["allenai/open-instruct", "allenai/.github", "https://github.com/allenai/open-instruct.git"],
+)
+def test_code_repo_takes_owner_name_or_an_https_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], repo: str
+) -> None:
+    body = CODED.replace("      setup:", f"      repo: {repo}\n      setup:")
+    write(tmp_path, "sweeps/coded.yaml", body)
+    assert _run(tmp_path, "validate", "sweeps/coded.yaml") == 0, capsys.readouterr().err
+
+
 @pytest.mark.parametrize("change", ["dirty", "unpushed"])
 def test_a_dirty_tree_or_an_unpushed_commit_is_refused_before_anything_is_created(
     world: World, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str], change: str
@@ -128,9 +140,40 @@ def test_a_local_run_runs_the_committed_code_not_the_edited_file(
     write(clone, ".gitignore", ".runs/\n")
     head = commit_all(clone, "Local sweep with code")
     write(clone, "train.py", (clone / "train.py").read_text().replace("committed", "edited"))
-    assert _run(clone, "submit", "sweeps/coded.yaml", "--backend", "local") == 0
     capsys.readouterr()
+    assert _run(clone, "submit", "sweeps/coded.yaml", "--backend", "local") == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "differ" in line]
+    assert (
+        warned
+        == [  # named once, as Beaker refuses it; the runs go ahead without the edit
+            f"warning: code: tracked files differ from the commit {head[:12]} (train.py); the runs"
+            " clone the commit, so they run without these changes (as on Beaker, which refuses"
+            " them): commit them to run them"
+        ]
+    )
     assert _run(clone, "status", "sweeps/coded.yaml", "--backend", "local", "--format", "json") == 0
     points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
     assert [p["metrics"] for p in points] == [{"version": "committed", "setup": "ok"}] * 3
     assert [p["commit"] for p in points] == [head] * 3
+
+    # Fix, commit, run again: the next submit runs nothing (the commit is not in the key);
+    # status says which points ran another commit than HEAD, and the command that reruns them.
+    fixed = commit_all(clone, "The edit, committed")
+    assert _run(clone, "submit", "sweeps/coded.yaml", "--backend", "local") == 0
+    assert _run(clone, "status", "sweeps/coded.yaml", "--backend", "local") == 0
+    out = capsys.readouterr().out
+    assert out.count(f"succeeded (code {head[:12]}, not HEAD {fixed[:12]})") == 3
+    first = points[0]["experiment"]
+    assert (
+        f"note: 3 point(s) ran a commit other than HEAD {fixed[:12]}; the next submit does not"
+        " run them again (the commit is not part of a point's key): `submit --restart --points"
+        f" {first} "
+    ) in out
+    restart = ["submit", "sweeps/coded.yaml", "--restart", "--points", first]
+    assert _run(clone, *restart, "--backend", "local") == 0
+    capsys.readouterr()
+    assert _run(clone, "status", "sweeps/coded.yaml", "--backend", "local", "--format", "json") == 0
+    points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    assert [p["commit"] for p in points] == [fixed, head, head]
+    assert [p["metrics"]["version"] for p in points] == ["edited", "committed", "committed"]
+    assert points[0]["restarts"] == 1

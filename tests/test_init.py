@@ -20,6 +20,7 @@ WRITTEN = [
     ".github/workflows/sweep-propose.yml",
     ".github/workflows/sweep-status.yml",
     ".github/workflows/sweep-submit.yml",
+    ".gitignore",
     ".pre-commit-config.yaml",
     "schemas/sweep.schema.json",
     "sweeps/example.yaml",
@@ -74,7 +75,50 @@ def test_init_writes_a_sweeps_repository_whose_example_validates_and_runs_here(
     plan = (repo / ".github/workflows/sweep-plan.yml").read_text()
     assert "allenai/beaker-sweep-runner/.github/actions/plan@v" in plan
     assert main(["-C", str(repo), "validate"]) == 0
+    assert "warning" not in capsys.readouterr().err
     assert main(["-C", str(repo), "submit", "sweeps/example.yaml"]) == 0
+    assert (repo / ".runs").is_dir()
+    status = git(repo, "status", "--porcelain", "--untracked-files=all")
+    assert ".runs" not in status and ".gitignore" in status  # the runs are ignored, not staged
+
+
+def test_init_extends_a_gitignore_once_and_never_replaces_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _repo(tmp_path)
+    mine = "__pycache__/\n*.egg-info\n"
+    (repo / ".gitignore").write_text(mine)
+    assert main(["init", str(repo)]) == 0
+    extended = (repo / ".gitignore").read_text()
+    assert extended.startswith(mine) and extended.endswith("\n.runs/\n")
+    assert "wrote  .gitignore" in capsys.readouterr().err
+    for args in ([], ["--force"]):
+        assert main(["init", str(repo), *args]) == 0
+        assert (repo / ".gitignore").read_text() == extended  # once, also with --force
+    (repo / ".gitignore").write_text("/.runs\n" + mine)  # the user's own line for it
+    capsys.readouterr()
+    assert main(["init", str(repo)]) == 0
+    assert (repo / ".gitignore").read_text() == "/.runs\n" + mine
+    assert "unchanged  .gitignore" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("image", ["python:3.12-slim", "alpine:3.20", "ghcr.io/x/y:1-alpine"])
+def test_a_code_task_on_an_image_without_git_gets_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], image: str
+) -> None:
+    repo = _repo(tmp_path)
+    assert main(["init", str(repo)]) == 0
+    example = repo / "sweeps/example.yaml"
+    coded = example.read_text().replace("    command:", "    code: {}\n    command:", 1)
+    example.write_text(coded)
+    capsys.readouterr()
+    assert main(["-C", str(repo), "validate"]) == 0  # init's own image has git: no warning
+    assert "warning" not in capsys.readouterr().err
+    example.write_text(coded.replace("docker: python:3.12}", f"docker: {image}}}"))
+    assert main(["-C", str(repo), "validate"]) == 0
+    (line, _) = capsys.readouterr().err.splitlines()
+    assert line.startswith("sweeps/example.yaml:") and ": tasks[0].image.docker: warning: " in line
+    assert f"{image} has no git, which code: needs" in line
 
 
 def test_init_twice_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -249,22 +249,111 @@ def test_cancel_stops_another_runners_local_replicas_and_records_it(
         state = run.read()
         assert state is not None and len(state.replicas) == 2
         assert _run(root, *cancel) == 0
-        # Its run ended, killed: a failed run, recorded as it ended.
-        assert runner.wait(timeout=WAIT) == EXIT_RUNS_FAILED
+        # Its run ended, stopped on request: canceled, as on Beaker (not a failed run).
+        assert runner.wait(timeout=WAIT) == 0
     said = capsys.readouterr()
     assert said.out.startswith("Canceled 1 experiment(s):") and name in said.out
     assert "still has" not in said.err  # recorded as canceled: not a point left to submit
     for replica in state.replicas:  # stopped: no process has that pid and start time any more
         assert replica.pid is not None and process_started(replica.pid) != replica.pid_started
     final = run.read()
-    assert final is not None and final.status == "failed"
+    assert final is not None and final.status == "canceled"
     assert [r.exit_code for r in final.replicas] == [128 + signal.SIGTERM] * 2
+    assert f"created {name} {run.url} canceled" in (root / "submit.log").read_text()
     entry = _local_entry(root, "slow")
     assert (entry.experiment, entry.key) == (name, key) and entry.canceled_at
+    assert _run(root, "status", "sweeps/slow.yaml", *LOCAL, "--format", "json") == 0
+    [point] = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    assert (point["state"], point["exit_code"]) == ("canceled", None)
 
     assert _run(root, "submit", "sweeps/slow.yaml", "--restart-failed", "--backend", "local") == 0
     assert "canceled with `cancel`" in capsys.readouterr().err
     assert not (run.path / "attempt-1").exists() and _local_entry(root, "slow").restarts == 0
+
+
+# Two replicas that count the SIGTERMs they get and take a second to shut down once they get one.
+GRACEFUL = """\
+import os, pathlib, signal, time
+rank = os.environ["BEAKER_REPLICA_RANK"]
+terms = pathlib.Path(f"terms-{rank}")
+signal.signal(signal.SIGTERM, lambda *_: terms.open("a").write("TERM\\n"))
+pathlib.Path(f"ready-{rank}").write_text("x")
+deadline = time.monotonic() + 120
+while not terms.exists() and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(1.0)  # shutting down; a second SIGTERM would arrive now
+"""
+
+
+def test_a_canceled_replica_gets_one_sigterm_and_its_shutdown_is_canceled_not_failed(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (root / "graceful.py").write_text(GRACEFUL)
+    manifest = SLOW.replace("name: slow", "name: graceful").replace(
+        '[python, -m, runner.examples.toy_trainer, --steps, "6000", --step-sleep, "0.01"]',
+        "[python, graceful.py]",
+    )
+    write_manifest(root, manifest, "graceful.yaml")
+    *_, run = _point(root, "graceful")
+
+    def ready() -> bool:
+        state = run.read()
+        started = state is not None and all(r.pid_started for r in state.replicas)
+        return started and all((root / f"ready-{rank}").exists() for rank in "01")
+
+    with _submitting(root, "sweeps/graceful.yaml") as runner:
+        wait_for(ready, "both replicas to handle SIGTERM")
+        assert _run(root, "cancel", "sweeps/graceful.yaml", "--yes", *LOCAL) == 0
+        assert runner.wait(timeout=WAIT) == 0
+    assert [(root / f"terms-{rank}").read_text() for rank in "01"] == ["TERM\n"] * 2
+    final = run.read()
+    assert final is not None and final.status == "canceled"
+    assert [r.exit_code for r in final.replicas] == [0, 0]  # exited cleanly, still canceled
+
+
+# Three points that each take every CPU of the machine (so they run one at a time: the others
+# wait for the CPUs inside the submit), each training for about a minute unless stopped.
+QUEUED = (
+    SLOW.replace("name: slow", "name: queued")
+    .replace("    replicas: 2\n", "    resources: {cpus: 100000}\n")
+    .replace("lr: [0.1]", "lr: [0.1, 0.2, 0.3]")
+)
+
+
+def test_cancel_during_a_local_submit_stops_it_from_starting_more_points(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(root, QUEUED, "queued.yaml")
+    runs = root / ".runs" / "queued"
+
+    def states() -> dict[str, str]:
+        found = (RunDir(p).read() for p in runs.iterdir() if p.is_dir()) if runs.exists() else ()
+        return {s.experiment: s.status for s in found if s is not None}
+
+    def one_running() -> bool:
+        return list(states().values()) == ["running"]
+
+    with _submitting(root, "sweeps/queued.yaml") as runner:
+        wait_for(one_running, "the first point to run while the others wait for the CPUs")
+        assert _run(root, "cancel", "sweeps/queued.yaml", "--yes", *LOCAL) == 0
+        assert (
+            runner.wait(timeout=WAIT) == 5
+        )  # incomplete: points were left, the next submit runs them
+    [(first, status)] = states().items()  # nothing more was started
+    assert status == "canceled"
+    log = _log(root)
+    assert f"created {first} " in log and " canceled" in log
+    assert log.count(": not started: `cancel` canceled the sweep queued while this submit") == 2
+    assert log.count("not-started  not started: `cancel` canceled") == 2  # the final table too
+    capsys.readouterr()
+    assert _run(root, "status", "sweeps/queued.yaml", *LOCAL, "--format", "json") == 0
+    points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    assert sorted(p["state"] for p in points) == ["canceled", "not submitted", "not submitted"]
+
+
+def _log(root: Path) -> str:
+    path = root / "submit.log"
+    return path.read_text() if path.exists() else ""
 
 
 def test_cancel_never_signals_a_process_that_reuses_a_recorded_pid(

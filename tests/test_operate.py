@@ -809,6 +809,20 @@ def test_restart_points_runs_a_canceled_point_again_exactly_once(
     assert "no point is named 'nope'" in capsys.readouterr().err
 
 
+def test_restart_points_leaves_a_succeeded_beaker_point_alone(
+    repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the local backend reruns a succeeded point (`Capability.RERUNS`): a Beaker restart
+    restarts failed tasks, so a succeeded experiment is skipped with the reason."""
+    assert _run(repo, "submit", "--backend", "beaker") == 0
+    chosen, *_ = _names(repo)
+    fake_beaker.set_job_status(chosen, "succeeded")
+    capsys.readouterr()
+    assert _run(repo, "submit", "--backend", "beaker", "--restart", "--points", chosen) == 0
+    assert fake_beaker.restarts(chosen) == 0
+    assert "succeeded: only a failed or canceled experiment restarts" in capsys.readouterr().err
+
+
 def test_a_multi_node_point_reports_the_metrics_of_rank_0_of_its_first_task(
     tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:

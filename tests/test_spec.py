@@ -118,6 +118,31 @@ def test_multinode_points_get_gantry_defaults_and_single_node_points_do_not() ->
     assert "propagateFailure" not in single
 
 
+def _two_node(tmp_path: Path, launcher: str, multinode: str = "") -> dict[str, Any]:
+    lines = f"\n    launcher: {launcher}\n    resources: {{gpus: 8}}\n    replicas: 2" + multinode
+    body = MINIMAL.format(name="nodes").replace('arguments: ["--lr={lr}"]', "") + ""
+    body = body.replace("command: [python, train.py]", "command: [train.py]" + lines)
+    spec = render_sweep(load(tmp_path, minimal(tmp_path, "nodes", body=body)))[0].spec
+    task: dict[str, Any] = spec["tasks"][0]
+    return task
+
+
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
+def test_multinode_defaults_follow_gantry_for_torchrun_and_mason_for_accelerate(
+    tmp_path: Path, launcher: str
+) -> None:
+    task = _two_node(tmp_path, launcher)
+    assert task["replicas"] == 2
+    assert task["leaderSelection"] and task["hostNetworking"]
+    assert task["propagateFailure"] and task["propagatePreemption"]
+    if launcher == "torchrun":  # gantry's --torchrun --replicas: a 5-minute synchronized start
+        assert task["synchronizedStartTimeout"] == 5 * 60 * 10**9
+    else:  # mason sends none, so neither does accelerate unless asked
+        assert "synchronizedStartTimeout" not in task
+    asked = _two_node(tmp_path, launcher, "\n    multinode: {synchronized_start_timeout: 2m}")
+    assert asked["synchronizedStartTimeout"] == 2 * 60 * 10**9
+
+
 def test_tasks_see_parameters_sweep_key_and_experiment_name(tmp_path: Path) -> None:
     sweep = load(tmp_path, minimal(tmp_path, extra='  derived:\n    run: "r-{lr}"\n'))
     first = render_sweep(sweep)[0]

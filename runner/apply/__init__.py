@@ -164,7 +164,10 @@ def restart_failed_points(run: Run, applied: Applied) -> Applied:
         found = operate.restart_candidates(run.backend, applied.plans, only)
         return dataclasses.replace(applied, would_restart=tuple(found))
     cancels.reconcile_cancels(run.backend, applied.plans, run.options.root)  # left by a crash
-    done = operate.restart_failed(run.backend, applied.plans, run.options.root, only=only)
+    options = run.options
+    done = operate.restart_failed(
+        run.backend, applied.plans, options.root, only=only, code=options.code
+    )
     replan = run.options.replan
     plans = tuple(replan()) if replan is not None else applied.plans  # the restarts recorded
     return dataclasses.replace(applied, plans=plans, restarts=tuple(done))

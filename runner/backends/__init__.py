@@ -1,8 +1,9 @@
 """Where experiments run. The planner and the submit protocol only know this interface.
 
 A backend creates one experiment per point under its deterministic name and can look an
-experiment up by that name. It translates its own failures into the errors below (all `runner.core.errors.BackendError`, each
-with its exit code), which is all the retry protocol in `runner.submit` needs to know.
+experiment up by that name. It translates its own failures into those of `failures` (each a
+`runner.core.errors.BackendError` with its exit code), which is all the retry protocol in
+`runner.submit` needs to know.
 """
 
 from __future__ import annotations
@@ -13,8 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from runner.backends.failures import Canceled as Canceled
+from runner.backends.failures import NameTaken as NameTaken
+from runner.backends.failures import NotStarted as NotStarted
+from runner.backends.failures import Rejected as Rejected
+from runner.backends.failures import Transient as Transient
 from runner.backends.health import Health
-from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED, BackendError, SubmitError
+from runner.core.errors import SubmitError
 from runner.core.model import Rendered, Sweep
 from runner.core.values import StrEnum
 
@@ -85,6 +91,10 @@ class Capability(StrEnum):
     RESUMES = "resumes"
     """`create` waits for a run another runner is running, and resumes a stale one: so only
     finished runs are adopted instead of created (`adoptable`)."""
+    RERUNS = "reruns"
+    """`restart` of a point named by `--restart --points` reruns its finished run, a succeeded
+    one too, and a `code:` point at the commit checked out now (this machine's runs are its own
+    to repeat; a Beaker restart reruns the experiment as it was)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,9 @@ class Experiment:
     """How long it ran (or has been running), when the backend knows without a call of its own."""
     description: str = ""
     """What the job says of itself (Beaker: the description it may rewrite, less ours)."""
+    unfinished: bool = False
+    """Shown as canceled, but its runner stopped or died before it finished (the local backend,
+    `Capability.RESUMES`): the next submit resumes it. A run `cancel` stopped is not."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "state", ExperimentState(self.state))  # a str from a test is one
@@ -149,45 +162,6 @@ def group_name(sweep: Sweep) -> str:
     """
     suffix = f"-rev{sweep.revision}"
     return sweep.name[: GROUP_NAME_LIMIT - len(suffix)] + suffix
-
-
-class Transient(BackendError):
-    """Worth retrying (exit 5 if it reaches the CLI). `maybe_committed`: the request may have
-    taken effect before it failed. `unreachable`: why the service could not be reached at all
-    (e.g. 'connection refused')."""
-
-    exit_code = EXIT_INCOMPLETE
-
-    def __init__(
-        self,
-        message: str,
-        maybe_committed: bool = True,
-        retry_after: float | None = None,
-        *,
-        unreachable: str | None = None,
-    ):
-        super().__init__(message)
-        self.maybe_committed = maybe_committed
-        self.retry_after = retry_after
-        self.unreachable = unreachable
-
-
-class NameTaken(BackendError):
-    """Creating failed because an experiment of that name exists (HTTP 409)."""
-
-    exit_code = EXIT_REJECTED
-
-
-class Rejected(BackendError):
-    """A client error: retrying cannot help (invalid spec, permission, unknown workspace)."""
-
-    exit_code = EXIT_REJECTED
-
-
-class NotStarted(BackendError):
-    """The job whose logs were asked for has not started yet (queued, or never scheduled)."""
-
-    exit_code = EXIT_INCOMPLETE
 
 
 @dataclass(frozen=True)
@@ -285,20 +259,27 @@ class RunsInCreate(Protocol):
 
     on_start: StartHook | None
 
+    def stop_starting(self, sweep: Sweep) -> None:
+        """`cancel` of a whole sweep: a submit running its points here starts no more of them
+        (each raises `Canceled`); a submit started later runs them as usual."""
+
 
 def adoptable(
     backend: Backend, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
 ) -> dict[str, Experiment]:
     """The experiment of each name that a submit adopts instead of creating it: the one whose
     id is `recorded`, else the oldest, in any state; on a backend that resumes runs, only a
-    finished one."""
-    finished = (ExperimentState.SUCCEEDED, ExperimentState.FAILED)
+    finished one (canceled on request included, a run left unfinished not)."""
     resumes = Capability.RESUMES in backend.capabilities
     chosen = {
         name: next((e for e in found if e.id in recorded.keys), found[0])
         for name, found in backend.experiments(sweep, names, recorded).items()
     }
-    return {name: e for name, e in chosen.items() if not resumes or e.state in finished}
+    return {
+        name: e
+        for name, e in chosen.items()
+        if not resumes or (not e.state.live and not e.unfinished)
+    }
 
 
 CHOICES = ("auto", *BackendKind)

@@ -2,7 +2,8 @@
 
 Nothing else in the runner ever cancels: the plan reports orphans and `submit` leaves them.
 Only experiments that record the point's key are touched; each cancel is recorded in the
-ledger entry of its point, which `--commit [--push]` commits as `submit` does.
+ledger entry of its point, which `--commit [--push]` commits as `submit` does. Canceling a whole
+sweep that a local `submit` is running also stops that submit from starting more of its points.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ def cancel(directory: Path, args: CancelArgs) -> int:
         if found:
             stderr(f"Recorded {found} cancel(s) that an interrupted run had sent.")
             plans = cat.plans(kind=backend.kind)
+        if args.yes and not (args.orphans or args.points):
+            cancels.stop_starting(backend, plans)  # before the runs end: their submit stops
         targets = cancels.cancel_targets(backend, plans, args.orphans, args.points)
         if not targets:
             stderr("Nothing to cancel: no queued or running experiment of these points.")

@@ -60,7 +60,8 @@ def commit_back(root: Path, target: Target | None) -> None:
 
 def code_for(cat: Catalog, shared: bool, dry_run: bool) -> Code | None:
     """The commit `code:` sweeps run, checked: on Beaker the tree must be clean and the commit
-    pushed (the experiments fetch it); locally HEAD is cloned as it is committed. None when no
+    pushed (the experiments fetch it); locally HEAD is cloned as it is committed, and the tracked
+    files that differ from it are named in a warning. None when no
     sweep has `code:` (or in a dry run, which creates nothing)."""
     import os
 
@@ -75,4 +76,11 @@ def code_for(cat: Catalog, shared: bool, dry_run: bool) -> Code | None:
     commit = gitrepo.head_commit(cat.root)
     if commit == "uncommitted":
         raise RunnerError("code: runs the sweep's repository at a commit: commit it first")
+    dirty = gitrepo.changed_tracked(cat.root)
+    if dirty:  # on Beaker a refusal; here the runs go ahead, as they would run: committed
+        stderr(
+            f"warning: code: tracked files differ from the commit {commit[:12]}"
+            f" ({gitrepo.shown_paths(dirty)}); the runs clone the commit, so they run without"
+            " these changes (as on Beaker, which refuses them): commit them to run them"
+        )
     return Code(commit)

@@ -2,7 +2,9 @@
 
 It writes an example sweep (a draft that runs on this machine), the schema its modeline points
 at, the plan, submit and status workflows (small callers of this repository's actions, by tag),
-a `.pre-commit-config.yaml` entry and `.github/dependabot.yml`, then prints the admin steps.
+a `.pre-commit-config.yaml` entry, `.github/dependabot.yml` and `.runs/` in `.gitignore` (local
+runs stay out of commits; a .gitignore of your own is extended, not replaced), then prints the
+admin steps.
 Run again, it changes nothing that is already right, and never overwrites a file you edited: it
 names it and shows the difference (`--force` overwrites). Exit 0: every file is as init writes
 it; 1: DIR is not a git repository (nothing written), or some file differs and was kept.

@@ -119,15 +119,20 @@ def status(directory: Path, args: StatusArgs) -> int:
 
 def collect(directory: Path, args: StatusArgs) -> list[SweepResults]:
     from runner.apply import guardrails
-    from runner.backends import open_backend
+    from runner.backends import Capability, open_backend
     from runner.operate.results import collect as results
+    from runner.render.code import uses_code
+    from runner.repo import gitrepo
 
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)
     opened = open_backend(args.backend, cat.root, lambda text: None)  # falls back quietly
+    head = ""  # local `code:` points say when they ran another commit than this
+    if Capability.RERUNS in opened.capabilities and any(uses_code(s) for s in cat.sweeps):
+        head = gitrepo.head_commit(cat.root).replace("uncommitted", "")
     try:
         sweeps = [
-            guardrails.noted(results(plan, opened, cat.root), plan.sweep)
+            guardrails.noted(results(plan, opened, cat.root, head), plan.sweep)
             for plan in cat.plans(kind=opened.kind)
         ]
     finally:

@@ -147,6 +147,29 @@ def _params_problems_despite(schema: list[Problem], doc: Document, path: Path) -
 
 
 def _warnings(doc: Document) -> list[Problem]:
+    return _preemptible_warnings(doc) + _code_image_warnings(doc)
+
+
+_NO_GIT = re.compile(r"(^|/)(alpine|busybox|distroless)(:|$)|:[^/]*(slim|alpine)")
+"""Docker images without git: Debian's -slim and Alpine variants, busybox, distroless."""
+
+
+def _code_image_warnings(doc: Document) -> list[Problem]:
+    """`code:` clones the commit with git in the container: an image known to lack it fails
+    there, on Beaker after the merge. Say so now (a warning: an image may add git on top)."""
+    out = []
+    for i, task in enumerate(doc.data["tasks"]):
+        image = task["image"].get("docker")
+        if "code" in task and isinstance(image, str) and _NO_GIT.search(image):
+            message = (
+                f"warning: {image} has no git, which code: needs to fetch the commit (the"
+                " task would fail at its start); use an image with git, such as python:3.12"
+            )
+            out.append(_problem(doc, ("tasks", i, "image", "docker"), message))
+    return out
+
+
+def _preemptible_warnings(doc: Document) -> list[Problem]:
     if "preemptible" not in doc.data["beaker"]:
         return []
     message = (

@@ -16,6 +16,7 @@ from jsonschema.exceptions import ValidationError
 from runner.core.errors import Problem
 from runner.core.marks import Document
 from runner.core.values import type_name
+from runner.render.argv import CODE_REPO_PATTERN
 
 SCHEMAS = files("runner.schemas")
 """schemas/, which setup.py ships as the package `runner.schemas`: through importlib.resources
@@ -41,6 +42,10 @@ PATTERN_RULES = {
         "expected a size such as '64GiB', '512MiB', '1TB' or '10.24gb' (units are case-insensitive)"
     ),
     "\\{[^{}]+\\}": "expected a template such as '{name}'",
+    CODE_REPO_PATTERN: (
+        "expected owner/name (a GitHub repository) or an https:// URL without credentials"
+        " (a private repository's token goes in code.secret)"
+    ),
 }
 """What each pattern of the schema allows, in words; a test checks that none is missing."""
 

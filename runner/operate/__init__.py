@@ -76,8 +76,9 @@ def restart_candidates(
             rows = [r for r in rows if id(r) in named]
         mine = recorded(r.record for r in rows)
         live = adoptable(backend, plan.sweep, [r.experiment for r in rows], mine) if rows else {}
+        reruns = only is not None and Capability.RERUNS in backend.capabilities
         decided = [
-            _decide(plan, row, experiment, chosen=only is not None)
+            _decide(plan, row, experiment, chosen=only is not None, reruns=reruns)
             for row in rows
             if (experiment := live.get(row.experiment)) is not None
             and (experiment.state.restartable or _interrupted(row) or only is not None)
@@ -117,12 +118,15 @@ def restart_failed(
     root: Path,
     now: Callable[[], str] = utc_now,
     only: Sequence[str] | None = None,
+    code: Code | None = None,
 ) -> list[Restart]:
     """Restart every recorded point of the plans whose experiment failed or was canceled, in
     place, at most `max_restarts` times each; points canceled with `cancel` are left alone,
-    unless `only` names them (`--restart --points`)."""
+    unless `only` names them (`--restart --points`). `code`: the commit checked out now, which
+    a `code:` point runs when the backend reruns (`Capability.RERUNS`); elsewhere a restart
+    runs the commit the point ran."""
     return [
-        _restart_one(backend, c, root, now)
+        _restart_one(backend, c, root, now, code)
         if c.verdict == RestartVerdict.RESTARTED
         else c.outcome()
         for c in restart_candidates(backend, plans, only)
@@ -153,9 +157,12 @@ class Candidate:
         )
 
 
-def _decide(plan: SweepPlan, row: Row, found: Experiment, chosen: bool = False) -> Candidate:
+def _decide(
+    plan: SweepPlan, row: Row, found: Experiment, chosen: bool = False, reruns: bool = False
+) -> Candidate:
     """What a restart does to this point; `chosen`: named by `--restart --points`, so a point
-    canceled with `cancel` is restarted too."""
+    canceled with `cancel` is restarted too; `reruns`: and, on a backend that reruns finished
+    runs (`Capability.RERUNS`), a succeeded one."""
     entry, limit = row.entry, plan.sweep.limits.max_restarts
     assert entry is not None
     if found.key != row.key:
@@ -164,7 +171,8 @@ def _decide(plan: SweepPlan, row: Row, found: Experiment, chosen: bool = False) 
     if entry.restarting:  # within max_restarts when it was sent: count it, or send it now
         detail = f"{found.state}; a restart was interrupted before its record"
         return Candidate(plan, row, found, RestartVerdict.RESTARTED, detail)
-    if not found.state.restartable and not entry.restarting:
+    rerun = reruns and found.state == ExperimentState.SUCCEEDED
+    if not found.state.restartable and not entry.restarting and not rerun:
         detail = f"{found.state}: only a failed or canceled experiment restarts"
         return Candidate(plan, row, found, RestartVerdict.SKIPPED, detail)
     canceled = _canceled_on_request(entry, found)
@@ -179,7 +187,11 @@ def _decide(plan: SweepPlan, row: Row, found: Experiment, chosen: bool = False) 
 
 
 def _restart_one(
-    backend: Backend, candidate: Candidate, root: Path, now: Callable[[], str]
+    backend: Backend,
+    candidate: Candidate,
+    root: Path,
+    now: Callable[[], str],
+    code: Code | None = None,
 ) -> Restart:
     row, sweep = candidate.row, candidate.plan.sweep
     entry = row.entry
@@ -189,9 +201,11 @@ def _restart_one(
     def intent(token: str) -> None:  # write-ahead: recorded before the request is sent
         store.set_intents(sweep.name, [dataclasses.replace(entry, restarting=token)])
 
-    point = row.rendered
-    if uses_code(sweep):  # the commit it ran (a local restart runs the point's spec again)
-        point = at_commit(point, Code(entry.commit))
+    point, commit = row.rendered, entry.commit
+    if uses_code(sweep):  # the commit it ran; where a restart reruns, the one checked out now
+        if code is not None and Capability.RERUNS in backend.capabilities:
+            commit = code.commit
+        point = at_commit(point, Code(commit))
     try:
         restarted = backend.restart(
             sweep, point, candidate.found, since=entry.restarting, intent=intent
@@ -207,6 +221,8 @@ def _restart_one(
     _record(root, backend.kind, sweep.name, _restarted(entry, count, now()))
     if entry.canceled_at:  # a point canceled with `cancel`, named by `--restart --points`
         store.set_intents(sweep.name, [dataclasses.replace(entry, canceled_at=None)], CANCEL)
+    if commit != entry.commit:  # a rerun at a newer commit: the entry says which ran last
+        store.set_intents(sweep.name, [dataclasses.replace(entry, commit=commit)], ("commit",))
     return candidate.outcome(
         RestartVerdict.RESTARTED, f"{candidate.found.state} -> {restarted.state}", count
     )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import ledger
-from runner.backends import Backend, Experiment, ExperimentState, recorded
+from runner.backends import Backend, Experiment, ExperimentState, RunsInCreate, recorded
 from runner.core.files import utc_now
 from runner.operate import find_point
 from runner.plan import PlanStatus, Row, SweepPlan
@@ -49,6 +49,14 @@ def cancel_targets(
             if found is not None and found.state.live and found.key == row.key:
                 targets.append(CancelTarget(plan, row, found))
     return targets
+
+
+def stop_starting(backend: Backend, plans: Sequence[SweepPlan]) -> None:
+    """A whole-sweep cancel, on a backend whose submit runs the points (the local one): a submit
+    running them now starts no more (on Beaker, the points it has not created yet stay `+`)."""
+    if isinstance(backend, RunsInCreate):
+        for plan in plans:
+            backend.stop_starting(plan.sweep)
 
 
 def cancel(

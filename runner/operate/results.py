@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.backends import Backend, ExperimentState, Group, Results, recorded
+from runner.backends import Backend, Capability, ExperimentState, Group, Results, recorded
 from runner.core.values import Value, canonical_json
 from runner.manifest.sample import lock_path
 from runner.plan import PlanStatus, SweepPlan
@@ -63,12 +63,16 @@ class PointResult:
         found = LINK.search(self.description)
         return found.group(0) if found else None
 
+    head: str = ""
+    """Local `code:` runs: the commit checked out now, when it is not the one the point ran."""
+
     @property
     def state_text(self) -> str:
         """The state, with what was done to the experiment on request."""
         extra = [f"restarted {self.restarts}x"] if self.restarts else []
         extra += ["canceled on request"] if self.canceled_at else []
         extra += [f"code {self.code[:12]}"] if self.code else []
+        extra += [f"not HEAD {self.head[:12]}"] if self.head else []
         return self.state + (f" ({', '.join(extra)})" if extra else "")
 
     def number(self, metric: str) -> float | None:
@@ -97,8 +101,9 @@ class SweepResults:
         return sorted({m for p in self.points for m in p.metrics})
 
 
-def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
-    """The plan's rows joined with the backend's results, in one bulk look-up per sweep."""
+def collect(plan: SweepPlan, backend: Backend, root: Path, head: str = "") -> SweepResults:
+    """The plan's rows joined with the backend's results, in one bulk look-up per sweep.
+    `head`: the commit checked out, which local `code:` points are compared with."""
     names = [row.experiment for row in plan.rows if row.entry is not None]
     mine = recorded(row.record for row in plan.rows)
     found = backend.results(plan.sweep, names, mine) if names else Results(None, {})
@@ -144,7 +149,9 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
         group = Group("", plan.group)  # the URL the last submit recorded in the ledger's header
     sweep = plan.sweep
     warnings = tuple(duplicate_warnings(plan, found))
-    notes = [cap_note(plan, found), found.note]
+    reruns = Capability.RERUNS in backend.capabilities and uses_code(plan.sweep)
+    points = against_head(points, head if reruns else "")
+    notes = [cap_note(plan, found), found.note, rerun_note(points, head)]
     return SweepResults(
         sweep.name,
         str(sweep.path),
@@ -197,6 +204,27 @@ def duplicate_warnings(plan: SweepPlan, found: Results) -> Iterator[str]:
                 f" carry this point's key ({ids}); the ledger records {row.entry.id}; cancel the"
                 " others"
             )
+
+
+def against_head(points: Sequence[PointResult], head: str) -> list[PointResult]:
+    """The points, each that ran another `code:` commit than `head` marked with it ("": none)."""
+    if not head:
+        return list(points)
+    return [dataclasses.replace(p, head=head) if p.code and p.code != head else p for p in points]
+
+
+def rerun_note(points: Sequence[PointResult], head: str) -> str:
+    """For local `code:` points that ran another commit than HEAD: that the next submit does
+    not run them again, and the command that does."""
+    older = [p.experiment for p in points if p.head]
+    if not older:
+        return ""
+    named = " ".join(older[:3]) + (" ..." if len(older) > 3 else "")
+    return (
+        f"{len(older)} point(s) ran a commit other than HEAD {head[:12]}; the next submit does"
+        " not run them again (the commit is not part of a point's key):"
+        f" `submit --restart --points {named}` runs them at HEAD"
+    )
 
 
 def cap_note(plan: SweepPlan, found: Results) -> str:

@@ -31,6 +31,20 @@ MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "propagate_preemption": True,
     "synchronized_start_timeout": "5m",
 }
+"""A multi-replica task's settings when the manifest sets none: gantry's (`--torchrun --replicas`
+and `Recipe.with_replicas`), for `launcher: torchrun` and a task without a launcher."""
+ACCELERATE_MULTINODE_DEFAULTS: Mapping[str, Any] = {
+    key: value for key, value in MULTINODE_DEFAULTS.items() if key != "synchronized_start_timeout"
+}
+"""`launcher: accelerate`'s: mason's (open-instruct), which sends no synchronized start; a job
+whose replicas start minutes apart runs, as it did under mason, unless the manifest asks."""
+
+
+def multinode_defaults(launcher: str | None) -> Mapping[str, Any]:
+    """The multinode settings a task with this launcher gets unless it sets them."""
+    return ACCELERATE_MULTINODE_DEFAULTS if launcher == "accelerate" else MULTINODE_DEFAULTS
+
+
 _LEGACY_SWEEP_ENV = (
     "SWEEP_NAME",
     "SWEEP_EXPERIMENT",
@@ -172,7 +186,7 @@ class Renderer:
             "result": slot(task.get("result", "/results"), (*path, "result")),
             "resources": {k: slot(v, (*path, "resources", k)) for k, v in resources.items()},
             "replicas": slot(task.get("replicas", 1), (*path, "replicas")),
-            "multinode": {**MULTINODE_DEFAULTS, **task.get("multinode", {})},
+            "multinode": {**multinode_defaults(task.get("launcher")), **task.get("multinode", {})},
             "single_host_networking": task.get("multinode", {}).get("host_networking", False),
         }
 

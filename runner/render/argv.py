@@ -121,9 +121,15 @@ def code_prefix(setup: Sequence[str] = ()) -> list[str]:
     return ["bash", "-c", _CODE + steps + 'exec "$@"', CODE_MARK]
 
 
+_GITHUB_REPO = r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+"
+CODE_REPO_PATTERN = rf"^({_GITHUB_REPO}|https://[^\s/@]+(/\S*)?)$"
+"""What `code.repo` may be (the schema's pattern): owner/name on GitHub, or an https URL without
+credentials (the clone in the container fetches over https, with `code.secret`'s token)."""
+
+
 def code_repo(repo: str) -> str:
     """A clone URL: owner/name is a GitHub repository."""
-    if re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+    if re.fullmatch(_GITHUB_REPO, repo):
         return f"https://github.com/{repo}.git"
     return repo
 

@@ -139,7 +139,9 @@ class SpecShape:
             doc["leaderSelection"] = multinode["leader_selection"]
             doc["propagateFailure"] = multinode["propagate_failure"]
             doc["propagatePreemption"] = multinode["propagate_preemption"]
-            doc["synchronizedStartTimeout"] = _nanoseconds(multinode["synchronized_start_timeout"])
+            if "synchronized_start_timeout" in multinode:  # (accelerate's default has none)
+                timeout = multinode["synchronized_start_timeout"]
+                doc["synchronizedStartTimeout"] = _nanoseconds(timeout)
         else:  # one replica: host networking only when the manifest asks for it
             doc["hostNetworking"] = compiled["single_host_networking"]
             doc["leaderSelection"] = False

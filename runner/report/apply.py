@@ -62,7 +62,9 @@ def result_lines(applied: Applied) -> list[str]:
     lines = [counts_line(outcomes)]
     lines += [f"warning: {duplicate.text()}" for duplicate in applied.duplicates]
     bad = [o for o in outcomes if not o.status.submitted]
-    listed = [o for o in bad if o.status != OutcomeStatus.NOT_STARTED]  # never-started: below
+    # Never started because the run stopped: the stop line below says why; otherwise each its own
+    # (a local sweep canceled while its submit ran).
+    listed = [o for o in bad if o.status != OutcomeStatus.NOT_STARTED or stop is None]
     if listed:
         lines.append(failures_table(listed))
     if stop is not None:

@@ -92,7 +92,7 @@ class Progress:
             self._clear()
             failed = ""
             if outcome.experiment is not None:
-                failed = f" failed (exit {outcome.experiment.exit_code})" * outcome.run_failed
+                failed = outcome.run_note
                 print(
                     f"{outcome.status} {outcome.point.name} {outcome.experiment.url}{failed}",
                     file=self.out,

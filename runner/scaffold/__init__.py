@@ -3,7 +3,7 @@ there: pure, no git, no printing (`runner.commands.init` does those).
 
 Each file is rendered from `files/` (workflows, Dependabot, the example sweep) or from the
 package (the schema); `.pre-commit-config.yaml` is merged (the hook appended to a file that has
-other hooks). A file that exists and differs is never overwritten without `force`: the plan says
+other hooks), and so is `.gitignore` (`.runs/` appended to the user's lines, once). A file that exists and differs is never overwritten without `force`: the plan says
 which and carries the difference.
 """
 
@@ -21,6 +21,9 @@ REPOSITORY = "allenai/beaker-sweep-runner"
 HOOK = "validate-sweeps"
 _FILES = files("runner.scaffold") / "files"
 _WORKFLOWS = ("sweep-plan.yml", "sweep-submit.yml", "sweep-status.yml", "sweep-propose.yml")
+IGNORED = "# Local runs of sweep-runner: run directories, logs, each `code:` checkout.\n.runs/\n"
+"""What init adds to .gitignore (appended to the user's own, never replacing it)."""
+_RUNS_LINES = frozenset({".runs", ".runs/", "/.runs", "/.runs/", ".runs/*", "/.runs/*"})
 CODEOWNERS_LINE = "/sweeps/policy.yaml  @your-org/sweep-budget-owners"
 _RELEASE = re.compile(r"(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)")
 
@@ -84,6 +87,7 @@ def wanted(settings: Settings) -> dict[str, str]:
         ),
         ".github/dependabot.yml": (_FILES / "dependabot.yml").read_text(encoding="utf-8"),
         ".pre-commit-config.yaml": "repos:\n" + hook_entry(settings.ref, settings.version),
+        ".gitignore": IGNORED,
     }
     for name in _WORKFLOWS:
         template = (_FILES / name).read_text(encoding="utf-8")
@@ -116,6 +120,8 @@ def plan(root: Path, settings: Settings, force: bool = False) -> list[Planned]:
             out.append(Planned(path, Change.CREATE, text))
             continue
         current = target.read_text(encoding="utf-8")
+        if path == ".gitignore":
+            text = _merged_gitignore(current)
         if path == ".pre-commit-config.yaml":
             text = _merged_pre_commit(current, hook_entry(settings.ref, settings.version))
             if f"id: {HOOK}" not in text:  # a `repos:` it cannot extend: say what to add
@@ -133,10 +139,19 @@ def plan(root: Path, settings: Settings, force: bool = False) -> list[Planned]:
                 f"{path} (init)",
             )
         )
-        merge = path == ".pre-commit-config.yaml" and f"id: {HOOK}" in text
+        merge = path == ".gitignore" or (
+            path == ".pre-commit-config.yaml" and f"id: {HOOK}" in text
+        )
         change = Change.UPDATE if force or merge else Change.KEEP
         out.append(Planned(path, change, text, diff))
     return out
+
+
+def _merged_gitignore(current: str) -> str:
+    """The user's .gitignore with `.runs/` appended, unless a line already ignores it."""
+    if any(line.strip() in _RUNS_LINES for line in current.splitlines()):
+        return current
+    return (current.rstrip("\n") + "\n\n" if current.strip() else "") + IGNORED
 
 
 def _merged_pre_commit(current: str, entry: str) -> str:

@@ -67,6 +67,16 @@ class Outcome:
             self.experiment is not None and self.experiment.state == ExperimentState.FAILED
         )
 
+    @property
+    def run_note(self) -> str:
+        """What became of a local run that ended inside `create`: ' failed (exit N)', or
+        ' canceled' (`cancel` stopped it while it ran); '' otherwise."""
+        if self.run_failed:
+            assert self.experiment is not None
+            return f" failed (exit {self.experiment.exit_code})"
+        created = self.experiment if self.status == OutcomeStatus.CREATED else None
+        return " canceled" if created and created.state == ExperimentState.CANCELED else ""
+
 
 @dataclass(frozen=True)
 class Stop:

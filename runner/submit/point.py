@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from runner.backends import Backend, Experiment, NameTaken, Rejected, Transient
+from runner.backends import Backend, Canceled, Experiment, NameTaken, Rejected, Transient
 from runner.core import retry
 from runner.core.model import Rendered, Sweep
 from runner.core.retry import OnRetry, RetryPolicy
@@ -87,6 +87,8 @@ class PointSubmitter:
             return Outcome(
                 sweep.name, point, OutcomeStatus.FAILED, error=f"gave up after retries: {exc}"
             )
+        except Canceled as exc:
+            return Outcome(sweep.name, point, OutcomeStatus.NOT_STARTED, error=str(exc))
         except (Rejected, NameClash) as exc:
             return Outcome(sweep.name, point, OutcomeStatus.REJECTED, error=str(exc))
         return Outcome(sweep.name, point, status, experiment)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from runner import ledger
 from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends import (
     BackendKind,
+    Canceled,
     Capability,
     Experiment,
     ExperimentState,
@@ -43,6 +45,7 @@ from runner.backends.local.machine import Machine, ReplicaPlan, assign_gpus
 from runner.backends.local.rundir import (
     FAILED,
     RUNNING,
+    SUCCEEDED,
     Replica,
     RunDir,
     RunState,
@@ -56,10 +59,15 @@ from runner.backends.local.supervisor import Supervisor
 from runner.core.errors import BackendError, RunnerError
 from runner.core.model import Rendered, Sweep
 
+CANCELED_MARKER = ".canceled"
+"""In .runs/<sweep>/: when `cancel` last canceled the whole sweep (seconds since the epoch)."""
+
 
 class LocalBackend:
     kind: BackendKind = BackendKind.LOCAL
-    capabilities: frozenset[Capability] = frozenset({Capability.RUNS_DRAFTS, Capability.RESUMES})
+    capabilities: frozenset[Capability] = frozenset(
+        {Capability.RUNS_DRAFTS, Capability.RESUMES, Capability.RERUNS}
+    )
     grace = 10.0
     """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
 
@@ -75,6 +83,8 @@ class LocalBackend:
         self.health = Health("local", "this machine")  # never down: there is no service
         self.on_start: StartHook | None = None
         """Told when a point's run has started (`runner.backends.RunsInCreate`)."""
+        self._opened = time.time()
+        """When this runner began: a sweep canceled since starts no more points here."""
 
     def run_dir(self, sweep: str, name: str) -> RunDir:
         return RunDir(ledger.ledger_path(self.root, sweep, self.kind).parent / name)
@@ -120,8 +130,9 @@ class LocalBackend:
             state=ExperimentState(state.status)
             if state.finished or live
             else ExperimentState.CANCELED,
-            exit_code=state.exit_code if state.finished else None,
+            exit_code=state.exit_code if state.status in (SUCCEEDED, FAILED) else None,
             metrics=run.metrics(),
+            unfinished=not (state.finished or live),
         )
 
     def _states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
@@ -171,6 +182,7 @@ class LocalBackend:
         if self._stop.is_set():
             raise Rejected(f"{point.name}: the runner is stopping")
         run = self.run_dir(sweep.name, point.name)
+        self._check_canceled(run)
         replicas = replica_plans(point, run, self.root, self.say)
         self.say(
             f"local backend: images are not used; tasks run on this machine in {self.root},"
@@ -214,9 +226,11 @@ class LocalBackend:
         since: str = "",
         intent: Intent = no_intent,
     ) -> Experiment | None:
-        """Run a failed point again in its run directory; its earlier state, logs and results
-        move to attempt-<n>/. None when the run is not (or no longer) failed. The run is the
-        experiment's: a point renamed since (`experiment_name` edited) keeps its run directory."""
+        """Run a finished point again in its run directory (a failed or canceled one; a
+        succeeded one when `--restart --points` names it: `Capability.RERUNS`); its earlier
+        state, logs and results move to attempt-<n>/. None when the run is not finished (or no
+        longer). The run is the experiment's: a point renamed since (`experiment_name` edited)
+        keeps its run directory."""
         point = replace(point, name=experiment.name)
         run = self.run_dir(sweep.name, point.name)
         replicas = replica_plans(point, run, self.root, self.say)
@@ -226,7 +240,7 @@ class LocalBackend:
                 generation = str(len(run.attempts()))  # a restart archives one attempt
                 if since and generation != since and previous is not None:
                     return self._experiment(run, previous, live=False)  # it took effect
-                if previous is None or previous.key != point.key or previous.status != FAILED:
+                if previous is None or previous.key != point.key or not previous.finished:
                     return None
                 intent(generation)
                 kept = run.archive()
@@ -250,9 +264,35 @@ class LocalBackend:
             state, live = self._observe(run)
             if state is None or not live or state.key != experiment.key:
                 continue
-            if terminate(state):
+            run.request_cancel()  # first: its runner then records `canceled`, not `failed`
+            signalled = terminate(state)
+            if signalled:
+                run.request_cancel(signalled)  # its runner stops any replica started since
                 canceled.append(experiment.name)
+            else:
+                run.cancel_file.unlink(missing_ok=True)
         return canceled
+
+    def stop_starting(self, sweep: Sweep) -> None:
+        marker = self._canceled_file(sweep.name)
+        if marker.parent.is_dir():  # else no submit has run the sweep here yet
+            marker.write_text(f"{time.time()!r}\n", encoding="utf-8")
+
+    def _canceled_file(self, sweep: str) -> Path:
+        return ledger.ledger_path(self.root, sweep, self.kind).parent / CANCELED_MARKER
+
+    def _check_canceled(self, run: RunDir) -> None:
+        """Raise Canceled when the run's sweep was canceled since this runner began."""
+        sweep = run.path.parent.name
+        try:
+            since = float(self._canceled_file(sweep).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if since >= self._opened:
+            raise Canceled(
+                f"not started: `cancel` canceled the sweep {sweep} while this"
+                " submit ran (the next submit starts it)"
+            )
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
         return logfiles.read(self.run_dir(sweep.name, name), query)
@@ -278,6 +318,7 @@ class LocalBackend:
                 once="gpus",
             )
         with machine.reserve(cpus, gpus, self._stop) as ids:
+            self._check_canceled(run)  # it may have waited for CPUs or GPUs while canceled
             launches = assign_gpus(replicas, ids, bool(machine.gpus))
             states = tuple(Replica(x.task, x.rank, x.log) for x in launches)
             state = new_state(run.path.parent.name, point.name, point.key, states)

@@ -4,7 +4,8 @@ A local run is recorded in the ledger when it starts, as a Beaker experiment is 
 so `status` shows it running. A runner that dies (killed, a crash) or is stopped (Ctrl-C)
 leaves such a run recorded but unfinished; the local backend reports it as `canceled`. The next
 `submit` runs it again in its run directory (`LocalBackend.create` resumes it), so those rows
-go back to `+`. A run stopped with `cancel` records `canceled_at` and stays as it is.
+go back to `+`. A run stopped with `cancel` is final: its state file says `canceled`, its ledger
+entry records `canceled_at`, and it stays as it is.
 """
 
 from __future__ import annotations
@@ -12,11 +13,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from runner.backends import Backend, Capability, ExperimentState
+from runner.backends import Backend, Capability
 from runner.plan import PlanStatus, SweepPlan
-
-UNFINISHED = ExperimentState.CANCELED
-"""How the local backend reports a run whose runner is gone before it finished."""
 
 
 def unfinished(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
@@ -34,7 +32,7 @@ def unfinished(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
             and row.entry.canceled_at is None
         ]
         found = backend.experiments(plan.sweep, recorded) if recorded else {}
-        again = {name for name, exps in found.items() if exps and exps[-1].state == UNFINISHED}
+        again = {name for name, exps in found.items() if exps and exps[-1].unfinished}
         rows = tuple(
             dataclasses.replace(row, status=PlanStatus.SUBMIT)
             if row.name in again and row.status == PlanStatus.SUBMITTED

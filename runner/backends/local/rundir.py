@@ -32,16 +32,18 @@ STATE_FORMAT = 1
 
 
 class RunStatus(StrEnum):
-    """A local run's state file's `status` (`interrupted`: its runner stopped it; resumable)."""
+    """A local run's state file's `status` (`interrupted`: its runner stopped it; resumable;
+    `canceled`: `cancel` stopped it; final, as on Beaker)."""
 
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
+    CANCELED = "canceled"
 
 
-RUNNING, SUCCEEDED, FAILED, INTERRUPTED = RunStatus
-FINISHED = (SUCCEEDED, FAILED)
+RUNNING, SUCCEEDED, FAILED, INTERRUPTED, CANCELED = RunStatus
+FINISHED = (SUCCEEDED, FAILED, CANCELED)
 ATTEMPT = "attempt-"
 """Prefix of the directories that keep a restarted run's earlier attempts."""
 ABOUT = (
@@ -119,6 +121,9 @@ class RunDir:
         self.state_file = path / "state.json"
         self.lock_file = path / ".lock"
         self.results = path / "results"
+        self.cancel_file = path / "cancel-requested"
+        """Written by `cancel` before it signals the replicas (empty), then with the pids it
+        signalled (a JSON list): their runner records `canceled` and stops the others."""
 
     @property
     def url(self) -> str:
@@ -138,6 +143,25 @@ class RunDir:
 
     def write(self, state: RunState) -> None:
         write_atomic(self.state_file, state.to_json())
+
+    def cancel_requested(self) -> bool:
+        return self.cancel_file.exists()
+
+    def request_cancel(self, signalled: list[int] | None = None) -> None:
+        """`cancel`: first with None (about to signal), then with the pids it signalled."""
+        write_atomic(self.cancel_file, "" if signalled is None else json.dumps(signalled))
+
+    def cancel_signalled(self) -> list[int] | None:
+        """The pids `cancel` signalled; [] while it is signalling; None when not canceled."""
+        try:
+            text = self.cancel_file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            pids = json.loads(text) if text else []
+        except ValueError:
+            return []
+        return [p for p in pids if isinstance(p, int)] if isinstance(pids, list) else []
 
     def supervised(self) -> bool:
         """Whether a live runner holds this run's lock (so it is running it right now)."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.backends.local.rundir import (
+    CANCELED,
     FAILED,
     INTERRUPTED,
     SUCCEEDED,
@@ -68,6 +69,8 @@ class Supervisor:
         self.cwd, self.stop, self.grace = cwd, stop, grace
         self.alive: dict[int, subprocess.Popen[bytes]] = {}
         self.kill_at: dict[int, float] = {}
+        self.termed: set[int] = set()
+        """Replicas this runner sent SIGTERM."""
 
     def run(self, started: Callable[[RunState], None] = lambda state: None) -> RunState:
         """Start every replica and wait for all of them; raises Stopping when asked to stop.
@@ -76,11 +79,14 @@ class Supervisor:
         started(self.state)
         try:
             for index, launch in enumerate(self.launches):
-                if not self._start(index, launch):
-                    break  # a replica that cannot start fails the run: start no more
+                if self.run_dir.cancel_signalled() or not self._start(index, launch):
+                    break  # canceled, or a replica that cannot start fails the run: no more
             while self.alive:
                 if self.stop.is_set():
                     self._interrupt()
+                signalled = self.run_dir.cancel_signalled()
+                if signalled is not None:
+                    self._canceled(signalled)
                 self._reap()
                 self._escalate()
                 self.stop.wait(POLL_SECONDS)
@@ -90,6 +96,8 @@ class Supervisor:
             raise
         codes = [r.exit_code for r in self.state.replicas]
         status = SUCCEEDED if codes and all(c == 0 for c in codes) else FAILED
+        if self.run_dir.cancel_requested():  # `cancel` stopped it: canceled, as on Beaker
+            status = CANCELED
         code = self.state.exit_code if self.state.exit_code is not None else 0
         final = replace(self.state, status=status, finished_at=utc_now(), exit_code=code)
         self._record(final)
@@ -139,7 +147,20 @@ class Supervisor:
         if index in self.kill_at:
             return
         self.kill_at[index] = time.monotonic() + self.grace
+        self.termed.add(index)
         self._signal(index, signal.SIGTERM)
+
+    def _canceled(self, signalled: list[int]) -> None:
+        """`cancel` stopped some replicas (`signalled`; [] while it is still sending): each
+        replica gets the grace to stop, then SIGKILL, and one `cancel` did not reach (started
+        since it read the state) gets its SIGTERM here; none gets a second one."""
+        if not signalled:
+            return  # `cancel` is still sending (or reached none, and withdraws its request)
+        for index, proc in self.alive.items():
+            if proc.pid not in signalled and index not in self.termed:
+                self.termed.add(index)
+                self._signal(index, signal.SIGTERM)
+            self.kill_at.setdefault(index, time.monotonic() + self.grace)
 
     def _escalate(self) -> None:
         for index, deadline in self.kill_at.items():

@@ -141,6 +141,16 @@ def ensure_committed(root: Path, manifests: Iterable[Path]) -> None:
         )
 
 
+def changed_tracked(root: Path) -> list[str]:
+    """The tracked files that differ from HEAD (staged or not), as `git status` names them."""
+    status = _git(_open(root), "status", "--porcelain", "--untracked-files=no")
+    return [line[3:] for line in status.splitlines()]
+
+
+def shown_paths(paths: list[str], most: int = 5) -> str:
+    return ", ".join(paths[:most]) + (", ..." if len(paths) > most else "")
+
+
 def code_commit(root: Path, repository: str = "") -> tuple[str, str]:
     """For `code:` on Beaker: the clone URL and the commit the experiments check out (HEAD).
     Refused, as gantry does, when tracked files differ from it (they would not be in the run)
@@ -148,15 +158,11 @@ def code_commit(root: Path, repository: str = "") -> tuple[str, str]:
     GITHUB_REPOSITORY in Actions; else the origin remote's URL, an SSH one as https."""
     repo = _open(root)
     commit = _git(repo, "rev-parse", "HEAD")
-    dirty = [
-        line[3:]
-        for line in _git(repo, "status", "--porcelain", "--untracked-files=no").splitlines()
-    ]
+    dirty = changed_tracked(root)
     if dirty:
-        shown = ", ".join(dirty[:5]) + (", ..." if len(dirty) > 5 else "")
         raise GitError(
-            f"code: tracked files differ from the commit {commit[:12]} ({shown}); the experiments"
-            " would run the commit without them: commit and push first"
+            f"code: tracked files differ from the commit {commit[:12]} ({shown_paths(dirty)});"
+            " the experiments would run the commit without them: commit and push first"
         )
     if not _git(repo, "branch", "--remotes", "--contains", commit).strip():
         raise GitError(
