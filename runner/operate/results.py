@@ -19,7 +19,7 @@ from pathlib import Path
 from runner.backends import Backend, Capability, ExperimentState, Group, Results, recorded
 from runner.core.values import Value, canonical_json
 from runner.manifest.sample import lock_path
-from runner.plan import PlanStatus, SweepPlan
+from runner.plan import PlanStatus, Row, SweepPlan
 from runner.render.code import uses_code
 
 PROGRESS = re.compile(r"\[\s*\d+(?:\.\d+)?\s*%[^\]]*\]")
@@ -107,37 +107,7 @@ def collect(plan: SweepPlan, backend: Backend, root: Path, head: str = "") -> Sw
     names = [row.experiment for row in plan.rows if row.entry is not None]
     mine = recorded(row.record for row in plan.rows)
     found = backend.results(plan.sweep, names, mine) if names else Results(None, {})
-    points = []
-    for row in plan.rows:
-        if row.entry is None:
-            points.append(
-                PointResult(PlanStatus.SUBMIT, row.name, row.key, row.params, NOT_SUBMITTED)
-            )
-            continue
-        exp = found.experiments.get(row.experiment)
-        name = row.experiment  # a renamed point is shown by its experiment's name
-        if exp is None:
-            points.append(
-                PointResult(row.status, name, row.key, row.params, MISSING, url=row.entry.url)
-            )
-            continue
-        points.append(
-            PointResult(
-                row.status,
-                name,
-                row.key,
-                row.params,
-                exp.state,
-                exp.exit_code,
-                exp.seconds,
-                dict(exp.metrics),
-                exp.url or row.entry.url,
-                row.entry.restarts,
-                row.entry.canceled,
-                row.entry.commit if uses_code(plan.sweep) else "",
-                exp.description,
-            )
-        )
+    points = [_point(plan, row, found) for row in plan.rows]
     rounds = adaptive_rounds(root / plan.sweep.path)
     if rounds:  # an adaptive search: each point's round, as a parameter a plot can use
         points = [
@@ -161,6 +131,31 @@ def collect(plan: SweepPlan, backend: Backend, root: Path, head: str = "") -> Sw
         group,
         "; ".join(n for n in notes if n),
         warnings,
+    )
+
+
+def _point(plan: SweepPlan, row: Row, found: Results) -> PointResult:
+    """One row of the plan with what the backend says of its experiment."""
+    if row.entry is None:
+        return PointResult(PlanStatus.SUBMIT, row.name, row.key, row.params, NOT_SUBMITTED)
+    exp = found.experiments.get(row.experiment)
+    name = row.experiment  # a renamed point is shown by its experiment's name
+    if exp is None:
+        return PointResult(row.status, name, row.key, row.params, MISSING, url=row.entry.url)
+    return PointResult(
+        row.status,
+        name,
+        row.key,
+        row.params,
+        exp.state,
+        exp.exit_code,
+        exp.seconds,
+        dict(exp.metrics),
+        exp.url or row.entry.url,
+        row.entry.restarts,
+        row.entry.canceled,
+        row.entry.commit if uses_code(plan.sweep) else "",
+        exp.description,
     )
 
 
