@@ -23,6 +23,7 @@ from typing import Any
 
 from runner.core.errors import RunnerError
 from runner.core.values import Value, canonical_json, identity
+from runner.manifest.ranking import Importance, Method, normalised, too_few
 from runner.manifest.sample import Distribution, Sample
 
 ATTEMPTS = 50
@@ -129,3 +130,31 @@ def propose(
 
 def _ident(row: Sequence[Value]) -> str:
     return canonical_json([identity(v) for v in row])
+
+
+def fanova_available() -> bool:
+    """Whether fANOVA can run: Optuna (the `[adaptive]` extra) and scikit-learn, whose random
+    forests Optuna's fANOVA fits. Finding is not importing."""
+    return all(importlib.util.find_spec(m) is not None for m in ("optuna", "sklearn"))
+
+
+def fanova(
+    space: Sequence[Distribution], rows: Sequence[Sequence[Value]], values: Sequence[float]
+) -> Importance:
+    """fANOVA (`optuna.importance`, seeded) over the finished points: a study rebuilt from them,
+    one complete trial each, in the space given (one distribution per column of `rows`)."""
+    refused = too_few(Method.FANOVA, [d.name for d in space], len(values))
+    if refused is not None:
+        return refused
+    optuna = _optuna()
+    dists = {d.name: _distribution(optuna, d) for d in space}
+    study = optuna.create_study(direction="minimize")
+    for row, value in zip(rows, values, strict=True):
+        params = {d.name: v for d, v in zip(space, row, strict=True)}
+        study.add_trial(optuna.trial.create_trial(params=params, distributions=dists, value=value))
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
+    try:
+        raw = optuna.importance.get_param_importances(study, evaluator=evaluator)
+    except (ImportError, RuntimeError, ValueError) as exc:  # scikit-learn missing, a flat metric
+        return Importance(Method.FANOVA, note=f"fANOVA could not run: {exc}")
+    return normalised(Method.FANOVA, {n: float(v) for n, v in raw.items()})

@@ -194,13 +194,3 @@ def _param_names(points: Sequence[PointResult]) -> tuple[str, ...]:
         names.update(dict.fromkeys(k for k, _ in point.params))
     return tuple(names)
 
-
-def best(results: SweepResults, metric: str, maximize: bool) -> PointResult | None:
-    """The point with the lowest (or highest) value of the metric; the first one on a tie."""
-    scored = [(p.number(metric), i, p) for i, p in enumerate(results.points)]
-    ranked = [(v, i, p) for v, i, p in scored if v is not None]
-    if not ranked:
-        return None
-    if maximize:
-        return max(ranked, key=lambda t: (t[0], -t[1]))[2]
-    return min(ranked, key=lambda t: (t[0], t[1]))[2]
