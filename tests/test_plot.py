@@ -128,6 +128,7 @@ def test_without_matplotlib_a_file_plot_is_one_line_naming_the_extra(
 
 def test_best_picks_the_lowest_or_highest_and_the_first_on_a_tie() -> None:
     tied = results([point(0, 0.1, 1, 0.5), point(1, 0.2, 1, 0.4), point(2, 0.3, 1, 0.4)])
+
     def loss(p: PointResult) -> float | None:
         return p.number("loss")
 

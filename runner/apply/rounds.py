@@ -117,7 +117,8 @@ def _so_far(path: Path, sample: Sample) -> tuple[tuple[tuple[Value, ...], ...], 
 
 def _best(sample: Sample, told: Sequence[Told]) -> str:
     from runner.manifest.adaptive import Result
-    from runner.manifest.ranking import Goal, best as pick
+    from runner.manifest.ranking import Goal
+    from runner.manifest.ranking import best as pick
 
     done = [t for t in told if t.result == Result.DONE and t.value is not None]
     best = pick(done, lambda t: t.value, Goal(sample.goal))

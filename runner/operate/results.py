@@ -44,6 +44,8 @@ class PointResult:
     """Set when `cancel` canceled it."""
     code: str = ""
     """`code:` sweeps: the commit the point runs (the ledger's)."""
+    commit: str = ""
+    """The commit the ledger records for the point's submission (any sweep)."""
 
     @property
     def state_text(self) -> str:
@@ -94,7 +96,15 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
         name = row.experiment  # a renamed point is shown by its experiment's name
         if exp is None:
             points.append(
-                PointResult(row.status, name, row.key, row.params, MISSING, url=row.entry.url)
+                PointResult(
+                    row.status,
+                    name,
+                    row.key,
+                    row.params,
+                    MISSING,
+                    url=row.entry.url,
+                    commit=row.entry.commit,
+                )
             )
             continue
         points.append(
@@ -111,6 +121,7 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
                 row.entry.restarts,
                 row.entry.canceled,
                 row.entry.commit if uses_code(plan.sweep) else "",
+                commit=row.entry.commit,
             )
         )
     rounds = adaptive_rounds(root / plan.sweep.path)
@@ -193,4 +204,3 @@ def _param_names(points: Sequence[PointResult]) -> tuple[str, ...]:
     for point in points:
         names.update(dict.fromkeys(k for k, _ in point.params))
     return tuple(names)
-

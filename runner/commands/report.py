@@ -1,0 +1,150 @@
+"""`report`: each sweep's results page: the best point and the top ten, each parameter's
+importance, parallel coordinates and the best so far (PNG with the `[plot]` extra, else Mermaid
+charts), and a CSV of every point; from the same observation as `status`."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runner.commands.common import BACKEND_CHOICES, Subparsers, add_paths, stderr
+
+if TYPE_CHECKING:  # annotations only: findings imports the backends and the planner
+    from runner.operate.findings import Findings
+    from runner.operate.results import SweepResults
+
+FORMATS = ("markdown", "json")
+GOALS = ("minimize", "maximize")
+"""`runner.manifest.ranking.Goal`, spelled here: `--help` loads none of the pipeline."""
+
+
+@dataclass(frozen=True)
+class ReportArgs:
+    paths: tuple[str, ...] = ()
+    metric: str | None = None
+    goal: str | None = None
+    output: str | None = None
+    fmt: str = "markdown"
+    backend: str = "auto"
+
+
+def register(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "report", help="each sweep's results page: best point, importance, images, CSV"
+    )
+    add_paths(parser)
+    parser.add_argument(
+        "--metric",
+        metavar="NAME",
+        help="the metric to rank by (default: an adaptive search's own, else the first numeric"
+        " metric by name)",
+    )
+    parser.add_argument(
+        "--goal",
+        choices=GOALS,
+        help="which way is better (default: an adaptive search's own, else minimize)",
+    )
+    parser.add_argument(
+        "--output",
+        metavar="DIR",
+        help="write each sweep's page (NAME.md), CSV (NAME.csv) and images (PNG with the [plot]"
+        " extra) into DIR",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="markdown")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return report(
+        Path(args.directory),
+        ReportArgs(
+            tuple(args.paths), args.metric, args.goal, args.output, args.format, args.backend
+        ),
+    )
+
+
+def report(directory: Path, args: ReportArgs) -> int:
+    from runner.commands.status import StatusArgs, collect
+    from runner.plan.catalog import find_root
+
+    sweeps = collect(directory, StatusArgs(paths=args.paths, backend=args.backend))
+    root = find_root(directory.resolve())
+    findings = [judge(root, s, args) for s in sweeps]
+    if args.output is not None:
+        for f in findings:
+            for path in write(f, Path(args.output)):
+                stderr(f"report: {f.results.name}: wrote {path}")
+    if args.fmt == "json":
+        from runner.report.page import render_json
+
+        sys.stdout.write(render_json(findings))
+    elif args.output is None:
+        sys.stdout.write("\n".join(page(f, {}) for f in findings))
+    return 0
+
+
+def judge(root: Path, results: SweepResults, args: ReportArgs) -> Findings:
+    """The sweep's findings, by the metric and goal asked for or the search's own."""
+    from runner.core.errors import RunnerError
+    from runner.manifest import adaptive, load_sample
+    from runner.manifest.ranking import Goal
+    from runner.operate.findings import defaults, find
+
+    try:
+        sample = load_sample(root / results.path, results.path)
+    except RunnerError:  # the catalog loaded it: a lock problem at most, and no sample to use
+        sample = None
+    adaptive_goal = sample.goal if sample is not None and sample.adaptive else None
+    goal = Goal(args.goal or adaptive_goal or Goal.MINIMIZE)
+    try:
+        metric = defaults(results, sample, args.metric)
+    except RunnerError as exc:
+        stderr(f"report: {exc}")
+        metric = ""
+    return find(results, metric, goal, sample, fanova=adaptive.fanova_available())
+
+
+def page(f: Findings, images: dict[str, str]) -> str:
+    """The markdown page, with Mermaid charts where there are no images."""
+    from runner.core.errors import RunnerError
+    from runner.report import page as pages
+    from runner.report import plot
+
+    charts = []
+    if not any(k != "csv" for k in images) and f.ranked:
+        charts.append(plot.mermaid(plot.progress_chart(f)))
+        with contextlib.suppress(RunnerError):  # no parameter to draw against
+            charts.append(plot.mermaid(plot.chart(f.results, f.metric)))
+    return pages.markdown(f, images, charts)
+
+
+def write(f: Findings, directory: Path) -> list[Path]:
+    """The sweep's CSV, images (when matplotlib is installed) and page, into directory."""
+    from runner.core import files
+    from runner.report import plot
+    from runner.report.status import as_csv
+
+    name = f.results.name
+    directory.mkdir(parents=True, exist_ok=True)
+    csv = directory / f"{name}.csv"
+    files.write_atomic(csv, as_csv([f.results]))
+    written, images = [csv], {"csv": csv.name}
+    if importlib.util.find_spec("matplotlib") is not None and f.ranked and f.params:
+        parallel = directory / f"{name}-parallel.png"
+        plot.parallel(f, parallel)
+        images[f"{name}: parallel coordinates of every finished point by {f.metric}"] = (
+            parallel.name
+        )
+        progress = directory / f"{name}-progress.png"
+        plot.progress(f, progress)
+        images[f"{name}: best {f.metric} so far"] = progress.name
+        written += [parallel, progress]
+    markdown = directory / f"{name}.md"
+    files.write_atomic(markdown, page(f, images))
+    return [*written, markdown]
