@@ -11,7 +11,6 @@ import json
 import re
 import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ YS = [1, 2, 3, 4]
 
 
 @pytest.fixture(scope="module")
-def bowl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def bowl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """sweeps/bowl.yaml submitted and run to the end on the local backend."""
     root = tmp_path_factory.mktemp("bowl")
     (root / "sweeps").mkdir()
@@ -40,7 +39,7 @@ def bowl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", str(PROJECT))
         assert main(["-C", str(root), "submit", "sweeps/bowl.yaml", "--backend", "local"]) == 0
-    yield root
+    return root
 
 
 def _report(root: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
@@ -64,7 +63,9 @@ def test_the_page_names_the_best_point_links_two_pngs_and_a_csv_of_every_point(
     assert len(text) < page.LIMIT
     best = text.split("### Best point\n\n", 1)[1].splitlines()[0]
     assert "`loss` = **0.001** at `x=0.3 y=1`" in best
-    images = [line[line.index("](") + 2 : -1] for line in text.splitlines() if line.startswith("![")]
+    images = [
+        line[line.index("](") + 2 : -1] for line in text.splitlines() if line.startswith("![")
+    ]
     assert images == ["bowl-parallel.png", "bowl-progress.png"]
     for name in images:
         image_checks(out / name)
