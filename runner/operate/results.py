@@ -94,18 +94,10 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
             continue
         exp = found.experiments.get(row.experiment)
         name = row.experiment  # a renamed point is shown by its experiment's name
+        entry = row.entry
         if exp is None:
-            points.append(
-                PointResult(
-                    row.status,
-                    name,
-                    row.key,
-                    row.params,
-                    MISSING,
-                    url=row.entry.url,
-                    commit=row.entry.commit,
-                )
-            )
+            missing = PointResult(row.status, name, row.key, row.params, MISSING, url=entry.url)
+            points.append(dataclasses.replace(missing, commit=entry.commit))
             continue
         points.append(
             PointResult(
@@ -117,11 +109,11 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
                 exp.exit_code,
                 exp.seconds,
                 dict(exp.metrics),
-                exp.url or row.entry.url,
-                row.entry.restarts,
-                row.entry.canceled,
-                row.entry.commit if uses_code(plan.sweep) else "",
-                commit=row.entry.commit,
+                exp.url or entry.url,
+                entry.restarts,
+                entry.canceled,
+                entry.commit if uses_code(plan.sweep) else "",
+                commit=entry.commit,
             )
         )
     rounds = adaptive_rounds(root / plan.sweep.path)
