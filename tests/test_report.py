@@ -212,3 +212,47 @@ def test_the_page_stays_under_githubs_limit_for_thousands_of_points() -> None:
     text = page.markdown(f, {}, ["```mermaid\nxychart-beta\n```\n"])
     assert len(text) < page.LIMIT
     assert "### Not finished (2500)" in text and "more: see the CSV or `status`" in text
+
+
+def test_a_metric_no_point_has_is_a_one_line_error_and_writes_nothing(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    argv = [
+        "-C",
+        str(bowl),
+        "report",
+        "--backend",
+        "local",
+        "--metric",
+        "los",
+        "--output",
+        str(out),
+    ]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.err == "error: no point has a numeric metric 'los' (metrics: loss)\n"
+    assert captured.out == "" and not out.exists()
+
+
+def _comparable(page_text: str) -> str:
+    """The page with run directories shortened as the docs show them, and table padding
+    collapsed (it depends on the length of the run directory's path)."""
+    shown = re.sub(r"file://\S*?/\.runs/bowl/", "file:///…/", page_text)
+    return re.sub(r"-+", "-", re.sub(r" +", " ", shown))
+
+
+def test_the_docs_show_the_page_this_command_makes_with_its_images(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("sklearn")  # the docs' page was made with fANOVA
+    out = tmp_path / "report"
+    _report(bowl, capsys, "--output", str(out))
+    made = (out / "bowl.md").read_text().replace("](bowl", "](report/bowl")
+    docs = (PROJECT / "docs" / "results.md").read_text(encoding="utf-8")
+    shown = docs.split("<!-- report:start -->\n", 1)[1].split("<!-- report:end -->", 1)[0]
+    assert _comparable(shown) == _comparable(made)
+    for name in ("bowl-parallel.png", "bowl-progress.png"):
+        image_checks(PROJECT / "docs" / "report" / name)
+    rows = list(csv.DictReader(io.StringIO((PROJECT / "docs" / "report" / "bowl.csv").read_text())))
+    assert len(rows) == 24

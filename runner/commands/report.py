@@ -75,6 +75,13 @@ def report(directory: Path, args: ReportArgs) -> int:
 
     sweeps = collect(directory, StatusArgs(paths=args.paths, backend=args.backend))
     root = find_root(directory.resolve())
+    if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
+        from runner.core.errors import RunnerError
+
+        have = sorted({m for s in sweeps for m in s.metric_names})
+        raise RunnerError(
+            f"no point has a numeric metric {args.metric!r} (metrics: {', '.join(have) or 'none yet'})"
+        )
     findings = [judge(root, s, args) for s in sweeps]
     if args.output is not None:
         for f in findings:
@@ -126,14 +133,13 @@ def page(f: Findings, images: dict[str, str]) -> str:
 
 def write(f: Findings, directory: Path) -> list[Path]:
     """The sweep's CSV, images (when matplotlib is installed) and page, into directory."""
-    from runner.core import files
     from runner.report import plot
     from runner.report.status import as_csv
 
     name = f.results.name
     directory.mkdir(parents=True, exist_ok=True)
     csv = directory / f"{name}.csv"
-    files.write_atomic(csv, as_csv([f.results]))
+    csv.write_text(as_csv([f.results]), encoding="utf-8")
     written, images = [csv], {"csv": csv.name}
     if importlib.util.find_spec("matplotlib") is not None and f.ranked and f.params:
         parallel = directory / f"{name}-parallel.png"
@@ -146,5 +152,5 @@ def write(f: Findings, directory: Path) -> list[Path]:
         images[f"{name}: best {f.metric} so far"] = progress.name
         written += [parallel, progress]
     markdown = directory / f"{name}.md"
-    files.write_atomic(markdown, page(f, images))
+    markdown.write_text(page(f, images), encoding="utf-8")
     return [*written, markdown]

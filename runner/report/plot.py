@@ -264,7 +264,9 @@ def parallel(f: Findings, path: Path) -> None:
     axes.set_xticks(range(len(names)), names)
     axes.set_yticks([])
     axes.set_xlim(-0.1, len(names) - 0.6)
-    axes.set_title(f"{f.results.name}: {len(rows)} finished point(s) by {f.metric}")
+    axes.set_title(
+        f"{f.results.name}: {len(rows)} finished point(s) by {f.metric} (thick: the best)"
+    )
     figure.colorbar(ScalarMappable(norm, cmap), ax=axes, label=f.metric)
     _write(figure, path)
 
