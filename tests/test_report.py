@@ -256,3 +256,53 @@ def test_the_docs_show_the_page_this_command_makes_with_its_images(
         image_checks(PROJECT / "docs" / "report" / name)
     rows = list(csv.DictReader(io.StringIO((PROJECT / "docs" / "report" / "bowl.csv").read_text())))
     assert len(rows) == 24
+
+
+@pytest.mark.parametrize("name", ["study.db", "study.log"])
+def test_optuna_storage_writes_the_sweep_as_a_study_the_dashboard_opens(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    optuna = pytest.importorskip("optuna")
+    path = tmp_path / name
+    for _ in range(2):  # written again, the study is replaced, not doubled
+        _report(bowl, capsys, "--format", "json", "--optuna-storage", str(path))
+    if name.endswith(".db"):
+        storage: Any = f"sqlite:///{path}"
+    else:
+        from optuna.storages.journal import JournalFileBackend
+
+        storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+    study = optuna.load_study(study_name="bowl", storage=storage)
+    assert len(study.trials) == 24 and study.best_params == {"x": 0.3, "y": 1}
+    assert study.best_value == pytest.approx(0.001)
+
+
+def test_optuna_storage_without_optuna_is_refused_before_anything_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    argv = ["-C", str(tmp_path), "report", "--optuna-storage", str(tmp_path / "s.db")]
+    assert main(argv) == 1  # no sweeps/ here: the extra is checked first
+    assert capsys.readouterr().err == (
+        "error: --optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'\n"
+    )
+
+
+def test_a_study_is_told_finished_failed_and_pending_points_and_skips_unsubmitted_ones() -> None:
+    from runner.manifest.adaptive import Result
+
+    points = [
+        _point(0, {"x": 0.1, "y": 1}, "succeeded", 0.5),
+        _point(1, {"x": 0.2, "y": 1}, "succeeded", None),  # no metric: a failed trial
+        _point(2, {"x": 0.3, "y": 1}, "failed", None),
+        _point(3, {"x": 0.4, "y": 1}, "running", 0.1),
+        _point(4, {"x": 0.5, "y": 1}, "not submitted", None),
+    ]
+    f = findings.find(_results(points), "loss", Goal.MINIMIZE)
+    assert [(t.row, t.result, t.value) for t in findings.told(f)] == [
+        ((0.1, 1), Result.DONE, 0.5),
+        ((0.2, 1), Result.FAILED, None),
+        ((0.3, 1), Result.FAILED, None),
+        ((0.4, 1), Result.PENDING, None),
+    ]
+    assert [d.kind for d in f.space] == ["uniform", "int"]

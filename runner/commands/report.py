@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import importlib.util
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +32,7 @@ class ReportArgs:
     output: str | None = None
     fmt: str = "markdown"
     backend: str = "auto"
+    storage: str | None = None
 
 
 def register(commands: Subparsers) -> None:
@@ -55,6 +57,13 @@ def register(commands: Subparsers) -> None:
         help="write each sweep's page (NAME.md), CSV (NAME.csv) and images (PNG with the [plot]"
         " extra) into DIR",
     )
+    parser.add_argument(
+        "--optuna-storage",
+        metavar="FILE",
+        help="also write each sweep as an Optuna study (named after the sweep) that"
+        " optuna-dashboard opens offline: SQLite for .db/.sqlite/.sqlite3, else a journal file"
+        " (the [adaptive] extra)",
+    )
     parser.add_argument("--format", choices=FORMATS, default="markdown")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     parser.set_defaults(run=run)
@@ -64,7 +73,13 @@ def run(args: argparse.Namespace) -> int:
     return report(
         Path(args.directory),
         ReportArgs(
-            tuple(args.paths), args.metric, args.goal, args.output, args.format, args.backend
+            tuple(args.paths),
+            args.metric,
+            args.goal,
+            args.output,
+            args.format,
+            args.backend,
+            args.optuna_storage,
         ),
     )
 
@@ -73,6 +88,12 @@ def report(directory: Path, args: ReportArgs) -> int:
     from runner.commands.status import StatusArgs, collect
     from runner.plan.catalog import find_root
 
+    if args.storage and importlib.util.find_spec("optuna") is None:
+        from runner.manifest.adaptive import MissingExtra
+
+        raise MissingExtra(
+            "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
+        )
     sweeps = collect(directory, StatusArgs(paths=args.paths, backend=args.backend))
     root = find_root(directory.resolve())
     if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
@@ -87,6 +108,8 @@ def report(directory: Path, args: ReportArgs) -> int:
         for f in findings:
             for path in write(f, Path(args.output)):
                 stderr(f"report: {f.results.name}: wrote {path}")
+    if args.storage is not None:
+        store(findings, Path(args.storage))
     if args.fmt == "json":
         from runner.report.page import render_json
 
@@ -154,3 +177,14 @@ def write(f: Findings, directory: Path) -> list[Path]:
     markdown = directory / f"{name}.md"
     markdown.write_text(page(f, images), encoding="utf-8")
     return [*written, markdown]
+
+
+def store(findings: Sequence[Findings], path: Path) -> None:
+    """Each sweep with a metric as an Optuna study named after it, in one file."""
+    from runner.manifest.adaptive import write_study
+    from runner.operate.findings import told
+
+    for f in findings:
+        if f.metric:
+            write_study(path, f.results.name, str(f.goal), f.space, told(f))
+            stderr(f"report: {f.results.name}: wrote the Optuna study {f.results.name!r} to {path}")

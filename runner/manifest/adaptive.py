@@ -14,11 +14,13 @@ same points, byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum, auto
+from pathlib import Path
 from typing import Any
 
 from runner.core.errors import RunnerError
@@ -103,18 +105,8 @@ def propose(
     direction = "maximize" if sample.goal == "maximize" else "minimize"
     study = optuna.create_study(direction=direction, sampler=_sampler(optuna, sample, round_))
     space = {d.name: _distribution(optuna, d) for d in sample.params}
-    states = optuna.trial.TrialState
     for point in told:
-        params = dict(zip(sample.names, point.row, strict=True))
-        if point.result == Result.DONE and point.value is not None and math.isfinite(point.value):
-            trial = optuna.trial.create_trial(params=params, distributions=space, value=point.value)
-        elif point.result == Result.PENDING:
-            trial = optuna.trial.create_trial(
-                params=params, distributions=space, state=states.RUNNING
-            )
-        else:
-            trial = optuna.trial.create_trial(params=params, distributions=space, state=states.FAIL)
-        study.add_trial(trial)
+        study.add_trial(_trial(optuna, space, point))
     seen = {_ident(p.row) for p in told}
     new: list[tuple[Value, ...]] = []
     for _ in range(count * ATTEMPTS):
@@ -126,6 +118,16 @@ def propose(
             seen.add(_ident(row))
             new.append(row)
     return new
+
+
+def _trial(optuna: Any, space: dict[str, Any], point: Told) -> Any:
+    """A point so far as a frozen trial: complete with its value, running, or failed."""
+    params = dict(zip(space, point.row, strict=True))
+    states = optuna.trial.TrialState
+    if point.result == Result.DONE and point.value is not None and math.isfinite(point.value):
+        return optuna.trial.create_trial(params=params, distributions=space, value=point.value)
+    state = states.RUNNING if point.result == Result.PENDING else states.FAIL
+    return optuna.trial.create_trial(params=params, distributions=space, state=state)
 
 
 def _ident(row: Sequence[Value]) -> str:
@@ -150,11 +152,33 @@ def fanova(
     dists = {d.name: _distribution(optuna, d) for d in space}
     study = optuna.create_study(direction="minimize")
     for row, value in zip(rows, values, strict=True):
-        params = {d.name: v for d, v in zip(space, row, strict=True)}
-        study.add_trial(optuna.trial.create_trial(params=params, distributions=dists, value=value))
+        study.add_trial(_trial(optuna, dists, Told(tuple(row), Result.DONE, value)))
     evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
     try:
         raw = optuna.importance.get_param_importances(study, evaluator=evaluator)
     except (ImportError, RuntimeError, ValueError) as exc:  # scikit-learn missing, a flat metric
         return Importance(Method.FANOVA, note=f"fANOVA could not run: {exc}")
     return normalised(Method.FANOVA, {n: float(v) for n, v in raw.items()})
+
+
+SQLITE = (".db", ".sqlite", ".sqlite3")
+
+
+def write_study(
+    path: Path, name: str, goal: str, space: Sequence[Distribution], told: Sequence[Told]
+) -> None:
+    """The sweep as the Optuna study `name` in a file optuna-dashboard opens offline: SQLite
+    (`.db`, `.sqlite`, `.sqlite3`) or else an Optuna journal; a study of that name is replaced."""
+    optuna = _optuna()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() in SQLITE:
+        storage: Any = f"sqlite:///{path.resolve()}"
+    else:
+        from optuna.storages.journal import JournalFileBackend
+
+        storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+    with contextlib.suppress(KeyError):  # no study of that name yet
+        optuna.delete_study(study_name=name, storage=storage)
+    study = optuna.create_study(study_name=name, storage=storage, direction=goal)
+    dists = {d.name: _distribution(optuna, d) for d in space}
+    study.add_trials([_trial(optuna, dists, point) for point in told])

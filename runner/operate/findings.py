@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from runner.backends import ExperimentState
 from runner.core.errors import RunnerError
@@ -19,7 +20,14 @@ from runner.core.values import identity
 from runner.manifest import ranking
 from runner.manifest.ranking import Goal, Importance
 from runner.manifest.sample import Distribution, Sample
-from runner.operate.results import ROUND, PointResult, SweepResults
+from runner.operate.results import MISSING, NOT_SUBMITTED, ROUND, PointResult, SweepResults
+
+if TYPE_CHECKING:
+    from runner.manifest.adaptive import Told
+
+
+ENDED = (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
+"""States a point ends in: without the metric, a failed trial to a search."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class Findings:
     importance: Importance
     progress: tuple[Step, ...]
     by_round: bool
+    space: tuple[Distribution, ...] = ()
+    """Each parameter's distribution: the search's own, else what its values span."""
 
     @property
     def best(self) -> PointResult | None:
@@ -85,7 +95,12 @@ def find(
     must be installed), else by main effects."""
     params = tuple(n for n in results.axes if n != ROUND)
     spaces = {d.name: d for d in (sample.params if sample is not None else ())}
-    log = tuple(n for n in params if n in spaces and spaces[n].kind.startswith("log_"))
+    space = tuple(
+        spaces.get(n)
+        or ranking.observed(n, [v for p in results.points for k, v in p.params if k == n])
+        for n in params
+    )
+    log = tuple(d.name for d in space if d.kind.startswith("log_"))
     ranked = tuple(ranking.ranked(results.points, lambda p: finished(p, metric), goal))
     by_round = ROUND in results.axes
     return Findings(
@@ -95,30 +110,47 @@ def find(
         params,
         log,
         ranked,
-        importance(params, ranked, metric, spaces, fanova),
+        importance(space, ranked, metric, fanova),
         progress(results.points, metric, goal, by_round),
         by_round,
+        space,
     )
 
 
 def importance(
-    params: Sequence[str],
-    points: Sequence[PointResult],
-    metric: str,
-    spaces: dict[str, Distribution],
-    fanova: bool,
+    space: Sequence[Distribution], points: Sequence[PointResult], metric: str, fanova: bool
 ) -> Importance:
     """Each parameter's share, over the parameters that vary among the finished points."""
-    columns = {n: [dict(p.params).get(n, "") for p in points] for n in params}
-    varying = [n for n in params if len({identity(v) for v in columns[n]}) > 1]
-    rows = [tuple(columns[n][i] for n in varying) for i in range(len(points))]
+    columns = {d.name: [dict(p.params).get(d.name, "") for p in points] for d in space}
+    varying = [d for d in space if len({identity(v) for v in columns[d.name]}) > 1]
+    rows = [tuple(columns[d.name][i] for d in varying) for i in range(len(points))]
     values = [float(finished(p, metric) or 0.0) for p in points]
     if not fanova:
-        return ranking.main_effects(varying, rows, values)
+        return ranking.main_effects([d.name for d in varying], rows, values)
     from runner.manifest import adaptive
 
-    space = [spaces.get(n) or ranking.observed(n, columns[n]) for n in varying]
-    return adaptive.fanova(space, rows, values)
+    return adaptive.fanova(varying, rows, values)
+
+
+def told(f: Findings) -> tuple[Told, ...]:
+    """Each submitted point as a search would be told it (for an Optuna study): finished with
+    its value, failed (or succeeded without the metric), or still pending."""
+    from runner.manifest.adaptive import Result, Told
+
+    out = []
+    for p in f.results.points:
+        if p.state in (NOT_SUBMITTED, MISSING):
+            continue
+        params = dict(p.params)
+        row = tuple(params.get(d.name, "") for d in f.space)
+        value = finished(p, f.metric)
+        if value is not None:
+            out.append(Told(row, Result.DONE, value))
+        elif p.state in ENDED:
+            out.append(Told(row, Result.FAILED))
+        else:
+            out.append(Told(row, Result.PENDING))
+    return tuple(out)
 
 
 def progress(
