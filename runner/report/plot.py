@@ -7,6 +7,10 @@ series, one line per combination of their values (`nodes=2`). When no value of t
 scatter of every point instead (bars in Mermaid, which has no scatter). Mermaid draws lines over
 categories and has no gaps, so when some series lacks a value at some x, each series gets a
 chart of its own. Files are drawn by matplotlib, the optional `[plot]` extra, imported only here.
+
+For `report`'s page, two more files (`parallel`: parallel coordinates of every finished point,
+log-scale parameters placed by their logarithm; `progress`: the best so far) and the best so far
+as a Mermaid chart (`progress_chart`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.core.errors import RunnerError
 from runner.core.values import Value, as_text
+from runner.manifest.ranking import Goal
 from runner.operate.results import SweepResults
 from runner.report.tables import params_text
 
@@ -244,17 +249,17 @@ def parallel(f: Findings, path: Path) -> None:
     figure = _figure()
     axes = figure.subplots()
     names = [*f.params, f.metric]
-    rows = [[*(dict(p.params).get(n, "") for n in f.params), p.number(f.metric)] for p in f.ranked]
+    values = [p.number(f.metric) or 0.0 for p in f.ranked]  # finished: each has a number
+    columns: list[list[Value]] = [[dict(p.params).get(n, "") for p in f.ranked] for n in f.params]
+    columns.append(list(values))
     scaled, ticks = [], []
-    for j, name in enumerate(names):
-        column: list[Value] = [row[j] for row in rows]  # type: ignore[misc]
+    for name, column in zip(names, columns, strict=True):
         position, labels = _scale(column, name in f.log)
         scaled.append(position)
         ticks.append(labels)
-    values = [float(row[-1]) for row in rows]  # type: ignore[arg-type]
     norm = Normalize(min(values), max(values))
-    cmap = colormaps["viridis" if f.goal == "maximize" else "viridis_r"]
-    for i in reversed(range(len(rows))):  # the best (first) on top
+    cmap = colormaps["viridis" if f.goal is Goal.MAXIMIZE else "viridis_r"]
+    for i in reversed(range(len(values))):  # the best (first) on top
         ys = [scaled[j][i] for j in range(len(names))]
         axes.plot(range(len(names)), ys, color=cmap(norm(values[i])), lw=3 if i == 0 else 1)
     for j, labels in enumerate(ticks):
@@ -265,7 +270,7 @@ def parallel(f: Findings, path: Path) -> None:
     axes.set_yticks([])
     axes.set_xlim(-0.1, len(names) - 0.6)
     axes.set_title(
-        f"{f.results.name}: {len(rows)} finished point(s) by {f.metric} (thick: the best)"
+        f"{f.results.name}: {len(values)} finished point(s) by {f.metric} (thick: the best)"
     )
     figure.colorbar(ScalarMappable(norm, cmap), ax=axes, label=f.metric)
     _write(figure, path)
