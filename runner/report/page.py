@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from runner.manifest.adaptive import FANOVA_TREES
 from runner.manifest.ranking import Method
 from runner.operate.findings import Findings, finished
 from runner.operate.results import PointResult
@@ -20,8 +21,9 @@ TOP = 10
 UNFINISHED = 50
 """Points that have not finished, listed one per row; the rest are counted (the CSV has all)."""
 METHODS = {
-    Method.FANOVA: "fANOVA (Optuna's `FanovaImportanceEvaluator`, seed 0: random forests on the"
-    " finished points, each parameter's share of the metric's variance)",
+    Method.FANOVA: f"fANOVA (Optuna's `FanovaImportanceEvaluator`, {FANOVA_TREES} trees, seed 0: a"
+    " random forest fitted to the finished points, each parameter's share of the metric's"
+    " variance)",
     Method.VARIANCE: "the share of the metric's variance each parameter's main effect explains"
     " (epsilon squared: the variance between the means of its values, less what chance gives"
     " that many groups), normalised to sum to 1; install the `[adaptive]` extra and"
