@@ -146,11 +146,15 @@ def fanova_available() -> bool:
 
 
 def fanova(
-    space: Sequence[Distribution], rows: Sequence[Sequence[Value]], values: Sequence[float]
+    space: Sequence[Distribution],
+    rows: Sequence[Sequence[Value]],
+    values: Sequence[float],
+    trees: int = FANOVA_TREES,
 ) -> Importance:
     """fANOVA (`optuna.importance`, seeded) over the finished points: a study rebuilt from them,
     one complete trial each, in the space given (one distribution per column of `rows`); a
-    smaller forest than Optuna's default, and at most about FANOVA_POINTS points."""
+    forest of `trees` trees that deep (smaller than Optuna's default), on at most about
+    FANOVA_POINTS points."""
     refused = too_few(Method.FANOVA, [d.name for d in space], len(values))
     if refused is not None:
         return refused
@@ -161,9 +165,7 @@ def fanova(
     study = optuna.create_study(direction="minimize")
     for row, value in zip(rows, values, strict=True):
         study.add_trial(_trial(optuna, dists, Told(tuple(row), Result.DONE, value)))
-    evaluator = optuna.importance.FanovaImportanceEvaluator(
-        n_trees=FANOVA_TREES, max_depth=FANOVA_TREES, seed=0
-    )
+    evaluator = optuna.importance.FanovaImportanceEvaluator(n_trees=trees, max_depth=trees, seed=0)
     try:
         raw = optuna.importance.get_param_importances(study, evaluator=evaluator)
     except (ImportError, RuntimeError, ValueError) as exc:  # scikit-learn missing, a flat metric
