@@ -5,7 +5,6 @@ charts), and a CSV of every point; from the same observation as `status`."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import sys
 from collections.abc import Sequence
@@ -115,7 +114,9 @@ def report(directory: Path, args: ReportArgs) -> int:
 
         sys.stdout.write(render_json(findings))
     elif args.output is None:
-        sys.stdout.write("\n".join(page(f, {}) for f in findings))
+        from runner.report.page import markdown
+
+        sys.stdout.write("\n".join(markdown(f, {}) for f in findings))
     return 0
 
 
@@ -140,23 +141,10 @@ def judge(root: Path, results: SweepResults, args: ReportArgs) -> Findings:
     return find(results, metric, goal, sample, fanova=adaptive.fanova_available())
 
 
-def page(f: Findings, images: dict[str, str]) -> str:
-    """The markdown page, with Mermaid charts where there are no images."""
-    from runner.core.errors import RunnerError
-    from runner.report import page as pages
-    from runner.report import plot
-
-    charts = []
-    if not any(k != "csv" for k in images) and f.ranked:
-        charts.append(plot.mermaid(plot.progress_chart(f)))
-        with contextlib.suppress(RunnerError):  # no parameter to draw against
-            charts.append(plot.mermaid(plot.chart(f.results, f.metric)))
-    return pages.markdown(f, images, charts)
-
-
 def write(f: Findings, directory: Path) -> list[Path]:
     """The sweep's CSV, images (when matplotlib is installed) and page, into directory."""
     from runner.report import plot
+    from runner.report.page import markdown as page
     from runner.report.status import as_csv
 
     name = f.results.name

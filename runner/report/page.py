@@ -5,13 +5,16 @@ with its state; as GitHub markdown under GitHub's 65 536 characters, or as JSON.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 
+from runner.core.errors import RunnerError
 from runner.manifest.adaptive import FANOVA_TREES
 from runner.manifest.ranking import Method
 from runner.operate.findings import Findings, finished
 from runner.operate.results import PointResult
+from runner.report import plot
 from runner.report.status import metric_text, point_json, summary
 from runner.report.tables import params_text, tabulate
 
@@ -20,6 +23,8 @@ LIMIT = 65_536
 TOP = 10
 UNFINISHED = 50
 """Points that have not finished, listed one per row; the rest are counted (the CSV has all)."""
+LEFT_OUT = "_A chart is left out: with it the page would pass GitHub's 65 536 characters._\n"
+CUT = "\n\n_… cut at GitHub's 65 536 characters: the CSV has every point._\n"
 METHODS = {
     Method.FANOVA: f"fANOVA (Optuna's `FanovaImportanceEvaluator`, {FANOVA_TREES} trees, seed 0: a"
     " random forest fitted to the finished points, each parameter's share of the metric's"
@@ -31,15 +36,26 @@ METHODS = {
 }
 
 
-def markdown(f: Findings, images: Mapping[str, str], charts: Sequence[str] = ()) -> str:
-    """The page: `images` are (alt text -> file) links beside it, `charts` Mermaid blocks."""
+def markdown(f: Findings, images: Mapping[str, str]) -> str:
+    """The page: `images` are (alt text -> file) links beside it (`csv`: the CSV's); without
+    image files, Mermaid charts: the best so far, and the metric by the first varying parameter."""
+    charts = []
+    if not any(k != "csv" for k in images) and f.ranked:
+        charts.append(plot.mermaid(plot.progress_chart(f)))
+        with contextlib.suppress(RunnerError):  # no parameter to draw against
+            charts.append(plot.mermaid(plot.chart(f.results, f.metric)))
     unfinished = [p for p in f.results.points if finished(p, f.metric) is None]
     shown = min(len(unfinished), UNFINISHED)
-    while True:
+    while True:  # fewer unfinished rows, then fewer charts, then a cut: always under LIMIT
         page = _page(f, images, charts, unfinished, shown)
-        if len(page) < LIMIT or shown == 0:
+        if len(page) < LIMIT:
             return page
-        shown //= 2
+        if shown:
+            shown //= 2
+        elif real := [c for c in charts if c != LEFT_OUT]:
+            charts = [*real[:-1], LEFT_OUT]
+        else:
+            return page[: LIMIT - 1 - len(CUT)] + CUT
 
 
 def _page(
