@@ -316,3 +316,31 @@ def test_a_study_is_told_finished_failed_and_pending_points_and_skips_unsubmitte
         ((0.4, 1), Result.PENDING, None),
     ]
     assert [d.kind for d in f.space] == ["uniform", "int"]
+
+
+def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_by_their_log(
+    tmp_path: Path,
+) -> None:
+    from runner.report import plot
+
+    pytest.importorskip("matplotlib")
+    heights, ticks = plot.axis_positions([1e-4, 1e-2, 1e-3, 1e-2], log=True)
+    assert heights == pytest.approx([0, 1, 0.5, 1])
+    assert [t for _, t in ticks] == ["0.0001", "0.001", "0.01 (log)"]
+    heights, ticks = plot.axis_positions(["sgd", "adam", "lion", "adam"], log=False)
+    assert heights == [0, 0.5, 1, 0.5] and [t for _, t in ticks] == ["sgd", "adam", "lion"]
+    space = (
+        Distribution("lr", "log_uniform", (1e-4, 1e-1)),
+        Distribution("opt", "choice", ("sgd", "adam", "lion")),
+    )
+    sample = Sample("tpe", 12, 0, 4, space, batch=4, metric="loss")
+    points = [
+        _point(i, {"lr": 10 ** -(1 + i % 4), "opt": ("sgd", "adam", "lion")[i % 3]}, "succeeded", i)
+        for i in range(12)
+    ]
+    f = findings.find(_results(points, ("lr", "opt")), "loss", Goal.MINIMIZE, sample)
+    assert f.log == ("lr",)
+    plot.parallel(f, tmp_path / "parallel.png")
+    plot.progress(f, tmp_path / "progress.png")
+    for name in ("parallel.png", "progress.png"):
+        image_checks(tmp_path / name)

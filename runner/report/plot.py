@@ -254,7 +254,7 @@ def parallel(f: Findings, path: Path) -> None:
     columns.append(list(values))
     scaled, ticks = [], []
     for name, column in zip(names, columns, strict=True):
-        position, labels = _scale(column, name in f.log)
+        position, labels = axis_positions(column, name in f.log)
         scaled.append(position)
         ticks.append(labels)
     norm = Normalize(min(values), max(values))
@@ -276,7 +276,7 @@ def parallel(f: Findings, path: Path) -> None:
     _write(figure, path)
 
 
-def _scale(column: list[Value], log: bool) -> tuple[list[float], list[tuple[float, str]]]:
+def axis_positions(column: list[Value], log: bool) -> tuple[list[float], list[tuple[float, str]]]:
     """Each value's height in [0, 1], and the labelled ticks of its axis."""
     if all(isinstance(v, int | float) and not isinstance(v, bool) for v in column):
         numbers = [float(v) for v in column]
