@@ -344,3 +344,9 @@ def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_b
     plot.progress(f, tmp_path / "progress.png")
     for name in ("parallel.png", "progress.png"):
         image_checks(tmp_path / name)
+
+
+def test_the_cli_spells_the_goals_of_the_search() -> None:
+    from runner.commands.report import GOALS
+
+    assert tuple(Goal) == GOALS  # spelled twice only because `--help` loads no search

@@ -25,7 +25,7 @@ from typing import Any
 
 from runner.core.errors import RunnerError
 from runner.core.values import Value, canonical_json, identity
-from runner.manifest.ranking import Importance, Method, normalised, too_few
+from runner.manifest.ranking import Goal, Importance, Method, normalised, too_few
 from runner.manifest.sample import Distribution, Sample
 
 ATTEMPTS = 50
@@ -107,7 +107,7 @@ def propose(
 ) -> list[tuple[Value, ...]]:
     """`count` new points (fewer when the space has no more after rounding), never one told."""
     optuna = _optuna()
-    direction = "maximize" if sample.goal == "maximize" else "minimize"
+    direction = str(Goal(sample.goal))
     study = optuna.create_study(direction=direction, sampler=_sampler(optuna, sample, round_))
     space = {d.name: _distribution(optuna, d) for d in sample.params}
     for point in told:
@@ -162,7 +162,7 @@ def fanova(
     rows, values = rows[::stride], values[::stride]
     optuna = _optuna()
     dists = {d.name: _distribution(optuna, d) for d in space}
-    study = optuna.create_study(direction="minimize")
+    study = optuna.create_study(direction=str(Goal.MINIMIZE))
     for row, value in zip(rows, values, strict=True):
         study.add_trial(_trial(optuna, dists, Told(tuple(row), Result.DONE, value)))
     evaluator = optuna.importance.FanovaImportanceEvaluator(n_trees=trees, max_depth=trees, seed=0)
