@@ -44,6 +44,7 @@ def test_the_status_workflow_puts_each_results_page_in_the_summary_and_uploads_i
             continue
         github.beaker.set_job_status(exp.id, "succeeded")
         github.beaker.set_metrics(exp.id, {"loss": 1.0 + i / 10})
+    github.beaker.reset_calls()
     run = github.run("status.yml", "schedule", {"schedule": "23 */6 * * *"}, "refs/heads/main", "")
     jobs = run.run()
     succeeded(jobs, "status")
@@ -57,3 +58,6 @@ def test_the_status_workflow_puts_each_results_page_in_the_summary_and_uploads_i
     uploaded = github.artifacts["sweep-report"]
     assert (uploaded / "grid.md").read_text() in summary
     assert len((uploaded / "grid.csv").read_text().splitlines()) == 1 + 6
+    mutations = {"CreateGroup", "UpdateGroup", "CancelWorkloads", "RestartExperimentTasks"}
+    calls = github.beaker.calls
+    assert not mutations & set(calls) and "http:create" not in calls  # it only reads
