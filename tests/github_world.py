@@ -9,6 +9,7 @@ this repository's composite actions by tests/actions.py. `Queue` models concurre
 from __future__ import annotations
 
 import itertools
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ class GitHub:
     """Where the workflow files run come from: this project's, or a research repository's."""
     plan_workflow: str = "plan.yml"
     submit_workflow: str = "submit.yml"
+    artifacts: dict[str, Path] = field(default_factory=dict)
+    """What actions/upload-artifact uploaded, by name: a copy of its directory."""
 
     def _dev(self) -> Path:
         if self.dev is None:
@@ -143,6 +146,7 @@ class GitHub:
                 "actions/checkout": self._checkout,
                 "actions/setup-python": _setup_python,
                 "actions/github-script": self._github_script,
+                "actions/upload-artifact": self._upload_artifact,
             },
             environments={
                 "beaker": Environment(
@@ -203,6 +207,15 @@ class GitHub:
         )
         step.job.log += done.stdout + done.stderr
         assert done.returncode == 0, done.stdout + done.stderr
+
+    def _upload_artifact(self, step: Step) -> None:
+        """What actions/upload-artifact does with a directory: keep a copy under its name."""
+        source, name = Path(step.with_["path"]), step.with_["name"]
+        assert step.with_.get("if-no-files-found") in (None, "ignore", "warn", "error")
+        if source.is_dir():
+            copy = self.world.tmp / "artifacts" / name
+            shutil.copytree(source, copy, dirs_exist_ok=True)
+            self.artifacts[name] = copy
 
 
 def _setup_python(step: Step) -> None:

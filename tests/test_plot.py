@@ -12,7 +12,8 @@ import pytest
 
 from runner.cli import main
 from runner.core.errors import RunnerError
-from runner.operate.results import PointResult, SweepResults, best
+from runner.manifest.ranking import Goal, best
+from runner.operate.results import PointResult, SweepResults
 from runner.report import plot
 from tests.charts import check_xychart, image_checks
 
@@ -127,9 +128,13 @@ def test_without_matplotlib_a_file_plot_is_one_line_naming_the_extra(
 
 def test_best_picks_the_lowest_or_highest_and_the_first_on_a_tie() -> None:
     tied = results([point(0, 0.1, 1, 0.5), point(1, 0.2, 1, 0.4), point(2, 0.3, 1, 0.4)])
-    assert best(tied, "loss", maximize=False) == tied.points[1]
-    assert best(tied, "loss", maximize=True) == tied.points[0]
-    assert best(tied, "acc", maximize=True) is None
+
+    def loss(p: PointResult) -> float | None:
+        return p.number("loss")
+
+    assert best(tied.points, loss, Goal.MINIMIZE) == tied.points[1]
+    assert best(tied.points, loss, Goal.MAXIMIZE) == tied.points[0]
+    assert best(tied.points, lambda p: p.number("acc"), Goal.MAXIMIZE) is None
 
 
 def test_contradictory_plot_and_best_options_are_one_line_errors(

@@ -212,7 +212,9 @@ def test_the_scheduled_workflow_only_reads_and_writes_every_sweep_with_its_plot(
     assert workflow["permissions"] == {} and job["permissions"] == {"contents": "read"}
     assert job["steps"][-1]["uses"] == "./.github/actions/status"  # its steps live in the action
     action = yaml.safe_load((PROJECT / ".github" / "actions" / "status" / "action.yml").read_text())
-    run = action["runs"]["steps"][-1]["run"]
+    (run,) = [
+        s["run"] for s in action["runs"]["steps"] if "sweep-runner status" in s.get("run", "")
+    ]
     command, summary = run.split(" >> ")
     assert summary == '"$GITHUB_STEP_SUMMARY"'
     argv = ["python", "-m", "runner", *shlex.split(command)[1:]]

@@ -31,7 +31,8 @@ from runner import ledger
 from runner.apply import guardrails
 from runner.backends import Backend, Capability, ExperimentState
 from runner.ledger import headers
-from runner.operate.results import SweepResults, best, collect
+from runner.manifest.ranking import Goal, best
+from runner.operate.results import SweepResults, collect
 from runner.plan import PlanStatus, SweepPlan
 from runner.plan.catalog import Catalog
 
@@ -81,7 +82,7 @@ def _finished(results: SweepResults) -> str:
         m for m in results.metric_names if any(p.number(m) is not None for p in results.points)
     ]
     if numeric:
-        top = best(results, numeric[0], maximize=False)
+        top = best(results.points, lambda p: p.number(numeric[0]), Goal.MINIMIZE)
         if top is not None:
             text += (
                 f". Best by lowest {numeric[0]}: `{top.experiment}` ({top.number(numeric[0]):g})"

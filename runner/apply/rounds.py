@@ -119,12 +119,13 @@ def _so_far(path: Path, sample: Sample) -> tuple[tuple[tuple[Cell, ...], ...], t
 
 def _best(sample: Sample, told: Sequence[Told]) -> str:
     from runner.manifest.adaptive import Result
+    from runner.manifest.ranking import Goal
+    from runner.manifest.ranking import best as pick
 
     done = [t for t in told if t.result == Result.DONE and t.value is not None]
-    if not done:
+    best = pick(done, lambda t: t.value, Goal(sample.goal))
+    if best is None:
         return ""
-    pick = max if sample.goal == "maximize" else min
-    best = pick(done, key=lambda t: t.value or 0.0)
     where = " ".join(
         f"{n}={v}" for n, v in zip(sample.names, best.row, strict=True) if v is not None
     )

@@ -188,11 +188,12 @@ def write_plots(sweeps: Sequence[SweepResults], args: StatusArgs) -> int:
 
 
 def best(sweeps: Sequence[SweepResults], metric: str, maximize: bool, fmt: str) -> str:
-    from runner.operate.results import best as winner
+    from runner.manifest import ranking
     from runner.report.status import best_text, point_json
 
     goal = "max" if maximize else "min"
-    picks = [(s, winner(s, metric, maximize)) for s in sweeps]
+    way = ranking.Goal.MAXIMIZE if maximize else ranking.Goal.MINIMIZE
+    picks = [(s, ranking.best(s.points, lambda p: p.number(metric), way)) for s in sweeps]
     if fmt == "json":
         data = {
             "metric": metric,

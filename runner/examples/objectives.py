@@ -1,8 +1,10 @@
 """Synthetic objectives for adaptive-search tests and benchmarks, standard library only:
-Branin (2-D, minimum 0.397887) and Hartmann-6 (6-D, minimum -3.32237), the usual test functions.
+Branin (2-D, minimum 0.397887) and Hartmann-6 (6-D, minimum -3.32237), the usual test functions,
+and a bowl whose first parameter matters and whose second barely does (for `report`'s importance).
 
 As a task it reads its parameters from argv (`--x1 0.5 --x2 0.2 …`, in the unit box for
-Hartmann-6, Branin's own box for Branin) and writes `{"value": f}` to `$RESULTS_DIR/metrics.json`:
+Hartmann-6, Branin's own box for Branin) and writes `{"value": f}` to `$RESULTS_DIR/metrics.json`
+(`--metric loss` names it otherwise):
 
     python -m runner.examples.objectives branin --x1 1.2 --x2 3.4
 """
@@ -39,6 +41,11 @@ def branin(x1: float, x2: float) -> float:
     return (x2 - b * x1**2 + c * x1 - 6) ** 2 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x1) + 10
 
 
+def bowl(x1: float, x2: float) -> float:
+    """10 (x1 - 0.3)^2 + 0.001 x2: lowest at x1 = 0.3 and the smallest x2."""
+    return 10 * (x1 - 0.3) ** 2 + 0.001 * x2
+
+
 def hartmann6(x: Sequence[float]) -> float:
     """On the unit cube [0, 1]^6."""
     return -sum(
@@ -49,15 +56,17 @@ def hartmann6(x: Sequence[float]) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("function", choices=["branin", "hartmann6"])
+    parser.add_argument("function", choices=["branin", "hartmann6", "bowl"])
+    parser.add_argument("--metric", default="value", help="the name of the value in metrics.json")
     for i in range(1, 7):
         parser.add_argument(f"--x{i}", type=float, default=0.5)
     args = parser.parse_args(argv)
     xs = [getattr(args, f"x{i}") for i in range(1, 7)]
-    value = branin(xs[0], xs[1]) if args.function == "branin" else hartmann6(xs)
+    functions = {"branin": branin, "bowl": bowl}
+    value = functions[args.function](*xs[:2]) if args.function in functions else hartmann6(xs)
     out = Path(os.environ.get("RESULTS_DIR", "."))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.json").write_text(json.dumps({"value": value}) + "\n", encoding="utf-8")
+    (out / "metrics.json").write_text(json.dumps({args.metric: value}) + "\n", encoding="utf-8")
     print(f"{args.function} = {value:.6f}")
     return 0
 

@@ -66,6 +66,9 @@ class PointResult:
     head: str = ""
     """Local `code:` runs: the commit checked out now, when it is not the one the point ran."""
 
+    commit: str = ""
+    """The commit the ledger records for the point's submission (any sweep)."""
+
     @property
     def state_text(self) -> str:
         """The state, with what was done to the experiment on request."""
@@ -141,7 +144,15 @@ def _point(plan: SweepPlan, row: Row, found: Results) -> PointResult:
     exp = found.experiments.get(row.experiment)
     name = row.experiment  # a renamed point is shown by its experiment's name
     if exp is None:
-        return PointResult(row.status, name, row.key, row.params, MISSING, url=row.entry.url)
+        return PointResult(
+            row.status,
+            name,
+            row.key,
+            row.params,
+            MISSING,
+            url=row.entry.url,
+            commit=row.entry.commit,
+        )
     return PointResult(
         row.status,
         name,
@@ -156,6 +167,7 @@ def _point(plan: SweepPlan, row: Row, found: Results) -> PointResult:
         row.entry.canceled,
         row.entry.commit if uses_code(plan.sweep) else "",
         exp.description,
+        commit=row.entry.commit,
     )
 
 
@@ -237,14 +249,3 @@ def _param_names(points: Sequence[PointResult]) -> tuple[str, ...]:
     for point in points:
         names.update(dict.fromkeys(k for k, _ in point.params))
     return tuple(names)
-
-
-def best(results: SweepResults, metric: str, maximize: bool) -> PointResult | None:
-    """The point with the lowest (or highest) value of the metric; the first one on a tie."""
-    scored = [(p.number(metric), i, p) for i, p in enumerate(results.points)]
-    ranked = [(v, i, p) for v, i, p in scored if v is not None]
-    if not ranked:
-        return None
-    if maximize:
-        return max(ranked, key=lambda t: (t[0], -t[1]))[2]
-    return min(ranked, key=lambda t: (t[0], t[1]))[2]

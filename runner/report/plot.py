@@ -7,26 +7,40 @@ series, one line per combination of their values (`nodes=2`). When no value of t
 scatter of every point instead (bars in Mermaid, which has no scatter). Mermaid draws lines over
 categories and has no gaps, so when some series lacks a value at some x, each series gets a
 chart of its own. Files are drawn by matplotlib, the optional `[plot]` extra, imported only here.
+
+For `report`'s page, two more files (`parallel`: parallel coordinates of every finished point,
+log-scale parameters placed by their logarithm; `progress`: the best so far) and the best so far
+as a Mermaid chart (`progress_chart`).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from runner.core.errors import RunnerError
 from runner.core.values import Value, as_text
+from runner.manifest.ranking import Goal
 from runner.operate.results import SweepResults
 from runner.report.tables import params_text
+
+if TYPE_CHECKING:
+    from runner.operate.findings import Findings
 
 EXTRA = "pip install 'beaker-sweep-runner[plot]'"
 SIZE = (8.0, 5.0)
 DPI = 100
 """Files are SIZE × DPI pixels: 800 × 500."""
 SUFFIXES = (".png", ".svg")
+AXIS_LABELS = 8
+"""A parallel-coordinates axis labels each value when it has at most this many, else its ends."""
+MERMAID_STEPS = 100
+"""The best-so-far chart in Mermaid keeps at most this many of the steps where the best moved."""
 
 
 @dataclass(frozen=True)
@@ -176,12 +190,7 @@ def save(c: Chart, path: Path) -> None:
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise RunnerError(f"{path}: a plot file must end in .png or .svg")
-    try:
-        from matplotlib import rc_context
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise RunnerError(f"plotting to a file needs matplotlib: {EXTRA}") from None
-    figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
+    figure = _figure()
     axes = figure.subplots()
     numeric = all(isinstance(x, int | float) and not isinstance(x, bool) for x in c.xs)
     positions = {x: i for i, x in enumerate(c.xs)}
@@ -204,8 +213,114 @@ def save(c: Chart, path: Path) -> None:
     axes.grid(True, alpha=0.3)
     if any(s.label for s in c.series):
         axes.legend()
+    _write(figure, path)
+
+
+def _figure() -> Any:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise RunnerError(f"plotting to a file needs matplotlib: {EXTRA}") from None
+    return Figure(figsize=SIZE, dpi=DPI, layout="constrained")
+
+
+def _write(figure: Any, path: Path) -> None:
+    from matplotlib import rc_context
+
+    suffix = path.suffix.lower()
     path.parent.mkdir(parents=True, exist_ok=True)
     # No date and fixed element ids in an SVG, so the same results draw the same bytes.
     metadata = {"Date": None} if suffix == ".svg" else None
     with rc_context({"svg.hashsalt": "beaker-sweep-runner"}):
         figure.savefig(path, format=suffix[1:], metadata=metadata)
+
+
+# -- the results page's images ---------------------------------------------------------------
+
+
+def parallel(f: Findings, path: Path) -> None:
+    """Parallel coordinates: one axis per parameter and one for the metric, one line per
+    finished point coloured by its metric (the best drawn last, thick); categories spaced
+    evenly, log-scale parameters on a log axis."""
+    from matplotlib import colormaps
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    figure = _figure()
+    axes = figure.subplots()
+    names = [*f.params, f.metric]
+    values = [p.number(f.metric) or 0.0 for p in f.ranked]  # finished: each has a number
+    columns: list[list[Value]] = [[dict(p.params).get(n, "") for p in f.ranked] for n in f.params]
+    columns.append(list(values))
+    scaled, ticks = [], []
+    for name, column in zip(names, columns, strict=True):
+        position, labels = axis_positions(column, name in f.log)
+        scaled.append(position)
+        ticks.append(labels)
+    norm = Normalize(min(values), max(values))
+    cmap = colormaps["viridis" if f.goal is Goal.MAXIMIZE else "viridis_r"]
+    for i in reversed(range(len(values))):  # the best (first) on top
+        ys = [scaled[j][i] for j in range(len(names))]
+        axes.plot(range(len(names)), ys, color=cmap(norm(values[i])), lw=3 if i == 0 else 1)
+    for j, labels in enumerate(ticks):
+        axes.axvline(j, color="black", lw=0.8)
+        for y, text in labels:
+            axes.annotate(text, (j, y), xytext=(3, 0), textcoords="offset points", fontsize=7)
+    axes.set_xticks(range(len(names)), names)
+    axes.set_yticks([])
+    axes.set_xlim(-0.1, len(names) - 0.6)
+    axes.set_title(
+        f"{f.results.name}: {len(values)} finished point(s) by {f.metric} (thick: the best)"
+    )
+    figure.colorbar(ScalarMappable(norm, cmap), ax=axes, label=f.metric)
+    _write(figure, path)
+
+
+def axis_positions(column: list[Value], log: bool) -> tuple[list[float], list[tuple[float, str]]]:
+    """Each value's height in [0, 1], and the labelled ticks of its axis."""
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in column):
+        numbers = [float(v) for v in column]
+        log = log and min(numbers) > 0
+        t = [math.log(v) if log else v for v in numbers]
+        low, high = min(t), max(t)
+        span = (high - low) or 1.0
+        distinct = sorted(set(numbers))
+        shown = distinct if len(distinct) <= AXIS_LABELS else [distinct[0], distinct[-1]]
+        labels = [((math.log(v) if log else v) - low) / span for v in shown]
+        texts = [
+            f"{v:.4g}" + (" (log)" if log and i == len(shown) - 1 else "")
+            for i, v in enumerate(shown)
+        ]
+        return [(v - low) / span for v in t], list(zip(labels, texts, strict=True))
+    order = list(dict.fromkeys(as_text(v) for v in column))
+    step = 1.0 / max(1, len(order) - 1)
+    return [order.index(as_text(v)) * step for v in column], [
+        (i * step, text) for i, text in enumerate(order)
+    ]
+
+
+def progress(f: Findings, path: Path) -> None:
+    """Each finished point's value (or each round's best) and the best so far, as a step line."""
+    figure = _figure()
+    axes = figure.subplots()
+    xs = [s.x for s in f.progress]
+    axes.scatter(xs, [s.value for s in f.progress], s=12, label=f.metric)
+    axes.step(xs, [s.best for s in f.progress], where="post", color="C3", label="best so far")
+    axes.set_xlabel("round" if f.by_round else "point, in the sweep's order")
+    axes.set_ylabel(f.metric)
+    axes.set_title(f"{f.results.name}: best {f.metric} so far ({f.goal})")
+    axes.grid(True, alpha=0.3)
+    axes.legend()
+    _write(figure, path)
+
+
+def progress_chart(f: Findings) -> Chart:
+    """The best so far as a chart for `mermaid`."""
+    x = "round" if f.by_round else "point"
+    kept = [  # where the best moved, and the last step: a short chart for any sweep
+        s
+        for i, s in enumerate(f.progress)
+        if i in (0, len(f.progress) - 1) or s.best != f.progress[i - 1].best
+    ]
+    steps = tuple((s.x, s.best) for s in kept[-MERMAID_STEPS:])
+    return Chart(f.results.name, f"best {f.metric} so far", x, (Series("", steps),))

@@ -139,14 +139,15 @@ def point_json(p: PointResult) -> dict[str, object]:
 
 def as_csv(sweeps: Sequence[SweepResults]) -> str:
     """One table for all sweeps: a column per parameter (`param.lr`) and per metric
-    (`metric.loss`) of any of them, so neither can clash with the fixed columns."""
+    (`metric.loss`) of any of them, so neither can clash with the fixed columns; then each
+    point's URL and the commit that submitted it."""
     params = list(dict.fromkeys(k for s in sweeps for p in s.points for k, _ in p.params))
     metrics = sorted({m for s in sweeps for m in s.metric_names})
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     head = ["sweep", "status", "experiment", "state", "exit_code", "seconds"]
     named = [*(f"param.{k}" for k in params), *(f"metric.{m}" for m in metrics)]
-    writer.writerow([*head, *named, "url"])
+    writer.writerow([*head, *named, "url", "commit"])
     for sweep in sweeps:
         for p in sweep.points:
             values = dict(p.params)
@@ -161,6 +162,7 @@ def as_csv(sweeps: Sequence[SweepResults]) -> str:
                     *(_csv_value(values.get(k)) for k in params),
                     *(_csv_value(p.metrics.get(m)) for m in metrics),
                     p.url,
+                    p.commit,
                 ]
             )
     return out.getvalue()

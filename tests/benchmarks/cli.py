@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.benchmarks import (
     adaptive,
     expansion,
+    importance,
     migration,
     planning,
     search,
@@ -33,6 +34,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "migration": migration.run,
     "search": search.run,
     "adaptive": adaptive.run,
+    "importance": importance.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 

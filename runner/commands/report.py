@@ -1,0 +1,178 @@
+"""`report`: each sweep's results page: the best point and the top ten, each parameter's
+importance, parallel coordinates and the best so far (PNG with the `[plot]` extra, else Mermaid
+charts), and a CSV of every point; from the same observation as `status`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runner.commands.common import BACKEND_CHOICES, Subparsers, add_paths, stderr
+
+if TYPE_CHECKING:  # annotations only: findings imports the backends and the planner
+    from runner.operate.findings import Findings
+    from runner.operate.results import SweepResults
+
+FORMATS = ("markdown", "json")
+GOALS = ("minimize", "maximize")
+"""`runner.manifest.ranking.Goal`, spelled here: `--help` loads none of the pipeline."""
+
+
+@dataclass(frozen=True)
+class ReportArgs:
+    paths: tuple[str, ...] = ()
+    metric: str | None = None
+    goal: str | None = None
+    output: str | None = None
+    fmt: str = "markdown"
+    backend: str = "auto"
+    storage: str | None = None
+
+
+def register(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "report", help="each sweep's results page: best point, importance, images, CSV"
+    )
+    add_paths(parser)
+    parser.add_argument(
+        "--metric",
+        metavar="NAME",
+        help="the metric to rank by (default: an adaptive search's own, else the first numeric"
+        " metric by name)",
+    )
+    parser.add_argument(
+        "--goal",
+        choices=GOALS,
+        help="which way is better (default: an adaptive search's own, else minimize)",
+    )
+    parser.add_argument(
+        "--output",
+        metavar="DIR",
+        help="write each sweep's page (NAME.md), CSV (NAME.csv) and images (PNG with the [plot]"
+        " extra) into DIR",
+    )
+    parser.add_argument(
+        "--optuna-storage",
+        metavar="FILE",
+        help="also write each sweep as an Optuna study (named after the sweep) that"
+        " optuna-dashboard opens offline: SQLite for .db/.sqlite/.sqlite3, else a journal file"
+        " (the [adaptive] extra)",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="markdown")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return report(
+        Path(args.directory),
+        ReportArgs(
+            tuple(args.paths),
+            args.metric,
+            args.goal,
+            args.output,
+            args.format,
+            args.backend,
+            args.optuna_storage,
+        ),
+    )
+
+
+def report(directory: Path, args: ReportArgs) -> int:
+    from runner.commands.status import StatusArgs, collect
+    from runner.plan.catalog import find_root
+
+    if args.storage and importlib.util.find_spec("optuna") is None:
+        from runner.manifest.adaptive import MissingExtra
+
+        raise MissingExtra(
+            "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
+        )
+    sweeps = collect(directory, StatusArgs(paths=args.paths, backend=args.backend))
+    root = find_root(directory.resolve())
+    if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
+        from runner.core.errors import RunnerError
+
+        have = sorted({m for s in sweeps for m in s.metric_names})
+        raise RunnerError(
+            f"no point has a numeric metric {args.metric!r} (metrics: {', '.join(have) or 'none yet'})"
+        )
+    findings = [judge(root, s, args) for s in sweeps]
+    if args.output is not None:
+        for f in findings:
+            for path in write(f, Path(args.output)):
+                stderr(f"report: {f.results.name}: wrote {path}")
+    if args.storage is not None:
+        store(findings, Path(args.storage))
+    if args.fmt == "json":
+        from runner.report.page import render_json
+
+        sys.stdout.write(render_json(findings))
+    elif args.output is None:
+        from runner.report.page import markdown
+
+        sys.stdout.write("\n".join(markdown(f, {}) for f in findings))
+    return 0
+
+
+def judge(root: Path, results: SweepResults, args: ReportArgs) -> Findings:
+    """The sweep's findings, by the metric and goal asked for or the search's own."""
+    from runner.core.errors import RunnerError
+    from runner.manifest import adaptive, load_sample
+    from runner.manifest.ranking import Goal
+    from runner.operate.findings import defaults, find
+
+    try:
+        sample = load_sample(root / results.path, results.path)
+    except RunnerError:  # the catalog loaded it: a lock problem at most, and no sample to use
+        sample = None
+    adaptive_goal = sample.goal if sample is not None and sample.adaptive else None
+    goal = Goal(args.goal or adaptive_goal or Goal.MINIMIZE)
+    try:
+        metric = defaults(results, sample, args.metric)
+    except RunnerError as exc:
+        stderr(f"report: {exc}")
+        metric = ""
+    return find(results, metric, goal, sample, fanova=adaptive.fanova_available())
+
+
+def write(f: Findings, directory: Path) -> list[Path]:
+    """The sweep's CSV, images (when matplotlib is installed) and page, into directory."""
+    from runner.report import plot
+    from runner.report.page import markdown as page
+    from runner.report.status import as_csv
+
+    name = f.results.name
+    directory.mkdir(parents=True, exist_ok=True)
+    csv = directory / f"{name}.csv"
+    csv.write_text(as_csv([f.results]), encoding="utf-8")
+    written, images = [csv], {"csv": csv.name}
+    if importlib.util.find_spec("matplotlib") is not None and f.ranked and f.params:
+        parallel = directory / f"{name}-parallel.png"
+        plot.parallel(f, parallel)
+        images[f"{name}: parallel coordinates of every finished point by {f.metric}"] = (
+            parallel.name
+        )
+        progress = directory / f"{name}-progress.png"
+        plot.progress(f, progress)
+        images[f"{name}: best {f.metric} so far"] = progress.name
+        written += [parallel, progress]
+    markdown = directory / f"{name}.md"
+    markdown.write_text(page(f, images), encoding="utf-8")
+    return [*written, markdown]
+
+
+def store(findings: Sequence[Findings], path: Path) -> None:
+    """Each sweep with a metric as an Optuna study named after it, in one file."""
+    from runner.manifest.adaptive import write_study
+    from runner.operate.findings import told
+
+    for f in findings:
+        if f.metric:
+            write_study(path, f.results.name, str(f.goal), f.space, told(f))
+            stderr(f"report: {f.results.name}: wrote the Optuna study {f.results.name!r} to {path}")

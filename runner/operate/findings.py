@@ -1,0 +1,178 @@
+"""What a sweep's results say, for its results page (`report`): the points ranked by a metric,
+each parameter's importance, and the best value so far; from one observation (`results.collect`,
+what `status` shows), pure.
+
+A point is *finished* when it succeeded with the metric as a number; only finished points are
+ranked and judged, every other point (failed, running, not submitted, succeeded without the
+metric) stays in the page's tables with its state. Progress runs in the sweep's order, which is
+the order `submit` creates points in, or by round for an adaptive search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from runner.backends import ExperimentState
+from runner.core.errors import RunnerError
+from runner.core.values import identity
+from runner.manifest import ranking
+from runner.manifest.ranking import Goal, Importance
+from runner.manifest.sample import Distribution, Sample
+from runner.operate.results import MISSING, NOT_SUBMITTED, ROUND, PointResult, SweepResults
+
+if TYPE_CHECKING:
+    from runner.manifest.adaptive import Told
+
+
+ENDED = (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
+"""States a point ends in: without the metric, a failed trial to a search."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the best-so-far curve."""
+
+    x: int
+    """The point's place in the sweep's order (from 1), or the round."""
+    value: float
+    """The point's value, or the best of the round."""
+    best: float
+    """The best value up to here."""
+
+
+@dataclass(frozen=True)
+class Findings:
+    results: SweepResults
+    metric: str
+    goal: Goal
+    params: tuple[str, ...]
+    """The swept parameters (not an adaptive search's round)."""
+    log: tuple[str, ...]
+    """The parameters searched on a log scale (`log_uniform`, `log_int`)."""
+    ranked: tuple[PointResult, ...]
+    """The finished points, best first."""
+    importance: Importance
+    progress: tuple[Step, ...]
+    by_round: bool
+    space: tuple[Distribution, ...] = ()
+    """Each parameter's distribution: the search's own, else what its values span."""
+
+    @property
+    def best(self) -> PointResult | None:
+        return self.ranked[0] if self.ranked else None
+
+
+def defaults(results: SweepResults, sample: Sample | None, metric: str | None) -> str:
+    """The metric asked for; else an adaptive search's own; else the first (by name) with a
+    number anywhere. RunnerError when there is none."""
+    if metric:
+        return metric
+    if sample is not None and sample.adaptive and sample.metric:
+        return sample.metric
+    numeric = [
+        m for m in results.metric_names if any(p.number(m) is not None for p in results.points)
+    ]
+    if not numeric:
+        raise RunnerError(f"{results.name}: no numeric metric yet: pass --metric NAME")
+    return numeric[0]
+
+
+def finished(point: PointResult, metric: str) -> float | None:
+    """The point's metric when it succeeded with it as a number; None otherwise."""
+    return point.number(metric) if point.state == ExperimentState.SUCCEEDED else None
+
+
+def find(
+    results: SweepResults,
+    metric: str,
+    goal: Goal,
+    sample: Sample | None = None,
+    fanova: bool = False,
+) -> Findings:
+    """The sweep's findings; `fanova`: judge importance with fANOVA (Optuna and scikit-learn
+    must be installed), else by main effects."""
+    params = tuple(n for n in results.axes if n != ROUND)
+    spaces = {d.name: d for d in (sample.params if sample is not None else ())}
+    space = tuple(
+        spaces.get(n)
+        or ranking.observed(n, [v for p in results.points for k, v in p.params if k == n])
+        for n in params
+    )
+    log = tuple(d.name for d in space if d.kind.startswith("log_"))
+    ranked = tuple(ranking.ranked(results.points, lambda p: finished(p, metric), goal))
+    by_round = ROUND in results.axes
+    return Findings(
+        results,
+        metric,
+        goal,
+        params,
+        log,
+        ranked,
+        importance(space, ranked, metric, fanova),
+        progress(results.points, metric, goal, by_round),
+        by_round,
+        space,
+    )
+
+
+def importance(
+    space: Sequence[Distribution], points: Sequence[PointResult], metric: str, fanova: bool
+) -> Importance:
+    """Each parameter's share, over the parameters that vary among the finished points."""
+    columns = {d.name: [dict(p.params).get(d.name, "") for p in points] for d in space}
+    varying = [d for d in space if len({identity(v) for v in columns[d.name]}) > 1]
+    rows = [tuple(columns[d.name][i] for d in varying) for i in range(len(points))]
+    values = [float(finished(p, metric) or 0.0) for p in points]
+    if not fanova:
+        return ranking.main_effects([d.name for d in varying], rows, values)
+    from runner.manifest import adaptive
+
+    return adaptive.fanova(varying, rows, values)
+
+
+def told(f: Findings) -> tuple[Told, ...]:
+    """Each submitted point as a search would be told it (for an Optuna study): finished with
+    its value, failed (or succeeded without the metric), or still pending."""
+    from runner.manifest.adaptive import Result, Told
+
+    out = []
+    for p in f.results.points:
+        if p.state in (NOT_SUBMITTED, MISSING):
+            continue
+        params = dict(p.params)
+        row = tuple(params.get(d.name, "") for d in f.space)
+        value = finished(p, f.metric)
+        if value is not None:
+            out.append(Told(row, Result.DONE, value))
+        elif p.state in ENDED:
+            out.append(Told(row, Result.FAILED))
+        else:
+            out.append(Told(row, Result.PENDING))
+    return tuple(out)
+
+
+def progress(
+    points: Sequence[PointResult], metric: str, goal: Goal, by_round: bool
+) -> tuple[Step, ...]:
+    """The best value so far: after each finished point in the sweep's order, or each round."""
+    if by_round:
+        rounds: dict[int, list[float]] = {}
+        for p in points:
+            value = finished(p, metric)
+            round_ = dict(p.params).get(ROUND)
+            if value is not None and isinstance(round_, int) and round_ >= 0:
+                rounds.setdefault(round_, []).append(value)
+        xs = sorted(rounds)
+        values = [ranking.best(rounds[k], float, goal) for k in xs]
+    else:
+        scored = [(i + 1, finished(p, metric)) for i, p in enumerate(points)]
+        kept = [(x, v) for x, v in scored if v is not None]
+        xs, values = [x for x, _ in kept], [v for _, v in kept]
+    bests = ranking.best_so_far(values, goal)
+    return tuple(
+        Step(x, float(v), float(b))
+        for x, v, b in zip(xs, values, bests, strict=True)
+        if v is not None and b is not None
+    )

@@ -1,0 +1,170 @@
+"""A sweep's results page (`report`): the best point, the top ten, each parameter's importance,
+the images (PNG files, or Mermaid charts GitHub draws), and every point that has not finished,
+with its state; as GitHub markdown under GitHub's 65 536 characters, or as JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping, Sequence
+
+from runner.core.errors import RunnerError
+from runner.manifest.adaptive import FANOVA_TREES
+from runner.manifest.ranking import Method
+from runner.operate.findings import Findings, finished
+from runner.operate.results import PointResult
+from runner.report import plot
+from runner.report.status import metric_text, point_json, summary
+from runner.report.tables import params_text, tabulate
+
+LIMIT = 65_536
+"""GitHub's most characters for a comment or a job summary's step: the page stays under it."""
+TOP = 10
+UNFINISHED = 50
+"""Points that have not finished, listed one per row; the rest are counted (the CSV has all)."""
+LEFT_OUT = "_A chart is left out: with it the page would pass GitHub's 65 536 characters._\n"
+CUT = "\n\n_… cut at GitHub's 65 536 characters: the CSV has every point._\n"
+METHODS = {
+    Method.FANOVA: f"fANOVA (Optuna's `FanovaImportanceEvaluator`, {FANOVA_TREES} trees, seed 0: a"
+    " random forest fitted to the finished points, each parameter's share of the metric's"
+    " variance)",
+    Method.VARIANCE: "the share of the metric's variance each parameter's main effect explains"
+    " (epsilon squared: the variance between the means of its values, less what chance gives"
+    " that many groups), normalised to sum to 1; install the `[adaptive]` extra and"
+    " scikit-learn for fANOVA",
+}
+
+
+def markdown(f: Findings, images: Mapping[str, str]) -> str:
+    """The page: `images` are (alt text -> file) links beside it (`csv`: the CSV's); without
+    image files, Mermaid charts: the best so far, and the metric by the first varying parameter."""
+    charts = []
+    if not any(k != "csv" for k in images) and f.ranked:
+        charts.append(plot.mermaid(plot.progress_chart(f)))
+        with contextlib.suppress(RunnerError):  # no parameter to draw against
+            charts.append(plot.mermaid(plot.chart(f.results, f.metric)))
+    unfinished = [p for p in f.results.points if finished(p, f.metric) is None]
+    shown = min(len(unfinished), UNFINISHED)
+    while True:  # fewer unfinished rows, then fewer charts, then a cut: always under LIMIT
+        page = _page(f, images, charts, unfinished, shown)
+        if len(page) < LIMIT:
+            return page
+        if shown:
+            shown //= 2
+        elif real := [c for c in charts if c != LEFT_OUT]:
+            charts = [*real[:-1], LEFT_OUT]
+        else:
+            return page[: LIMIT - 1 - len(CUT)] + CUT
+
+
+def _page(
+    f: Findings,
+    images: Mapping[str, str],
+    charts: Sequence[str],
+    unfinished: Sequence[PointResult],
+    shown: int,
+) -> str:
+    r = f.results
+    parts = [f"## Results: `{r.name}` — `{r.path}`", ""]
+    if "csv" in images:
+        parts += [
+            f"Every point, with its parameters, state, metrics, URL and commit: [CSV]({images['csv']}).",
+            "",
+        ]
+    if not f.metric:
+        parts += [f"{summary(r)}. _No numeric metric yet: nothing to rank._", ""]
+    else:
+        parts += _ranked(f, images, charts)
+    if unfinished:
+        parts += [f"### Not finished ({len(unfinished)})", "", _unfinished(f, unfinished[:shown])]
+        if shown < len(unfinished):
+            parts.append(f"\n… and {len(unfinished) - shown} more: see the CSV or `status`.")
+        parts.append("")
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _ranked(f: Findings, images: Mapping[str, str], charts: Sequence[str]) -> list[str]:
+    parts = [
+        f"Metric `{f.metric}` ({f.goal}). {summary(f.results)}; {len(f.ranked)} finished with"
+        f" `{f.metric}`.",
+        "",
+        "### Best point",
+        "",
+        best_line(f),
+        "",
+    ]
+    if f.ranked:
+        parts += [f"### Top {min(TOP, len(f.ranked))}", "", _top(f), ""]
+    parts += ["### Parameter importance", "", *_importance(f), ""]
+    for alt, link in images.items():
+        if alt != "csv":
+            parts += [f"![{alt}]({link})", ""]
+    return [*parts, *charts]
+
+
+def best_line(f: Findings) -> str:
+    top = f.best
+    if top is None:
+        return f"_No point has finished with `{f.metric}` yet._"
+    value = metric_text(top.metrics.get(f.metric))
+    link = f" ({top.url})" if top.url else ""
+    return (
+        f"**`{top.experiment}`**: `{f.metric}` = **{value}** at `{params_text(top.params)}`{link}"
+    )
+
+
+def _top(f: Findings) -> str:
+    headers = ["#", "experiment", f.metric, *f.params, "url"]
+    rows = [
+        [
+            str(i + 1),
+            f"`{p.experiment}`",
+            metric_text(p.metrics.get(f.metric)),
+            *(_cell(dict(p.params).get(n, "")) for n in f.params),
+            p.url,
+        ]
+        for i, p in enumerate(f.ranked[:TOP])
+    ]
+    return tabulate(rows, headers=headers, tablefmt="github")
+
+
+def _importance(f: Findings) -> list[str]:
+    imp = f.importance
+    if not imp.shares:
+        return [f"_Not judged: {imp.note}._"]
+    rows = [[f"`{n}`", f"{v:.3f}", "█" * round(20 * v)] for n, v in imp.shares]
+    table = tabulate(rows, headers=["parameter", "importance", ""], tablefmt="github")
+    return [table, "", f"By {METHODS[imp.method]}, over {len(f.ranked)} finished point(s)."]
+
+
+def _unfinished(f: Findings, points: Sequence[PointResult]) -> str:
+    rows = [
+        [f"`{p.experiment}`", p.state_text, _cell(params_text(p.params)), p.url] for p in points
+    ]
+    return tabulate(rows, headers=["experiment", "state", "params", "url"], tablefmt="github")
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|")[:200]
+
+
+def as_json(f: Findings) -> dict[str, object]:
+    """The page's numbers: the best point, the top ten, importance, progress, every point."""
+    imp = f.importance
+    return {
+        "name": f.results.name,
+        "path": f.results.path,
+        "metric": f.metric,
+        "goal": str(f.goal),
+        "best": None if f.best is None else point_json(f.best),
+        "top": [p.experiment for p in f.ranked[:TOP]],
+        "importance": {"method": str(imp.method), "values": dict(imp.shares), "note": imp.note},
+        "progress": [{"x": s.x, "value": s.value, "best": s.best} for s in f.progress],
+        "by_round": f.by_round,
+        "points": [point_json(p) for p in f.results.points],
+    }
+
+
+def render_json(findings: Sequence[Findings]) -> str:
+    return json.dumps({"sweeps": [as_json(f) for f in findings]}, indent=2, default=str) + "\n"

@@ -1,0 +1,352 @@
+"""`report`: a sweep's results page from the same observation as `status`. The acceptance sweep
+(sweeps/bowl.yaml: loss = 10 (x - 0.3)^2 + 0.001 y on a 6 x 4 grid) runs for real on the local
+backend; the page, its CSV, its images and its JSON are read back, with fANOVA and without
+Optuna, with PNG images and without matplotlib."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.cli import main
+from runner.manifest import ranking
+from runner.manifest.ranking import Goal, Method
+from runner.manifest.sample import Distribution, Sample
+from runner.operate import findings
+from runner.operate.results import ROUND, PointResult, SweepResults
+from runner.report import page
+from tests.charts import check_xychart, image_checks
+from tests.conftest import PROJECT
+
+XS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+YS = [1, 2, 3, 4]
+
+
+@pytest.fixture(scope="module")
+def bowl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sweeps/bowl.yaml submitted and run to the end on the local backend."""
+    root = tmp_path_factory.mktemp("bowl")
+    (root / "sweeps").mkdir()
+    shutil.copy(PROJECT / "sweeps" / "bowl.yaml", root / "sweeps" / "bowl.yaml")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(PROJECT))
+        assert main(["-C", str(root), "submit", "sweeps/bowl.yaml", "--backend", "local"]) == 0
+    return root
+
+
+def _report(root: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
+    capsys.readouterr()
+    argv = ["-C", str(root), "report", "--backend", "local", "--metric", "loss", *extra]
+    assert main([*argv, "--goal", "minimize"]) == 0
+    return capsys.readouterr().out
+
+
+def _json(root: Path, capsys: pytest.CaptureFixture[str]) -> Any:
+    (sweep,) = json.loads(_report(root, capsys, "--format", "json"))["sweeps"]
+    return sweep
+
+
+def test_the_page_names_the_best_point_links_two_pngs_and_a_csv_of_every_point(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    assert _report(bowl, capsys, "--output", str(out)) == ""  # the files say it all
+    text = (out / "bowl.md").read_text()
+    assert len(text) < page.LIMIT
+    best = text.split("### Best point\n\n", 1)[1].splitlines()[0]
+    assert "`loss` = **0.001** at `x=0.3 y=1`" in best
+    images = [
+        line[line.index("](") + 2 : -1] for line in text.splitlines() if line.startswith("![")
+    ]
+    assert images == ["bowl-parallel.png", "bowl-progress.png"]
+    for name in images:
+        image_checks(out / name)
+    assert "[CSV](bowl.csv)" in text and "```mermaid" not in text
+    rows = list(csv.DictReader(io.StringIO((out / "bowl.csv").read_text())))
+    assert len(rows) == 24 and {r["state"] for r in rows} == {"succeeded"}
+    assert {(float(r["param.x"]), int(r["param.y"])) for r in rows} == {
+        (x, y) for x in XS for y in YS
+    }
+    for r in rows:
+        x, y = float(r["param.x"]), int(r["param.y"])
+        assert float(r["metric.loss"]) == pytest.approx(10 * (x - 0.3) ** 2 + 0.001 * y)
+        assert r["url"].startswith("file://") and r["commit"]
+
+
+def _acceptance(sweep: Any, method: Method) -> None:
+    assert sweep["best"]["params"] == {"x": 0.3, "y": 1}
+    importance = sweep["importance"]
+    assert importance["method"] == method
+    values = importance["values"]
+    assert values["x"] >= 0.8 and values["x"] > values["y"]
+    assert sum(values.values()) == pytest.approx(1, abs=0.05)
+    assert len(sweep["points"]) == 24 and len(sweep["top"]) == 10
+
+
+def test_json_gives_the_best_point_and_fanova_importance(
+    bowl: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("sklearn")
+    _acceptance(_json(bowl, capsys), Method.FANOVA)
+
+
+def test_without_optuna_importance_is_the_main_effects_share_and_meets_the_same_bar(
+    bowl: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "optuna", None)  # as if the [adaptive] extra were missing
+    sweep = _json(bowl, capsys)
+    _acceptance(sweep, Method.VARIANCE)
+
+
+def test_without_matplotlib_the_page_draws_mermaid_charts_and_writes_no_image(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = tmp_path / "report"
+    _report(bowl, capsys, "--output", str(out))
+    assert sorted(p.name for p in out.iterdir()) == ["bowl.csv", "bowl.md"]
+    text = (out / "bowl.md").read_text()
+    printed = _report(bowl, capsys)  # without --output: the page on stdout, with no CSV link
+    assert printed.count("```mermaid") == text.count("```mermaid") and "[CSV]" not in printed
+    blocks = [b.split("```", 1)[0] for b in text.split("```mermaid\n")[1:]]
+    assert len(blocks) >= 2 and 'y-axis "best loss so far"' in blocks[0]
+    for block in blocks:
+        check_xychart(block)
+
+
+# -- the findings, pure ------------------------------------------------------------------------
+
+
+def _point(i: int, params: dict[str, Any], state: str, loss: float | None) -> PointResult:
+    metrics = {} if loss is None else {"loss": loss}
+    return PointResult(
+        "=", f"s-{i}", f"k{i}", tuple(params.items()), state, None, None, metrics, f"u/{i}"
+    )
+
+
+def _results(points: list[PointResult], axes: tuple[str, ...] = ("x", "y")) -> SweepResults:
+    return SweepResults("s", "sweeps/s.yaml", False, axes, tuple(points))
+
+
+def test_failed_running_and_unsubmitted_points_are_shown_never_dropped() -> None:
+    points = [
+        _point(i, {"x": x, "y": y}, "succeeded", 10 * (x - 0.3) ** 2 + 0.001 * y)
+        for i, (x, y) in enumerate((x, y) for x in XS for y in YS)
+    ]
+    points[3] = _point(3, {"x": 0.0, "y": 4}, "failed", None)
+    points[7] = _point(7, {"x": 0.1, "y": 4}, "running", 0.5)  # a metric while running
+    points[9] = _point(9, {"x": 0.2, "y": 2}, "not submitted", None)
+    f = findings.find(_results(points), "loss", Goal.MINIMIZE)
+    assert len(f.ranked) == 21 and f.best is not None and f.best.experiment == "s-12"
+    text = page.markdown(f, {})
+    assert "### Not finished (3)" in text
+    for name, state in (("s-3", "failed"), ("s-7", "running"), ("s-9", "not submitted")):
+        assert re.search(rf"\| `{name}` +\| {state} ", text), name
+    data = json.loads(page.render_json([f]))["sweeps"][0]
+    assert [p["state"] for p in data["points"]] == [p.state for p in points]
+
+
+def test_too_few_finished_points_are_not_judged() -> None:
+    points = [_point(i, {"x": i / 10, "y": i}, "succeeded", float(i)) for i in range(4)]
+    points.append(_point(4, {"x": 0.9, "y": 9}, "failed", None))
+    for fanova in (False, True):
+        imp = findings.find(_results(points), "loss", Goal.MINIMIZE, fanova=fanova).importance
+        assert imp.shares == () and imp.note == (
+            "too few finished points to judge (4; 5 needed for 2 parameter(s))"
+        )
+    text = page.markdown(findings.find(_results(points), "loss", Goal.MINIMIZE), {})
+    assert "_Not judged: too few finished points to judge (4; 5 needed" in text
+
+
+def test_main_effects_give_a_noise_parameter_nothing_and_bin_sampled_values() -> None:
+    rows = [(x / 50, (x * 7919) % 13) for x in range(50)]  # x sampled (unique); y arbitrary
+    values = [r[0] ** 2 for r in rows]
+    imp = ranking.main_effects(["x", "y"], rows, values)
+    assert dict(imp.shares)["x"] > 0.95 and imp.method == Method.VARIANCE
+    flat = ranking.main_effects(["x", "y"], rows, [1.0] * 50)
+    assert flat.shares == () and "same value" in flat.note
+
+
+def test_an_adaptive_search_progresses_by_round_and_keeps_its_log_axis() -> None:
+    points = [
+        _point(i, {"lr": lr, ROUND: k}, "succeeded", loss)
+        for i, (lr, k, loss) in enumerate(
+            [(1e-4, 0, 3.0), (1e-2, 0, 2.0), (1e-3, 1, 2.5), (3e-3, 1, 1.0), (5e-3, 2, 1.5)]
+        )
+    ]
+    space = (Distribution("lr", "log_uniform", (1e-4, 1e-1)),)
+    sample = Sample("tpe", 8, 0, 4, space, batch=2, metric="loss", goal="maximize")
+    results = _results(points, ("lr", ROUND))
+    assert findings.defaults(results, sample, None) == "loss"
+    f = findings.find(results, "loss", Goal.MINIMIZE, sample)
+    assert f.by_round and f.params == ("lr",) and f.log == ("lr",)
+    assert [(s.x, s.value, s.best) for s in f.progress] == [
+        (0, 2.0, 2.0),
+        (1, 1.0, 1.0),
+        (2, 1.5, 1.0),
+    ]
+    check_xychart(page_chart(f))
+
+
+def page_chart(f: findings.Findings) -> str:
+    from runner.report import plot
+
+    return plot.mermaid(plot.progress_chart(f)).split("```mermaid\n")[1].split("```")[0]
+
+
+def test_the_page_stays_under_githubs_limit_for_thousands_of_points() -> None:
+    long = "v" * 150
+    points = [
+        _point(i, {"x": i, "y": f"{long}{i}"}, "failed" if i % 2 else "succeeded", float(i))
+        for i in range(5000)
+    ]
+    f = findings.find(_results(points), "loss", Goal.MINIMIZE)
+    text = page.markdown(f, {})
+    assert len(text) < page.LIMIT
+    assert "### Not finished (2500)" in text and "more: see the CSV or `status`" in text
+    # the best so far stays; the chart of 2 500 points by x would pass the limit alone
+    assert text.count("```mermaid") == 1 and page.LEFT_OUT in text
+
+
+def test_a_page_too_long_even_then_is_cut_with_a_note() -> None:
+    wide = {f"p{j}": f"{j}" + "w" * 190 for j in range(100)}
+    points = [_point(i, {**wide, "x": i}, "succeeded", float(i)) for i in range(10)]
+    f = findings.find(_results(points, ("x", *wide)), "loss", Goal.MINIMIZE)
+    text = page.markdown(f, {})
+    assert len(text) < page.LIMIT and text.endswith(page.CUT)
+
+
+def test_a_metric_no_point_has_is_a_one_line_error_and_writes_nothing(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report"
+    argv = [
+        "-C",
+        str(bowl),
+        "report",
+        "--backend",
+        "local",
+        "--metric",
+        "los",
+        "--output",
+        str(out),
+    ]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.err == "error: no point has a numeric metric 'los' (metrics: loss)\n"
+    assert captured.out == "" and not out.exists()
+
+
+def _comparable(page_text: str) -> str:
+    """The page with run directories shortened as the docs show them, and table padding
+    collapsed (it depends on the length of the run directory's path)."""
+    shown = re.sub(r"file://\S*?/\.runs/bowl/", "file:///…/", page_text)
+    return re.sub(r"-+", "-", re.sub(r" +", " ", shown))
+
+
+def test_the_docs_show_the_page_this_command_makes_with_its_images(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("sklearn")  # the docs' page was made with fANOVA
+    out = tmp_path / "report"
+    _report(bowl, capsys, "--output", str(out))
+    made = (out / "bowl.md").read_text().replace("](bowl", "](report/bowl")
+    docs = (PROJECT / "docs" / "results.md").read_text(encoding="utf-8")
+    shown = docs.split("<!-- report:start -->\n", 1)[1].split("<!-- report:end -->", 1)[0]
+    assert _comparable(shown) == _comparable(made)
+    for name in ("bowl-parallel.png", "bowl-progress.png"):
+        image_checks(PROJECT / "docs" / "report" / name)
+    rows = list(csv.DictReader(io.StringIO((PROJECT / "docs" / "report" / "bowl.csv").read_text())))
+    assert len(rows) == 24
+
+
+@pytest.mark.parametrize("name", ["study.db", "study.log"])
+def test_optuna_storage_writes_the_sweep_as_a_study_the_dashboard_opens(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    optuna = pytest.importorskip("optuna")
+    path = tmp_path / name
+    for _ in range(2):  # written again, the study is replaced, not doubled
+        _report(bowl, capsys, "--format", "json", "--optuna-storage", str(path))
+    if name.endswith(".db"):
+        storage: Any = f"sqlite:///{path}"
+    else:
+        from optuna.storages.journal import JournalFileBackend
+
+        storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+    study = optuna.load_study(study_name="bowl", storage=storage)
+    assert len(study.trials) == 24 and study.best_params == {"x": 0.3, "y": 1}
+    assert study.best_value == pytest.approx(0.001)
+
+
+def test_optuna_storage_without_optuna_is_refused_before_anything_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    argv = ["-C", str(tmp_path), "report", "--optuna-storage", str(tmp_path / "s.db")]
+    assert main(argv) == 1  # no sweeps/ here: the extra is checked first
+    assert capsys.readouterr().err == (
+        "error: --optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'\n"
+    )
+
+
+def test_a_study_is_told_finished_failed_and_pending_points_and_skips_unsubmitted_ones() -> None:
+    from runner.manifest.adaptive import Result
+
+    points = [
+        _point(0, {"x": 0.1, "y": 1}, "succeeded", 0.5),
+        _point(1, {"x": 0.2, "y": 1}, "succeeded", None),  # no metric: a failed trial
+        _point(2, {"x": 0.3, "y": 1}, "failed", None),
+        _point(3, {"x": 0.4, "y": 1}, "running", 0.1),
+        _point(4, {"x": 0.5, "y": 1}, "not submitted", None),
+    ]
+    f = findings.find(_results(points), "loss", Goal.MINIMIZE)
+    assert [(t.row, t.result, t.value) for t in findings.told(f)] == [
+        ((0.1, 1), Result.DONE, 0.5),
+        ((0.2, 1), Result.FAILED, None),
+        ((0.3, 1), Result.FAILED, None),
+        ((0.4, 1), Result.PENDING, None),
+    ]
+    assert [d.kind for d in f.space] == ["uniform", "int"]
+
+
+def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_by_their_log(
+    tmp_path: Path,
+) -> None:
+    from runner.report import plot
+
+    pytest.importorskip("matplotlib")
+    heights, ticks = plot.axis_positions([1e-4, 1e-2, 1e-3, 1e-2], log=True)
+    assert heights == pytest.approx([0, 1, 0.5, 1])
+    assert [t for _, t in ticks] == ["0.0001", "0.001", "0.01 (log)"]
+    heights, ticks = plot.axis_positions(["sgd", "adam", "lion", "adam"], log=False)
+    assert heights == [0, 0.5, 1, 0.5] and [t for _, t in ticks] == ["sgd", "adam", "lion"]
+    space = (
+        Distribution("lr", "log_uniform", (1e-4, 1e-1)),
+        Distribution("opt", "choice", ("sgd", "adam", "lion")),
+    )
+    sample = Sample("tpe", 12, 0, 4, space, batch=4, metric="loss")
+    points = [
+        _point(i, {"lr": 10 ** -(1 + i % 4), "opt": ("sgd", "adam", "lion")[i % 3]}, "succeeded", i)
+        for i in range(12)
+    ]
+    f = findings.find(_results(points, ("lr", "opt")), "loss", Goal.MINIMIZE, sample)
+    assert f.log == ("lr",)
+    plot.parallel(f, tmp_path / "parallel.png")
+    plot.progress(f, tmp_path / "progress.png")
+    for name in ("parallel.png", "progress.png"):
+        image_checks(tmp_path / name)
+
+
+def test_the_cli_spells_the_goals_of_the_search() -> None:
+    from runner.commands.report import GOALS
+
+    assert tuple(Goal) == GOALS  # spelled twice only because `--help` loads no search

@@ -1,0 +1,63 @@
+"""The Status workflow, run step by step (tests/actions.py) after a real merge and submission:
+each sweep's results page from `report` lands in the job summary and its directory is uploaded
+as the `sweep-report` artifact."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.github_world import GitHub, succeeded
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
+]
+
+GRID = """\
+version: 1
+name: grid
+beaker:
+  workspace: ai2/sweeps-test
+  budget: ai2/test-budget
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py, "--lr={lr}", "--seed={seed}"]
+params:
+  grid:
+    lr: [0.1, 0.01, 0.001]
+    seed: [1, 2]
+"""
+
+
+def test_the_status_workflow_puts_each_results_page_in_the_summary_and_uploads_it(
+    github: GitHub,
+) -> None:
+    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
+    succeeded(github.plan(1, sha).run(), "plan")
+    succeeded(github.merge(1).run(), "reviewed", "submit")
+    for i, exp in enumerate(github.beaker.experiments()):
+        if i == 5:
+            github.beaker.set_job_status(exp.id, "failed", exit_code=1)
+            continue
+        github.beaker.set_job_status(exp.id, "succeeded")
+        github.beaker.set_metrics(exp.id, {"loss": 1.0 + i / 10})
+    github.beaker.reset_calls()
+    run = github.run("status.yml", "schedule", {"schedule": "23 */6 * * *"}, "refs/heads/main", "")
+    jobs = run.run()
+    succeeded(jobs, "status")
+    summary = jobs["status"].summary
+    assert summary.startswith("## Sweep status")  # status first, then the page
+    page = summary[summary.index("## Results: `grid` — `sweeps/grid.yaml`") :]
+    counts = page.split("Metric `loss` (minimize). 6 point(s): ", 1)[1].split(";", 1)[0]
+    assert sorted(counts.split(", ")) == ["1 failed", "5 succeeded"]
+    assert "**`grid-" in page and "`loss` = **1**" in page
+    assert "### Not finished (1)" in page and "### Parameter importance" in page
+    uploaded = github.artifacts["sweep-report"]
+    assert (uploaded / "grid.md").read_text() in summary
+    assert len((uploaded / "grid.csv").read_text().splitlines()) == 1 + 6
+    mutations = {"CreateGroup", "UpdateGroup", "CancelWorkloads", "RestartExperimentTasks"}
+    calls = github.beaker.calls
+    assert not mutations & set(calls) and "http:create" not in calls  # it only reads
