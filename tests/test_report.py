@@ -350,3 +350,54 @@ def test_the_cli_spells_the_goals_of_the_search() -> None:
     from runner.commands.report import GOALS
 
     assert tuple(Goal) == GOALS  # spelled twice only because `--help` loads no search
+
+
+CONDITIONAL = """\
+version: 1
+name: cond
+draft: true
+beaker:
+  workspace: ai2/sweep-quickstart
+  clusters: [ai2/jupiter]
+tasks:
+  - name: objective
+    image: {docker: python:3.12}
+    command: [python, -m, runner.examples.objectives, bowl, --metric, loss]
+    arguments: [--x1, "{x}", "--x2={mom}"]
+params:
+  grid:
+    x: [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+    opt: [adamw, sgd]
+    mom: {values: [1, 2], when: {opt: sgd}}
+"""
+
+
+@pytest.mark.parametrize("fanova", [True, False], ids=["fanova", "main-effects"])
+def test_a_conditional_parameter_absent_from_a_point_is_judged_and_written_as_absent(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fanova: bool,
+) -> None:
+    """Issue 34 meets issue 33: `mom` exists only for sgd; the page, its CSV, its images and
+    its JSON are made, and the absent value is neither None nor ''."""
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "cond.yaml").write_text(CONDITIONAL)
+    monkeypatch.setenv("PYTHONPATH", str(PROJECT))
+    if fanova:
+        pytest.importorskip("sklearn")
+    else:
+        monkeypatch.setitem(sys.modules, "optuna", None)
+    assert main(["-C", str(tmp_path), "submit", "sweeps/cond.yaml", "--backend", "local"]) == 0
+    out = tmp_path / "report"
+    assert _report(tmp_path, capsys, "--output", str(out)) == ""
+    rows = list(csv.DictReader(io.StringIO((out / "cond.csv").read_text())))
+    assert len(rows) == 18
+    assert {r["param.mom"] for r in rows if r["param.opt"] == "adamw"} == {""}
+    assert {r["param.mom"] for r in rows if r["param.opt"] == "sgd"} == {"1", "2"}
+    sweep = _json(tmp_path, capsys)
+    assert sweep["best"]["params"] == {"x": 0.3, "opt": "adamw"}
+    importance = sweep["importance"]
+    assert importance["method"] == (Method.FANOVA if fanova else Method.VARIANCE)
+    values = importance["values"]
+    assert values["x"] >= 0.8 and sum(values.values()) == pytest.approx(1, abs=0.05)

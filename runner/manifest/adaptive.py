@@ -185,7 +185,7 @@ def fanova_available() -> bool:
 
 def fanova(
     space: Sequence[Distribution],
-    rows: Sequence[Sequence[Value]],
+    rows: Sequence[Sequence[Cell]],
     values: Sequence[float],
     trees: int = FANOVA_TREES,
 ) -> Importance:

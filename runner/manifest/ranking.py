@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from runner.core.model import Cell
 from runner.core.values import StrEnum, Value, identity
 from runner.manifest.sample import Distribution
 
@@ -109,9 +110,10 @@ def normalised(method: Method, raw: dict[str, float]) -> Importance:
 
 
 def main_effects(
-    names: Sequence[str], rows: Sequence[Sequence[Value]], values: Sequence[float]
+    names: Sequence[str], rows: Sequence[Sequence[Cell]], values: Sequence[float]
 ) -> Importance:
-    """Each parameter's share of the metric's variance, from its main effect alone."""
+    """Each parameter's share of the metric's variance, from its main effect alone (a
+    conditional parameter's absence is one level of it)."""
     method = Method.VARIANCE
     refused = too_few(method, names, len(values))
     if refused is not None:
@@ -133,16 +135,16 @@ def main_effects(
     return normalised(method, raw)
 
 
-def _groups(column: Sequence[Value]) -> list[list[int]]:
+def _groups(column: Sequence[Cell]) -> list[list[int]]:
     """Indices of equal values; numbers that rarely repeat go into about sqrt(n) quantile bins."""
-    by_value: dict[str, list[int]] = {}
+    by_value: dict[str | None, list[int]] = {}
     for i, v in enumerate(column):
-        by_value.setdefault(identity(v), []).append(i)
+        by_value.setdefault(None if v is None else identity(v), []).append(i)
     numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in column)
     if not numeric or len(by_value) <= len(column) // 2:
         return list(by_value.values())
     bins = max(2, round(math.sqrt(len(column))))
-    order = sorted(range(len(column)), key=lambda i: float(column[i]))
+    order = sorted(range(len(column)), key=lambda i: float(column[i] or 0))
     return [order[b * len(order) // bins : (b + 1) * len(order) // bins] for b in range(bins)]
 
 

@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING
 
 from runner.backends import ExperimentState
 from runner.core.errors import RunnerError
-from runner.core.values import identity
 from runner.manifest import ranking
 from runner.manifest.ranking import Goal, Importance
-from runner.manifest.sample import Distribution, Sample
+from runner.manifest.sample import Distribution, Sample, row_identity
 from runner.operate.results import MISSING, NOT_SUBMITTED, ROUND, PointResult, SweepResults
 
 if TYPE_CHECKING:
@@ -121,8 +120,8 @@ def importance(
     space: Sequence[Distribution], points: Sequence[PointResult], metric: str, fanova: bool
 ) -> Importance:
     """Each parameter's share, over the parameters that vary among the finished points."""
-    columns = {d.name: [dict(p.params).get(d.name, "") for p in points] for d in space}
-    varying = [d for d in space if len({identity(v) for v in columns[d.name]}) > 1]
+    columns = {d.name: [dict(p.params).get(d.name) for p in points] for d in space}
+    varying = [d for d in space if len({row_identity([v]) for v in columns[d.name]}) > 1]
     rows = [tuple(columns[d.name][i] for d in varying) for i in range(len(points))]
     values = [float(finished(p, metric) or 0.0) for p in points]
     if not fanova:
@@ -142,7 +141,7 @@ def told(f: Findings) -> tuple[Told, ...]:
         if p.state in (NOT_SUBMITTED, MISSING):
             continue
         params = dict(p.params)
-        row = tuple(params.get(d.name, "") for d in f.space)
+        row = tuple(params.get(d.name) for d in f.space)
         value = finished(p, f.metric)
         if value is not None:
             out.append(Told(row, Result.DONE, value))
