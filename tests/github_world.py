@@ -143,6 +143,8 @@ class GitHub:
                 "actions/checkout": self._checkout,
                 "actions/setup-python": _setup_python,
                 "actions/github-script": self._github_script,
+                "actions/cache": _cache,
+                "actions/upload-artifact": _upload_artifact,
             },
             environments={
                 "beaker": Environment(
@@ -207,6 +209,35 @@ class GitHub:
 
 def _setup_python(step: Step) -> None:
     assert step.with_ == {"python-version": "3.11"}  # the Tests workflow's Python
+
+
+def _cache(step: Step) -> None:
+    """actions/cache of pip's cache: keyed by the sha256 of the lock the install step uses."""
+    import hashlib
+    import platform
+
+    assert step.with_["path"] == "~/.cache/pip", step.with_
+    adaptive = step.env.get("SWEEP_RUNNER_EXTRAS") == "adaptive" or "propose" in step.env.get(
+        "GITHUB_ACTION_PATH", ""
+    )
+    lock = PROJECT / ("requirements-adaptive.txt" if adaptive else "requirements.txt")
+    digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    key = f"sweep-runner-pip-Linux-py{platform.python_version()}-{digest}"
+    assert step.with_["key"] == key, (step.with_["key"], key)
+    step.job.caches.append(key)
+
+
+def _upload_artifact(step: Step) -> None:
+    """actions/upload-artifact: a copy of the directory, by the artifact's name."""
+    import shutil
+
+    source = Path(step.with_["path"])
+    target = step.workspace.parent / "artifacts" / step.with_["name"]
+    if source.exists():
+        shutil.copytree(source, target, dirs_exist_ok=step.with_.get("overwrite") == "true")
+        step.job.artifacts[step.with_["name"]] = target
+    else:
+        assert step.with_.get("if-no-files-found") == "ignore", step.with_
 
 
 @dataclass
