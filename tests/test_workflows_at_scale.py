@@ -1,0 +1,82 @@
+"""The workflows at the size where GitHub's limits bite (tests/actions.py runs them step by step).
+
+One pull request adds 60 sweeps of 96 points (5 760 points): its plan comment must fit in
+GitHub's 65 536 characters (the stand-in refuses more with GitHub's 422), its Plan job must
+succeed, and its merge must create every point, none held back, with a reviewed job whose
+GitHub calls do not grow with the files under sweeps/. A sweep whose file is over 1 MB (which
+GitHub's contents API returns empty) is reviewed like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import pytest
+
+from runner.plan import COMMENT_MARKER
+from tests.github_world import GitHub, succeeded
+from tests.gitworld import git
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
+]
+
+SWEEPS, POINTS = int(__import__('os').environ.get('SCALE_SWEEPS', 60)), 96
+MANIFEST = """\
+version: 1
+name: family-{i:02}
+beaker:
+  workspace: ai2/sweeps-test
+  budget: ai2/test-budget
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {{beaker: org/image}}
+    command: [python, train.py, "--lr={{lr}}", "--wd={{wd}}", "--seed={{seed}}", "--family={i}"]
+params:
+  grid:
+    lr: [0.1, 0.03, 0.01, 0.003]
+    wd: [0.0, 0.1, 0.01, 0.001]
+    seed: [1, 2, 3, 4, 5, 6]
+"""
+
+
+def _family(count: int) -> dict[str, str]:
+    return {f"sweeps/family-{i:02}.yaml": MANIFEST.format(i=i) for i in range(count)}
+
+
+def test_a_merge_of_5760_points_is_planned_in_one_comment_and_submitted_whole(
+    github: GitHub,
+) -> None:
+    started = time.monotonic()
+    jobs = github.plan(1, github.open_pull(1, _family(SWEEPS))).run()
+    planned = time.monotonic() - started
+    succeeded(jobs, "plan")
+    (body,) = github.api.bodies(1)
+    assert len(body) <= 65_536 and "The plan failed" not in body
+    assert body.startswith(f"{COMMENT_MARKER}\n## Sweep plan\n\n**{SWEEPS * POINTS}** to submit,")
+    assert body.count("beaker-sweep-runner:reviewed sweep=") == SWEEPS  # one pin line a sweep
+    assert SWEEPS < 20 or "`sweep-plan` artifact" in body  # tables cut: where the rest is
+    whole = json.loads((jobs["plan"].artifacts["sweep-plan"] / "sweep-plan.json").read_text())
+    family = [s for s in whole["sweeps"] if s["name"].startswith("family-")]
+    assert sum(len(s["points"]) for s in family) == SWEEPS * POINTS
+    assert jobs["plan"].summary.count("| `+` ") == SWEEPS * POINTS  # every point
+
+    calls = len(github.api.requests)
+    started = time.monotonic()
+    jobs = github.merge(1).run()
+    merged = time.monotonic() - started
+    succeeded(jobs, "reviewed", "submit")
+    made = github.api.requests[calls:]
+    counts = github.beaker.count_by_name()
+    assert len(counts) == SWEEPS * POINTS and set(counts.values()) == {1}
+    assert "Not in a reviewed plan" not in jobs["submit"].summary
+    files = git(github.world.origin, "ls-tree", "-r", "--name-only", "main", "sweeps").split()
+    assert len(files) >= 2 * SWEEPS and len(made) <= 30, made
+    print(
+        f"\n{SWEEPS}x{POINTS} points: plan comment {len(body)} characters, Plan job {planned:.0f} s;"
+        f" merge run {merged:.0f} s; {len(made)} GitHub REST calls with {len(files)} files"
+        f" under sweeps/ ({', '.join(sorted({m + ' ' + p.split('?')[0] for m, p in made}))})"
+    )
