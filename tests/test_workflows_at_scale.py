@@ -80,3 +80,29 @@ def test_a_merge_of_5760_points_is_planned_in_one_comment_and_submitted_whole(
         f" merge run {merged:.0f} s; {len(made)} GitHub REST calls with {len(files)} files"
         f" under sweeps/ ({', '.join(sorted({m + ' ' + p.split('?')[0] for m, p in made}))})"
     )
+
+
+def test_a_sweep_file_over_1_mb_is_reviewed_from_git_not_the_contents_api(github: GitHub) -> None:
+    """GitHub's contents API returns a file over 1 MB with `"content": ""` (encoding "none"):
+    read that way, a big manifest or lock defines no point and all of its points are held back.
+    The reviewed job reads the merged head with git, so its size does not matter."""
+    import urllib.request
+
+    notes = "".join(f"# run {i}: notes kept with the sweep, line after line\n" for i in range(24_000))
+    big = MANIFEST.format(i=0) + notes
+    assert len(big.encode()) > 1_048_576
+    head_of = github.open_pull(1, {"sweeps/family-00.yaml": big})
+    succeeded(github.plan(1, head_of).run(), "plan")
+    head = github.api.pulls[1]["head"]
+    request = urllib.request.Request(
+        f"{github.api.url}/repos/{github.api.repository}/contents/sweeps/family-00.yaml?ref={head}",
+        headers={"Authorization": f"Bearer {github.api.token}"},
+    )
+    with urllib.request.urlopen(request) as reply:
+        found = json.loads(reply.read())
+    assert (found["encoding"], found["content"]) == ("none", "")  # what the old reader decoded
+
+    jobs = github.merge(1).run()
+    succeeded(jobs, "reviewed", "submit")
+    assert len(github.beaker.count_by_name()) == POINTS
+    assert "Not in a reviewed plan" not in jobs["submit"].summary
