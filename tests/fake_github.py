@@ -120,8 +120,8 @@ class FakeGitHub:
             text = self._git("show", f"{query['ref']}:{m[1]}")
             data = text.encode()
             if len(data) > CONTENTS_LIMIT:  # GitHub: 1-100 MB files come without their content
-                found = {"path": m[1], "size": len(data), "encoding": "none", "content": ""}
-                return _reply(handler, 200, found)
+                empty = {"path": m[1], "size": len(data), "encoding": "none", "content": ""}
+                return _reply(handler, 200, empty)
             content = base64.b64encode(data).decode()
             return _reply(handler, 200, {"path": m[1], "encoding": "base64", "content": content})
         if method == "GET" and path == "pulls" and "head" in query:  # one branch's, any state

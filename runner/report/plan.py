@@ -161,7 +161,8 @@ def markdown(
     while shown < len(plans) and size(sections[shown]) < room - 100:
         room -= size(sections[shown])
         shown += 1
-    cap = _rows_that_fit(list(zip(tables[:shown], drifts, strict=False)), room)
+    note = size(f"\n…and 1000000 more points: {elsewhere}.\n")
+    cap = _rows_that_fit(list(zip(tables[:shown], drifts, strict=False)), room, note)
     parts = [head]
     for section, lines, drifted in zip(sections[:shown], tables, drifts, strict=False):
         parts.append(section + _cut(lines, drifted, cap, fold, elsewhere))
@@ -200,15 +201,17 @@ def _table_lines(plan: SweepPlan, planned: bool, limit: int | None) -> list[str]
     return lines + [""] * (len(rows) - len(shown))  # rows left out, counted by _cut
 
 
-def _rows_that_fit(tables: Sequence[tuple[list[str], list[str]]], room: int) -> int:
+def _rows_that_fit(tables: Sequence[tuple[list[str], list[str]]], room: int, note: int) -> int:
     """The most rows per table (and 4 drift lines per row) that keep every table, cut to that
-    many, within `room`."""
+    many, within `room`; `note`: the size of a table's "…and N more points" line."""
 
     def total(cap: int) -> int:
         return sum(
             sum(size(line) + 1 for line in lines[: 2 + cap] if line)
-            + sum(size(line) + 1 for line in drifted[: min(MARKDOWN_DRIFT_LINES, 4 * cap)])
-            + 500
+            + sum(size(line) + 1 for line in drifted[: min(MARKDOWN_DRIFT_LINES, 4 * cap) + 1])
+            + (120 if drifted else 0)  # its fold
+            + note
+            + 80  # the table's fold
             for lines, drifted in tables
         )
 
