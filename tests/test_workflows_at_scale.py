@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from pathlib import Path
 
 import pytest
+import yaml
 
 from runner.plan import COMMENT_MARKER
+from tests.conftest import PROJECT
 from tests.github_world import GitHub, succeeded
 from tests.gitworld import git
 
@@ -108,3 +111,29 @@ def test_a_sweep_file_over_1_mb_is_reviewed_from_git_not_the_contents_api(github
     succeeded(jobs, "reviewed", "submit")
     assert len(github.beaker.count_by_name()) == POINTS
     assert "Not in a reviewed plan" not in jobs["submit"].summary
+
+
+def test_a_plan_too_long_to_show_fails_the_plan_job_next_to_plan_failed(
+    github: GitHub, tmp_path: Path
+) -> None:
+    """The comment step of the plan action, given a plan over 65 536 characters (a runner that
+    broke its promise): the comment says the plan failed and the job fails, never green."""
+    action = yaml.safe_load((PROJECT / ".github/actions/plan/action.yml").read_text())
+    (comment,) = [s for s in action["runs"]["steps"] if s.get("name") == "Update the plan comment"]
+    text = f"{COMMENT_MARKER}\n## Sweep plan\n\n" + "x" * 70_000
+    write = f"printf '%s' '{text}' > \"$RUNNER_TEMP/sweep-plan.md\""
+    checkout = {"uses": "actions/checkout@v4", "with": {"persist-credentials": "false"}}
+    steps = [checkout, {"run": write}, {**comment, "env": {"PLANNED": "true"}}]
+    workflow = {
+        "on": "pull_request",
+        "concurrency": {"group": "g"},
+        "jobs": {"plan": {"steps": steps}},
+    }
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "plan.yml").write_text(yaml.safe_dump(workflow))
+    github.workflows = tmp_path / "workflows"
+    jobs = github.plan(1, github.open_pull(1, _family(1))).run()
+    assert jobs["plan"].outcome == "failure"
+    assert f"the plan comment is {len(text)} characters, over GitHub's 65536" in jobs["plan"].log
+    (body,) = github.api.bodies(1)
+    assert "The plan failed: see the job" in body
