@@ -156,12 +156,14 @@ def markdown(
     tables = [_table_lines(plan, planned, rows) for plan in plans]
     drifts = [_drift_block(plan, MARKDOWN_CHANGES) for plan in plans]
     fold = sum(len(t) for t in tables) > FOLD_ROWS
+    note = size(f"\n…and 1000000 more points: {elsewhere}.\n")
+    base = note + 80  # a table cut to no row: its "…and N more points" line
     room = limit - size(head) - 200
     shown = 0
-    while shown < len(plans) and size(sections[shown]) < room - 100:
-        room -= size(sections[shown])
+    while shown < len(plans) and size(sections[shown]) + base < room - 100:
+        room -= size(sections[shown]) + base
         shown += 1
-    note = size(f"\n…and 1000000 more points: {elsewhere}.\n")
+    room += shown * base
     cap = _rows_that_fit(list(zip(tables[:shown], drifts, strict=False)), room, note)
     parts = [head]
     for section, lines, drifted in zip(sections[:shown], tables, drifts, strict=False):
