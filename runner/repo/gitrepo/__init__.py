@@ -299,9 +299,16 @@ def fetch_commits(root: Path, shas: Sequence[str], token: str = "") -> None:
 def files_at(root: Path, sha: str, directory: str, skip: str = "") -> dict[str, str]:
     """The text of every file under `directory` at commit `sha` (of any size), by path from the
     repository's top, except those under `skip`."""
+    import git
+
     repo = _open(root)
     try:
-        tree = repo.commit(sha).tree / directory
+        commit = repo.commit(sha)
+        commit.tree  # noqa: B018 (is it here?)
+    except (git.BadName, git.BadObject, ValueError):
+        raise GitError(f"{sha} is not in this checkout: fetch it first") from None
+    try:
+        tree = commit.tree / directory
     except KeyError:
         return {}
     files = {}
