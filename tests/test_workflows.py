@@ -78,8 +78,12 @@ def test_two_pull_requests_submit_only_reviewed_points_and_hold_back_the_cross_t
         assert "Plan: 2 to submit, 4 already submitted" in plans[number]
 
     succeeded(github.merge(2).run(), "reviewed", "submit")
+    calls = len(github.api.requests)
     jobs = github.merge(3).run()
     succeeded(jobs, "reviewed", "submit")
+    # GitHub calls: the merge's pull request, the recent merges, one comment list each of the
+    # three; the heads come with git, no call per file.
+    assert len(github.api.requests[calls:]) == 1 + 1 + 3
 
     created = _names(github.beaker)
     assert len(created) == 4 + 2 + 2  # not 9: the cross-term lr=0.001, seed=3 waits

@@ -97,5 +97,5 @@ def reviewed_pins(api: Api, root: Path, commits: Sequence[str], base: str, label
     found = {}
     for number, (head, labeled, pins) in shown.items():
         files = gitrepo.files_at(root, head, SWEEPS_DIR, skip=ledgers)
-        found[number] = review.checked(pins, review.defined(files), labeled)
+        found[number] = review.checked(pins, review.defined(files, review.named(pins)), labeled)
     return Reviewed(found, refused)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.plan import PlanStatus, Row, SweepPlan
@@ -189,10 +189,13 @@ def held_markdown(review: Review, limit: int = 200) -> str:
 # -- checking them against the merged heads ---------------------------------------------------
 
 
-def defined(files: Mapping[str, str]) -> dict[str, frozenset[str]]:
+def defined(
+    files: Mapping[str, str], names: Collection[str] | None = None
+) -> dict[str, frozenset[str]]:
     """The token of every point each sweep defines in these files (path -> text), as
     `expand --plan` renders them against an empty ledger; a sweep with problems defines none,
-    and a draft none (it is never submitted)."""
+    and a draft none (it is never submitted). `names`: only these sweeps are rendered."""
+    import dataclasses
     import tempfile
     from pathlib import Path
 
@@ -204,12 +207,21 @@ def defined(files: Mapping[str, str]) -> dict[str, frozenset[str]]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         Path(tmp, "sweeps").mkdir(exist_ok=True)
-        plans, _ = catalog.load(Path(tmp), []).readable_plans()
+        cat = catalog.load(Path(tmp), [])
+        if names is not None:
+            cat = dataclasses.replace(cat, sweeps=tuple(s for s in cat.sweeps if s.name in names))
+        plans, _ = cat.readable_plans()
         return {
             p.sweep.name: frozenset(token(r) for r in p.rows if r.rendered)
             for p in plans
             if not p.sweep.draft
         }
+
+
+def named(pins: Sequence[Pin]) -> frozenset[str] | None:
+    """The sweeps these pins name; None (every sweep) when one is a `*` pin."""
+    found = frozenset(p.sweep for p in pins)
+    return None if EVERY_SWEEP in found else found
 
 
 def checked(shown: Sequence[Pin], tokens: Mapping[str, frozenset[str]], labeled: bool) -> list[Pin]:
