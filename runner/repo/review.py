@@ -10,12 +10,13 @@ say) is held back and listed as "not in a reviewed plan".
 
 The comment is text anyone with write access can edit, and GitHub keeps its author when they do.
 So it is evidence, not authority: it names the pull request's head commit it was planned for
-(`head_line`), and the reviewed job (`runner.commands.reviewed`) reads that head with git and recomputes
-every point it defines, offline and deterministically (the code of `expand --plan`). A comment
-whose head is not the merged head approves nothing; a pin approves only the points of its sweep
-that the merged head defines (a token covers the point's key and its rendered spec, so a
-template edited after review is not covered), and the budget approval only while the pull
-request has the approval label. Editing the text can drop approvals, never add one.
+(`head_line`), and the reviewed job (`runner.commands.reviewed`) reads that head with git and
+recomputes every point it defines, offline and deterministically (the code of `expand --plan`).
+A comment whose head is not the merged head approves nothing; a pin approves only the points of
+its sweep that the merged head defines (a token covers the point's key and its rendered spec, so
+a template edited after review is not covered), whatever the ledger said when it was planned,
+and the budget approval only while the pull request has the approval label. Editing the text can
+drop approvals, never add one.
 
 `approvals` turns what the merged heads approve into the pins the submit job gets: per sweep, a
 digest of its `+` points when all are approved, and a token per approved point only where some
@@ -106,11 +107,10 @@ def comment_pins(found: Sequence[Pin], room: int = PIN_ROOM) -> str:
     text = pin_lines(found)
     if len(text) <= room:
         return text
-    rows = sorted(t for p in found for t in p.tokens)
     every = Pin(
         EVERY_SWEEP,
         sum(p.points for p in found),
-        hashlib.sha256("\n".join(sorted(p.digest for p in found) + rows).encode()).hexdigest(),
+        hashlib.sha256("\n".join(sorted(p.digest for p in found)).encode()).hexdigest(),
         frozenset(),
         all(p.approved for p in found),
     )
