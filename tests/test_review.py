@@ -53,6 +53,17 @@ def test_pins_do_not_grow_with_points_and_past_their_room_one_pin_stands_for_all
     }
 
 
+def test_holding_back_a_point_keeps_the_rest_of_the_plan_as_it_was(tmp_path: Path) -> None:
+    """Its group's URL, say, which the run's summary links (it used to be dropped)."""
+    import dataclasses
+
+    (plan,) = _plans(tmp_path)
+    plan = dataclasses.replace(plan, group="https://beaker.org/gr/01GROUP")
+    some = review.Pin("exact", 1, review.NO_DIGEST, frozenset({review.token(plan.rows[0])}))
+    checked = review.hold_back([plan], [some])
+    assert len(checked.held) == 5 and checked.plans[0].group == plan.group
+
+
 def test_an_edited_template_is_not_covered_by_the_old_pin(tmp_path: Path) -> None:
     (plan,) = _plans(tmp_path)
     pins = review.pins([plan])

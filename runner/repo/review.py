@@ -25,6 +25,7 @@ are not (a partial set, such as a grid with a held-back cross-term).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -160,7 +161,7 @@ def hold_back(plans: Sequence[SweepPlan], found: Sequence[Pin]) -> Review:
         tokens = frozenset().union(*(p.tokens for p in mine))
         out = {r.key for r in rows if token(r) not in tokens}
         held += [(plan.sweep.name, r) for r in rows if r.key in out]
-        kept.append(SweepPlan(plan.sweep, tuple(r for r in plan.rows if r.key not in out)))
+        kept.append(dataclasses.replace(plan, rows=tuple(r for r in plan.rows if r.key not in out)))
     return Review(tuple(kept), tuple(held))
 
 
@@ -195,7 +196,6 @@ def defined(
     """The token of every point each sweep defines in these files (path -> text), as
     `expand --plan` renders them against an empty ledger; a sweep with problems defines none,
     and a draft none (it is never submitted). `names`: only these sweeps are rendered."""
-    import dataclasses
     import tempfile
     from pathlib import Path
 
