@@ -216,6 +216,10 @@ class Job:
     secrets: dict[str, str] = field(default_factory=dict)
     pip: list[list[str]] = field(default_factory=list)
     """Every `python -m pip ...` a step ran (recorded, not run: the test venv has it all)."""
+    caches: list[str] = field(default_factory=list)
+    """The key of every actions/cache step run."""
+    artifacts: dict[str, Path] = field(default_factory=dict)
+    """Each artifact uploaded, by name: a copy of what was uploaded."""
 
     def annotations(self, level: str = "error") -> list[str]:
         return [line for line in self.log.splitlines() if line.startswith(f"::{level}")]
@@ -343,6 +347,7 @@ class Run:
             GITHUB_RUN_ID=str(self.run_id),
             GITHUB_SERVER_URL="https://github.com",
             GITHUB_WORKSPACE=str(workspace),
+            RUNNER_OS="Linux",
             RUNNER_TEMP=str(temp),
             PATH=f"{shims}{os.pathsep}{env.get('PATH', '')}",
             PYTHONPATH=str(PROJECT),  # `python -m runner` from this worktree's code

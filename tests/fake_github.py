@@ -3,7 +3,8 @@
 Pull requests (merged or not, with the commits they landed as, their head commit and labels),
 their comments (listed in pages with a Link header, created and updated; over 65 536 characters
 is refused with 422, as GitHub does), a commit's tree and file contents (read from `origin`, a
-bare repository, with git), and tokens: a request without the right one gets 401.
+bare repository, with git; a file over 1 MB comes back empty with `"encoding": "none"`, as from
+GitHub), and tokens: a request without the right one gets 401. `requests` records every call.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from urllib.parse import parse_qs, urlparse
 
 BOT = "github-actions[bot]"
 COMMENT_LIMIT = 65_536
+CONTENTS_LIMIT = 1_048_576
+"""The contents API returns larger files with `"encoding": "none"` and `"content": ""`."""
 
 
 @dataclass
@@ -108,16 +111,18 @@ class FakeGitHub:
             pull = self.pulls.get(int(m[1]))
             if pull is None:
                 return _reply(handler, 404, {"message": "Not Found"})
-            head = {"sha": pull.get("head", "")}
-            labels = [{"name": name} for name in pull.get("labels", ())]
-            return _reply(handler, 200, {**_pull(pull), "head": head, "labels": labels})
+            return _reply(handler, 200, _pull(pull))
         if method == "GET" and (m := re.fullmatch(r"git/trees/(\w+)", path)):
             listed = self._git("ls-tree", "-r", m[1]).splitlines()
             tree = [{"path": line.split("\t", 1)[1], "type": line.split()[1]} for line in listed]
             return _reply(handler, 200, {"sha": m[1], "tree": tree, "truncated": False})
         if method == "GET" and (m := re.fullmatch(r"contents/(.+)", path)):
             text = self._git("show", f"{query['ref']}:{m[1]}")
-            content = base64.b64encode(text.encode()).decode()
+            data = text.encode()
+            if len(data) > CONTENTS_LIMIT:  # GitHub: 1-100 MB files come without their content
+                empty = {"path": m[1], "size": len(data), "encoding": "none", "content": ""}
+                return _reply(handler, 200, empty)
+            content = base64.b64encode(data).decode()
             return _reply(handler, 200, {"path": m[1], "encoding": "base64", "content": content})
         if method == "GET" and path == "pulls" and "head" in query:  # one branch's, any state
             branch = query["head"].split(":", 1)[-1]
@@ -195,12 +200,17 @@ class FakeGitHub:
 
 
 def _pull(pull: dict[str, Any]) -> dict[str, Any]:
+    """A pull request as GitHub answers it, in a list or alone: its head commit and labels too."""
     keys = ("state", "title", "body")
+    head = {"sha": pull.get("head", "")}
+    if "head_ref" in pull:
+        head["ref"] = pull["head_ref"]
     return {
         "number": pull["number"],
         "merged_at": pull.get("merged_at"),
         **{k: pull[k] for k in keys if k in pull},
-        **({"head": {"ref": pull["head_ref"]}} if "head_ref" in pull else {}),
+        "head": head,
+        "labels": [{"name": name} for name in pull.get("labels", ())],
     }
 
 
@@ -215,6 +225,8 @@ def _too_long() -> dict[str, Any]:
                 "message": "body is too long (maximum is 65536 characters)",
             }
         ],
+        "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+        "status": "422",
     }
 
 

@@ -42,7 +42,6 @@ class GitHub:
     """Where the workflow files run come from: this project's, or a research repository's."""
     plan_workflow: str = "plan.yml"
     submit_workflow: str = "submit.yml"
-    artifacts: dict[str, Path] = field(default_factory=dict)
     """What actions/upload-artifact uploaded, by name: a copy of its directory."""
 
     def _dev(self) -> Path:
@@ -146,7 +145,8 @@ class GitHub:
                 "actions/checkout": self._checkout,
                 "actions/setup-python": _setup_python,
                 "actions/github-script": self._github_script,
-                "actions/upload-artifact": self._upload_artifact,
+                "actions/cache": _cache,
+                "actions/upload-artifact": _upload_artifact,
             },
             environments={
                 "beaker": Environment(
@@ -208,18 +208,37 @@ class GitHub:
         step.job.log += done.stdout + done.stderr
         assert done.returncode == 0, done.stdout + done.stderr
 
-    def _upload_artifact(self, step: Step) -> None:
-        """What actions/upload-artifact does with a directory: keep a copy under its name."""
-        source, name = Path(step.with_["path"]), step.with_["name"]
-        assert step.with_.get("if-no-files-found") in (None, "ignore", "warn", "error")
-        if source.is_dir():
-            copy = self.world.tmp / "artifacts" / name
-            shutil.copytree(source, copy, dirs_exist_ok=True)
-            self.artifacts[name] = copy
-
 
 def _setup_python(step: Step) -> None:
     assert step.with_ == {"python-version": "3.11"}  # the Tests workflow's Python
+
+
+def _cache(step: Step) -> None:
+    """actions/cache of pip's cache: keyed by the sha256 of the lock the install step uses."""
+    import hashlib
+    import platform
+
+    assert step.with_["path"] == "~/.cache/pip", step.with_
+    adaptive = step.env.get("SWEEP_RUNNER_EXTRAS") == "adaptive" or "propose" in step.env.get(
+        "GITHUB_ACTION_PATH", ""
+    )
+    lock = PROJECT / ("requirements-adaptive.txt" if adaptive else "requirements.txt")
+    digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    key = f"sweep-runner-pip-Linux-py{platform.python_version()}-{digest}"
+    assert step.with_["key"] == key, (step.with_["key"], key)
+    step.job.caches.append(key)
+
+
+def _upload_artifact(step: Step) -> None:
+    """actions/upload-artifact: a copy of the directory, by the artifact's name."""
+
+    source = Path(step.with_["path"])
+    target = step.workspace.parent / "artifacts" / step.with_["name"]
+    if source.exists():
+        shutil.copytree(source, target, dirs_exist_ok=step.with_.get("overwrite") == "true")
+        step.job.artifacts[step.with_["name"]] = target
+    else:
+        assert step.with_.get("if-no-files-found") == "ignore", step.with_
 
 
 @dataclass

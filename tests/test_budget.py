@@ -135,9 +135,13 @@ def test_on_merge_over_budget_points_need_an_approved_pin(tmp_path: Path) -> Non
     assert len(held.held) == 2 and held.plans[0].to_submit == ()
     approved = [dataclasses.replace(p, approved=True) for p in unapproved]
     assert budget.hold_unapproved(plans, approved, rules).held == ()
-    # An approved plan covers the points it showed, not a third one added later.
+    # An approved plan covers the points it showed, not a third one added later: the pins the
+    # reviewed job hands on (review.approvals) name the two it approved, a partial set.
     (bigger,) = _plans(tmp_path, GPU.replace("[0.1, 0.01]", "[0.1, 0.01, 0.5]"))
-    result = budget.hold_unapproved([bigger], approved, rules)
+    assert len(budget.hold_unapproved([bigger], approved, rules).held) == 3  # digest: all or none
+    shown = frozenset(review.token(r) for r in review.pending(plans[0]))
+    merged = [review.Pin(bigger.sweep.name, 2, review.NO_DIGEST, shown, approved=True)]
+    result = budget.hold_unapproved([bigger], review.approvals([bigger], merged), rules)
     assert [dict(r.params)["lr"] for _, r in result.held] == [0.5]
     assert "Held back: over the budget policy" in budget.held_markdown(result)
 

@@ -11,7 +11,7 @@ from runner.cli import main
 from runner.core.errors import Problem, RunnerError
 from runner.plan import COMMENT_MARKER
 from runner.repo import github
-from runner.report.plan import problems_markdown
+from runner.report.comment import problems_markdown
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import SWEEP, github_env, write

@@ -196,3 +196,29 @@ def test_backoff_grows_and_is_capped() -> None:
     # tenacity's jittered exponential backoff: initial * 2**n plus up to 1 s of jitter, capped.
     assert len(waits) == 5 and 2 <= waits[0] <= 3 and 4 <= waits[1] <= 5
     assert all(w <= 10 for w in waits) and waits[-1] == 10
+
+
+def test_a_shallow_checkout_fetches_other_heads_and_reads_their_files_of_any_size(
+    world: World,
+) -> None:
+    """What the reviewed job does with merged pull requests' heads: one fetch for all of them
+    (none when they are there already), then their files under sweeps/, ledgers left out."""
+    git(world.origin, "config", "uploadpack.allowAnySHA1InWant", "true")  # as GitHub allows
+    dev = world.clone("dev")
+    git(dev, "checkout", "--quiet", "-b", "pr")
+    big = "# notes\n" * 200_000  # 1.6 MB: GitHub's contents API would return it empty
+    write(dev, "sweeps/big.yaml", big)
+    write(dev, LEDGER, "{}\n")
+    commit_all(dev, "a pull request")
+    git(dev, "push", "--quiet", "origin", "HEAD:refs/pull/1/head")
+    head = git(dev, "rev-parse", "HEAD")
+    checkout = world.ci_checkout("ci")
+    with pytest.raises(GitError):
+        gitrepo.files_at(checkout, head, "sweeps")  # not fetched yet
+    gitrepo.fetch_commits(checkout, [head], token="ghs_job_token")
+    files = gitrepo.files_at(checkout, head, "sweeps", skip="sweeps/ledger")
+    assert files["sweeps/big.yaml"] == big and LEDGER not in files
+    assert files.keys() >= {p for p in gitrepo.files_at(checkout, "HEAD", "sweeps")}
+    gitrepo.fetch_commits(
+        checkout, [head, git(checkout, "rev-parse", "HEAD")]
+    )  # both here: no fetch

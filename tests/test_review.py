@@ -22,15 +22,46 @@ def _plans(root: Path, text: str = SWEEP) -> list[SweepPlan]:
 def test_pins_round_trip_and_approve_exactly_the_points_shown(tmp_path: Path) -> None:
     (plan,) = _plans(tmp_path)
     pins = review.parse_pins(review.pin_lines(review.pins([plan])))
-    assert pins == review.pins([plan]) and len(pins[0].tokens) == 6
+    assert pins == review.pins([plan]) and pins[0].points == 6 and pins[0].tokens == frozenset()
     assert review.hold_back([plan], pins).held == ()
     (bigger,) = _plans(tmp_path, SWEEP.replace("seed: [1, 2]", "seed: [1, 2, 3]"))
-    held = review.hold_back([bigger], pins).held
+    assert len(review.hold_back([bigger], pins).held) == 9  # a comment's digest: all or nothing
+    # What the reviewed job hands on: the head defined the 6 shown; 3 of the 9 are not covered.
+    shown = review.checked(pins, {"exact": frozenset(map(review.token, plan.rows))}, False)
+    handed = review.approvals([bigger], shown)
+    assert len(handed[0].tokens) == 6  # a partial set: a token per covered point
+    held = review.hold_back([bigger], handed).held
     assert len(held) == 3 and {dict(r.params)["seed"] for _, r in held} == {3}
-    # Digest only (a summarised table): all or nothing.
-    digest_only = review.pins([plan], listed=0)
-    assert review.hold_back([plan], digest_only).held == ()
-    assert len(review.hold_back([bigger], digest_only).held) == 9
+    # All covered: a digest, no token, however many points.
+    assert review.approvals([plan], shown)[0].tokens == frozenset()
+    assert review.hold_back([plan], review.approvals([plan], shown)).held == ()
+
+
+def test_pins_do_not_grow_with_points_and_past_their_room_one_pin_stands_for_all(
+    tmp_path: Path,
+) -> None:
+    (plan,) = _plans(tmp_path, SWEEP.replace("seed: [1, 2]", f"seed: {list(range(300))}"))
+    assert len(plan.rows) == 900 and len(review.comment_pins(review.pins([plan]))) < 150
+    many = [review.Pin(f"sweep-{i}", 96, "a" * 64, frozenset(), approved=True) for i in range(400)]
+    text = review.comment_pins(many)
+    (every,) = review.parse_pins(text)
+    assert len(text) < 200 and every.sweep == review.EVERY_SWEEP and every.approved
+    defined = {"a": frozenset({"1", "2"}), "b": frozenset({"3"})}
+    assert {(p.sweep, p.tokens) for p in review.checked([every], defined, labeled=False)} == {
+        ("a", frozenset({"1", "2"})),
+        ("b", frozenset({"3"})),
+    }
+
+
+def test_holding_back_a_point_keeps_the_rest_of_the_plan_as_it_was(tmp_path: Path) -> None:
+    """Its group's URL, say, which the run's summary links (it used to be dropped)."""
+    import dataclasses
+
+    (plan,) = _plans(tmp_path)
+    plan = dataclasses.replace(plan, group="https://beaker.org/gr/01GROUP")
+    some = review.Pin("exact", 1, review.NO_DIGEST, frozenset({review.token(plan.rows[0])}))
+    checked = review.hold_back([plan], [some])
+    assert len(checked.held) == 5 and checked.plans[0].group == plan.group
 
 
 def test_an_edited_template_is_not_covered_by_the_old_pin(tmp_path: Path) -> None:
@@ -40,21 +71,24 @@ def test_an_edited_template_is_not_covered_by_the_old_pin(tmp_path: Path) -> Non
     assert len(review.hold_back([edited], pins).held) == 6
 
 
-def test_reading_pins_needs_the_token_and_fails_closed() -> None:
+def test_reading_pins_needs_the_token_and_fails_closed(tmp_path: Path) -> None:
+    from runner.commands.reviewed import reviewed_pins
+    from runner.repo.github import Api
+
     api = FakeGitHub()
     try:
         api.merged(7, "abc")
         api.comment(
             7, f"{COMMENT_MARKER}\n<!-- {review.PIN_MARK} sweep=s points=1 sha256={'0' * 64} -->"
         )
-        good = review.Api(api.url, api.repository, api.token)
-        found = review.reviewed_pins(good, ["abc"], "main", "approved")
+        good = Api(api.url, api.repository, api.token)
+        found = reviewed_pins(good, tmp_path, ["abc"], "main", "approved")
         assert found.pins == {} and list(found.refused) == [7]  # names no head: approves nothing
-        wrong = review.Api(api.url, api.repository, "wrong")
+        wrong = Api(api.url, api.repository, "wrong")
         with pytest.raises(RunnerError, match=r"GitHub API GET .* failed"):
-            review.reviewed_pins(wrong, ["abc"], "main", "approved")
+            reviewed_pins(wrong, tmp_path, ["abc"], "main", "approved")
         with pytest.raises(RunnerError, match="GITHUB_TOKEN"):
-            review.Api.from_env({"GITHUB_REPOSITORY": "ai2/sweeps"})
+            Api.from_env({"GITHUB_REPOSITORY": "ai2/sweeps"})
     finally:
         api.close()
 
@@ -83,7 +117,7 @@ def test_a_capped_sweep_pins_every_point_so_top_ups_submit_the_waiting_ones(
     (plan,) = _plans(tmp_path, "max_running: 2\n" + SWEEP)
     assert len(plan.to_submit) == 2 and plan.cap is not None and plan.cap.waiting == 4
     pins = review.parse_pins(review.pin_lines(review.pins([plan])))
-    assert pins[0].points == 6 and len(pins[0].tokens) == 6
+    assert pins[0].points == 6
     assert review.hold_back([plan], pins).held == ()
     # The first two are submitted: the schedule's plan has 4 `+` points, 2 of them not waiting.
     first = {r.key for r in plan.to_submit}
@@ -92,7 +126,11 @@ def test_a_capped_sweep_pins_every_point_so_top_ups_submit_the_waiting_ones(
         for r in plan.rows
     )
     later = capped(dataclasses.replace(plan, rows=rows), running=2)
-    checked = review.hold_back([later], pins)
+    # The merged head defines all 6: the reviewed job approves the 4 left, by their digest.
+    shown = review.checked(pins, {"exact": frozenset(map(review.token, plan.rows))}, False)
+    handed = review.approvals([later], shown)
+    assert handed[0].points == 4 and handed[0].tokens == frozenset()
+    checked = review.hold_back([later], handed)
     assert checked.held == ()
     (kept,) = checked.plans
     assert len([r for r in kept.rows if r.status == PlanStatus.SUBMIT]) == 4

@@ -55,7 +55,7 @@ def test_the_status_workflow_puts_each_results_page_in_the_summary_and_uploads_i
     assert sorted(counts.split(", ")) == ["1 failed", "5 succeeded"]
     assert "**`grid-" in page and "`loss` = **1**" in page
     assert "### Not finished (1)" in page and "### Parameter importance" in page
-    uploaded = github.artifacts["sweep-report"]
+    uploaded = jobs["status"].artifacts["sweep-report"]
     assert (uploaded / "grid.md").read_text() in summary
     assert len((uploaded / "grid.csv").read_text().splitlines()) == 1 + 6
     mutations = {"CreateGroup", "UpdateGroup", "CancelWorkloads", "RestartExperimentTasks"}

@@ -10,6 +10,7 @@ requests and merges on it as GitHub does (refs/pull/N/head and refs/pull/N/merge
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import pytest
@@ -77,8 +78,12 @@ def test_two_pull_requests_submit_only_reviewed_points_and_hold_back_the_cross_t
         assert "Plan: 2 to submit, 4 already submitted" in plans[number]
 
     succeeded(github.merge(2).run(), "reviewed", "submit")
+    calls = len(github.api.requests)
     jobs = github.merge(3).run()
     succeeded(jobs, "reviewed", "submit")
+    # GitHub calls: the merge's pull request, the recent merges, one comment list each of the
+    # three; the heads come with git, no call per file.
+    assert len(github.api.requests[calls:]) == 1 + 1 + 3
 
     created = _names(github.beaker)
     assert len(created) == 4 + 2 + 2  # not 9: the cross-term lr=0.001, seed=3 waits
@@ -118,7 +123,10 @@ def test_editing_a_merged_plan_comment_approves_nothing_nobody_reviewed(github: 
     assert len(_names(github.beaker)) == 8  # the cross-term lr=0.001, seed=3 is held back
 
     main = github.world.clone("maintainer")
-    forged = review.pin_lines(review.pins(catalog.load(main, []).plans()))  # the cross-term's
+    (grid,) = [p for p in catalog.load(main, []).plans() if review.pending(p)]
+    (plain,) = review.pins([grid])  # the cross-term's, as a plan would pin it (a digest) ...
+    cross = frozenset(map(review.token, review.pending(grid)))
+    forged = review.pin_lines([plain, dataclasses.replace(plain, tokens=cross)])  # ... and listed
     assert forged.count("tokens=") == 1
     comment = github.api.comments[3][0]
     assert comment["user"]["login"] == "github-actions[bot]"  # an edit keeps the author

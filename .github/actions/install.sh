@@ -2,12 +2,22 @@
 # Install the runner of this copy of beaker-sweep-runner: the files of the action being run, at
 # the tag or commit the workflow's `uses:` names, with the hash-pinned dependencies of its
 # requirements.txt. No resolver: nothing unpinned is installed where BEAKER_TOKEN may be set.
+#
+# `install.sh --cache-key` prints `key=...` for actions/cache instead: pip's cache is keyed by
+# this lock's hash (and the OS and Python). A cached download still has to match its sha256 in
+# the lock, so the cache saves time and cannot change what is installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # SWEEP_RUNNER_EXTRAS=adaptive (the propose action): the lock that adds Optuna, hash-pinned too.
 requirements="$root/requirements.txt"
 if [ "${SWEEP_RUNNER_EXTRAS:-}" = "adaptive" ]; then
   requirements="$root/requirements-adaptive.txt"
+fi
+if [ "${1:-}" = "--cache-key" ]; then
+  lock="$(sha256sum "$requirements" | cut -c1-64)"
+  python_version="$(python -c 'import platform; print(platform.python_version())')"
+  echo "key=sweep-runner-pip-${RUNNER_OS:-Linux}-py${python_version}-${lock}"
+  exit 0
 fi
 python -m pip install --quiet --require-hashes --no-deps -r "$requirements"
 # No build isolation: it would fetch setuptools and setuptools-scm unpinned; their hash-pinned

@@ -177,7 +177,7 @@ def hold_unapproved(plans: Sequence[SweepPlan], pins: Sequence[review.Pin], rule
     kept: list[SweepPlan] = []
     held: list[tuple[str, Row]] = []
     for plan in plans:
-        rows = plan.to_submit
+        rows = review.pending(plan)  # those waiting under max_running too, as pins count them
         approved = [p for p in pins if p.approved and p.sweep == plan.sweep.name]
         if plan.sweep.name not in over or any(p.digest == review.digest(rows) for p in approved):
             kept.append(plan)

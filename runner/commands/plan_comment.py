@@ -1,10 +1,12 @@
 """`plan-comment`: the plan of a pull request as the markdown of its sticky comment.
 
-Writes the document to --output (for the workflow step that posts the comment) and to the job
-summary. With --base, the sweeps the pull request changes are shown in full and the rest as one
-line. The comment carries the pins of plan review (runner/repo/review.py): what a merge may submit.
-Invalid manifests still produce a document, listing the problems (each also an annotation on
-the pull request's diff in GitHub Actions), and exit 1.
+Writes the comment to --output (for the workflow step that posts it: at most 65 536 characters
+for any merge, runner/report/comment.py), the whole plan to the job summary, and with --artifact
+the whole plan as markdown and JSON to a directory (the run's artifact). With --base, the sweeps
+the pull request changes are shown in full and the rest as one line. The comment carries the pins
+of plan review (runner/repo/review.py): what a merge may submit. Invalid manifests still produce a
+document, listing the problems (each also an annotation on the pull request's diff in GitHub
+Actions), and exit 1.
 """
 
 from __future__ import annotations
@@ -32,19 +34,32 @@ def register(commands: Subparsers) -> None:
         metavar="REV",
         help="the pull request's base commit: only the sweeps changed since are shown in full",
     )
+    parser.add_argument(
+        "--artifact",
+        metavar="DIR",
+        help="also write the whole plan to DIR/sweep-plan.md and DIR/sweep-plan.json",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    return plan_comment(Path(args.directory), args.paths, output=args.output, base=args.base)
+    return plan_comment(
+        Path(args.directory), args.paths, output=args.output, base=args.base, artifact=args.artifact
+    )
 
 
 def plan_comment(
-    directory: Path, paths: Sequence[str], *, output: str | None = None, base: str | None = None
+    directory: Path,
+    paths: Sequence[str],
+    *,
+    output: str | None = None,
+    base: str | None = None,
+    artifact: str | None = None,
 ) -> int:
     from runner.apply import budget
     from runner.repo import github, review
-    from runner.report import plan as report
+    from runner.report import comment as report
+    from runner.report import plan as plan_report
 
     cat = load_catalog(directory, paths)
     problems = list(cat.problems)
@@ -55,16 +70,20 @@ def plan_comment(
         problems += exc.problems
     verdict = None
     if problems:
-        text = report.problems_markdown(problems)
+        text = full = report.problems_markdown(problems)
     else:
         changed = _changed(cat.root, base) if base else None
         verdict = budget.judge_pull_request(cat.root, plans, base, budget.event_labels())
-        text = report.pull_request_markdown(plans, changed) + budget.markdown(verdict)
-        text += review.pin_lines(budget.approve_pins(review.pins(plans), verdict))
-        text += review.head_line(_head())
+        pins = review.comment_pins(budget.approve_pins(review.pins(plans), verdict))
+        made = report.documents(
+            plans, changed, budget.markdown(verdict), pins + review.head_line(_head())
+        )
+        text, full = made.comment, made.full
         to_submit = sum(len(p.to_submit) for p in plans)
+        if artifact:
+            _write_artifact(Path(artifact), full, plan_report.as_json(plans))
     write_output(text, output)
-    github.append_summary(text)
+    github.append_summary(full)
     github.set_outputs({"valid": str(not problems).lower(), "to_submit": str(to_submit)})
     annotate = github.in_actions()
     for problem in sorted(set(problems)):
@@ -78,6 +97,14 @@ def plan_comment(
                 print(_annotation(problem), flush=True)
         return 1
     return 1 if problems else 0
+
+
+def _write_artifact(directory: Path, full: str, plan_json: str) -> None:
+    from runner.report.comment import ARTIFACT
+
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{ARTIFACT}.md").write_text(full, encoding="utf-8")
+    (directory / f"{ARTIFACT}.json").write_text(plan_json, encoding="utf-8")
 
 
 def _head() -> str:

@@ -1,16 +1,25 @@
 """`reviewed-plans`: the pins of the plans reviewed on merged pull requests, for `submit --reviewed`.
 
 Runs in its own workflow job with a read-only token (pull-requests: read), so the job that holds
-BEAKER_TOKEN and a write token never talks to the GitHub API.
+BEAKER_TOKEN and a write token never talks to the GitHub API. Its GitHub calls do not grow with
+the files under sweeps/: one per pushed commit, one for the recent merges and one per pull
+request with a plan comment; each merged head is read with one `git fetch` (runner/repo/review.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.commands.common import Subparsers, stderr, write_output
+
+if TYPE_CHECKING:
+    from runner.repo.github import Api
+    from runner.repo.review import Pin
 
 
 def register(commands: Subparsers) -> None:
@@ -27,15 +36,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def reviewed_plans(directory: str, *, output: str | None = None) -> int:
-    from runner.plan import policy
-    from runner.plan.catalog import find_root
+    from runner.plan import catalog, policy
     from runner.repo import github, review
 
     event = github.read_event()
-    api = review.Api.from_env(os.environ)
-    label = policy.read(find_root(Path(directory))).approval_label
-    found = review.reviewed_pins(api, event.commits, event.default_branch or "main", label)
-    pins = [pin for number in sorted(found.pins) for pin in found.pins[number]]
+    api = github.Api.from_env(os.environ)
+    root = catalog.find_root(Path(directory))
+    label = policy.read(root).approval_label
+    found = reviewed_pins(api, root, event.commits, event.default_branch or "main", label)
+    plans, _ = catalog.load(root, []).readable_plans()  # the `+` points of this checkout
+    pins = review.approvals(
+        plans, [pin for number in sorted(found.pins) for pin in found.pins[number]]
+    )
     text = review.pin_lines(pins)
     write_output(text, output)
     if output:
@@ -47,3 +59,43 @@ def reviewed_plans(directory: str, *, output: str | None = None) -> int:
         stderr(line)
     github.append_summary("".join(f"{line[0].upper()}{line[1:]}.\n\n" for line in lines))
     return 0
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    pins: Mapping[int, Sequence[Pin]]
+    """By pull request: what its plan showed that its merged head defines."""
+    refused: Mapping[int, str]
+    """By pull request: why its plan comment approves nothing."""
+
+
+def reviewed_pins(api: Api, root: Path, commits: Sequence[str], base: str, label: str) -> Reviewed:
+    """The pins of the plans of the pushed commits' pull requests and of recent merges, each
+    checked against its pull request's merged head, read with git from `origin` (GitHub's
+    contents API would take a call per file and return files over 1 MB empty). `label`: the
+    budget policy's approval label."""
+    from runner.ledger import LEDGER_DIR
+    from runner.plan.catalog import SWEEPS_DIR
+    from runner.repo import gitrepo, review
+
+    shown: dict[int, tuple[str, bool, list[Pin]]] = {}
+    refused: dict[int, str] = {}
+    for pull in api.merged_pulls(commits, base):
+        body = api.plan_comment(pull.number)
+        if body is None:
+            continue
+        planned = review.planned_head(body)
+        if not pull.head or planned != pull.head:
+            shown_as = planned[:12] or "no commit"
+            refused[pull.number] = (
+                f"its plan comment is of {shown_as}, not of its head {pull.head[:12]}"
+            )
+            continue
+        shown[pull.number] = (pull.head, label in pull.labels, review.parse_pins(body))
+    gitrepo.fetch_commits(root, sorted({head for head, _, _ in shown.values()}), api.token)
+    ledgers = str(LEDGER_DIR)
+    found = {}
+    for number, (head, labeled, pins) in shown.items():
+        files = gitrepo.files_at(root, head, SWEEPS_DIR, skip=ledgers)
+        found[number] = review.checked(pins, review.defined(files, review.named(pins)), labeled)
+    return Reviewed(found, refused)

@@ -1,4 +1,5 @@
-"""GitHub Actions' environment: the triggering event, the job summary and step outputs.
+"""GitHub Actions' environment: the triggering event, the job summary and step outputs; and
+the few read-only REST calls plan pinning makes (`Api`).
 
 Workflows stay thin: they run `python -m runner ...`, and this module reads what GitHub provides
 (`GITHUB_EVENT_NAME`, `GITHUB_EVENT_PATH`, `GITHUB_REF`) and writes what GitHub shows
@@ -10,13 +11,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.error
+import urllib.parse
+import urllib.request
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from runner.core.errors import RunnerError
+from runner.plan import COMMENT_MARKER
 
 ALL = ("", "all", "*")
 """What the `manifests` dispatch input may say to mean every manifest under sweeps/."""
@@ -176,3 +181,90 @@ def annotation(level: str, message: str, file: str = "", line: int = 0, col: int
 
 def in_actions(environ: Mapping[str, str] = os.environ) -> bool:
     return environ.get("GITHUB_ACTIONS") == "true"
+
+
+# -- the REST API, read-only: merged pull requests and their plan comments ---------------------
+
+BOT = "github-actions[bot]"
+RECENT_PULLS = 30
+"""Recently merged pull requests whose plans count, besides those of the pushed commits."""
+
+
+@dataclass(frozen=True)
+class Merged:
+    """A merged pull request as GitHub lists it: its head commit (fixed once merged) and the
+    labels it carries now."""
+
+    number: int
+    head: str
+    labels: frozenset[str]
+
+    @classmethod
+    def of(cls, found: Any) -> Merged:
+        labels = frozenset(str(x.get("name")) for x in found.get("labels") or ())
+        return cls(int(found["number"]), str((found.get("head") or {}).get("sha") or ""), labels)
+
+
+@dataclass(frozen=True)
+class Api:
+    """GitHub's REST API for one repository, with a read-only token."""
+
+    url: str
+    repository: str
+    token: str
+    timeout: float = 30.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Api:
+        repository, token = environ.get("GITHUB_REPOSITORY", ""), environ.get("GITHUB_TOKEN", "")
+        if not repository or not token:
+            raise RunnerError(
+                "GITHUB_REPOSITORY and GITHUB_TOKEN must be set to read the reviewed plans"
+                " (in the workflow: env GITHUB_TOKEN: ${{ github.token }}, pull-requests: read)"
+            )
+        return cls(environ.get("GITHUB_API_URL", "https://api.github.com"), repository, token)
+
+    def get(self, path: str, query: Mapping[str, str] | None = None) -> Any:
+        """One GET; a RunnerError that names the URL when GitHub cannot answer."""
+        url = f"{self.url.rstrip('/')}/repos/{self.repository}/{path}"
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        request = urllib.request.Request(
+            url,
+            headers={
+                "Accept": "application/vnd.github+json",
+                "Authorization": f"Bearer {self.token}",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": "beaker-sweep-runner",
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+                return json.loads(reply.read().decode("utf-8"))
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise RunnerError(f"GitHub API GET {url} failed: {exc}") from None
+
+    def merged_pulls(self, commits: Sequence[str], base: str) -> list[Merged]:
+        """The merged pull requests the pushed commits belong to, then the last RECENT_PULLS
+        merged into `base`: one call per pushed commit and one for the list (each answer
+        carries the head commit and the labels)."""
+        found = [p for sha in commits for p in self.get(f"commits/{sha}/pulls")]
+        query = {"state": "closed", "base": base, "sort": "updated", "direction": "desc"}
+        found += self.get("pulls", {**query, "per_page": str(RECENT_PULLS)})
+        merged = {int(p["number"]): Merged.of(p) for p in reversed(found) if p.get("merged_at")}
+        order = dict.fromkeys(int(p["number"]) for p in found)
+        return [merged[n] for n in order if n in merged]
+
+    def plan_comment(self, number: int) -> str | None:
+        """The body of the plan comment of a pull request, if the plan workflow left one."""
+        page = 1
+        while True:
+            found = self.get(f"issues/{number}/comments", {"per_page": "100", "page": str(page)})
+            for comment in found:
+                login = (comment.get("user") or {}).get("login")
+                body = comment.get("body") or ""
+                if login == BOT and body.startswith(COMMENT_MARKER):
+                    return str(body)
+            if len(found) < 100:
+                return None
+            page += 1

@@ -1,42 +1,37 @@
 """Plan pinning: a merge submits only the points that a reviewed plan showed.
 
-A pull request's plan comment carries one hidden pin per sweep with points to submit: a digest of
-all of them, and a short token for each point its table lists. On merge, the submit workflow
-reads the plan comments of the pull requests of the pushed commits (and of recently merged ones,
-so a dropped run is repaired by the next) through GitHub's API with a read-only token, and
-submits a `+` point only when a pin covers it: the sweep's whole `+` set has a pinned digest, or
-the point's token is pinned. Anything else (the cross-term of two pull requests that each changed
-one axis, say) is held back and listed as "not in a reviewed plan".
-
-Unlike a Terraform plan file, a pin names points, not a state: a plan made against an empty or
-stale ledger pins only what it showed, so a stale plan can never approve more than it showed.
-A token covers the point's key and its rendered spec, so editing the template after review is
-not covered either.
+A pull request's plan comment carries one hidden pin per sweep with points to submit: the sweep's
+name, how many, and a digest of them (one line per sweep, whatever its size; past `PIN_ROOM`
+characters a single pin `sweep=*` stands for every sweep). On merge, the submit workflow reads
+the plan comments of the pull requests of the pushed commits (and of recently merged ones, so a
+dropped run is repaired by the next) with a read-only token, and submits a `+` point only when a
+pin covers it. Anything else (the cross-term of two pull requests that each changed one axis,
+say) is held back and listed as "not in a reviewed plan".
 
 The comment is text anyone with write access can edit, and GitHub keeps its author when they do.
 So it is evidence, not authority: it names the pull request's head commit it was planned for
-(`head_line`), and the reviewed job (`reviewed_pins`) reads that head's manifests through the API
-and recomputes every point they define, offline and deterministically (the code of
-`expand --plan`). A comment whose head is not the merged head approves nothing; a pin approves
-only points the merged head defines, and the budget approval only while the pull request has
-the approval label. Editing the text can drop approvals, never add one.
+(`head_line`), and the reviewed job (`runner.commands.reviewed`) reads that head with git and
+recomputes every point it defines, offline and deterministically (the code of `expand --plan`).
+A comment whose head is not the merged head approves nothing; a pin approves only the points of
+its sweep that the merged head defines (a token covers the point's key and its rendered spec, so
+a template edited after review is not covered), whatever the ledger said when it was planned,
+and the budget approval only while the pull request has the approval label. Editing the text can
+drop approvals, never add one.
+
+`approvals` turns what the merged heads approve into the pins the submit job gets: per sweep, a
+digest of its `+` points when all are approved, and a token per approved point only where some
+are not (a partial set, such as a grid with a held-back cross-term).
 """
 
 from __future__ import annotations
 
-import base64
+import dataclasses
 import hashlib
-import json
 import re
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from runner.core.errors import RunnerError
-from runner.plan import COMMENT_MARKER, PlanStatus, Row, SweepPlan
+from runner.plan import PlanStatus, Row, SweepPlan
 
 PIN_MARK = "beaker-sweep-runner:reviewed"
 HEAD_MARK = "beaker-sweep-runner:planned"
@@ -44,11 +39,10 @@ NO_DIGEST = "0" * 64
 """The digest of a checked pin: it approves by its tokens only (no real digest is all zeros)."""
 _HEAD = re.compile(r"<!-- " + re.escape(HEAD_MARK) + r" head=([0-9a-f]{7,64}) -->")
 TOKEN_HEX = 16
-LISTED = 200
-"""Tokens listed per sweep, as many as the plan table shows; beyond that only the digest."""
-BOT = "github-actions[bot]"
-RECENT_PULLS = 30
-"""Recently merged pull requests whose plans count, besides those of the pushed commits."""
+EVERY_SWEEP = "*"
+"""The sweep of the one pin of a plan with too many sweeps to pin one by one."""
+PIN_ROOM = 20_000
+"""Characters of pins a plan comment may carry (about 150 sweeps); past that, one `*` pin."""
 _PIN = re.compile(
     r"<!-- " + re.escape(PIN_MARK) + r" sweep=(\S+) points=(\d+) sha256=([0-9a-f]{64})"
     r"( approved=budget)?(?: tokens=([0-9a-f,]*))? -->"
@@ -89,7 +83,7 @@ def digest(rows: Iterable[Row]) -> str:
     return hashlib.sha256("\n".join(sorted(_full_token(r) for r in rows)).encode()).hexdigest()
 
 
-def _pending(plan: SweepPlan) -> tuple[Row, ...]:
+def pending(plan: SweepPlan) -> tuple[Row, ...]:
     """Every `+` point a merge approves: those waiting under max_running too, which the
     schedule's top-ups submit later (drafts: none, they never go to Beaker)."""
     if plan.sweep.draft:
@@ -97,15 +91,31 @@ def _pending(plan: SweepPlan) -> tuple[Row, ...]:
     return tuple(r for r in plan.rows if r.status == PlanStatus.SUBMIT)
 
 
-def pins(plans: Sequence[SweepPlan], listed: int = LISTED) -> list[Pin]:
-    """The pins of a plan: one per sweep that would submit something, now or in a top-up."""
+def pins(plans: Sequence[SweepPlan]) -> list[Pin]:
+    """The pins of a plan: one per sweep that would submit something, now or in a top-up, with
+    a digest of its points and no token (its size does not grow with the points)."""
     found = []
     for plan in plans:
-        rows = _pending(plan)
+        rows = pending(plan)
         if rows:
-            tokens = frozenset(token(r) for r in rows) if len(rows) <= listed else frozenset()
-            found.append(Pin(plan.sweep.name, len(rows), digest(rows), tokens))
+            found.append(Pin(plan.sweep.name, len(rows), digest(rows), frozenset()))
     return found
+
+
+def comment_pins(found: Sequence[Pin], room: int = PIN_ROOM) -> str:
+    """The pin lines of a plan comment: one per sweep, or past `room` characters one pin for
+    every sweep (`sweep=*`, approved over the budget only if every sweep was)."""
+    text = pin_lines(found)
+    if len(text) <= room:
+        return text
+    every = Pin(
+        EVERY_SWEEP,
+        sum(p.points for p in found),
+        hashlib.sha256("\n".join(sorted(p.digest for p in found)).encode()).hexdigest(),
+        frozenset(),
+        all(p.approved for p in found),
+    )
+    return pin_lines([every])
 
 
 def pin_lines(found: Sequence[Pin]) -> str:
@@ -143,7 +153,7 @@ def hold_back(plans: Sequence[SweepPlan], found: Sequence[Pin]) -> Review:
     kept: list[SweepPlan] = []
     held: list[tuple[str, Row]] = []
     for plan in plans:
-        rows = _pending(plan)
+        rows = pending(plan)
         mine = [p for p in found if p.sweep == plan.sweep.name]
         if not rows or any(p.digest == digest(rows) for p in mine):
             kept.append(plan)
@@ -151,7 +161,7 @@ def hold_back(plans: Sequence[SweepPlan], found: Sequence[Pin]) -> Review:
         tokens = frozenset().union(*(p.tokens for p in mine))
         out = {r.key for r in rows if token(r) not in tokens}
         held += [(plan.sweep.name, r) for r in rows if r.key in out]
-        kept.append(SweepPlan(plan.sweep, tuple(r for r in plan.rows if r.key not in out)))
+        kept.append(dataclasses.replace(plan, rows=tuple(r for r in plan.rows if r.key not in out)))
     return Review(tuple(kept), tuple(held))
 
 
@@ -177,128 +187,15 @@ def held_markdown(review: Review, limit: int = 200) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-# -- reading the reviewed plans from GitHub ---------------------------------------------------
+# -- checking them against the merged heads ---------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Api:
-    """GitHub's REST API for one repository, with a read-only token."""
-
-    url: str
-    repository: str
-    token: str
-    timeout: float = 30.0
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> Api:
-        repository, token = environ.get("GITHUB_REPOSITORY", ""), environ.get("GITHUB_TOKEN", "")
-        if not repository or not token:
-            raise RunnerError(
-                "GITHUB_REPOSITORY and GITHUB_TOKEN must be set to read the reviewed plans"
-                " (in the workflow: env GITHUB_TOKEN: ${{ github.token }}, pull-requests: read)"
-            )
-        return cls(environ.get("GITHUB_API_URL", "https://api.github.com"), repository, token)
-
-    def get(self, path: str, query: Mapping[str, str] | None = None) -> Any:
-        """One GET; a RunnerError that names the URL when GitHub cannot answer."""
-        url = f"{self.url.rstrip('/')}/repos/{self.repository}/{path}"
-        if query:
-            url += "?" + urllib.parse.urlencode(query)
-        request = urllib.request.Request(
-            url,
-            headers={
-                "Accept": "application/vnd.github+json",
-                "Authorization": f"Bearer {self.token}",
-                "X-GitHub-Api-Version": "2022-11-28",
-                "User-Agent": "beaker-sweep-runner",
-            },
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
-                return json.loads(reply.read().decode("utf-8"))
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise RunnerError(f"GitHub API GET {url} failed: {exc}") from None
-
-    def pulls_of(self, sha: str) -> list[int]:
-        """Merged pull requests a commit belongs to (the merged commit's pull request)."""
-        return [p["number"] for p in self.get(f"commits/{sha}/pulls") if p.get("merged_at")]
-
-    def recently_merged(self, base: str) -> list[int]:
-        query = {"state": "closed", "base": base, "sort": "updated", "direction": "desc"}
-        found = self.get("pulls", {**query, "per_page": str(RECENT_PULLS)})
-        return [p["number"] for p in found if p.get("merged_at")]
-
-    def pull(self, number: int) -> Any:
-        return self.get(f"pulls/{number}")
-
-    def files_at(self, sha: str, directory: str = "sweeps") -> dict[str, str]:
-        """The text of every file under `directory` at commit `sha` except the ledgers (the
-        manifests, their lock files and the budget policy), by path."""
-        tree = self.get(f"git/trees/{sha}", {"recursive": "1"})
-        paths = [
-            e["path"]
-            for e in tree.get("tree", ())
-            if e.get("type") == "blob"
-            and e["path"].startswith(directory + "/")
-            and not e["path"].startswith(f"{directory}/ledger/")
-        ]
-        files = {}
-        for path in paths:
-            found = self.get(f"contents/{urllib.parse.quote(path)}", {"ref": sha})
-            files[path] = base64.b64decode(found.get("content", "")).decode("utf-8")
-        return files
-
-    def plan_comment(self, number: int) -> str | None:
-        """The body of the plan comment of a pull request, if the plan workflow left one."""
-        page = 1
-        while True:
-            found = self.get(f"issues/{number}/comments", {"per_page": "100", "page": str(page)})
-            for comment in found:
-                login = (comment.get("user") or {}).get("login")
-                body = comment.get("body") or ""
-                if login == BOT and body.startswith(COMMENT_MARKER):
-                    return str(body)
-            if len(found) < 100:
-                return None
-            page += 1
-
-
-@dataclass(frozen=True)
-class Reviewed:
-    pins: Mapping[int, Sequence[Pin]]
-    """By pull request: what its plan showed that its merged head defines."""
-    refused: Mapping[int, str]
-    """By pull request: why its plan comment approves nothing."""
-
-
-def reviewed_pins(api: Api, commits: Sequence[str], base: str, label: str) -> Reviewed:
-    """The pins of the plans of the pushed commits' pull requests and of recent merges, each
-    checked against its pull request's merged head (see the module's docstring). `label`: the
-    budget policy's approval label."""
-    numbers: list[int] = []
-    for sha in commits:
-        numbers += api.pulls_of(sha)
-    numbers += api.recently_merged(base)
-    found: dict[int, list[Pin]] = {}
-    refused: dict[int, str] = {}
-    for number in dict.fromkeys(numbers):
-        body = api.plan_comment(number)
-        if body is None:
-            continue
-        pull = api.pull(number)
-        head, planned = str((pull.get("head") or {}).get("sha") or ""), planned_head(body)
-        if not head or planned != head:
-            shown = planned[:12] or "no commit"
-            refused[number] = f"its plan comment is of {shown}, not of its head {head[:12]}"
-            continue
-        labels = {str(x.get("name")) for x in pull.get("labels") or ()}
-        found[number] = checked(parse_pins(body), defined(api.files_at(head)), label in labels)
-    return Reviewed(found, refused)
-
-
-def defined(files: Mapping[str, str]) -> dict[str, frozenset[str]]:
+def defined(
+    files: Mapping[str, str], names: Collection[str] | None = None
+) -> dict[str, frozenset[str]]:
     """The token of every point each sweep defines in these files (path -> text), as
-    `expand --plan` renders them against an empty ledger; a sweep with problems defines none."""
+    `expand --plan` renders them against an empty ledger; a sweep with problems defines none,
+    and a draft none (it is never submitted). `names`: only these sweeps are rendered."""
     import tempfile
     from pathlib import Path
 
@@ -310,17 +207,52 @@ def defined(files: Mapping[str, str]) -> dict[str, frozenset[str]]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         Path(tmp, "sweeps").mkdir(exist_ok=True)
-        plans, _ = catalog.load(Path(tmp), []).readable_plans()
-        return {p.sweep.name: frozenset(token(r) for r in p.rows if r.rendered) for p in plans}
+        cat = catalog.load(Path(tmp), [])
+        if names is not None:
+            cat = dataclasses.replace(cat, sweeps=tuple(s for s in cat.sweeps if s.name in names))
+        plans, _ = cat.readable_plans()
+        return {
+            p.sweep.name: frozenset(token(r) for r in p.rows if r.rendered)
+            for p in plans
+            if not p.sweep.draft
+        }
+
+
+def named(pins: Sequence[Pin]) -> frozenset[str] | None:
+    """The sweeps these pins name; None (every sweep) when one is a `*` pin."""
+    found = frozenset(p.sweep for p in pins)
+    return None if EVERY_SWEEP in found else found
 
 
 def checked(shown: Sequence[Pin], tokens: Mapping[str, frozenset[str]], labeled: bool) -> list[Pin]:
     """The pins a comment shows, cut down to the points the head defines: listed tokens that it
-    defines, or (a pin with only a digest, for a sweep too large to list) every point it
-    defines; approved over the budget only while the pull request has the label."""
+    defines (a comment written before pins had no tokens), or every point its sweep defines (a
+    `*` pin: of every sweep); approved over the budget only while the pull request has the
+    label."""
     out = []
     for pin in shown:
-        mine = tokens.get(pin.sweep, frozenset())
-        kept = pin.tokens & mine if pin.tokens else mine
-        out.append(Pin(pin.sweep, len(kept), NO_DIGEST, kept, pin.approved and labeled))
+        names = sorted(tokens) if pin.sweep == EVERY_SWEEP else [pin.sweep]
+        for name in names:
+            mine = tokens.get(name, frozenset())
+            kept = pin.tokens & mine if pin.tokens else mine
+            out.append(Pin(name, len(kept), NO_DIGEST, kept, pin.approved and labeled))
+    return out
+
+
+def approvals(plans: Sequence[SweepPlan], found: Iterable[Pin]) -> list[Pin]:
+    """What the checked pins approve of these plans' `+` points, as the submit job's pins: per
+    sweep, the digest of its `+` points when the pins cover all of them, else a token per
+    covered point; and likewise for the points approved over the budget."""
+    found = list(found)
+    out = []
+    for plan in plans:
+        rows = pending(plan)
+        for approved in (False, True):
+            mine = [p for p in found if p.sweep == plan.sweep.name and (p.approved or not approved)]
+            tokens = frozenset().union(*(p.tokens for p in mine))
+            covered = [r for r in rows if token(r) in tokens]
+            if not covered:
+                continue
+            listed = frozenset() if len(covered) == len(rows) else frozenset(map(token, covered))
+            out.append(Pin(plan.sweep.name, len(covered), digest(covered), listed, approved))
     return out

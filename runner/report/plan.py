@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from runner.backends import group_name
-from runner.core.errors import Problem
 from runner.core.invoked import invoked
 from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan, cost
 from runner.report.tables import params_text, simple_table, tabulate
@@ -137,46 +135,119 @@ def _headline(plans: Sequence[SweepPlan], planned: bool) -> str:
     return headline
 
 
-def markdown(plans: Sequence[SweepPlan], heading: str = "Sweep plan", planned: bool = True) -> str:
-    """One document for all sweeps, kept under GitHub's comment size by summarising big tables."""
-    parts = [COMMENT_MARKER, f"## {heading}", "", _headline(plans, planned)]
+def full_plan() -> str:
+    """Where a plan's every point can be read, naming the command that was run."""
+    return f"`{invoked()} expand --plan --format json` lists them all"
+
+
+FOLD_ROWS = 50
+"""Past this many rows in a document, each sweep's table is folded under its summary."""
+
+
+def markdown(
+    plans: Sequence[SweepPlan],
+    heading: str = "Sweep plan",
+    planned: bool = True,
+    limit: int = MARKDOWN_LIMIT,
+    rows: int | None = MARKDOWN_ROWS,
+    elsewhere: str | None = None,
+) -> str:
+    """One document for all sweeps, within `limit` characters (UTF-16 code units, as GitHub and
+    JavaScript count): a summary per sweep, and its table of at most `rows` rows (None: all),
+    folded when the document is long; tables are cut to the rows that fit, then sweeps past the
+    room are counted in one line. `elsewhere` says where the rest can be read (`full_plan`)."""
+    elsewhere = elsewhere or full_plan()
+    head = "\n".join([COMMENT_MARKER, f"## {heading}", "", _headline(plans, planned)]) + "\n"
+    sections = [_section(plan, planned) for plan in plans]
+    tables = [_table_lines(plan, planned, rows) for plan in plans]
+    drifts = [_drift_block(plan, MARKDOWN_CHANGES) for plan in plans]
+    fold = sum(len(t) for t in tables) > FOLD_ROWS
+    note = size(f"\n…and 1000000 more points: {elsewhere}.\n")
+    base = note + 80  # a table cut to no row: its "…and N more points" line
+    room = limit - size(head) - 200
+    shown = 0
+    while shown < len(plans) and size(sections[shown]) + base < room - 100:
+        room -= size(sections[shown]) + base
+        shown += 1
+    room += shown * base
+    cap = _rows_that_fit(list(zip(tables[:shown], drifts, strict=False)), room, note)
+    parts = [head]
+    for section, lines, drifted in zip(sections[:shown], tables, drifts, strict=False):
+        parts.append(section + _cut(lines, drifted, cap, fold, elsewhere))
+    if shown < len(plans):
+        rest = plans[shown:]
+        parts.append(
+            f"\n…and {len(rest)} more sweep(s) with {sum(len(p.rows) for p in rest)} points:"
+            f" {elsewhere}.\n"
+        )
+    return "".join(parts)
+
+
+def size(text: str) -> int:
+    """Characters as GitHub's comment limit and JavaScript's `length` count them."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _section(plan: SweepPlan, planned: bool) -> str:
+    lines = ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", _summary(plan, planned), ""]
+    for line in (group_line(plan, link=True), code_line(plan)) if planned else ():
+        if line:
+            lines += [line, ""]
+    return "\n".join(lines) + "\n"
+
+
+def _table_lines(plan: SweepPlan, planned: bool, limit: int | None) -> list[str]:
+    """The sweep's table rows (not yet submitted first) as markdown lines, the header first."""
     first = 0 if planned else 1  # without a plan there is no status column
-    for plan in plans:
-        summary = _summary(plan, planned)
-        parts += ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", summary, ""]
-        for line in (group_line(plan, link=True), code_line(plan)) if planned else ():
-            if line:
-                parts += [line, ""]
-        rows = [r for r in plan.rows if r.status != PlanStatus.SUBMITTED] + [
-            r for r in plan.rows if r.status == PlanStatus.SUBMITTED
-        ]
-        shown = rows[:MARKDOWN_ROWS]
-        plain, headers = (
-            _with_notes(plan, shown) if planned else ([_cells(r) for r in shown], HEADERS)
+    rows = [r for r in plan.rows if r.status != PlanStatus.SUBMITTED] + [
+        r for r in plan.rows if r.status == PlanStatus.SUBMITTED
+    ]
+    shown = rows[:limit]
+    plain, headers = _with_notes(plan, shown) if planned else ([_cells(r) for r in shown], HEADERS)
+    cells = [[f"`{c}`" if i < 3 and c else c for i, c in enumerate(row)][first:] for row in plain]
+    lines = tabulate(cells, headers=headers[first:], tablefmt="github").splitlines()
+    return lines + [""] * (len(rows) - len(shown))  # rows left out, counted by _cut
+
+
+def _rows_that_fit(tables: Sequence[tuple[list[str], list[str]]], room: int, note: int) -> int:
+    """The most rows per table (and 4 drift lines per row) that keep every table, cut to that
+    many, within `room`; `note`: the size of a table's "…and N more points" line."""
+
+    def total(cap: int) -> int:
+        return sum(
+            sum(size(line) + 1 for line in lines[: 2 + cap] if line)
+            + sum(size(line) + 1 for line in drifted[: min(MARKDOWN_DRIFT_LINES, 4 * cap) + 1])
+            + (120 if drifted else 0)  # its fold
+            + note
+            + 80  # the table's fold
+            for lines, drifted in tables
         )
-        cells = [
-            [f"`{c}`" if i < 3 and c else c for i, c in enumerate(row)][first:] for row in plain
-        ]
-        parts.append(tabulate(cells, headers=headers[first:], tablefmt="github"))
-        if len(rows) > len(shown):
-            parts.append(
-                f"\n…and {len(rows) - len(shown)} more points (see the JSON plan for all)."
-            )
-        drifted = _drift_block(plan, MARKDOWN_CHANGES)
-        if drifted:
-            shown_drift = drifted[:MARKDOWN_DRIFT_LINES]
-            if len(drifted) > len(shown_drift):
-                shown_drift.append(f"…and {len(drifted) - len(shown_drift)} more lines")
-            parts += ["", "<details><summary>What drifted</summary>", "", "```diff"]
-            parts += [*shown_drift, "```", "", "</details>"]
-    text = "\n".join(parts) + "\n"
-    if len(text) > MARKDOWN_LIMIT:
-        short = [*parts[:4], ""] + [f"- `{p.sweep.name}`: {_summary(p, planned)}" for p in plans]
-        short.append(
-            f"\nThe full table is too large for a comment; run `{invoked()} expand --plan`."
-        )
-        text = "\n".join(short)[:MARKDOWN_LIMIT] + "\n"
-    return text
+
+    low, high = 0, max((len(t) for t, _ in tables), default=0)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if total(middle) <= room else (low, middle - 1)
+    return low
+
+
+def _cut(lines: list[str], drifted: list[str], cap: int, fold: bool, elsewhere: str) -> str:
+    """A sweep's table cut to `cap` rows with its drift, folded or not."""
+    body = [line for line in lines[: 2 + cap] if line] if cap else []
+    more = len(lines) - 2 - len(body[2:])
+    parts = ["\n".join(body)] if body else []
+    if more:
+        parts.append(f"\n…and {more} more points: {elsewhere}.")
+    if drifted and cap:
+        shown = drifted[: min(MARKDOWN_DRIFT_LINES, 4 * cap)]
+        if len(drifted) > len(shown):
+            shown.append(f"…and {len(drifted) - len(shown)} more lines")
+        parts += ["", "<details><summary>What drifted</summary>", "", "```diff"]
+        parts += [*shown, "```", "", "</details>"]
+    text = "\n".join(parts)
+    if fold and body:
+        count = len(lines) - 2
+        return f"<details><summary>{count} point(s)</summary>\n\n{text}\n\n</details>\n"
+    return text + "\n" if text else ""
 
 
 def as_json(plans: Sequence[SweepPlan], planned: bool = True) -> str:
@@ -250,55 +321,3 @@ def truncate_lines(text: str, limit: int, note: str) -> str:
     cut = text.rfind("\n", 0, room) + 1
     dropped = text[cut:].count("\n") + (0 if text.endswith("\n") else 1)
     return text[:cut] + "\n" + note.format(lines=dropped) + "\n"
-
-
-def problems_markdown(problems: Sequence[Problem], limit: int = MARKDOWN_LIMIT) -> str:
-    """The comment of a plan that cannot be made: its problems, as many as fit in a comment."""
-    lines = [str(p) for p in sorted(set(problems))]
-    # A fence longer than any backtick run in the text, so manifest content cannot close it.
-    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
-    fence = "`" * max(3, longest + 1)
-    head = (
-        f"{COMMENT_MARKER}\n## Sweep plan\n\n"
-        f"**{len(lines)} problem(s)** in the manifests: nothing can be planned or submitted"
-        " until they are fixed.\n\n"
-    )
-    room = limit - len(head) - 2 * len(fence) - 200
-    shown: list[str] = []
-    for line in lines:
-        room -= len(line) + 1
-        if room < 0:
-            break
-        shown.append(line)
-    body = "\n".join(shown)
-    more = len(lines) - len(shown)
-    tail = (
-        f"\n…and {more} more problem(s): see the job's log and the annotations on the diff.\n"
-        if more
-        else ""
-    )
-    return f"{head}{fence}text\n{body}\n{fence}\n{tail}"
-
-
-def pull_request_markdown(
-    plans: Sequence[SweepPlan], changed: Collection[str] | None, heading: str = "Sweep plan"
-) -> str:
-    """A pull request's plan: in full the sweeps it changes and any that would submit something
-    on merge; the others as one line. `changed` None (base unknown): every sweep in full."""
-    if changed is None:
-        return markdown(plans, heading)
-    full = [p for p in plans if str(p.sweep.path) in changed or p.to_submit]
-    rest = [p for p in plans if not (str(p.sweep.path) in changed or p.to_submit)]
-    if full:
-        text = markdown(full, heading)
-    else:
-        text = f"{COMMENT_MARKER}\n## {heading}\n\nThis pull request submits nothing.\n"
-    if rest:
-        drafts = sum(p.sweep.draft for p in rest)
-        counts = {s: sum(p.counts[s] for p in rest) for s in STATUS_WORDS if s != PlanStatus.SUBMIT}
-        said = ", ".join(f"{n} {STATUS_WORDS[s]}" for s, n in counts.items())
-        text += (
-            f"\n{len(rest)} other sweep(s) this pull request does not change"
-            f" ({drafts} draft): {said}. `{invoked()} expand --plan` lists them.\n"
-        )
-    return text

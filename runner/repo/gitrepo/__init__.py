@@ -6,6 +6,7 @@ Commit-back of ledgers after a submit: commit only the ledger files that changed
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -266,3 +267,59 @@ def file_at(root: Path, rev: str, path: str) -> str | None:
     except KeyError:
         return None
     return bytes(blob.data_stream.read()).decode("utf-8")
+
+
+# -- reading other commits ----------------------------------------------------------------------
+
+
+def fetch_commits(root: Path, shas: Sequence[str], token: str = "") -> None:
+    """Bring these commits (e.g. merged pull requests' heads) into the checkout with one fetch
+    from `origin`, those missing only; shallow when the checkout is. `token`: GitHub's job token,
+    sent as a header through git's environment (a checkout without persisted credentials)."""
+    import git
+
+    if not shas:
+        return
+    repo = _open(root)
+    missing = []
+    for sha in shas:
+        try:
+            repo.commit(sha).tree  # noqa: B018 (is it here?)
+        except (git.BadName, git.BadObject, ValueError):
+            missing.append(sha)
+    if not missing:
+        return
+    depth = ["--depth=1"] if _git(repo, "rev-parse", "--is-shallow-repository") == "true" else []
+    env = {}
+    if token:
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        env = {
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "http.extraheader",
+            "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {basic}",
+        }
+    with repo.git.custom_environment(**env):
+        _git(repo, "fetch", "--quiet", "--no-tags", *depth, "origin", *missing)
+
+
+def files_at(root: Path, sha: str, directory: str, skip: str = "") -> dict[str, str]:
+    """The text of every file under `directory` at commit `sha` (of any size), by path from the
+    repository's top, except those under `skip`."""
+    import git
+
+    repo = _open(root)
+    try:
+        commit = repo.commit(sha)
+        commit.tree  # noqa: B018 (is it here?)
+    except (git.BadName, git.BadObject, ValueError):
+        raise GitError(f"{sha} is not in this checkout: fetch it first") from None
+    try:
+        tree = commit.tree / directory
+    except KeyError:
+        return {}
+    files = {}
+    for item in tree.traverse():
+        path = str(item.path)  # type: ignore[union-attr]
+        if item.type == "blob" and not (skip and path.startswith(skip.rstrip("/") + "/")):  # type: ignore[union-attr]
+            files[path] = bytes(item.data_stream.read()).decode("utf-8")  # type: ignore[union-attr]
+    return files
