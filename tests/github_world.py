@@ -223,7 +223,8 @@ def _cache(step: Step) -> None:
         "GITHUB_ACTION_PATH", ""
     )
     lock = PROJECT / ("requirements-adaptive.txt" if adaptive else "requirements.txt")
-    digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    build = PROJECT / "requirements-build.txt"  # installed after it by install.sh
+    digest = hashlib.sha256(lock.read_bytes() + build.read_bytes()).hexdigest()
     key = f"sweep-runner-pip-Linux-py{platform.python_version()}-{digest}"
     assert step.with_["key"] == key, (step.with_["key"], key)
     step.job.caches.append(key)

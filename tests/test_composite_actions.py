@@ -15,8 +15,11 @@ import yaml
 
 from tests.conftest import PROJECT
 
+RELEASE = PROJECT / ".github" / "workflows" / "release.yml"
+"""Publishes to PyPI: it restores no cache, which a poisoned entry could turn into a release
+(zizmor's cache-poisoning audit)."""
 FILES = sorted((PROJECT / ".github" / "actions").glob("*/action.yml")) + sorted(
-    (PROJECT / ".github" / "workflows").glob("*.yml")
+    p for p in (PROJECT / ".github" / "workflows").glob("*.yml") if p != RELEASE
 )
 CACHE = "actions/cache@"
 
@@ -66,3 +69,10 @@ def test_the_composite_actions_have_setup_python_steps_and_the_install_stays_has
     assert actions == {"plan", "propose", "reviewed", "status", "submit"}
     script = (PROJECT / ".github" / "actions" / "install.sh").read_text()
     assert 'python -m pip install --quiet --require-hashes --no-deps -r "$requirements"' in script
+
+
+def test_the_release_workflow_restores_no_cache() -> None:
+    for steps in _steps(RELEASE):
+        for step in steps:
+            assert not str(step.get("uses", "")).startswith(CACHE), step
+            assert "cache" not in step.get("with", {}), step

@@ -4,7 +4,7 @@
 # requirements.txt. No resolver: nothing unpinned is installed where BEAKER_TOKEN may be set.
 #
 # `install.sh --cache-key` prints `key=...` for actions/cache instead: pip's cache is keyed by
-# this lock's hash (and the OS and Python). A cached download still has to match its sha256 in
+# the hash of the locks it installs (this one and the build lock) (and the OS and Python). A cached download still has to match its sha256 in
 # the lock, so the cache saves time and cannot change what is installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -14,7 +14,7 @@ if [ "${SWEEP_RUNNER_EXTRAS:-}" = "adaptive" ]; then
   requirements="$root/requirements-adaptive.txt"
 fi
 if [ "${1:-}" = "--cache-key" ]; then
-  lock="$(sha256sum "$requirements" | cut -c1-64)"
+  lock="$(cat "$requirements" "$root/requirements-build.txt" | sha256sum | cut -c1-64)"
   python_version="$(python -c 'import platform; print(platform.python_version())')"
   echo "key=sweep-runner-pip-${RUNNER_OS:-Linux}-py${python_version}-${lock}"
   exit 0
