@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
+from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.fake_github import FakeGitHub
 from tests.github_world import REPOSITORY, GitHub, succeeded
@@ -261,6 +263,8 @@ def test_a_repository_made_by_init_plans_a_pull_request_and_its_merge_submits_ev
         ("0.2.0rc1", "v0.2.0rc1"),
         ("0.2.0.post1.dev3+g1a2b3c4d", "v0.2.0"),  # 3 commits after v0.2.0: still that release
         ("0.2.0.post1.dev3+g1a2b3c4d.d20261126", "v0.2.0"),  # ... with local edits
+        ("0.0.post1.dev224+g6e17279aa", "v0.1.0"),  # no tag yet: the first release, not v0.0
+        ("0+unknown", "v0.1.0"),  # a source tree, not installed
     ],
 )
 def test_init_pins_the_latest_release_at_or_before_the_installed_version(
@@ -272,6 +276,13 @@ def test_init_pins_the_latest_release_at_or_before_the_installed_version(
     settings = scaffold.Settings(ref=SHA, version=version, branch="main")
     assert f"plan@{SHA}  # {ref}\n" in scaffold.wanted(settings)[".github/workflows/sweep-plan.yml"]
     assert f"rev: {SHA}  # frozen: {ref}\n" in scaffold.hook_entry(SHA, version)
+
+
+def test_before_any_tag_init_pins_the_first_release_the_changelog_records() -> None:
+    from runner import scaffold
+
+    first = re.findall(r"^## \[(\d[^\]]*)\]", (PROJECT / "CHANGELOG.md").read_text(), re.M)[-1]
+    assert f"v{first}" == scaffold.FIRST_RELEASE
 
 
 def test_init_by_default_calls_the_tag_of_the_installed_release(

@@ -26,6 +26,9 @@ IGNORED = "# Local runs of sweep-runner: run directories, logs, each `code:` che
 _RUNS_LINES = frozenset({".runs", ".runs/", "/.runs", "/.runs/", ".runs/*", "/.runs/*"})
 CODEOWNERS_LINE = "/sweeps/policy.yaml  @your-org/sweep-budget-owners"
 _RELEASE = re.compile(r"(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?)")
+FIRST_RELEASE = "v0.1.0"
+"""The first release CHANGELOG.md records: what a build from before any tag (setuptools-scm's
+0.0.post1.devN, or 0+unknown) pins, never a `v0.0` that no tag will ever be."""
 
 
 class Change(str, Enum):
@@ -69,9 +72,12 @@ def installed_version() -> str:
 def release_ref(version: str) -> str:
     """The tag of the latest release at or before this version, which `init` pins by default:
     `v0.2.0` for 0.2.0, and for a commit after it (0.2.0.post1.dev3+gHASH, setuptools-scm's
-    no-guess-dev scheme) too; `v0.2.0rc1` for a release candidate."""
+    no-guess-dev scheme) too; `v0.2.0rc1` for a release candidate; FIRST_RELEASE for a build
+    from before any tag."""
     match = _RELEASE.match(version)
-    return f"v{match[1]}" if match else f"v{version}"
+    if match is None or all(part == "0" for part in match[1].split(".")):
+        return FIRST_RELEASE
+    return f"v{match[1]}"
 
 
 def wanted(settings: Settings) -> dict[str, str]:
