@@ -9,27 +9,14 @@ import shutil
 import pytest
 
 from tests.github_world import GitHub, succeeded
+from tests.helpers import SWEEP
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
 ]
 
-GRID = """\
-version: 1
-name: grid
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/test-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
-    command: [python, train.py, "--lr={lr}", "--seed={seed}"]
-params:
-  grid:
-    lr: [0.1, 0.01, 0.001]
-    seed: [1, 2]
-"""
+GRID = SWEEP.replace("name: exact", "name: grid")  # the six points the GitOps tests use
 
 
 def test_the_status_workflow_puts_each_results_page_in_the_summary_and_uploads_it(
