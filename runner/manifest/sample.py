@@ -15,14 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from runner.core.errors import Problem
 from runner.core.invoked import invoked
-from runner.core.marks import Document
+from runner.core.marks import Document, KeyPath
 from runner.core.model import Cell, Condition, in_order
 from runner.core.values import InvalidValue, StrEnum, Value, canonical_json, checked, identity
 from runner.manifest import conditions as conditioned
@@ -31,8 +31,6 @@ LOCK_SUFFIX = ".lock.json"
 LOCK_FORMAT = 1
 DEFAULT_DIGITS = 4
 DEFAULT_SEED = 0
-
-KeyPath = tuple[str | int, ...]
 
 
 class Method(StrEnum):
@@ -148,7 +146,9 @@ def _when(d: Distribution) -> list[Any]:
     return [] if d.when is None else [[[n, list(vs)] for n, vs in d.when.when]]
 
 
-def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
+def parse_sample(
+    doc: Document, add: conditioned.Add, claim: Callable[[str, KeyPath], bool]
+) -> Sample | None:
     """The sample section of a schema-valid document; problems go to `add(path, message, key)`,
     names to `claim(name, path)` (a sampled name that is also an axis is refused there)."""
     raw = (doc.data.get("params") or {}).get("sample")
