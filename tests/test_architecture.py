@@ -247,6 +247,12 @@ def test_a_module_in_no_layer_is_found() -> None:
             "The two backends know nothing of each other",
             "runner.backends.local -> runner.backends.beaker",
         ),
+        (
+            "search/rounds.py",
+            "from runner.backends import ExperimentState  # the Sweeper reading the Launcher",
+            "The pipeline's layers point one way",
+            "runner.search.rounds -> runner.backends",
+        ),
     ],
 )
 def test_these_imports_break_a_contract(

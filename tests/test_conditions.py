@@ -20,10 +20,11 @@ from runner.core.model import Condition, Space
 from runner.core.space import count_points, iter_points, upper_bound
 from runner.core.values import Value
 from runner.manifest import load_manifest
-from runner.manifest.adaptive import Result, Told, propose
 from runner.manifest.conditions import parse
 from runner.manifest.params import parse_space
-from runner.manifest.sample import Distribution, Sample
+from runner.manifest.sample import Distribution, Kind, Method, Sample
+from runner.search.adaptive import propose
+from runner.search.points import Result, Told, row
 from tests.conftest import PROJECT
 from tests.helpers import write_manifest
 
@@ -333,13 +334,13 @@ def test_a_sobol_lock_has_the_parameter_exactly_where_it_applies_and_is_byte_sta
 
 
 def test_a_condition_is_part_of_the_samples_digest() -> None:
-    plain = Distribution("m", "uniform", (0.8, 0.99))
+    plain = Distribution("m", Kind.UNIFORM, (0.8, 0.99))
     when = parse("m", {"optim": "sgd"}, ("w",), lambda *_: None)
-    optim = Distribution("optim", "choice", ("adamw", "sgd"))
-    a = Sample("sobol", 4, 0, 4, (optim, plain))
-    b = Sample("sobol", 4, 0, 4, (optim, Distribution("m", "uniform", (0.8, 0.99), when)))
+    optim = Distribution("optim", Kind.CHOICE, ("adamw", "sgd"))
+    a = Sample(Method.SOBOL, 4, 0, 4, (optim, plain))
+    b = Sample(Method.SOBOL, 4, 0, 4, (optim, Distribution("m", Kind.UNIFORM, (0.8, 0.99), when)))
     assert a.digest != b.digest
-    assert b.row([0.1, 0.5]) == ("adamw", None) and b.row([0.9, 0.5]) == ("sgd", 0.895)
+    assert row(b, [0.1, 0.5]) == ("adamw", None) and row(b, [0.9, 0.5]) == ("sgd", 0.895)
 
 
 # --- adaptive -----------------------------------------------------------------------------------
@@ -348,11 +349,11 @@ def test_a_condition_is_part_of_the_samples_digest() -> None:
 def _conditional_sample() -> Sample:
     when = parse("momentum", {"optim": "sgd"}, ("w",), lambda *_: None)
     space = (
-        Distribution("momentum", "uniform", (0.8, 0.99), when),  # written before its parent
-        Distribution("optim", "choice", ("adamw", "sgd")),
-        Distribution("lr", "log_uniform", (1e-5, 1e-1)),
+        Distribution("momentum", Kind.UNIFORM, (0.8, 0.99), when),  # written before its parent
+        Distribution("optim", Kind.CHOICE, ("adamw", "sgd")),
+        Distribution("lr", Kind.LOG_UNIFORM, (1e-5, 1e-1)),
     )
-    return Sample("tpe", 32, 0, 4, space, batch=8, metric="loss")
+    return Sample(Method.TPE, 32, 0, 4, space, batch=8, metric="loss")
 
 
 def test_tpe_asks_for_a_conditional_parameter_only_on_its_branch() -> None:
@@ -510,12 +511,12 @@ def test_a_sampled_chain_drops_as_a_whole(quantiles: list[float]) -> None:
         return parse(name, raw, ("w",), lambda *_: None)
 
     space = (
-        Distribution("dampening", "uniform", (0.0, 1.0), when("dampening", {"nesterov": True})),
-        Distribution("nesterov", "choice", (True, False), when("nesterov", {"optim": "sgd"})),
-        Distribution("optim", "choice", ("adamw", "sgd")),
-        Distribution("lr", "uniform", (0.0, 1.0)),
+        Distribution("dampening", Kind.UNIFORM, (0.0, 1.0), when("dampening", {"nesterov": True})),
+        Distribution("nesterov", Kind.CHOICE, (True, False), when("nesterov", {"optim": "sgd"})),
+        Distribution("optim", Kind.CHOICE, ("adamw", "sgd")),
+        Distribution("lr", Kind.UNIFORM, (0.0, 1.0)),
     )
-    damp, nesterov, optim, lr = Sample("random", 4, 0, 4, space).row(quantiles)
+    damp, nesterov, optim, lr = row(Sample(Method.RANDOM, 4, 0, 4, space), quantiles)
     assert lr is not None and optim in ("adamw", "sgd")
     assert (nesterov is not None) == (optim == "sgd")
     assert (damp is not None) == (nesterov is True)

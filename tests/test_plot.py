@@ -12,9 +12,10 @@ import pytest
 
 from runner.cli import main
 from runner.core.errors import RunnerError
-from runner.manifest.ranking import Goal, best
+from runner.manifest.sample import Goal
 from runner.operate.results import PointResult, SweepResults
 from runner.report import plot
+from runner.search.ranking import best
 from tests.charts import check_xychart, image_checks
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
-from runner.manifest.adaptive import Result, Told, propose
-from runner.manifest.sample import Distribution, Sample
+from runner.manifest.sample import Distribution, Kind, Method, Sample
+from runner.search.adaptive import propose
+from runner.search.points import Result, Told
 from tests.conftest import PROJECT
 from tests.helpers import shown_line, transcripts, write_manifest
 
@@ -70,11 +71,11 @@ def test_the_same_lock_and_results_propose_the_same_bytes_in_two_processes(tmp_p
 
 def test_points_stay_in_bounds_never_repeat_and_spread_around_pending_ones() -> None:
     space = (
-        Distribution("lr", "log_uniform", (1e-4, 1e-1)),
-        Distribution("layers", "int", (2, 4)),
-        Distribution("act", "choice", ("relu", "gelu")),
+        Distribution("lr", Kind.LOG_UNIFORM, (1e-4, 1e-1)),
+        Distribution("layers", Kind.INT, (2, 4)),
+        Distribution("act", Kind.CHOICE, ("relu", "gelu")),
     )
-    sample = Sample("tpe", 12, 3, 3, space, batch=4, metric="loss")
+    sample = Sample(Method.TPE, 12, 3, 3, space, batch=4, metric="loss")
     told = [Told((1e-3, 2, "relu"), Result.DONE, 0.5), Told((1e-2, 3, "gelu"), Result.PENDING)]
     new = propose(sample, told, 10, 1)
     assert len(new) == 10 and len(set(new)) == 10
@@ -83,7 +84,9 @@ def test_points_stay_in_bounds_never_repeat_and_spread_around_pending_ones() -> 
         assert isinstance(lr, float) and 1e-4 <= lr <= 1e-1
         assert layers in (2, 3, 4) and act in ("relu", "gelu")
     assert propose(sample, told, 10, 1) == new  # deterministic in-process too
-    small = Sample("tpe", 12, 0, 3, (Distribution("k", "int", (1, 3)),), batch=4, metric="m")
+    small = Sample(
+        Method.TPE, 12, 0, 3, (Distribution("k", Kind.INT, (1, 3)),), batch=4, metric="m"
+    )
     assert sorted(propose(small, [], 5, 0)) == [(1,), (2,), (3,)]  # the space runs out
 
 
@@ -164,14 +167,14 @@ def test_a_target_stop_or_the_failure_budget_ends_the_search(
 def test_gp_without_pytorch_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from runner.manifest.adaptive import MissingExtra
+    from runner.core.errors import MissingExtra
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
     )
-    space = (Distribution("x", "uniform", (0.0, 1.0)),)
-    gp = Sample("gp", 16, 0, 4, space, batch=4, metric="loss")
+    space = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)),)
+    gp = Sample(Method.GP, 16, 0, 4, space, batch=4, metric="loss")
     with pytest.raises(MissingExtra, match="method gp needs PyTorch"):
         propose(gp, [Told((0.5,), Result.DONE, 1.0)], 4, 1)
 

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from runner.cli import main
-from runner.manifest import ranking
-from runner.manifest.ranking import Goal, Method
-from runner.manifest.sample import Distribution, Sample
+from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
 from runner.operate import findings
 from runner.operate.results import ROUND, PointResult, SweepResults
 from runner.report import page
+from runner.search import ranking
+from runner.search.ranking import Estimator
 from tests.charts import check_xychart, image_checks
 from tests.conftest import PROJECT
 
@@ -81,7 +81,7 @@ def test_the_page_names_the_best_point_links_two_pngs_and_a_csv_of_every_point(
         assert r["url"].startswith("file://") and r["commit"]
 
 
-def _acceptance(sweep: Any, method: Method) -> None:
+def _acceptance(sweep: Any, method: Estimator) -> None:
     assert sweep["best"]["params"] == {"x": 0.3, "y": 1}
     importance = sweep["importance"]
     assert importance["method"] == method
@@ -95,7 +95,7 @@ def test_json_gives_the_best_point_and_fanova_importance(
     bowl: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("sklearn")
-    _acceptance(_json(bowl, capsys), Method.FANOVA)
+    _acceptance(_json(bowl, capsys), Estimator.FANOVA)
 
 
 def test_without_optuna_importance_is_the_main_effects_share_and_meets_the_same_bar(
@@ -103,7 +103,7 @@ def test_without_optuna_importance_is_the_main_effects_share_and_meets_the_same_
 ) -> None:
     monkeypatch.setitem(sys.modules, "optuna", None)  # as if the [adaptive] extra were missing
     sweep = _json(bowl, capsys)
-    _acceptance(sweep, Method.VARIANCE)
+    _acceptance(sweep, Estimator.VARIANCE)
 
 
 def test_without_matplotlib_the_page_draws_mermaid_charts_and_writes_no_image(
@@ -170,7 +170,7 @@ def test_main_effects_give_a_noise_parameter_nothing_and_bin_sampled_values() ->
     rows = [(x / 50, (x * 7919) % 13) for x in range(50)]  # x sampled (unique); y arbitrary
     values = [r[0] ** 2 for r in rows]
     imp = ranking.main_effects(["x", "y"], rows, values)
-    assert dict(imp.shares)["x"] > 0.95 and imp.method == Method.VARIANCE
+    assert dict(imp.shares)["x"] > 0.95 and imp.method == Estimator.VARIANCE
     flat = ranking.main_effects(["x", "y"], rows, [1.0] * 50)
     assert flat.shares == () and "same value" in flat.note
 
@@ -182,8 +182,8 @@ def test_an_adaptive_search_progresses_by_round_and_keeps_its_log_axis() -> None
             [(1e-4, 0, 3.0), (1e-2, 0, 2.0), (1e-3, 1, 2.5), (3e-3, 1, 1.0), (5e-3, 2, 1.5)]
         )
     ]
-    space = (Distribution("lr", "log_uniform", (1e-4, 1e-1)),)
-    sample = Sample("tpe", 8, 0, 4, space, batch=2, metric="loss", goal="maximize")
+    space = (Distribution("lr", Kind.LOG_UNIFORM, (1e-4, 1e-1)),)
+    sample = Sample(Method.TPE, 8, 0, 4, space, batch=2, metric="loss", goal=Goal.MAXIMIZE)
     results = _results(points, ("lr", ROUND))
     assert findings.defaults(results, sample, None) == "loss"
     f = findings.find(results, "loss", Goal.MINIMIZE, sample)
@@ -299,7 +299,7 @@ def test_optuna_storage_without_optuna_is_refused_before_anything_is_read(
 
 
 def test_a_study_is_told_finished_failed_and_pending_points_and_skips_unsubmitted_ones() -> None:
-    from runner.manifest.adaptive import Result
+    from runner.search.points import Result
 
     points = [
         _point(0, {"x": 0.1, "y": 1}, "succeeded", 0.5),
@@ -330,10 +330,10 @@ def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_b
     heights, ticks = plot.axis_positions(["sgd", "adam", "lion", "adam"], log=False)
     assert heights == [0, 0.5, 1, 0.5] and [t for _, t in ticks] == ["sgd", "adam", "lion"]
     space = (
-        Distribution("lr", "log_uniform", (1e-4, 1e-1)),
-        Distribution("opt", "choice", ("sgd", "adam", "lion")),
+        Distribution("lr", Kind.LOG_UNIFORM, (1e-4, 1e-1)),
+        Distribution("opt", Kind.CHOICE, ("sgd", "adam", "lion")),
     )
-    sample = Sample("tpe", 12, 0, 4, space, batch=4, metric="loss")
+    sample = Sample(Method.TPE, 12, 0, 4, space, batch=4, metric="loss")
     points = [
         _point(i, {"lr": 10 ** -(1 + i % 4), "opt": ("sgd", "adam", "lion")[i % 3]}, "succeeded", i)
         for i in range(12)
@@ -398,6 +398,6 @@ def test_a_conditional_parameter_absent_from_a_point_is_judged_and_written_as_ab
     sweep = _json(tmp_path, capsys)
     assert sweep["best"]["params"] == {"x": 0.3, "opt": "adamw"}
     importance = sweep["importance"]
-    assert importance["method"] == (Method.FANOVA if fanova else Method.VARIANCE)
+    assert importance["method"] == (Estimator.FANOVA if fanova else Estimator.VARIANCE)
     values = importance["values"]
     assert values["x"] >= 0.8 and sum(values.values()) == pytest.approx(1, abs=0.05)

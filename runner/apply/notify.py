@@ -31,10 +31,11 @@ from runner import ledger
 from runner.apply import guardrails
 from runner.backends import Backend, Capability, ExperimentState
 from runner.ledger import headers
-from runner.manifest.ranking import Goal, best
+from runner.manifest.sample import Goal
 from runner.operate.results import SweepResults, collect
 from runner.plan import PlanStatus, SweepPlan
 from runner.plan.catalog import Catalog
+from runner.search.ranking import best
 
 WEBHOOK_ENV = "SWEEP_SLACK_WEBHOOK"
 TIMEOUT = 10.0

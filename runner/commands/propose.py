@@ -1,5 +1,6 @@
-"""`propose`: the next round of each adaptive search named (or all), into its lock
-(`runner.apply.rounds`), one line each.
+"""`propose`: the next round of each adaptive search named (or all), into its lock, one line
+each: observe the sweep (what `status` shows, and its stop), let the search decide
+(`runner.search.rounds.next_round`, pure), write the lock.
 
 In GitHub Actions the step output `rounds` lists each round proposed (sweep, lock path and text,
 round, a branch name and the pull request's title and body, `runner.report.rounds`) for the
@@ -20,7 +21,9 @@ from typing import TYPE_CHECKING
 from runner.commands.common import BACKEND_CHOICES, Subparsers, add_paths, stderr
 
 if TYPE_CHECKING:
-    from runner.apply.rounds import Round
+    from runner.backends import Backend
+    from runner.manifest.sample import Sample
+    from runner.search.rounds import Observed, Round
 
 
 def register(commands: Subparsers) -> None:
@@ -38,7 +41,6 @@ def run(args: argparse.Namespace) -> int:
 
 def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -> int:
     from runner import manifest
-    from runner.apply.rounds import next_round
     from runner.backends import open_backend
     from runner.plan import catalog
     from runner.repo import github
@@ -56,8 +58,7 @@ def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -
                 continue
             if backend is None:
                 backend = open_backend(backend_name, root, stderr)
-            line, proposed = next_round(root, path, shown, sample, backend)
-            stderr(line)
+            proposed = next_round(root, path, shown, sample, backend)
             rounds += [proposed] if proposed is not None else []
     finally:
         if backend is not None:
@@ -66,3 +67,51 @@ def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -
     github.set_outputs({"rounds": json.dumps(pulls, sort_keys=True)})
     github.append_summary("".join(f"- {p['title']}\n" for p in pulls) or "No round proposed.\n")
     return 0
+
+
+def next_round(
+    root: Path, path: Path, shown: str, sample: Sample, backend: Backend
+) -> Round | None:
+    """One sweep's next round, written into its lock (and said on stderr), when one is proposed."""
+    from runner import manifest
+    from runner.core import files
+    from runner.core.invoked import invoked
+    from runner.manifest.sample import lock_path, lock_text, read_lock
+    from runner.report.rounds import line
+    from runner.search import rounds
+    from runner.search.rounds import Round, Verdict
+
+    target = lock_path(path)
+    lock = read_lock(target, sample.names)
+    observed = (
+        _observe(root, path, shown, sample, backend) if rounds.observes(sample, lock) else None
+    )
+    step = rounds.next_round(sample, lock, observed or rounds.Observed())
+    if step.verdict is not Verdict.PROPOSED:
+        stderr(line(shown, sample, step))
+        return None
+    text = lock_text(sample, step.rows, f"{invoked()} propose {shown}", step.rounds)
+    files.write_atomic(target, text)
+    sweep = manifest.load(path, shown).sweep  # the manifest with its new lock must be valid
+    stderr(line(shown, sample, step))
+    return Round(sweep.name, target.relative_to(root).as_posix(), text, sample, step)
+
+
+def _observe(root: Path, path: Path, shown: str, sample: Sample, backend: Backend) -> Observed:
+    """What `status` shows of the sweep's points (its plan against its ledger, joined with the
+    backend), and its stop (`max_failures`, `stop_when`)."""
+    from runner import manifest
+    from runner.apply.guardrails import stop_of
+    from runner.ledger import LedgerStore
+    from runner.operate.findings import observed
+    from runner.operate.results import collect
+    from runner.plan import build, capped
+    from runner.search.rounds import Observed
+
+    loaded = manifest.load(path, shown)  # refuses a grid, zip or include beside the sample
+    record = LedgerStore(root, backend.kind).read(loaded.sweep.name)
+    plan = capped(build(loaded.sweep, record, loaded.renderer), running=None)
+    results = collect(plan, backend, root)
+    stop = stop_of(loaded.sweep, results)
+    told = observed(results, sample.names, sample.metric)
+    return Observed(told, stop.reason if stop is not None else "")

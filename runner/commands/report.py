@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: findings imports the backends and the pla
 
 FORMATS = ("markdown", "json")
 GOALS = ("minimize", "maximize")
-"""`runner.manifest.ranking.Goal`, spelled here: `--help` loads none of the pipeline."""
+"""`runner.manifest.sample.Goal`, spelled here: `--help` loads none of the pipeline."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def report(directory: Path, args: ReportArgs) -> int:
     from runner.plan.catalog import find_root
 
     if args.storage and importlib.util.find_spec("optuna") is None:
-        from runner.manifest.adaptive import MissingExtra
+        from runner.core.errors import MissingExtra
 
         raise MissingExtra(
             "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
@@ -123,9 +123,10 @@ def report(directory: Path, args: ReportArgs) -> int:
 def judge(root: Path, results: SweepResults, args: ReportArgs) -> Findings:
     """The sweep's findings, by the metric and goal asked for or the search's own."""
     from runner.core.errors import RunnerError
-    from runner.manifest import adaptive, load_sample
-    from runner.manifest.ranking import Goal
+    from runner.manifest import load_sample
+    from runner.manifest.sample import Goal
     from runner.operate.findings import defaults, find
+    from runner.search import adaptive
 
     try:
         sample = load_sample(root / results.path, results.path)
@@ -169,10 +170,10 @@ def write(f: Findings, directory: Path) -> list[Path]:
 
 def store(findings: Sequence[Findings], path: Path) -> None:
     """Each sweep with a metric as an Optuna study named after it, in one file."""
-    from runner.manifest.adaptive import write_study
     from runner.operate.findings import told
+    from runner.search.adaptive import write_study
 
     for f in findings:
         if f.metric:
-            write_study(path, f.results.name, str(f.goal), f.space, told(f))
+            write_study(path, f.results.name, f.goal, f.space, told(f))
             stderr(f"report: {f.results.name}: wrote the Optuna study {f.results.name!r} to {path}")

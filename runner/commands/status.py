@@ -22,6 +22,7 @@ from runner.commands.common import (
 from runner.core.errors import RunnerError
 
 if TYPE_CHECKING:  # annotations only: results imports the backends and the planner
+    from runner.manifest.sample import Goal
     from runner.operate.results import SweepResults
 
 FORMATS = ("table", "markdown", "json", "csv")
@@ -38,7 +39,8 @@ class StatusArgs:
     by: str | None = None
     output: str | None = None
     best: str | None = None
-    maximize: bool | None = None
+    goal: str | None = None
+    """`--min` or `--max`: a `Goal` (spelled as text: `--help` loads none of the pipeline)."""
 
 
 def register(commands: Subparsers) -> None:
@@ -57,8 +59,8 @@ def register(commands: Subparsers) -> None:
     parser.add_argument("--output", metavar="FILE", help="with --plot: the file to write")
     parser.add_argument("--best", metavar="METRIC", help="print the point with the best METRIC")
     goal = parser.add_mutually_exclusive_group()
-    goal.add_argument("--min", dest="maximize", action="store_false", default=None)
-    goal.add_argument("--max", dest="maximize", action="store_true")
+    goal.add_argument("--min", dest="goal", action="store_const", const="minimize")
+    goal.add_argument("--max", dest="goal", action="store_const", const="maximize")
     parser.set_defaults(run=run)
 
 
@@ -73,16 +75,16 @@ def run(args: argparse.Namespace) -> int:
             by=args.by,
             output=args.output,
             best=args.best,
-            maximize=args.maximize,
+            goal=args.goal,
         ),
     )
 
 
 def check(args: StatusArgs) -> None:
     """Refuse a contradictory command line before any backend is asked anything."""
-    if args.best is not None and args.maximize is None:
+    if args.best is not None and args.goal is None:
         raise RunnerError("--best needs --min or --max (which way is better)")
-    if args.best is None and args.maximize is not None:
+    if args.best is None and args.goal is not None:
         raise RunnerError("--min and --max go with --best METRIC")
     if args.plot is None and (args.by or args.output):
         raise RunnerError("--by and --output go with --plot METRIC")
@@ -103,7 +105,9 @@ def status(directory: Path, args: StatusArgs) -> int:
     check(args)
     sweeps = collect(directory, args)
     if args.best is not None:
-        sys.stdout.write(best(sweeps, args.best, bool(args.maximize), args.fmt))
+        from runner.manifest.sample import Goal
+
+        sys.stdout.write(best(sweeps, args.best, Goal(args.goal), args.fmt))
         return 0
     from runner.report import status as report
 
@@ -187,20 +191,18 @@ def write_plots(sweeps: Sequence[SweepResults], args: StatusArgs) -> int:
     return 0 if written else 1
 
 
-def best(sweeps: Sequence[SweepResults], metric: str, maximize: bool, fmt: str) -> str:
-    from runner.manifest import ranking
+def best(sweeps: Sequence[SweepResults], metric: str, goal: Goal, fmt: str) -> str:
     from runner.report.status import best_text, point_json
+    from runner.search import ranking
 
-    goal = "max" if maximize else "min"
-    way = ranking.Goal.MAXIMIZE if maximize else ranking.Goal.MINIMIZE
-    picks = [(s, ranking.best(s.points, lambda p: p.number(metric), way)) for s in sweeps]
+    picks = [(s, ranking.best(s.points, lambda p: p.number(metric), goal)) for s in sweeps]
     if fmt == "json":
         data = {
             "metric": metric,
-            "goal": goal,
+            "goal": goal.short,
             "sweeps": [
                 {"name": s.name, "best": None if p is None else point_json(p)} for s, p in picks
             ],
         }
         return json.dumps(data, indent=2, default=str) + "\n"
-    return "".join(best_text(s, p, metric, goal) + "\n" for s, p in picks)
+    return "".join(best_text(s, p, metric, goal.short) + "\n" for s, p in picks)

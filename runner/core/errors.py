@@ -73,3 +73,8 @@ class SubmitError(RunnerError):
 
 class GitError(RunnerError):
     """A git operation failed in a way the user must resolve."""
+
+
+class MissingExtra(RunnerError):
+    """An optional extra is not installed: `[search]` (scipy, for `lock`) or `[adaptive]`
+    (Optuna, for `propose` and `report --optuna-storage`)."""

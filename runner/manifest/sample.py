@@ -1,8 +1,8 @@
 """The `params.sample` section and its lock file: sampled points as data in the repository.
 
-`python -m runner lock` draws the points once (`runner.manifest.sampling`, the one scipy user) and writes
-them beside the manifest, `NAME.lock.json`. Everything else (validate, expand, plan, submit) reads
-the lock and never samples, so it needs neither scipy nor randomness: the points a pull request
+`python -m runner lock` draws the points once (`runner.search`, the search's own package) and
+writes them beside the manifest, `NAME.lock.json`. Everything else (validate, expand, plan,
+submit) reads the lock and never samples, so it needs neither scipy nor randomness: the points a pull request
 shows are the points the merge submits, and only a reviewed edit changes them.
 
 The lock belongs to one sample section: its `sample` digest covers method, seed, digits and
@@ -15,69 +15,93 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from runner.core.errors import Problem
 from runner.core.invoked import invoked
-from runner.core.marks import Document
+from runner.core.marks import Document, KeyPath
 from runner.core.model import Cell, Condition, in_order
-from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
+from runner.core.values import InvalidValue, StrEnum, Value, canonical_json, checked, identity
 from runner.manifest import conditions as conditioned
 
 LOCK_SUFFIX = ".lock.json"
 LOCK_FORMAT = 1
 DEFAULT_DIGITS = 4
 DEFAULT_SEED = 0
-KINDS = ("uniform", "log_uniform", "int", "log_int", "choice")
-ADAPTIVE = ("tpe", "gp")
-"""Methods whose points `propose` adds round by round, from the results so far."""
 
-KeyPath = tuple[str | int, ...]
+
+class Method(StrEnum):
+    """How the points are found: drawn at once (`lock`), or proposed round by round from the
+    results so far (`propose`)."""
+
+    RANDOM = "random"
+    SOBOL = "sobol"
+    HALTON = "halton"
+    TPE = "tpe"
+    GP = "gp"
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether `propose` adds the points round by round, from the results so far."""
+        return self in (Method.TPE, Method.GP)
+
+
+class Kind(StrEnum):
+    """A sampled parameter's distribution."""
+
+    UNIFORM = "uniform"
+    LOG_UNIFORM = "log_uniform"
+    INT = "int"
+    LOG_INT = "log_int"
+    CHOICE = "choice"
+
+    @property
+    def integer(self) -> bool:
+        return self in (Kind.INT, Kind.LOG_INT)
+
+    @property
+    def log(self) -> bool:
+        """Drawn evenly over the logarithm."""
+        return self in (Kind.LOG_UNIFORM, Kind.LOG_INT)
+
+
+class Goal(StrEnum):
+    """Which way is better: an adaptive search's `goal`, and every ranking of points."""
+
+    MINIMIZE = "minimize"
+    MAXIMIZE = "maximize"
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether a is strictly better than b."""
+        return a > b if self is Goal.MAXIMIZE else a < b
+
+    @property
+    def short(self) -> str:
+        """`min` or `max`, as `status --best` says it."""
+        return self.value[:3]
 
 
 @dataclass(frozen=True)
 class Distribution:
-    """One sampled parameter: how a number in [0, 1) becomes its value."""
+    """One sampled parameter: its kind and bounds (`runner.search.points` maps a number in
+    [0, 1) to its value)."""
 
     name: str
-    kind: str
-    """One of KINDS."""
+    kind: Kind
     bounds: tuple[Value, ...]
     """[low, high] for ranges; the values for `choice`."""
     when: Condition | None = None
     """A conditional parameter's condition: drawn always, kept only where it holds."""
-
-    def value(self, u: float, digits: int) -> Value:
-        """The value at quantile u (0 <= u < 1): equal strata of u map to equal strata of the
-        range (of its logarithm for the log kinds), so a balanced draw stays balanced."""
-        u = min(max(u, 0.0), math.nextafter(1.0, 0.0))
-        if self.kind == "choice":
-            return self.bounds[int(u * len(self.bounds))]
-        low, high = float(self.bounds[0]), float(self.bounds[1])
-        if self.kind == "uniform":
-            return _round(low + u * (high - low), digits)
-        if self.kind == "log_uniform":
-            return _round(math.exp(math.log(low) + u * (math.log(high) - math.log(low))), digits)
-        if self.kind == "int":
-            return min(int(high), int(low) + int(u * (high - low + 1)))
-        # log_int: equal strata of log(x) over [low, high + 1), floored
-        drawn = math.exp(math.log(low) + u * (math.log(high + 1) - math.log(low)))
-        return min(int(high), max(int(low), int(drawn)))
-
-
-def _round(value: float, digits: int) -> float:
-    """`digits` significant digits, as a float that prints the same way (`0.000123`)."""
-    return float(f"{value:.{digits}g}")
 
 
 @dataclass(frozen=True)
 class Sample:
     """The checked `params.sample` section."""
 
-    method: str
+    method: Method
     n: int
     seed: int
     digits: int
@@ -87,13 +111,13 @@ class Sample:
     batch: int = 0
     """Adaptive methods: points per round."""
     metric: str = ""
-    goal: str = "minimize"
+    goal: Goal = Goal.MINIMIZE
     proceed: float = 1.0
     """Adaptive methods: the fraction of a round finished before the next is proposed."""
 
     @property
     def adaptive(self) -> bool:
-        return self.method in ADAPTIVE
+        return self.method.adaptive
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -115,22 +139,6 @@ class Sample:
         }
         return hashlib.sha256(canonical_json(identity_).encode()).hexdigest()
 
-    def row(self, quantiles: Sequence[float]) -> tuple[Cell, ...]:
-        """One point: every dimension is drawn (so a point's draw never depends on the
-        conditions), then a conditional parameter is dropped (None) where its condition fails."""
-        drawn = [d.value(u, self.digits) for d, u in zip(self.params, quantiles, strict=True)]
-        return absent_dropped(self, drawn)
-
-
-def absent_dropped(sample: Sample, values: Sequence[Cell]) -> tuple[Cell, ...]:
-    """`values` (in `sample.names` order) with each conditional parameter whose condition
-    fails set to None, parents first so that a chain drops as a whole."""
-    given = dict(zip(sample.names, values, strict=True))
-    for condition in sample.conditions:
-        if not condition.holds(given):
-            given[condition.name] = None
-    return tuple(given[n] for n in sample.names)
-
 
 def _when(d: Distribution) -> list[Any]:
     """A condition's part of the digest; nothing for an unconditional parameter (older locks
@@ -138,7 +146,9 @@ def _when(d: Distribution) -> list[Any]:
     return [] if d.when is None else [[[n, list(vs)] for n, vs in d.when.when]]
 
 
-def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
+def parse_sample(
+    doc: Document, add: conditioned.Add, claim: Callable[[str, KeyPath], bool]
+) -> Sample | None:
     """The sample section of a schema-valid document; problems go to `add(path, message, key)`,
     names to `claim(name, path)` (a sampled name that is also an axis is refused there)."""
     raw = (doc.data.get("params") or {}).get("sample")
@@ -160,8 +170,9 @@ def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
         when = None
         if "when" in spec:
             when = conditioned.parse(name, spec["when"], (*path, "when"), add)
-        params.append(Distribution(name, kind, tuple(checked(b) for b in bounds), when))
-    if raw["method"] in ADAPTIVE:
+        params.append(Distribution(name, Kind(kind), tuple(checked(b) for b in bounds), when))
+    method = Method(raw["method"])
+    if method.adaptive:
         for needed in ("batch", "metric"):
             if needed not in raw:
                 add(
@@ -179,7 +190,7 @@ def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
                     True,
                 )
     return Sample(
-        method=raw["method"],
+        method=method,
         n=int(raw["n"]),
         seed=int(raw.get("seed", DEFAULT_SEED)),
         digits=int(raw.get("digits", DEFAULT_DIGITS)),
@@ -187,7 +198,7 @@ def parse_sample(doc: Document, add: Any, claim: Any) -> Sample | None:
         declared=tuple(declared),
         batch=int(raw.get("batch", 0)),
         metric=str(raw.get("metric", "")),
-        goal=str(raw.get("goal", "minimize")),
+        goal=Goal(raw.get("goal", Goal.MINIMIZE)),
         proceed=float(raw.get("proceed", 1.0)),
     )
 
@@ -309,7 +320,8 @@ def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Cell, ...], 
 def stale_problem(doc: Document, shown: str, missing: bool = False) -> Problem:
     """The lock is missing (never written) or out of date: the command that writes it."""
     method = ((doc.data.get("params") or {}).get("sample") or {}).get("method")
-    command = f"{invoked()} {'propose' if method in ADAPTIVE else 'lock'} {shown}"
+    adaptive = method in {m for m in Method if m.adaptive}
+    command = f"{invoked()} {'propose' if adaptive else 'lock'} {shown}"
     lock = lock_path(Path(shown)).name
     said = (
         f"the lock {lock} is missing: run {command} to write it"

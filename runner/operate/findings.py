@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 from runner.backends import ExperimentState
 from runner.core.errors import RunnerError
-from runner.manifest import ranking
-from runner.manifest.ranking import Goal, Importance
-from runner.manifest.sample import Distribution, Sample, row_identity
+from runner.manifest.sample import Distribution, Goal, Sample, row_identity
 from runner.operate.results import MISSING, NOT_SUBMITTED, ROUND, PointResult, SweepResults
+from runner.search import ranking
+from runner.search.ranking import Importance
 
 if TYPE_CHECKING:
-    from runner.manifest.adaptive import Told
+    from runner.search.points import Told
 
 
 ENDED = (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
@@ -99,7 +99,7 @@ def find(
         or ranking.observed(n, [v for p in results.points for k, v in p.params if k == n])
         for n in params
     )
-    log = tuple(d.name for d in space if d.kind.startswith("log_"))
+    log = tuple(d.name for d in space if d.kind.log)
     ranked = tuple(ranking.ranked(results.points, lambda p: finished(p, metric), goal))
     by_round = ROUND in results.axes
     return Findings(
@@ -126,23 +126,29 @@ def importance(
     values = [float(finished(p, metric) or 0.0) for p in points]
     if not fanova:
         return ranking.main_effects([d.name for d in varying], rows, values)
-    from runner.manifest import adaptive
+    from runner.search import adaptive
 
     return adaptive.fanova(varying, rows, values)
 
 
 def told(f: Findings) -> tuple[Told, ...]:
-    """Each submitted point as a search would be told it (for an Optuna study): finished with
+    """Each submitted point as a search would be told it (for an Optuna study), its row in the
+    order of `f.space`."""
+    return observed(f.results, [d.name for d in f.space], f.metric)
+
+
+def observed(results: SweepResults, names: Sequence[str], metric: str) -> tuple[Told, ...]:
+    """Each submitted point as a search is told it, its row the values of `names`: finished with
     its value, failed (or succeeded without the metric), or still pending."""
-    from runner.manifest.adaptive import Result, Told
+    from runner.search.points import Result, Told
 
     out = []
-    for p in f.results.points:
+    for p in results.points:
         if p.state in (NOT_SUBMITTED, MISSING):
             continue
         params = dict(p.params)
-        row = tuple(params.get(d.name) for d in f.space)
-        value = finished(p, f.metric)
+        row = tuple(params.get(n) for n in names)
+        value = finished(p, metric)
         if value is not None:
             out.append(Told(row, Result.DONE, value))
         elif p.state in ENDED:

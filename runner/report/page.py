@@ -10,13 +10,13 @@ import json
 from collections.abc import Mapping, Sequence
 
 from runner.core.errors import RunnerError
-from runner.manifest.adaptive import FANOVA_TREES
-from runner.manifest.ranking import Method
 from runner.operate.findings import Findings, finished
 from runner.operate.results import PointResult
 from runner.report import plot
 from runner.report.status import metric_text, point_json, summary
 from runner.report.tables import params_text, tabulate
+from runner.search.adaptive import FANOVA_TREES
+from runner.search.ranking import Estimator
 
 LIMIT = 65_536
 """GitHub's most characters for a comment or a job summary's step: the page stays under it."""
@@ -26,10 +26,10 @@ UNFINISHED = 50
 LEFT_OUT = "_A chart is left out: with it the page would pass GitHub's 65 536 characters._\n"
 CUT = "\n\n_… cut at GitHub's 65 536 characters: the CSV has every point._\n"
 METHODS = {
-    Method.FANOVA: f"fANOVA (Optuna's `FanovaImportanceEvaluator`, {FANOVA_TREES} trees, seed 0: a"
+    Estimator.FANOVA: f"fANOVA (Optuna's `FanovaImportanceEvaluator`, {FANOVA_TREES} trees, seed 0: a"
     " random forest fitted to the finished points, each parameter's share of the metric's"
     " variance)",
-    Method.VARIANCE: "the share of the metric's variance each parameter's main effect explains"
+    Estimator.VARIANCE: "the share of the metric's variance each parameter's main effect explains"
     " (epsilon squared: the variance between the means of its values, less what chance gives"
     " that many groups), normalised to sum to 1; install the `[adaptive]` extra and"
     " scikit-learn for fANOVA",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.core.errors import RunnerError
 from runner.core.values import Value, as_text
-from runner.manifest.ranking import Goal
+from runner.manifest.sample import Goal
 from runner.operate.results import SweepResults
 from runner.report.tables import params_text
 

@@ -1,38 +1,73 @@
-"""A proposed round as its pull request: the branch, title and description (the round before's
-results, the best point so far, the new points) and the lock's content, as the Propose
-workflow's step output carries them."""
+"""An adaptive search's step as text: the line `propose` prints, and a proposed round as its pull
+request (the branch, title and description: the round before's results, the best point so far,
+the new points; and the lock's content, as the Propose workflow's step output carries them)."""
 
 from __future__ import annotations
 
 import base64
 from typing import TYPE_CHECKING
 
+from runner.search.points import Result
+from runner.search.rounds import Verdict
+
 if TYPE_CHECKING:
-    from runner.apply.rounds import Round
-    from runner.manifest.adaptive import Told
+    from runner.manifest.sample import Sample
+    from runner.search.points import Told
+    from runner.search.rounds import Next, Round
+
+
+def line(shown: str, sample: Sample, step: Next) -> str:
+    """What `propose` did for one sweep, in one line."""
+    if step.verdict is Verdict.COMPLETE:
+        return f"{shown}: search complete: {len(step.rows)} of n={sample.n} points proposed"
+    if step.verdict is Verdict.WAITING:
+        return (
+            f"{shown}: round {step.number} has {step.ended} of {len(step.previous)} point(s)"
+            " finished: the next round waits for it"
+        )
+    if step.verdict is Verdict.STOPPED:
+        return f"{shown}: the search {step.stop}: no round proposed"
+    if step.verdict is Verdict.EXHAUSTED:
+        return f"{shown}: no new point left in the space after rounding: search complete"
+    return (
+        f"{shown}: round {step.number}: proposed {len(step.new)} point(s),"
+        f" {len(step.rows)} of n={sample.n}"
+    )
+
+
+def best_line(sample: Sample, step: Next) -> str:
+    """The best point so far, as a line; empty before any result."""
+    if step.best is None:
+        return ""
+    where = " ".join(
+        f"{n}={v}" for n, v in zip(sample.names, step.best.row, strict=True) if v is not None
+    )
+    return f"{sample.metric} {step.best.value:g} at {where} ({step.finished} point(s) finished)"
 
 
 def pull_request(round_: Round) -> dict[str, object]:
     """One entry of the step output `rounds`."""
-    branch = f"sweep-propose/{round_.sweep}-{round_.digest[:12]}-round-{round_.number}"
-    title = f"Propose round {round_.number} of {round_.sweep} ({len(round_.new)} point(s))"
-    rows = "".join("| " + " | ".join(_value(v) for v in row) + " |\n" for row in round_.new)
+    step, names = round_.step, round_.sample.names
+    branch = f"sweep-propose/{round_.sweep}-{round_.sample.digest[:12]}-round-{step.number}"
+    title = f"Propose round {step.number} of {round_.sweep} ({len(step.new)} point(s))"
+    rows = "".join("| " + " | ".join(_value(v) for v in row) + " |\n" for row in step.new)
+    best = best_line(round_.sample, step)
     body = (
-        f"Round {round_.number} of the adaptive search `{round_.sweep}`, proposed by"
+        f"Round {step.number} of the adaptive search `{round_.sweep}`, proposed by"
         f" `sweep-runner propose` from the results so far. Merging it submits these points"
         f" through the usual plan; closing it unmerged stops the search until Propose is"
         f" dispatched or the manifest is edited.\n\n"
-        + (f"Best so far: {round_.best}\n\n" if round_.best else "")
+        + (f"Best so far: {best}\n\n" if best else "")
         + _previous_table(round_)
-        + f"Proposed in round {round_.number}:\n\n"
-        + f"| {' | '.join(round_.names)} |\n|"
-        + "---|" * len(round_.names)
+        + f"Proposed in round {step.number}:\n\n"
+        + f"| {' | '.join(names)} |\n|"
+        + "---|" * len(names)
         + "\n"
         + rows
     )
     return {
         "sweep": round_.sweep,
-        "round": round_.number,
+        "round": step.number,
         "lock": round_.lock,
         "content": base64.b64encode(round_.text.encode()).decode(),
         "branch": branch,
@@ -43,14 +78,15 @@ def pull_request(round_: Round) -> dict[str, object]:
 
 def _previous_table(round_: Round) -> str:
     """The round before's points and results, as a markdown table (empty for round 0)."""
-    if not round_.previous:
+    previous = round_.step.previous
+    if not previous:
         return ""
-    names = round_.names
-    head = f"| {' | '.join(names)} | {round_.metric} |\n|" + "---|" * (len(names) + 1)
+    names, metric = round_.sample.names, round_.sample.metric
+    head = f"| {' | '.join(names)} | {metric} |\n|" + "---|" * (len(names) + 1)
     rows = "".join(
-        "| " + " | ".join(_value(v) for v in t.row) + f" | {_cell(t)} |\n" for t in round_.previous
+        "| " + " | ".join(_value(v) for v in t.row) + f" | {_cell(t)} |\n" for t in previous
     )
-    return f"Results of round {round_.number - 1}:\n\n{head}\n{rows}\n"
+    return f"Results of round {round_.step.number - 1}:\n\n{head}\n{rows}\n"
 
 
 def _value(value: object) -> str:
@@ -59,8 +95,6 @@ def _value(value: object) -> str:
 
 
 def _cell(told: Told) -> str:
-    from runner.manifest.adaptive import Result
-
     if told.result == Result.DONE:
         return f"{told.value:g}"
     if told.result == Result.FAILED:  # failed, canceled, or finished without the metric

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.examples.objectives import BRANIN_MIN, HARTMANN6_MIN, branin, hartmann6
-from runner.manifest.adaptive import Result, Told, propose
-from runner.manifest.sample import Distribution, Sample
-from runner.manifest.sampling import draw
+from runner.manifest.sample import Distribution, Kind, Method, Sample
+from runner.search.adaptive import propose
+from runner.search.draw import draw
+from runner.search.points import Result, Told
 from tests.benchmarks.common import Config, Row, bytecode_cached_env, seconds
 
 POINTS, BATCH, SEEDS, DIGITS = 64, 8, 10, 6
@@ -44,14 +45,17 @@ PROBLEMS = (
     Problem(
         "Branin",
         "branin",
-        (Distribution("x1", "uniform", (-5.0, 10.0)), Distribution("x2", "uniform", (0.0, 15.0))),
+        (
+            Distribution("x1", Kind.UNIFORM, (-5.0, 10.0)),
+            Distribution("x2", Kind.UNIFORM, (0.0, 15.0)),
+        ),
         lambda x: branin(x[0], x[1]),
         BRANIN_MIN,
     ),
     Problem(
         "Hartmann-6",
         "hartmann6",
-        tuple(Distribution(f"x{i}", "uniform", (0.0, 1.0)) for i in range(1, 7)),
+        tuple(Distribution(f"x{i}", Kind.UNIFORM, (0.0, 1.0)) for i in range(1, 7)),
         hartmann6,
         HARTMANN6_MIN,
     ),
@@ -109,7 +113,9 @@ def _search_locally(root: Path, problem: Problem, method: str, seed: int) -> flo
 
 def _search_in_process(problem: Problem, method: str, seed: int) -> float:
     """The same search with the objective told directly."""
-    sample = Sample(method, POINTS, seed, DIGITS, problem.space, batch=BATCH, metric="value")
+    sample = Sample(
+        Method(method), POINTS, seed, DIGITS, problem.space, batch=BATCH, metric="value"
+    )
     if method != "tpe":
         return min(
             problem.f([float(v) for v in row if v is not None]) for row in draw(sample, 0, POINTS)

@@ -11,7 +11,7 @@ import importlib.util
 import random
 import time
 
-from runner.manifest import adaptive, ranking
+from runner.search import adaptive, ranking
 from tests.benchmarks.common import Config, Row, seconds
 
 POINTS, QUICK_POINTS = 1_000, 200

@@ -6,7 +6,7 @@ Importance without any extra is the share of the metric's variance that each par
 effect explains (Kelley's epsilon squared, so a parameter that only splits the points into
 groups earns nothing by chance), normalised to sum to 1. A parameter whose values rarely repeat
 (a sampled one) is grouped into quantile bins first. fANOVA, Optuna's default, is in
-`runner.manifest.adaptive` (the one Optuna user).
+`runner.search.adaptive` (the one Optuna user).
 """
 
 from __future__ import annotations
@@ -18,23 +18,12 @@ from typing import TypeVar
 
 from runner.core.model import Cell
 from runner.core.values import StrEnum, Value, identity
-from runner.manifest.sample import Distribution
+from runner.manifest.sample import Distribution, Goal, Kind
 
 T = TypeVar("T")
 
 
-class Goal(StrEnum):
-    """Which way is better."""
-
-    MINIMIZE = "minimize"
-    MAXIMIZE = "maximize"
-
-    def better(self, a: float, b: float) -> bool:
-        """Whether a is strictly better than b."""
-        return a > b if self is Goal.MAXIMIZE else a < b
-
-
-class Method(StrEnum):
+class Estimator(StrEnum):
     """How importance was computed."""
 
     FANOVA = "fanova"
@@ -74,7 +63,7 @@ def _finite(value: float | None) -> bool:
 class Importance:
     """One share per parameter, each in [0, 1], summing to 1; or none, and why."""
 
-    method: Method
+    method: Estimator
     shares: tuple[tuple[str, float], ...] = ()
     """Largest first."""
     note: str = ""
@@ -86,7 +75,7 @@ def min_points(parameters: int) -> int:
     return max(5, 2 * parameters)
 
 
-def too_few(method: Method, names: Sequence[str], finished: int) -> Importance | None:
+def too_few(method: Estimator, names: Sequence[str], finished: int) -> Importance | None:
     """An Importance that says why not, when there are too few points or parameters to judge."""
     if not names:
         return Importance(method, note="no parameter varies among the finished points")
@@ -100,7 +89,7 @@ def too_few(method: Method, names: Sequence[str], finished: int) -> Importance |
     return None
 
 
-def normalised(method: Method, raw: dict[str, float]) -> Importance:
+def normalised(method: Estimator, raw: dict[str, float]) -> Importance:
     """Shares summing to 1, largest first (ties by name); a note when all are zero."""
     total = sum(max(0.0, v) for v in raw.values())
     if total <= 0 or not math.isfinite(total):
@@ -114,7 +103,7 @@ def main_effects(
 ) -> Importance:
     """Each parameter's share of the metric's variance, from its main effect alone (a
     conditional parameter's absence is one level of it)."""
-    method = Method.VARIANCE
+    method = Estimator.VARIANCE
     refused = too_few(method, names, len(values))
     if refused is not None:
         return refused
@@ -155,10 +144,10 @@ def observed(name: str, column: Sequence[Value], log: bool = False) -> Distribut
     if len(numbers) == len(column) and numbers:
         low, high = min(numbers), max(numbers)
         if all(isinstance(v, int) for v in numbers):
-            return Distribution(name, "log_int" if log and low >= 1 else "int", (low, high))
-        kind = "log_uniform" if log and low > 0 else "uniform"
+            return Distribution(name, Kind.LOG_INT if log and low >= 1 else Kind.INT, (low, high))
+        kind = Kind.LOG_UNIFORM if log and low > 0 else Kind.UNIFORM
         return Distribution(name, kind, (float(low), float(high)))
     seen: dict[str, Value] = {}
     for v in column:
         seen.setdefault(identity(v), v)
-    return Distribution(name, "choice", tuple(seen.values()))
+    return Distribution(name, Kind.CHOICE, tuple(seen.values()))

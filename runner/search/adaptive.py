@@ -19,16 +19,15 @@ import contextlib
 import importlib.util
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import Enum, auto
 from pathlib import Path
 from typing import Any
 
-from runner.core.errors import RunnerError
+from runner.core.errors import MissingExtra
 from runner.core.model import Cell
 from runner.core.values import Value
-from runner.manifest.ranking import Goal, Importance, Method, normalised, too_few
-from runner.manifest.sample import Distribution, Sample, row_identity
+from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample, row_identity
+from runner.search.points import Result, Told, parents_first, rounded
+from runner.search.ranking import Estimator, Importance, normalised, too_few
 
 ATTEMPTS = 50
 """Asks per new point before giving up on finding one not proposed yet (after rounding)."""
@@ -37,28 +36,6 @@ FANOVA_TREES = 16
 points and 4 parameters, 16 x 16 took 13 s with the same shares to 3 decimals)."""
 FANOVA_POINTS = 1000
 """fANOVA judges at most about this many finished points: every k-th, in the sweep's order."""
-
-
-class MissingExtra(RunnerError):
-    """Optuna, the optional `[adaptive]` extra, is not installed."""
-
-
-class Result(Enum):
-    """How a point so far ended, as Optuna's trial states: complete, failed, still running."""
-
-    DONE = auto()
-    FAILED = auto()
-    PENDING = auto()
-
-
-@dataclass(frozen=True)
-class Told:
-    """What a point so far says: its values, and how it ended (with its metric, when done)."""
-
-    row: tuple[Cell, ...]
-    """None where a conditional parameter is absent."""
-    result: Result
-    value: float | None = None
 
 
 def _optuna() -> Any:
@@ -76,7 +53,7 @@ def _sampler(optuna: Any, sample: Sample, round_: int) -> Any:
     """The method's sampler, seeded by the sample's seed and the round."""
     seed = sample.seed + round_
     samplers = optuna.samplers
-    if sample.method == "gp":
+    if sample.method == Method.GP:
         if importlib.util.find_spec("torch") is None:
             raise MissingExtra(
                 "method gp needs PyTorch (Optuna's GPSampler): pip install torch (the CPU build"
@@ -88,31 +65,31 @@ def _sampler(optuna: Any, sample: Sample, round_: int) -> Any:
 
 def _distribution(optuna: Any, d: Distribution) -> Any:
     dists = optuna.distributions
-    if d.kind == "choice":
+    if d.kind == Kind.CHOICE:
         return dists.CategoricalDistribution(list(d.bounds))
     low, high = d.bounds
-    if d.kind in ("int", "log_int"):
-        return dists.IntDistribution(int(low), int(high), log=d.kind == "log_int")
-    return dists.FloatDistribution(float(low), float(high), log=d.kind == "log_uniform")
+    if d.kind.integer:
+        return dists.IntDistribution(int(low), int(high), log=d.kind.log)
+    return dists.FloatDistribution(float(low), float(high), log=d.kind.log)
 
 
 def _suggest(trial: Any, d: Distribution) -> Any:
     """Ask the trial for one parameter, with the same distribution as `_distribution`'s."""
-    if d.kind == "choice":
+    if d.kind == Kind.CHOICE:
         return trial.suggest_categorical(d.name, list(d.bounds))
     low, high = d.bounds
-    if d.kind in ("int", "log_int"):
-        return trial.suggest_int(d.name, int(low), int(high), log=d.kind == "log_int")
-    return trial.suggest_float(d.name, float(low), float(high), log=d.kind == "log_uniform")
+    if d.kind.integer:
+        return trial.suggest_int(d.name, int(low), int(high), log=d.kind.log)
+    return trial.suggest_float(d.name, float(low), float(high), log=d.kind.log)
 
 
 def _round(d: Distribution, value: Any, digits: int) -> Value:
-    if d.kind == "choice":
+    if d.kind == Kind.CHOICE:
         return value  # type: ignore[no-any-return]
-    if d.kind in ("int", "log_int"):
+    if d.kind.integer:
         return int(value)
     low, high = float(d.bounds[0]), float(d.bounds[1])
-    return min(max(float(f"{float(value):.{digits}g}"), low), high)
+    return min(max(rounded(float(value), digits), low), high)
 
 
 def propose(
@@ -120,14 +97,14 @@ def propose(
 ) -> list[tuple[Cell, ...]]:
     """`count` new points (fewer when the space has no more after rounding), never one told."""
     optuna = _optuna()
-    direction = str(Goal(sample.goal))
+    direction = str(sample.goal)
     study = optuna.create_study(direction=direction, sampler=_sampler(optuna, sample, round_))
     space = {d.name: _distribution(optuna, d) for d in sample.params}
     for point in told:
         study.add_trial(_trial(optuna, space, point))
     seen = {row_identity(p.row) for p in told}
     new: list[tuple[Cell, ...]] = []
-    order = _parents_first(sample)
+    order = parents_first(sample)
     for _ in range(count * ATTEMPTS):
         if len(new) == count:
             break
@@ -144,25 +121,6 @@ def propose(
             seen.add(row_identity(row))
             new.append(row)
     return new
-
-
-def _parents_first(sample: Sample) -> list[Distribution]:
-    """The sampled parameters in the order written, each conditional one after those its
-    condition reads (acyclic: checked on load)."""
-    by_name = {d.name: d for d in sample.params}
-    out: list[Distribution] = []
-
-    def visit(d: Distribution) -> None:
-        if d in out:
-            return
-        for name in d.when.on if d.when is not None else ():
-            if name in by_name and by_name[name] not in out:
-                visit(by_name[name])
-        out.append(d)
-
-    for d in sample.params:
-        visit(d)
-    return out
 
 
 def _trial(optuna: Any, space: dict[str, Any], point: Told) -> Any:
@@ -193,7 +151,7 @@ def fanova(
     one complete trial each, in the space given (one distribution per column of `rows`); a
     forest of `trees` trees that deep (smaller than Optuna's default), on at most about
     FANOVA_POINTS points."""
-    refused = too_few(Method.FANOVA, [d.name for d in space], len(values))
+    refused = too_few(Estimator.FANOVA, [d.name for d in space], len(values))
     if refused is not None:
         return refused
     stride = math.ceil(len(values) / FANOVA_POINTS)  # an even, deterministic subsample
@@ -207,15 +165,15 @@ def fanova(
     try:
         raw = optuna.importance.get_param_importances(study, evaluator=evaluator)
     except (ImportError, RuntimeError, ValueError) as exc:  # scikit-learn missing, a flat metric
-        return Importance(Method.FANOVA, note=f"fANOVA could not run: {exc}")
-    return normalised(Method.FANOVA, {n: float(v) for n, v in raw.items()})
+        return Importance(Estimator.FANOVA, note=f"fANOVA could not run: {exc}")
+    return normalised(Estimator.FANOVA, {n: float(v) for n, v in raw.items()})
 
 
 SQLITE = (".db", ".sqlite", ".sqlite3")
 
 
 def write_study(
-    path: Path, name: str, goal: str, space: Sequence[Distribution], told: Sequence[Told]
+    path: Path, name: str, goal: Goal, space: Sequence[Distribution], told: Sequence[Told]
 ) -> None:
     """The sweep as the Optuna study `name` in a file optuna-dashboard opens offline: SQLite
     (`.db`, `.sqlite`, `.sqlite3`) or else an Optuna journal; a study of that name is replaced."""
@@ -229,6 +187,6 @@ def write_study(
         storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
     with contextlib.suppress(KeyError):  # no study of that name yet
         optuna.delete_study(study_name=name, storage=storage)
-    study = optuna.create_study(study_name=name, storage=storage, direction=goal)
+    study = optuna.create_study(study_name=name, storage=storage, direction=str(goal))
     dists = {d.name: _distribution(optuna, d) for d in space}
     study.add_trials([_trial(optuna, dists, point) for point in told])

@@ -1,0 +1,144 @@
+"""The next round of an adaptive search (`params.sample.method: tpe` or `gp`), as data.
+
+From the lock (every point so far and its round) and what was observed of those points (each
+one's result, as `status` shows it, and the sweep's own stop): once the last round has finished
+(`proceed` of it, by default all), ask Optuna for the next `batch` points
+(`runner.search.adaptive`) as the next round. The same lock, results and seed propose the same
+points. Stops at `n`, at the sweep's `stop_when` or `max_failures`, and says which. Nothing here
+reads the ledger or a backend: `python -m runner propose` (`runner.commands.propose`) observes
+the sweep and writes the lock, and `runner.report.rounds` turns a round into its line and its
+pull request.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from runner.core.model import Cell
+from runner.core.values import StrEnum
+from runner.manifest.sample import Locked, Sample, row_identity
+from runner.search import adaptive
+from runner.search.points import Result, Told
+from runner.search.ranking import best
+
+Rows = tuple[tuple[Cell, ...], ...]
+
+
+class Verdict(StrEnum):
+    """What `next_round` decided."""
+
+    PROPOSED = "proposed"
+    COMPLETE = "complete"
+    """n points proposed already."""
+    WAITING = "waiting"
+    """Too few points of the last round have finished (`proceed`)."""
+    STOPPED = "stopped"
+    """The sweep's `max_failures` or `stop_when`."""
+    EXHAUSTED = "exhausted"
+    """No point left in the space that was not proposed already (after rounding)."""
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the backend says of a search's points so far, as `status` shows it."""
+
+    told: tuple[Told, ...] = ()
+    """Each point submitted, its row in the order of the sample's names; a point of the lock
+    that is not among them (not submitted yet) is pending."""
+    stop: str = ""
+    """Why the sweep creates no new points (`max_failures`, `stop_when`); empty when it does."""
+
+
+@dataclass(frozen=True)
+class Next:
+    """The decision, and the lock's points after it."""
+
+    verdict: Verdict
+    number: int
+    """The round proposed; when waiting, the round waited for."""
+    rows: Rows
+    """Every point of the lock, the new ones last (None where a conditional parameter is absent)."""
+    rounds: tuple[int, ...]
+    """The round of each point."""
+    new: Rows = ()
+    previous: tuple[Told, ...] = ()
+    """The points of the last round so far, with their results (none before round 0)."""
+    best: Told | None = None
+    """The best point so far (finished with the metric)."""
+    finished: int = 0
+    """The points so far that finished with the metric."""
+    stop: str = ""
+
+    @property
+    def ended(self) -> int:
+        """The points of the last round that ended (finished or failed)."""
+        return sum(t.result != Result.PENDING for t in self.previous)
+
+
+def so_far(sample: Sample, lock: Locked | None) -> tuple[Rows, tuple[int, ...]]:
+    """The points in the sample's lock and the round of each (none for a new or changed sample)."""
+    if lock is None or lock.sample != sample.digest:
+        return (), ()
+    return lock.rows, lock.rounds or (0,) * len(lock.rows)
+
+
+def observes(sample: Sample, lock: Locked | None) -> bool:
+    """Whether the next round depends on results: the lock holds points, fewer than n."""
+    rows, _ = so_far(sample, lock)
+    return 0 < len(rows) < sample.n
+
+
+def next_round(sample: Sample, lock: Locked | None, observed: Observed) -> Next:
+    """The search's next step, from its lock and what was observed (`Observed()` when
+    `observes` says the results do not matter)."""
+    rows, rounds = so_far(sample, lock)
+    if len(rows) >= sample.n:
+        return Next(Verdict.COMPLETE, max(rounds, default=0), rows, rounds)
+    told = told_rows(rows, observed.told)
+    last = max(rounds, default=-1)
+    mine = tuple(t for t, k in zip(told, rounds, strict=True) if k == last)
+    done = [t for t in told if t.result == Result.DONE and t.value is not None]
+    top = best(done, lambda t: t.value, sample.goal)
+    waits = Next(Verdict.WAITING, last, rows, rounds, (), mine, top, len(done), observed.stop)
+    if rows and waits.ended < math.ceil(sample.proceed * len(mine)):
+        return waits
+    if rows and observed.stop:
+        return replace(waits, verdict=Verdict.STOPPED)
+    count = min(sample.batch, sample.n - len(rows))
+    new = tuple(adaptive.propose(sample, told, count, last + 1))
+    if not new:
+        return replace(waits, verdict=Verdict.EXHAUSTED)
+    return replace(
+        waits,
+        verdict=Verdict.PROPOSED,
+        number=last + 1,
+        rows=(*rows, *new),
+        rounds=(*rounds, *(last + 1,) * len(new)),
+        new=new,
+    )
+
+
+def told_rows(rows: Sequence[tuple[Cell, ...]], observed: Sequence[Told]) -> list[Told]:
+    """Each point of the lock as observed: matched by its values; pending when not observed."""
+    by_values = {row_identity(t.row): t for t in observed}
+    return [
+        Told(tuple(row), by_values[ident].result, by_values[ident].value)
+        if (ident := row_identity(row)) in by_values
+        else Told(tuple(row), Result.PENDING)
+        for row in rows
+    ]
+
+
+@dataclass(frozen=True)
+class Round:
+    """A round proposed and written into the lock: what the pull request that carries it needs."""
+
+    sweep: str
+    lock: str
+    """The lock's path in the repository."""
+    text: str
+    """The lock's new content."""
+    sample: Sample
+    step: Next

@@ -1,0 +1,190 @@
+"""An adaptive search's next step as data (`runner.search.rounds.next_round`): a pure function of
+the sample, its lock and what was observed, which proposes, waits, stops, ends at n or runs out
+of points; and `propose`'s use case observing through the port (the fake at the port, no wire)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from runner.apply import Applied, ApplyOptions, apply
+from runner.backends import ExperimentState
+from runner.commands import propose
+from runner.manifest import load_sample
+from runner.manifest.sample import Distribution, Goal, Kind, Locked, Method, Sample
+from runner.plan import catalog
+from runner.search import rounds
+from runner.search.points import Result, Told
+from runner.search.rounds import Next, Observed, Round, Verdict, next_round
+from runner.submit import Outcome
+from tests.fake_backend import FakeBackend
+from tests.helpers import write_manifest
+
+SPACE = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)), Distribution("k", Kind.INT, (1, 4)))
+SAMPLE = Sample(Method.TPE, 8, 0, 4, SPACE, batch=4, metric="loss")
+
+
+def _first(sample: Sample = SAMPLE) -> tuple[Next, Locked]:
+    """Round 0, proposed from nothing, and the lock it makes."""
+    step = next_round(sample, None, Observed())
+    return step, Locked(sample.digest, step.rows, step.rounds)
+
+
+def _told(lock: Locked, *values: float | None) -> tuple[Told, ...]:
+    """The lock's points observed: finished with each value given, failed for None."""
+    return tuple(
+        Told(row, Result.DONE, v) if v is not None else Told(row, Result.FAILED)
+        for row, v in zip(lock.rows, values, strict=False)
+    )
+
+
+def test_round_0_is_proposed_from_nothing_and_asks_for_no_result() -> None:
+    assert not rounds.observes(SAMPLE, None)
+    step, lock = _first()
+    assert step.verdict is Verdict.PROPOSED and step.number == 0
+    assert len(step.new) == 4 and step.rows == step.new and step.rounds == (0,) * 4
+    assert step.previous == () and step.best is None and step.finished == 0
+    assert next_round(SAMPLE, None, Observed()) == step  # the same inputs, the same data
+    assert rounds.observes(SAMPLE, lock)
+
+
+def test_a_round_waits_for_the_last_one_to_finish_then_the_next_follows() -> None:
+    _, lock = _first()
+    waits = next_round(SAMPLE, lock, Observed(_told(lock, 0.5)))  # 1 of 4 finished
+    assert waits.verdict is Verdict.WAITING and waits.number == 0
+    assert waits.ended == 1 and len(waits.previous) == 4 and waits.new == ()
+    assert waits.rows == lock.rows and waits.rounds == lock.rounds  # nothing to write
+
+    half = dataclasses.replace(SAMPLE, proceed=0.5)
+    assert next_round(half, lock, Observed(_told(lock, 0.5))).verdict is Verdict.WAITING
+    step = next_round(half, lock, Observed(_told(lock, 0.5, None)))  # a failure has ended too
+    assert step.verdict is Verdict.PROPOSED and step.number == 1
+    assert step.rows[:4] == lock.rows and len(step.rows) == 8
+    assert step.rounds == (0,) * 4 + (1,) * 4
+    assert not set(step.new) & set(lock.rows)
+    assert [t.result for t in step.previous] == [Result.DONE, Result.FAILED] + [Result.PENDING] * 2
+
+
+def test_the_best_so_far_follows_the_goal() -> None:
+    _, lock = _first()
+    told = Observed(_told(lock, 3.0, 1.0, None, 2.0))
+    lowest = next_round(SAMPLE, lock, told)
+    assert lowest.best == told.told[1] and lowest.finished == 3
+    highest = next_round(dataclasses.replace(SAMPLE, goal=Goal.MAXIMIZE), lock, told)
+    assert highest.best == told.told[0]
+
+
+def test_a_stop_ends_the_search_once_the_round_has_finished() -> None:
+    _, lock = _first()
+    said = "stopped: 1 failed (max_failures 1)"
+    step = next_round(SAMPLE, lock, Observed(_told(lock, None, 1.0, 1.0, 1.0), said))
+    assert step.verdict is Verdict.STOPPED and step.stop == said and step.new == ()
+    waiting = next_round(SAMPLE, lock, Observed(_told(lock, None), said))
+    assert waiting.verdict is Verdict.WAITING  # the round is waited for first, as before
+
+
+def test_the_search_ends_at_n_and_when_the_space_runs_out() -> None:
+    _, lock = _first()
+    done = next_round(SAMPLE, lock, Observed(_told(lock, 1.0, 2.0, 3.0, 4.0)))
+    full = Locked(SAMPLE.digest, done.rows, done.rounds)
+    assert not rounds.observes(SAMPLE, full)
+    complete = next_round(SAMPLE, full, Observed())
+    assert complete.verdict is Verdict.COMPLETE and complete.rows == full.rows
+
+    small = Sample(Method.TPE, 8, 0, 4, (Distribution("k", Kind.INT, (1, 3)),), batch=4, metric="m")
+    first, three = _first(small)
+    assert len(first.new) == 3  # the space has only three points
+    out = next_round(small, three, Observed(_told(three, 1.0, 2.0, 3.0)))
+    assert out.verdict is Verdict.EXHAUSTED and out.new == ()
+
+
+def test_a_lock_of_another_sample_starts_afresh_and_unobserved_points_are_pending() -> None:
+    _, lock = _first()
+    other = dataclasses.replace(SAMPLE, seed=1)  # another digest: the lock is not its own
+    assert not rounds.observes(other, lock)
+    assert next_round(other, lock, Observed()).number == 0
+    matched = rounds.told_rows(lock.rows, (Told(lock.rows[2], Result.DONE, 0.1),))
+    assert [t.result for t in matched] == [Result.PENDING] * 2 + [Result.DONE, Result.PENDING]
+
+
+class Quiet:
+    """An ApplyListener that shows nothing."""
+
+    def planned(self, applied: Applied) -> None:
+        pass
+
+    def start(self, total: int) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+    def wait(self, text: str) -> None:
+        pass
+
+    def done(self, outcome: Outcome) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+SEARCH = """\
+version: 1
+name: search
+beaker:
+  workspace: ai2/sweeps-test
+  budget: ai2/sweeps-budget
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py, "--x={x}", "--k={k}"]
+params:
+  sample:
+    method: tpe
+    n: 8
+    batch: 4
+    metric: loss
+    space:
+      x: {uniform: [0, 1]}
+      k: {int: [1, 4]}
+"""
+
+
+@pytest.mark.slow
+def test_propose_observes_the_sweep_through_the_port_once_per_round(tmp_path: Path) -> None:
+    path = write_manifest(tmp_path, SEARCH, "search.yaml")
+    shown = "sweeps/search.yaml"
+    backend = FakeBackend()
+
+    def step() -> Round | None:
+        sample = load_sample(path, shown)
+        assert sample is not None
+        backend.calls.clear()
+        return propose.next_round(tmp_path, path, shown, sample, backend)
+
+    first = step()
+    assert first is not None and first.step.number == 0 and backend.calls == []
+    assert first.lock == "sweeps/search.lock.json"
+    assert (tmp_path / first.lock).read_text(encoding="utf-8") == first.text
+
+    apply(catalog.load(tmp_path, ()).plans(), backend, ApplyOptions(tmp_path), Quiet())
+    assert step() is None  # submitted, queued: round 0 waits
+    assert [c for c, _ in backend.calls] == ["results", "list"]
+
+    for i, name in enumerate(sorted(backend.made)):
+        made = backend.made[name][-1]
+        finished = ExperimentState.SUCCEEDED if i else ExperimentState.FAILED
+        backend.made[name][-1] = dataclasses.replace(made, state=finished, metrics={"loss": i})
+    second = step()
+    assert second is not None and second.step.number == 1
+    assert [c for c, _ in backend.calls] == ["results", "list"]  # one bulk look-up
+    previous = sorted(t.result.name for t in second.step.previous)
+    assert previous == ["DONE"] * 3 + ["FAILED"]  # one failed, three finished with a loss
+    lock = json.loads((tmp_path / second.lock).read_text(encoding="utf-8"))
+    assert lock["rounds"] == [0] * 4 + [1] * 4 and lock["points"][:4] == [
+        list(r) for r in first.step.rows
+    ]
