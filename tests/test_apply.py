@@ -104,7 +104,7 @@ def test_restart_failed_restarts_in_place_and_the_plan_is_read_again(tmp_path: P
     name = sorted(backend.made)[0]
     failed = dataclasses.replace(backend.made[name][-1], state=ExperimentState.FAILED)
     backend.made[name][-1] = failed
-    options = ApplyOptions(root, restart_failed=True, replan=lambda: catalog.load(root, ()).plans())
+    options = ApplyOptions(root, restart_failed=True)
     shown = Shown()
     applied = apply(catalog.load(root, ()).plans(), backend, options, shown)
     assert applied.restarts is not None
@@ -126,13 +126,14 @@ def test_a_draft_is_planned_but_only_a_backend_that_runs_drafts_creates_it(
 
 def test_the_sequence_is_the_documented_one() -> None:
     assert [s.__name__ for s in PLANNING] == [
+        "resume_local_runs",
         "restart_failed_points",
         "hold_back_unreviewed",
         "hold_over_budget",
         "cap_running",
         "stop_guarded_sweeps",
     ]
-    assert [s.__name__ for s in ACTING] == ["submit_points", "group_sweeps"]
+    assert [s.__name__ for s in ACTING] == ["submit_points", "group_sweeps", "announce_events"]
 
 
 def _outcome(status: OutcomeStatus) -> Outcome:
@@ -216,7 +217,7 @@ class _CappedSweep:
         self.set_state(succeeded, ExperimentState.SUCCEEDED)
         apply(self.plans(), self.backend, ApplyOptions(root), Shown())
         assert len(self.backend.made) == 4 and self.live() == 2
-        self.restart_failed = ApplyOptions(root, restart_failed=True, replan=self.plans)
+        self.restart_failed = ApplyOptions(root, restart_failed=True)
 
     def plans(self) -> list[SweepPlan]:
         return catalog.load(self.root, ()).plans()

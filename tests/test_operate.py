@@ -169,6 +169,30 @@ def test_points_whose_names_are_taken_hold_no_slot_of_the_cap(
     assert {e.experiment for e in _entries(tmp_path).values()} == set(order[2:])
 
 
+def test_one_restart_failed_of_a_capped_guarded_sweep_lists_it_once_per_phase(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The restarts, the cap, the stops and the adoption read one observation of the sweep;
+    the duplicate check after the creates one more: 2 listings, the organization resolved once
+    (it was 5 listings and 3 resolutions)."""
+    write_manifest(tmp_path, "max_running: 2\nmax_failures: 4\n" + SWEEP, "exact.yaml")
+    order = _names(tmp_path)
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    fake_beaker.set_job_status(order[0], "failed", exit_code=3)
+    fake_beaker.set_job_status(order[1], "succeeded")
+    fake_beaker.reset_calls()
+
+    assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    calls = fake_beaker.calls
+    assert (fake_beaker.restarts(order[0]), sorted(fake_beaker.count_by_name())) == (
+        1,
+        sorted(order[:3]),
+    )  # restarted in place, and the one free slot taken by the next point
+    assert calls["ListWorkloads"] <= 2
+    assert calls["ResolveOrganizationName"] <= 1
+    assert "Restart: 1 restarted, 0 skipped, 0 failed" in capsys.readouterr().err
+
+
 # -- cancel -----------------------------------------------------------------------------------
 
 

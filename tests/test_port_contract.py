@@ -14,6 +14,7 @@ from runner import operate
 from runner.backends import Backend, BackendKind, ExperimentState, recorded
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import Replica, RunDir, new_state
+from runner.backends.observed import Observer
 from runner.plan import SweepPlan, catalog
 from tests.helpers import MINIMAL, write_manifest
 
@@ -109,7 +110,7 @@ def test_a_local_max_running_sweep_counts_its_running_runs(tmp_path: Path) -> No
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # as the live runner of this run does
         run.write(new_state("contract", row.name, row.key, (Replica("main", 0, "replica-0.log"),)))
-        (capped,) = operate.live_caps(backend, [plan])
+        (capped,) = operate.live_caps(Observer(backend, lambda sweep: False), [plan])
     finally:
         os.close(lock)
         backend.close()

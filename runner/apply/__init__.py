@@ -7,12 +7,18 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 `runner.report` turns the returned `Applied` into text; the command prints it.
 
 1. PLANNING, run in every mode (a dry run stops after them, having changed nothing):
-   `restart_failed_points` (or, in a dry run, what it would restart), `hold_back_unreviewed` (plan
-   pins), `hold_over_budget` (the budget policy's approval), `cap_running` (each sweep's
-   max_running against its live experiments), `stop_guarded_sweeps` (max_failures, stop_when).
+   `resume_local_runs` (local runs a stopped runner left: `+` again), `restart_failed_points`
+   (or, in a dry run, what it would restart), `hold_back_unreviewed` (plan pins),
+   `hold_over_budget` (the budget policy's approval), `cap_running` (each sweep's max_running
+   against its live experiments), `stop_guarded_sweeps` (max_failures, stop_when).
 2. ACTING, run unless `options.dry_run`, under SIGINT/SIGTERM handlers that stop in order:
    `submit_points` (the exactly-once `Submitter`), `group_sweeps` (level-triggered group
-   membership; skipped after an early stop).
+   membership; skipped after an early stop), `announce_events` (the webhook, if one is set).
+
+The backend is asked about each sweep once per phase (`runner.backends.observed`): one look
+before the creates, which the restarts, the cap, the stops and the adoption read, and one
+after, which the duplicate check and the notifications read. The plans are made once, by the
+caller; a step that records (restarts, creates) reads the ledger again through the store.
 
 To add a step (a failure budget, a cost check, a target stop): write one function
 `def my_step(run: Run, applied: Applied) -> Applied` in its own module, give `Applied` a field
@@ -34,13 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from runner import operate
-from runner.apply import budget, guardrails
-from runner.backends import Backend
+from runner import ledger, operate
+from runner.apply import budget, guardrails, notify
+from runner.backends import Backend, Capability
+from runner.backends.local.resume import unfinished
+from runner.backends.observed import Observer
 from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED
 from runner.operate import Candidate, Restart, RestartVerdict, cancels, membership
 from runner.operate.membership import GroupOutcome
-from runner.plan import SweepPlan
+from runner.plan import SweepPlan, reread
 from runner.render.code import Code
 from runner.repo import review
 from runner.repo.review import Pin, Review
@@ -85,8 +93,8 @@ class ApplyOptions:
     clock: Clock = field(default_factory=Clock)
     code: Code | None = None
     """`code:` sweeps: the commit their experiments check out (the one that submits them)."""
-    replan: Callable[[], Sequence[SweepPlan]] | None = None
-    """The plans read again from the ledgers, after restarts recorded in them."""
+    webhook: str = field(default_factory=notify.webhook_url)
+    """Where notifications go (`runner.apply.notify`); empty: none are sent."""
 
 
 class ApplyListener(Listener, Protocol):
@@ -112,6 +120,7 @@ class Applied:
     stop: Stop | None = None
     duplicates: tuple[Duplicate, ...] = ()
     groups: tuple[GroupOutcome, ...] = ()
+    announced: notify.Announced = field(default_factory=notify.Announced)
 
     @property
     def result(self) -> str:
@@ -144,6 +153,10 @@ class Run:
     backend: Backend
     options: ApplyOptions
     listener: ApplyListener
+    observer: Observer
+    """The look at each sweep before the creates."""
+    after: Observer
+    """The look at each sweep after them."""
     submitter: Submitter | None = None
     """Set for the acting steps."""
 
@@ -154,6 +167,12 @@ Step = Callable[[Run, Applied], Applied]
 # -- planning ---------------------------------------------------------------------------------
 
 
+def resume_local_runs(run: Run, applied: Applied) -> Applied:
+    """Local runs a stopped runner left unfinished go back to `+` (`LocalBackend.create`
+    resumes them); nothing changes on a backend that does not resume runs."""
+    return dataclasses.replace(applied, plans=tuple(unfinished(run.backend, applied.plans)))
+
+
 def restart_failed_points(run: Run, applied: Applied) -> Applied:
     """`--restart-failed` (or `--restart --points`): restart failed points in place (in a dry
     run: say what it would)."""
@@ -161,13 +180,18 @@ def restart_failed_points(run: Run, applied: Applied) -> Applied:
     if not (run.options.restart_failed or only):
         return applied
     if run.options.dry_run:
-        found = operate.restart_candidates(run.backend, applied.plans, only)
+        found = operate.restart_candidates(run.observer, applied.plans, only)
         return dataclasses.replace(applied, would_restart=tuple(found))
-    cancels.reconcile_cancels(run.backend, applied.plans, run.options.root)  # left by a crash
-    done = operate.restart_failed(run.backend, applied.plans, run.options.root, only=only)
-    replan = run.options.replan
-    plans = tuple(replan()) if replan is not None else applied.plans  # the restarts recorded
-    return dataclasses.replace(applied, plans=plans, restarts=tuple(done))
+    root = run.options.root
+    cancels.reconcile_cancels(run.backend, applied.plans, root, run.observer)  # left by a crash
+    done = operate.restart_failed(run.observer, applied.plans, root, only=only)
+    return dataclasses.replace(applied, plans=_reread(run, applied.plans), restarts=tuple(done))
+
+
+def _reread(run: Run, plans: Sequence[SweepPlan]) -> tuple[SweepPlan, ...]:
+    """The plans with the entries a step recorded (the ledgers read again, not planned)."""
+    store = ledger.LedgerStore(run.options.root, run.backend.kind)
+    return tuple(reread(plan, store.read(plan.sweep.name).entries) for plan in plans)
 
 
 def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
@@ -190,13 +214,13 @@ def hold_over_budget(run: Run, applied: Applied) -> Applied:
 def stop_guarded_sweeps(run: Run, applied: Applied) -> Applied:
     """Failure budget and target stop (`runner.apply.guardrails`): a sweep that reached either
     creates no new point; nothing is canceled."""
-    stopped = guardrails.apply_stops(run.backend, applied.plans, run.options.root)
+    stopped = guardrails.apply_stops(run.observer, applied.plans, run.options.root)
     return dataclasses.replace(applied, plans=tuple(stopped))
 
 
 def cap_running(run: Run, applied: Applied) -> Applied:
     """Each sweep's max_running against its experiments queued or running now."""
-    return dataclasses.replace(applied, plans=tuple(operate.live_caps(run.backend, applied.plans)))
+    return dataclasses.replace(applied, plans=tuple(operate.live_caps(run.observer, applied.plans)))
 
 
 # -- acting -----------------------------------------------------------------------------------
@@ -234,14 +258,25 @@ def group_sweeps(run: Run, applied: Applied) -> Applied:
     return dataclasses.replace(applied, groups=tuple(groups))
 
 
+def announce_events(run: Run, applied: Applied) -> Applied:
+    """The webhook told what is new (a sweep finished or stopped, points failed), each event
+    once (`runner.apply.notify`), from the look after the creates; never fails the run."""
+    if not run.options.webhook or Capability.SHARED not in run.backend.capabilities:
+        return applied  # a local run's events are on this machine's screen already
+    plans = _reread(run, applied.plans)
+    done = notify.announce(run.after, plans, run.options.root, run.options.webhook)
+    return dataclasses.replace(applied, announced=done)
+
+
 PLANNING: tuple[Step, ...] = (
+    resume_local_runs,
     restart_failed_points,
     hold_back_unreviewed,
     hold_over_budget,
     cap_running,
     stop_guarded_sweeps,
 )
-ACTING: tuple[Step, ...] = (submit_points, group_sweeps)
+ACTING: tuple[Step, ...] = (submit_points, group_sweeps, announce_events)
 
 
 def apply(
@@ -255,14 +290,18 @@ def apply(
 ) -> Applied:
     """Run the planning steps, tell the listener the plan, then (unless a dry run) the acting
     steps. `planning` and `acting` are the module's sequences; tests pass their own."""
-    run = Run(backend, options, listener)
+    observer = Observer(backend, guardrails.guarded)
+    notifying = bool(options.webhook) and Capability.SHARED in backend.capabilities
+    after = observer.next_phase(lambda sweep: notifying and not sweep.draft)
+    run = Run(backend, options, listener, observer, after)
     applied = Applied(tuple(plans))
     for step in planning:
         applied = step(run, applied)
     listener.planned(applied)
     if options.dry_run:
         return applied
-    run = dataclasses.replace(run, submitter=Submitter(backend, _submit_options(options), listener))
+    submitter = Submitter(backend, _submit_options(options), listener, (observer, after))
+    run = dataclasses.replace(run, submitter=submitter)
     assert run.submitter is not None
     with _stopping_on_signals(run.submitter):
         for step in acting:

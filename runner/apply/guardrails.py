@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.backends import Backend, Capability, ExperimentState
+from runner.backends import Capability, ExperimentState
+from runner.backends.observed import Observer
 from runner.core.model import Sweep
 from runner.operate.results import SweepResults, collect
 from runner.plan import PlanStatus, SweepPlan
@@ -69,20 +70,19 @@ def stopped(plan: SweepPlan, stop: Stop) -> SweepPlan:
     return dataclasses.replace(plan, rows=rows, stopped=stop.reason)
 
 
-def apply_stops(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> list[SweepPlan]:
+def apply_stops(observer: Observer, plans: Sequence[SweepPlan], root: Path) -> list[SweepPlan]:
     """The submit step: each guarded sweep with points to submit, stopped when it should be
-    (one bulk results look-up per such sweep); a stopped plan says why in `stopped`."""
+    (from the sweep's one look per phase, which carries its results); a stopped plan says why
+    in `stopped`."""
     out: list[SweepPlan] = []
+    runs_drafts = Capability.RUNS_DRAFTS in observer.backend.capabilities
     for plan in plans:
-        runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
         if not guarded(plan.sweep) or not plan.to_submit_on(runs_drafts):
             out.append(plan)
             continue
-        stop = stop_of(plan.sweep, collect(plan, backend, root))
-        if stop is None:
-            out.append(plan)
-            continue
-        out.append(stopped(plan, stop))
+        found = observer.observe(plan).results
+        stop = stop_of(plan.sweep, collect(plan, observer.backend, root, found))
+        out.append(plan if stop is None else stopped(plan, stop))
     return out
 
 

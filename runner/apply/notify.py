@@ -29,11 +29,11 @@ from pathlib import Path
 
 from runner import ledger
 from runner.apply import guardrails
-from runner.backends import Backend, Capability, ExperimentState
+from runner.backends import ExperimentState
+from runner.backends.observed import Observer
 from runner.ledger import headers
 from runner.operate.results import SweepResults, best, collect
 from runner.plan import PlanStatus, SweepPlan
-from runner.plan.catalog import Catalog
 
 WEBHOOK_ENV = "SWEEP_SLACK_WEBHOOK"
 TIMEOUT = 10.0
@@ -142,19 +142,22 @@ class Announced:
         return f"Notifications: {self.sent} of {self.due} message(s) sent.\n" if self.due else ""
 
 
-def announce(backend: Backend, cat: Catalog, environ: Mapping[str, str] = os.environ) -> Announced:
-    """After the submit: send what is new to the webhook, if one is set. Never raises for the
+def webhook_url(environ: Mapping[str, str] = os.environ) -> str:
+    """The webhook notifications go to (`SWEEP_SLACK_WEBHOOK`); empty: none are sent."""
+    return environ.get(WEBHOOK_ENV, "").strip()
+
+
+def announce(observer: Observer, plans: Sequence[SweepPlan], root: Path, url: str) -> Announced:
+    """After the submit: send what is new to the webhook, from each sweep's look after the
+    creates (`observer`) and the plans as the run recorded them. Never raises for the
     webhook: a failure is a warning in the result."""
-    url = environ.get(WEBHOOK_ENV, "").strip()
-    if not url or Capability.SHARED not in backend.capabilities:
-        return Announced()
-    root, plans = cat.root, cat.plans(kind=backend.kind)  # the ledgers as this run left them
     new: list[Event] = []
     for plan in plans:
         recorded = ledger.read(ledger.ledger_path(root, plan.sweep.name), plan.sweep.name)
         if plan.sweep.draft or not recorded.entries:
             continue
-        events = sweep_events(plan, collect(plan, backend, root))
+        found = observer.observe(plan).results
+        events = sweep_events(plan, collect(plan, observer.backend, root, found))
         new += [e for e in events if e.id not in recorded.notified]
     sent, warnings = 0, []
     for text, batch in messages(new):

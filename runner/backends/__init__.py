@@ -286,21 +286,6 @@ class RunsInCreate(Protocol):
     on_start: StartHook | None
 
 
-def adoptable(
-    backend: Backend, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
-) -> dict[str, Experiment]:
-    """The experiment of each name that a submit adopts instead of creating it: the one whose
-    id is `recorded`, else the oldest, in any state; on a backend that resumes runs, only a
-    finished one."""
-    finished = (ExperimentState.SUCCEEDED, ExperimentState.FAILED)
-    resumes = Capability.RESUMES in backend.capabilities
-    chosen = {
-        name: next((e for e in found if e.id in recorded.keys), found[0])
-        for name, found in backend.experiments(sweep, names, recorded).items()
-    }
-    return {name: e for name, e in chosen.items() if not resumes or e.state in finished}
-
-
 CHOICES = ("auto", *BackendKind)
 """What `--backend` takes (`runner.commands.common.BACKEND_CHOICES` spells the same for argparse):
 `auto` is Beaker when credentials exist, else local."""

@@ -83,19 +83,9 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     )
     try:
         from runner.apply import apply
-        from runner.backends.local.resume import unfinished
 
         options = _options(backend, cat, args, started, clock)
-        plans = unfinished(backend, cat.plans(kind=backend.kind))  # local runs a runner left
-        applied = apply(plans, backend, options, progress)
-        if not args.dry_run:
-            from runner.apply import notify as webhook
-            from runner.repo import github
-
-            announced = webhook.announce(backend, cat)  # once per event, recorded in the ledger
-            for line in announced.warnings:
-                stderr(line)
-            github.append_summary(announced.summary())
+        applied = apply(cat.plans(kind=backend.kind), backend, options, progress)
     finally:
         backend.close()
     return _report(cat.root, args, target, applied)
@@ -117,7 +107,6 @@ def _options(
     """What `apply` is asked to do on this backend."""
     from runner.apply import ApplyOptions
     from runner.backends import BackendKind, Capability
-    from runner.backends.local.resume import unfinished
     from runner.repo import gitrepo
     from runner.submit import Clock
 
@@ -140,7 +129,6 @@ def _options(
         started=started,
         max_unreachable=args.max_unreachable,
         clock=clock or Clock(),
-        replan=lambda: unfinished(backend, cat.plans(kind=backend.kind)),
         code=code,
     )
 
@@ -172,6 +160,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
     summary = submit_summary(outcomes, stop, duplicates, applied.groups, waiting, held)
     note = "…and {lines} more rows: the ledger files list every experiment."
     github.append_summary(report.truncate_lines(summary, report.SUMMARY_LIMIT, note))
+    github.append_summary(applied.announced.summary())
     if args.commit:  # after failures too: what was created is recorded
         commit_back(root, target)
     for line in result_lines(applied):

@@ -97,11 +97,12 @@ class SweepResults:
         return sorted({m for p in self.points for m in p.metrics})
 
 
-def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
-    """The plan's rows joined with the backend's results, in one bulk look-up per sweep."""
-    names = [row.experiment for row in plan.rows if row.entry is not None]
-    mine = recorded(row.record for row in plan.rows)
-    found = backend.results(plan.sweep, names, mine) if names else Results(None, {})
+def collect(
+    plan: SweepPlan, backend: Backend, root: Path, found: Results | None = None
+) -> SweepResults:
+    """The plan's rows joined with the backend's results, in one bulk look-up per sweep (none
+    when given what a look found: `runner.backends.observed`)."""
+    found = _looked_up(plan, backend) if found is None else found
     points = []
     for row in plan.rows:
         if row.entry is None:
@@ -155,6 +156,12 @@ def collect(plan: SweepPlan, backend: Backend, root: Path) -> SweepResults:
         "; ".join(n for n in notes if n),
         warnings,
     )
+
+
+def _looked_up(plan: SweepPlan, backend: Backend) -> Results:
+    names = [row.experiment for row in plan.rows if row.entry is not None]
+    mine = recorded(row.record for row in plan.rows)
+    return backend.results(plan.sweep, names, mine) if names else Results(None, {})
 
 
 ROUND = "round"

@@ -256,3 +256,21 @@ def capped(plan: SweepPlan, running: int | None, taken: frozenset[str] = frozens
             row = dataclasses.replace(row, waiting=reason)
         rows.append(row)
     return dataclasses.replace(plan, rows=tuple(rows), cap=Cap(limit, running, waiting))
+
+
+def reread(plan: SweepPlan, entries: Mapping[str, Entry]) -> SweepPlan:
+    """The plan with its rows' ledger entries as `entries` (by key) has them now: after a run
+    recorded restarts or new experiments, without planning again. A `+` row now recorded is
+    submitted."""
+    rows = tuple(
+        dataclasses.replace(
+            row,
+            entry=entry,
+            status=PlanStatus.SUBMITTED if row.status == PlanStatus.SUBMIT else row.status,
+            waiting="" if row.status == PlanStatus.SUBMIT else row.waiting,
+        )
+        if (entry := entries.get(row.key)) is not None and entry != row.entry
+        else row
+        for row in plan.rows
+    )
+    return dataclasses.replace(plan, rows=rows)

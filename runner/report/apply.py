@@ -59,7 +59,7 @@ def stops(applied: Applied) -> list[tuple[str, str]]:
 def result_lines(applied: Applied) -> list[str]:
     """After the run: the counts, duplicates, the points not submitted and why."""
     outcomes, stop = applied.outcomes, applied.stop
-    lines = [counts_line(outcomes)]
+    lines = [counts_line(outcomes), *applied.announced.warnings]
     lines += [f"warning: {duplicate.text()}" for duplicate in applied.duplicates]
     bad = [o for o in outcomes if not o.status.submitted]
     listed = [o for o in bad if o.status != OutcomeStatus.NOT_STARTED]  # never-started: below

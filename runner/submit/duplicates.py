@@ -13,23 +13,28 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from runner.backends import Backend, Experiment, Transient, recorded
+from runner.backends.observed import Observer
 from runner.core import retry
 from runner.core.model import Sweep
 from runner.core.retry import RetryPolicy
+from runner.plan import SweepPlan
 from runner.submit.outcome import Duplicate, Outcome, OutcomeStatus
 
 
 def check(
-    backend: Backend,
-    sweeps: Sequence[Sweep],
+    observer: Observer,
+    plans: Sequence[SweepPlan],
     outcomes: Sequence[Outcome],
     policy: RetryPolicy,
     remaining: Callable[[], float | None],
 ) -> tuple[list[Outcome], list[Duplicate]]:
-    """The outcomes to record instead (kept experiments adopted), and every duplicate found."""
+    """The outcomes to record instead (kept experiments adopted), and every duplicate found
+    (from the sweep's look after the creates, which knows the experiments this run made)."""
     replaced: list[Outcome] = []
     found: list[Duplicate] = []
-    for sweep in sweeps:
+    backend = observer.backend
+    for plan in plans:
+        sweep = plan.sweep
         created = [
             o for o in outcomes if o.sweep == sweep.name and o.status == OutcomeStatus.CREATED
         ]
@@ -38,7 +43,7 @@ def check(
         made = recorded(
             (o.point.name, o.experiment.id, o.point.key) for o in created if o.experiment
         )
-        copies = backend.experiments(sweep, [o.point.name for o in created], made)
+        copies = observer.observe(plan, made).listed
         for outcome in created:
             assert outcome.experiment is not None
             mine = outcome.experiment
