@@ -281,7 +281,7 @@ ACTING: tuple[Step, ...] = (submit_points, group_sweeps, announce_events)
 
 def apply(
     plans: Sequence[SweepPlan],
-    backend: Backend,
+    backend: Backend | None,
     options: ApplyOptions,
     listener: ApplyListener,
     *,
@@ -289,7 +289,12 @@ def apply(
     acting: Sequence[Step] = ACTING,
 ) -> Applied:
     """Run the planning steps, tell the listener the plan, then (unless a dry run) the acting
-    steps. `planning` and `acting` are the module's sequences; tests pass their own."""
+    steps. `planning` and `acting` are the module's sequences; tests pass their own. No
+    backend: the offline dry run (a plan check without credentials), the plans as made."""
+    if backend is None:
+        offline = Applied(tuple(plans))
+        listener.planned(offline)
+        return offline
     observer = Observer(backend, guardrails.guarded)
     notifying = bool(options.webhook) and Capability.SHARED in backend.capabilities
     after = observer.next_phase(lambda sweep: notifying and not sweep.draft)

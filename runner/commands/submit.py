@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.commands.common import Subparsers, load_catalog, raise_if_problems, stderr
-from runner.commands.gitops import check_commit, code_for, commit_back
+from runner.commands.gitops import check_commit, code_for, commit_back, pins
 from runner.commands.submit_args import (
     DEFAULT_TIMEOUT,
     DRY_RESTART,
@@ -31,14 +31,13 @@ from runner.commands.submit_args import (
     apply_event,
     from_namespace,
 )
-from runner.core.errors import RunnerError, SubmitError
+from runner.core.errors import SubmitError
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, apply the whole pipeline
     from runner.apply import Applied, ApplyOptions
     from runner.backends import Backend
     from runner.plan.catalog import Catalog
     from runner.repo.gitrepo import Target
-    from runner.repo.review import Pin
     from runner.submit import Clock
 
 
@@ -53,37 +52,36 @@ def run(args: argparse.Namespace) -> int:
 
 
 def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int:
-    """Parse, load, check, open the backend, apply, print, commit (`runner.apply` does the
+    """Parse, load, check, open the backend, apply, report, commit (`runner.apply` does the
     work). `clock`: what the run reads the time and waits by (tests pass one that jumps)."""
+    from runner.apply import ApplyOptions, apply
     from runner.backends import open_backend
     from runner.report.progress import Progress
 
-    started = time.monotonic()
-    branch = None
+    started, branch, progress = time.monotonic(), None, Progress()
     if args.github_event:
         args, branch = apply_event(args)
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)  # one invalid manifest stops the whole run: nothing is submitted
     offline = args.github_event or not (args.paths or args.restart_failed or args.restart_points)
-    if args.dry_run and args.backend == "auto" and offline:
-        return _dry_run(cat, args.restart_failed)  # the plan needs no credentials: CI's has none
+    if args.dry_run and args.backend == "auto" and offline:  # a plan check: CI's has no token
+        if args.restart_failed:
+            stderr(DRY_RESTART)
+        applied = apply(cat.plans(), None, ApplyOptions(cat.root, dry_run=True), progress)
+        return _report(cat.root, args, None, applied)
     manifests = [cat.root / s.path for s in cat.sweeps]
     target = check_commit(
         cat.root, manifests, branch, commit=args.commit, push=args.push, dry_run=args.dry_run
     )
-    progress = Progress()
     quiet = args.backend == "auto" and not args.paths  # refused below if it falls back to local
-    notify = (lambda text: None) if quiet else progress.note
     backend = open_backend(
         args.backend,
         cat.root,
-        notify,
+        (lambda text: None) if quiet else progress.note,
         http_timeout=args.http_timeout,
-        refuse_local=not_drafts(cat),
+        refuse_local=_not_drafts(cat),
     )
     try:
-        from runner.apply import apply
-
         options = _options(backend, cat, args, started, clock)
         applied = apply(cat.plans(kind=backend.kind), backend, options, progress)
     finally:
@@ -91,14 +89,12 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     return _report(cat.root, args, target, applied)
 
 
-def not_drafts(cat: Catalog) -> str:
+def _not_drafts(cat: Catalog) -> str:
     """Why `--backend auto` must not run these sweeps locally: a sweep that is not a draft is
     meant for Beaker, and a missing token must not start it on this machine. Empty: all drafts."""
     names = [s.path.as_posix() for s in cat.sweeps if not s.draft]
-    if not names:
-        return ""
     more = f" and {len(names) - 1} more" if len(names) > 1 else ""
-    return f"{names[0]}{more} is not a draft (`draft: true`)"
+    return f"{names[0]}{more} is not a draft (`draft: true`)" if names else ""
 
 
 def _options(
@@ -106,84 +102,55 @@ def _options(
 ) -> ApplyOptions:
     """What `apply` is asked to do on this backend."""
     from runner.apply import ApplyOptions
-    from runner.backends import BackendKind, Capability
+    from runner.backends import Capability
     from runner.repo import gitrepo
     from runner.submit import Clock
 
-    if backend.kind == BackendKind.LOCAL and args.backend == "auto" and not args.paths:
+    shared = Capability.SHARED in backend.capabilities
+    if not shared and args.backend == "auto" and not args.paths:
         raise SubmitError(
             "no Beaker credentials, and the local backend runs only the manifests you name"
             " (e.g. `python -m runner submit sweeps/quickstart.yaml`), or pass --backend local"
         )
-    shared = Capability.SHARED in backend.capabilities
-    code = code_for(cat, shared, args.dry_run)  # `code:` sweeps: refused if not pushed
     return ApplyOptions(
         root=cat.root,
         commit="uncommitted" if args.dry_run else gitrepo.head_commit(cat.root),
         dry_run=args.dry_run,
         restart_failed=args.restart_failed,
         restart_points=args.restart_points,
-        pins=_pins(Path(args.reviewed)) if args.reviewed is not None and shared else None,
+        pins=pins(Path(args.reviewed)) if args.reviewed is not None and shared else None,
         concurrency=args.concurrency,
         timeout=DEFAULT_TIMEOUT if args.timeout is None and shared else args.timeout,
         started=started,
         max_unreachable=args.max_unreachable,
         clock=clock or Clock(),
-        code=code,
+        code=code_for(cat, shared, args.dry_run),  # `code:` sweeps: refused if not pushed
     )
-
-
-def _pins(path: Path) -> list[Pin]:
-    from runner.repo import review
-
-    try:
-        return review.parse_pins(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RunnerError(f"cannot read the reviewed plans at {path}: {exc}") from None
 
 
 def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applied) -> int:
     """The lines, the job summary, the ledger commit, the JSON summary; the exit code."""
     from runner.repo import github
-    from runner.report import plan as report
-    from runner.report.apply import result_lines
-    from runner.report.submission import submit_summary, summary_json
+    from runner.report.apply import job_summary, result_lines, warnings
+    from runner.report.submission import summary_json
 
     for group in applied.groups:  # the URL on stdout, with the experiments; a failure on stderr
         print(group.line(), file=sys.stdout if group.group else sys.stderr, flush=True)
+    if github.in_actions():
+        for warning in warnings(applied):
+            print(github.annotation("warning", warning), flush=True)
+    github.append_summary(job_summary(applied, args.dry_run))
     if args.dry_run:
-        github.append_summary(report.markdown(applied.plans, heading="Sweep plan (dry run)"))
         return 0
-    outcomes, stop, duplicates = applied.outcomes, applied.stop, applied.duplicates
-    waiting = sum(bool(r.waiting) for p in applied.plans for r in p.rows)
-    held = len(applied.review.held) if applied.review is not None else 0
-    summary = submit_summary(outcomes, stop, duplicates, applied.groups, waiting, held)
-    note = "…and {lines} more rows: the ledger files list every experiment."
-    github.append_summary(report.truncate_lines(summary, report.SUMMARY_LIMIT, note))
-    github.append_summary(applied.announced.summary())
     if args.commit:  # after failures too: what was created is recorded
         commit_back(root, target)
     for line in result_lines(applied):
         stderr(line)
-    result, code = applied.result, applied.exit_code
+    outcomes, result, code = applied.outcomes, applied.result, applied.exit_code
     if args.summary_json:
-        text = summary_json(outcomes, stop, duplicates, result, code)
+        text = summary_json(outcomes, applied.stop, applied.duplicates, result, code)
         Path(args.summary_json).write_text(text, encoding="utf-8")
     submitted = sum(o.status.submitted for o in outcomes)
-    not_submitted = str(len(outcomes) - submitted)
-    github.set_outputs(
-        {"result": result, "submitted": str(submitted), "not-submitted": not_submitted}
-    )
+    left = str(len(outcomes) - submitted)
+    github.set_outputs({"result": result, "submitted": str(submitted), "not-submitted": left})
     return code
-
-
-def _dry_run(cat: Catalog, restart_failed: bool = False) -> int:
-    from runner.repo import github
-    from runner.report import plan as report
-
-    if restart_failed:
-        stderr(DRY_RESTART)
-    plans = cat.plans()
-    print(report.table(plans), file=sys.stderr)
-    github.append_summary(report.markdown(plans, heading="Sweep plan (dry run)"))
-    return 0
