@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from runner import ledger
 from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
 from runner.backends import BackendKind, Capability, Experiment, ExperimentState
 from runner.core import keys
+from runner.core.errors import Exit, Result
 from runner.operate import Restart, RestartVerdict, membership
 from runner.plan import SweepPlan, catalog
 from runner.submit import Outcome, OutcomeStatus, Stop, StopKind
@@ -274,3 +276,16 @@ def test_an_interrupted_restart_that_never_reached_the_backend_waits_for_a_slot(
     sweep.free_a_slot()
     assert [(r.name, r.status) for r in sweep.restarts()] == [(first, RestartVerdict.RESTARTED)]
     assert sweep.live() == 2 and backend.calls.count(("restart", first)) == 1
+
+
+def test_the_exit_codes_the_guarantees_list_are_the_enums() -> None:
+    """docs/guarantees.md's table of submit's exit codes and result words is `Exit` (it said
+    `failed` for 6, which no submit ever reported)."""
+    text = (Path(__file__).parent.parent / "docs" / "guarantees.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([\d /]+) \| (`[a-z-]+`|—) \|", text, re.MULTILINE)
+    listed = {int(code): word.strip("`") for codes, word in rows for code in codes.split(" / ")}
+    assert listed == {
+        int(code): "—" if code.result == Result.ERROR else str(code.result)
+        for code in Exit
+        if code != Exit.WOULD_CHANGE  # not a submit's
+    }

@@ -307,11 +307,12 @@ def _oversized(root: Path, module_lines: int, function_lines: int) -> list[str]:
 
 def test_the_house_keeps_its_sizes() -> None:
     """Issue 18's bounds: at most 20 entries under runner/, no module over 350 lines, no
-    function over 60, and the submit command at most 200 lines."""
+    function over 60, and the submit command at most 120 lines (issue 31: it was 200, exactly at
+    the bound, while it still planned, notified and resumed around `apply`)."""
     entries = [p for p in RUNNER.iterdir() if p.name not in ("__pycache__", "py.typed")]
     assert len(entries) <= 20, sorted(p.name for p in entries)
     assert _oversized(RUNNER, 350, 60) == []
-    assert len((RUNNER / "commands" / "submit.py").read_text().splitlines()) <= 200
+    assert len((RUNNER / "commands" / "submit.py").read_text().splitlines()) <= 120
 
 
 def test_the_size_scan_finds_a_long_function(tmp_path: Path) -> None:

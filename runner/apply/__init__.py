@@ -45,7 +45,7 @@ from runner.apply import budget, guardrails, notify
 from runner.backends import Backend, Capability
 from runner.backends.local.resume import unfinished
 from runner.backends.observed import Observer
-from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED
+from runner.core.errors import Exit, Result
 from runner.operate import Candidate, Restart, RestartVerdict, cancels, membership
 from runner.operate.membership import GroupOutcome
 from runner.plan import SweepPlan, reread
@@ -65,12 +65,7 @@ from runner.submit import (
 )
 from runner.submit.options import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
 
-EXIT_OK = 0
-EXIT_RUNS_FAILED = 6
-RUNS_FAILED = "runs-failed"
-"""The result word of exit 6 (the `result` step output and the JSON summary)."""
-"""Local runs end inside submit: one that failed makes the command fail, as its run did."""
-EXIT_SIGNAL = {StopKind.SIGINT: 130, StopKind.SIGTERM: 143}
+EXIT_SIGNAL = {StopKind.SIGINT: Exit.SIGINT, StopKind.SIGTERM: Exit.SIGTERM}
 
 
 @dataclass(frozen=True)
@@ -123,27 +118,24 @@ class Applied:
     announced: notify.Announced = field(default_factory=notify.Announced)
 
     @property
-    def result(self) -> str:
-        return self._verdict()[0]
+    def result(self) -> Result:
+        return self.exit_code.result
 
     @property
-    def exit_code(self) -> int:
-        """0 all submitted; 4 some rejected (or a restart failed); 5 incomplete; 6 some local
-        runs failed; 130/143 signal."""
-        return self._verdict()[1]
-
-    def _verdict(self) -> tuple[str, int]:
+    def exit_code(self) -> Exit:
+        """The one exit-code policy of a submit: 0 all submitted; 4 some rejected (or a
+        restart failed); 5 incomplete; 6 some local runs failed; 130/143 signal."""
         if self.stop is not None and self.stop.kind in EXIT_SIGNAL:
-            return "interrupted", EXIT_SIGNAL[self.stop.kind]
+            return EXIT_SIGNAL[self.stop.kind]
         if any(o.status.incomplete for o in self.outcomes):
-            return "incomplete", EXIT_INCOMPLETE
+            return Exit.INCOMPLETE
         if any(o.status == OutcomeStatus.REJECTED for o in self.outcomes):
-            return "rejected", EXIT_REJECTED
+            return Exit.REJECTED
         if any(r.status == RestartVerdict.FAILED for r in self.restarts or ()):
-            return "rejected", EXIT_REJECTED  # Beaker refused a restart: a rerun does the same
+            return Exit.REJECTED  # Beaker refused a restart: a rerun does the same
         if any(o.run_failed for o in self.outcomes):
-            return RUNS_FAILED, EXIT_RUNS_FAILED  # local runs end inside submit: theirs failed
-        return "ok", EXIT_OK
+            return Exit.RUNS_FAILED  # local runs end inside submit: theirs failed
+        return Exit.OK
 
 
 @dataclass(frozen=True)

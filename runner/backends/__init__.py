@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from runner.backends.health import Health
-from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED, BackendError, SubmitError
+from runner.core.errors import BackendError, Exit, SubmitError
 from runner.core.model import Rendered, Sweep
 from runner.core.values import StrEnum
 
@@ -156,7 +156,7 @@ class Transient(BackendError):
     taken effect before it failed. `unreachable`: why the service could not be reached at all
     (e.g. 'connection refused')."""
 
-    exit_code = EXIT_INCOMPLETE
+    exit_code = Exit.INCOMPLETE
 
     def __init__(
         self,
@@ -175,19 +175,19 @@ class Transient(BackendError):
 class NameTaken(BackendError):
     """Creating failed because an experiment of that name exists (HTTP 409)."""
 
-    exit_code = EXIT_REJECTED
+    exit_code = Exit.REJECTED
 
 
 class Rejected(BackendError):
     """A client error: retrying cannot help (invalid spec, permission, unknown workspace)."""
 
-    exit_code = EXIT_REJECTED
+    exit_code = Exit.REJECTED
 
 
 class NotStarted(BackendError):
     """The job whose logs were asked for has not started yet (queued, or never scheduled)."""
 
-    exit_code = EXIT_INCOMPLETE
+    exit_code = Exit.INCOMPLETE
 
 
 @dataclass(frozen=True)

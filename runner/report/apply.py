@@ -6,7 +6,13 @@ from runner.apply import Applied, budget
 from runner.operate import RestartVerdict
 from runner.repo import review
 from runner.report import plan
-from runner.report.submission import counts_line, failures_table, stop_line, submit_summary
+from runner.report.submission import (
+    counts_line,
+    failures_table,
+    stop_line,
+    submit_summary,
+    summary_json,
+)
 from runner.submit import OutcomeStatus
 
 VERBS = {
@@ -106,3 +112,16 @@ def warnings(applied: Applied) -> list[str]:
     if applied.over_budget is not None:
         found.append(budget.held_line(applied.over_budget))
     return found
+
+
+def json_summary(applied: Applied) -> str:
+    """`submit --summary-json FILE`."""
+    outcomes, code = applied.outcomes, applied.exit_code
+    return summary_json(outcomes, applied.stop, applied.duplicates, code.result, code)
+
+
+def outputs(applied: Applied) -> dict[str, str]:
+    """The step outputs of a submit in GitHub Actions."""
+    submitted = sum(o.status.submitted for o in applied.outcomes)
+    left = len(applied.outcomes) - submitted
+    return {"result": applied.result, "submitted": str(submitted), "not-submitted": str(left)}
