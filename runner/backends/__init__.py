@@ -247,7 +247,9 @@ class Backend(Protocol):
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
         """Cancel those of experiments (these very ids, never another of the same name) still
-        queued or running, in bulk, exactly once; the names of those it canceled."""
+        queued or running, in bulk, exactly once (a request whose reply was lost is looked up,
+        never sent twice); the names of those it canceled. `cancel` asks it for a point's
+        experiments, the duplicate check for the newer copy this run created."""
         ...
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
@@ -265,10 +267,6 @@ class Backend(Protocol):
         """State, exit code, duration, metrics and what the job says of the named experiments
         (of a name, the one whose id is `recorded`, else the oldest), and the sweep's group: in
         a number of calls that grows with pages, not with points."""
-        ...
-
-    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
-        """Cancel a duplicate this run created; done at most once (looked up before a retry)."""
         ...
 
     def close(self) -> None: ...

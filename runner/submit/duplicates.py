@@ -10,13 +10,11 @@ checks after creating it and so sees the older one), records the kept one, and s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from runner.backends import Backend, Experiment, Transient, recorded
+from runner.backends import Backend, Experiment, recorded
 from runner.backends.observed import Observer
-from runner.core import retry
 from runner.core.model import Sweep
-from runner.core.retry import RetryPolicy
 from runner.plan import SweepPlan
 from runner.submit.outcome import Duplicate, Outcome, OutcomeStatus
 
@@ -25,8 +23,6 @@ def check(
     observer: Observer,
     plans: Sequence[SweepPlan],
     outcomes: Sequence[Outcome],
-    policy: RetryPolicy,
-    remaining: Callable[[], float | None],
 ) -> tuple[list[Outcome], list[Duplicate]]:
     """The outcomes to record instead (kept experiments adopted), and every duplicate found
     (from the sweep's look after the creates, which knows the experiments this run made)."""
@@ -56,23 +52,18 @@ def check(
             problem = ""
             canceled: tuple[str, ...] = ()
             if kept.id != mine.id:
-                problem = _retire(backend, sweep, mine, policy, remaining)
+                problem = _retire(backend, sweep, mine)
                 canceled = () if problem else (mine.id,)
                 replaced.append(Outcome(sweep.name, outcome.point, OutcomeStatus.ADOPTED, kept))
             found.append(Duplicate(sweep.name, outcome.point.name, kept, others, canceled, problem))
     return replaced, found
 
 
-def _retire(
-    backend: Backend,
-    sweep: Sweep,
-    mine: Experiment,
-    policy: RetryPolicy,
-    remaining: Callable[[], float | None],
-) -> str:
-    """Cancel our newer copy; '' when done, else why not (it must be cancelled by hand)."""
+def _retire(backend: Backend, sweep: Sweep, mine: Experiment) -> str:
+    """Cancel our newer copy (the port's exactly-once `cancel`, by its id); '' when done or
+    already finished, else why not (it must be cancelled by hand)."""
     try:
-        retry.retrying(policy, remaining, Transient)(lambda: backend.retire(sweep, mine))
+        backend.cancel(sweep, [mine])
     except Exception as exc:  # reported loudly with the duplicate; the kept one is recorded anyway
         return f"could not cancel {mine.id} ({exc}): cancel it by hand"
     return ""

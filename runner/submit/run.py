@@ -172,9 +172,7 @@ class Submitter:
         created = [o for o in self._outcomes.values() if o.status == OutcomeStatus.CREATED]
         if not created or (self.stopped is not None and self.stopped.kind == StopKind.UNREACHABLE):
             return
-        check = functools.partial(
-            duplicates.check, self.after, plans, created, self.policy, self._remaining
-        )
+        check = functools.partial(duplicates.check, self.after, plans, created)
         value = self._await(check, patient=True)
         if not isinstance(value, tuple):
             why = value if isinstance(value, Exception) else "the run stopped first"
