@@ -17,6 +17,7 @@ from tests.benchmarks import (
     expansion,
     migration,
     planning,
+    restart,
     search,
     startup,
     status,
@@ -33,6 +34,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "migration": migration.run,
     "search": search.run,
     "adaptive": adaptive.run,
+    "restart": restart.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 
