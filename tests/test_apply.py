@@ -12,7 +12,7 @@ from runner import ledger
 from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
 from runner.backends import BackendKind, Capability, Experiment, ExperimentState
 from runner.core import keys
-from runner.core.errors import Exit, Result
+from runner.core.errors import Exit, RunResult
 from runner.operate import Restart, RestartVerdict, membership
 from runner.plan import SweepPlan, catalog
 from runner.submit import Outcome, OutcomeStatus, Stop, StopKind
@@ -131,7 +131,7 @@ def test_the_sequence_is_the_documented_one() -> None:
         "resume_local_runs",
         "restart_failed_points",
         "hold_back_unreviewed",
-        "hold_over_budget",
+        "hold_back_over_budget",
         "cap_running",
         "stop_guarded_sweeps",
     ]
@@ -285,7 +285,7 @@ def test_the_exit_codes_the_guarantees_list_are_the_enums() -> None:
     rows = re.findall(r"^\| ([\d /]+) \| (`[a-z-]+`|—) \|", text, re.MULTILINE)
     listed = {int(code): word.strip("`") for codes, word in rows for code in codes.split(" / ")}
     assert listed == {
-        int(code): "—" if code.result == Result.ERROR else str(code.result)
+        int(code): "—" if code.result == RunResult.ERROR else str(code.result)
         for code in Exit
         if code != Exit.WOULD_CHANGE  # not a submit's
     }

@@ -321,3 +321,15 @@ def test_the_size_scan_finds_a_long_function(tmp_path: Path) -> None:
     body = "".join(f"    x{i} = {i}\n" for i in range(60))
     (package / "long.py").write_text(f"def long():\n{body}")
     assert _oversized(package, 350, 60) == ["pkg/long.py:1: long is 61 lines"]
+
+
+def test_no_class_name_is_defined_in_two_runner_modules() -> None:
+    """One name per concept: `Stop` (a guardrail's and a run's), `Event` (a notification and a
+    GitHub event), `Change` (a drifted field and a scaffold file) and `MissingExtra` (twice,
+    for `lock` and `propose`) each named two things."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(RUNNER.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(path.relative_to(RUNNER).as_posix())
+    assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}

@@ -164,7 +164,7 @@ def test_a_target_stop_or_the_failure_budget_ends_the_search(
 def test_gp_without_pytorch_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    from runner.manifest.adaptive import MissingExtra
+    from runner.core.errors import MissingExtra
 
     real = importlib.util.find_spec
     monkeypatch.setattr(

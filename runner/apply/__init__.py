@@ -9,7 +9,7 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 1. PLANNING, run in every mode (a dry run stops after them, having changed nothing):
    `resume_local_runs` (local runs a stopped runner left: `+` again), `restart_failed_points`
    (or, in a dry run, what it would restart), `hold_back_unreviewed` (plan pins),
-   `hold_over_budget` (the budget policy's approval), `cap_running` (each sweep's max_running
+   `hold_back_over_budget` (the budget policy's approval), `cap_running` (each sweep's max_running
    against its live experiments), `stop_guarded_sweeps` (max_failures, stop_when).
 2. ACTING, run unless `options.dry_run`, under SIGINT/SIGTERM handlers that stop in order:
    `submit_points` (the exactly-once `Submitter`), `group_sweeps` (level-triggered group
@@ -45,7 +45,7 @@ from runner.apply import budget, guardrails, notify
 from runner.backends import Backend, Capability
 from runner.backends.local.resume import unfinished
 from runner.backends.observed import Observer
-from runner.core.errors import Exit, Result
+from runner.core.errors import Exit, RunResult
 from runner.operate import Candidate, Restart, RestartVerdict, cancels, membership
 from runner.operate.membership import GroupOutcome
 from runner.plan import SweepPlan, reread
@@ -118,7 +118,7 @@ class Applied:
     announced: notify.Announced = field(default_factory=notify.Announced)
 
     @property
-    def result(self) -> Result:
+    def result(self) -> RunResult:
         return self.exit_code.result
 
     @property
@@ -194,7 +194,7 @@ def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
     return dataclasses.replace(applied, plans=tuple(checked.plans), review=checked)
 
 
-def hold_over_budget(run: Run, applied: Applied) -> Applied:
+def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
     """Budget policy (`runner.apply.budget`): with plan pins, hold back the over-budget points of a
     plan nobody approved."""
     if run.options.pins is None:
@@ -264,7 +264,7 @@ PLANNING: tuple[Step, ...] = (
     resume_local_runs,
     restart_failed_points,
     hold_back_unreviewed,
-    hold_over_budget,
+    hold_back_over_budget,
     cap_running,
     stop_guarded_sweeps,
 )

@@ -28,7 +28,7 @@ FAILED, SUCCEEDED = ExperimentState.FAILED, ExperimentState.SUCCEEDED
 
 
 @dataclass(frozen=True)
-class Stop:
+class SweepStop:
     sweep: str
     reason: str
     """'stopped: 5 failed (max_failures 5)'."""
@@ -40,13 +40,13 @@ def guarded(sweep: Sweep) -> bool:
     return sweep.limits.max_failures is not None or sweep.limits.stop_when is not None
 
 
-def stop_of(sweep: Sweep, results: SweepResults) -> Stop | None:
+def stop_of(sweep: Sweep, results: SweepResults) -> SweepStop | None:
     """Why the sweep creates no new points, or None. The failure budget is checked first."""
     limit = sweep.limits.max_failures
     if limit is not None:
         failed = sum(1 for p in results.points if p.state == FAILED and not p.canceled_at)
         if failed >= limit:
-            return Stop(sweep.name, f"stopped: {failed} failed (max_failures {limit})")
+            return SweepStop(sweep.name, f"stopped: {failed} failed (max_failures {limit})")
     target = sweep.limits.stop_when
     if target is None:
         return None
@@ -57,11 +57,11 @@ def stop_of(sweep: Sweep, results: SweepResults) -> Stop | None:
                 f"stopped: {point.experiment} reached {target.metric} {value:g}"
                 f" (stop_when {target})"
             )
-            return Stop(sweep.name, reason, point.experiment)
+            return SweepStop(sweep.name, reason, point.experiment)
     return None
 
 
-def stopped(plan: SweepPlan, stop: Stop) -> SweepPlan:
+def stopped(plan: SweepPlan, stop: SweepStop) -> SweepPlan:
     """The plan with every `+` point held, the stop as its reason (shown as the row's note)."""
     rows = tuple(
         dataclasses.replace(r, waiting=stop.reason) if r.status == PlanStatus.SUBMIT else r

@@ -79,7 +79,7 @@ def code_for(cat: Catalog, shared: bool, dry_run: bool) -> Code | None:
     return Code(commit)
 
 
-def pins(path: Path) -> list[Pin]:
+def reviewed_pins(path: Path) -> list[Pin]:
     """The plan pins of `--reviewed FILE` (the reviewed plans' hidden records)."""
     from runner.repo import review
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner.commands.common import Subparsers, add_paths
-from runner.core.errors import RunnerError
+from runner.core.errors import MissingExtra, RunnerError
 
 
 def register(commands: Subparsers) -> None:
@@ -41,7 +41,7 @@ def lock(directory: Path, paths: Sequence[str]) -> int:
     for path in catalog.manifests(root, paths, base):
         try:
             lines = sampling.lock_manifest(path, catalog.display(root, path))
-        except sampling.MissingExtra:
+        except MissingExtra:
             raise
         except RunnerError as exc:
             print(exc, file=sys.stderr)

@@ -38,12 +38,12 @@ class Exit(IntEnum):
     SIGTERM = 143
 
     @property
-    def result(self) -> Result:
+    def result(self) -> RunResult:
         """The word `submit` reports for it (the step output `result`, the JSON summary)."""
-        return RESULTS.get(self, Result.ERROR)
+        return RESULTS.get(self, RunResult.ERROR)
 
 
-class Result(StrEnum):
+class RunResult(StrEnum):
     """What a submit reports it did, beside its exit code (`Exit.result`)."""
 
     OK = "ok"
@@ -56,12 +56,12 @@ class Result(StrEnum):
 
 
 RESULTS = {
-    Exit.OK: Result.OK,
-    Exit.REJECTED: Result.REJECTED,
-    Exit.INCOMPLETE: Result.INCOMPLETE,
-    Exit.RUNS_FAILED: Result.RUNS_FAILED,
-    Exit.SIGINT: Result.INTERRUPTED,
-    Exit.SIGTERM: Result.INTERRUPTED,
+    Exit.OK: RunResult.OK,
+    Exit.REJECTED: RunResult.REJECTED,
+    Exit.INCOMPLETE: RunResult.INCOMPLETE,
+    Exit.RUNS_FAILED: RunResult.RUNS_FAILED,
+    Exit.SIGINT: RunResult.INTERRUPTED,
+    Exit.SIGTERM: RunResult.INTERRUPTED,
 }
 
 
@@ -114,6 +114,11 @@ class LedgerError(RunnerError):
 
 class SubmitError(RunnerError):
     """Submission could not start or finish (credentials, backend, deadline)."""
+
+
+class MissingExtra(RunnerError):
+    """An optional extra a command needs is not installed (`[search]` for `lock`, `[adaptive]`
+    for `propose`): the message says which and how to install it."""
 
 
 class GitError(RunnerError):

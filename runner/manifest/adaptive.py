@@ -22,17 +22,13 @@ from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Any
 
-from runner.core.errors import RunnerError
+from runner.core.errors import MissingExtra
 from runner.core.model import Cell
 from runner.core.values import Value
 from runner.manifest.sample import Distribution, Sample, row_identity
 
 ATTEMPTS = 50
 """Asks per new point before giving up on finding one not proposed yet (after rounding)."""
-
-
-class MissingExtra(RunnerError):
-    """Optuna, the optional `[adaptive]` extra, is not installed."""
 
 
 class Result(Enum):

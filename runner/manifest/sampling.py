@@ -16,15 +16,11 @@ from typing import Any
 
 from runner import manifest
 from runner.core import files
-from runner.core.errors import RunnerError
+from runner.core.errors import MissingExtra, RunnerError
 from runner.core.model import Cell
 from runner.manifest.sample import Sample, collisions, lock_path, lock_text, read_lock
 
 INSTALL_HINT = "pip install 'beaker-sweep-runner[search]'"
-
-
-class MissingExtra(RunnerError):
-    """The optional dependencies of `lock` are not installed."""
 
 
 def _libraries() -> tuple[Any, Any]:
