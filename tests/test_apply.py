@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from pathlib import Path
 
 import pytest
 
 from runner import ledger
 from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
-from runner.backends import BackendKind, Capability, Experiment, ExperimentState
+from runner.backends import BackendKind, Capability, ExperimentState
 from runner.core import keys
 from runner.core.errors import Exit, RunResult
 from runner.operate import Restart, RestartVerdict, membership
 from runner.plan import SweepPlan, catalog
 from runner.submit import Outcome, OutcomeStatus, Stop, StopKind
+from tests.clock import VirtualClock
 from tests.fake_backend import FakeBackend
 from tests.helpers import MINIMAL, minimal, write_manifest
 
@@ -171,13 +173,6 @@ def test_one_exit_code_policy(
     assert (applied.result, applied.exit_code) == expected
 
 
-def test_experiment_states_from_text_are_the_enum() -> None:
-    found = Experiment("n", "i", "u", None, "running")  # type: ignore[arg-type]
-    assert found.state is ExperimentState.RUNNING and found.state.live
-    with pytest.raises(ValueError, match="'runing'"):
-        Experiment("n", "i", "u", None, "runing")  # type: ignore[arg-type]
-
-
 def test_the_group_step_reads_the_runs_clock_for_its_deadline(tmp_path: Path) -> None:
     """One deadline per submit, on the run's clock (it had its own, on time.monotonic)."""
     plans, backend = _plans(tmp_path), FakeBackend()
@@ -289,3 +284,19 @@ def test_the_exit_codes_the_guarantees_list_are_the_enums() -> None:
         for code in Exit
         if code != Exit.WOULD_CHANGE  # not a submit's
     }
+
+
+def test_the_deadline_is_counted_on_the_runs_one_clock(tmp_path: Path) -> None:
+    """`started` and the deadline are both on the run's clock: a command that just started
+    (on a clock far behind time.monotonic) with a 5 s timeout has 5 s (mixing in
+    time.monotonic, its deadline had passed before it began), and one that started 10 s ago
+    has none."""
+    now = min(1000.0, time.monotonic() / 2)
+    clock = VirtualClock(jumping=False, start=now)
+    backend = FakeBackend()
+    options = ApplyOptions(tmp_path, timeout=5.0, started=now, clock=clock)
+    applied = apply(_plans(tmp_path), backend, options, Shown())
+    assert [o.status for o in applied.outcomes] == [OutcomeStatus.CREATED] * 2
+    late = dataclasses.replace(options, started=now - 10.0)
+    applied = apply(_plans(tmp_path, extra="revision: 1\n"), backend, late, Shown())
+    assert applied.stop is not None and applied.exit_code == Exit.INCOMPLETE

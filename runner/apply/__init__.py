@@ -34,7 +34,6 @@ import contextlib
 import dataclasses
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,8 +81,8 @@ class ApplyOptions:
     concurrency: int = DEFAULT_CONCURRENCY
     timeout: float | None = None
     """Seconds the whole run may take, counted from `started`; None: no deadline."""
-    started: float = field(default_factory=time.monotonic)
-    """When the run started (time.monotonic)."""
+    started: float | None = None
+    """When the command started, on `clock` (its one clock); None: when `apply` starts."""
     max_unreachable: float = DEFAULT_MAX_UNREACHABLE
     clock: Clock = field(default_factory=Clock)
     code: Code | None = None
@@ -308,13 +307,12 @@ def apply(
 
 def _submit_options(options: ApplyOptions) -> Options:
     clock, timeout = options.clock, options.timeout
-    # The deadline on the run's clock, counted from when the command started.
-    elapsed = time.monotonic() - options.started
+    started = clock.now() if options.started is None else options.started
     return Options(
         root=options.root,
         commit=options.commit,
         concurrency=options.concurrency,
-        deadline=None if timeout is None else clock.now() - elapsed + timeout,
+        deadline=None if timeout is None else started + timeout,  # on the run's one clock
         clock=clock,
         max_unreachable=options.max_unreachable,
         code=options.code,

@@ -105,9 +105,6 @@ class Experiment:
     description: str = ""
     """What the job says of itself (Beaker: the description it may rewrite, less ours)."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "state", ExperimentState(self.state))  # a str from a test is one
-
 
 @dataclass(frozen=True)
 class Group:

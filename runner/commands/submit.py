@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,8 +48,10 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     from runner.apply import ApplyOptions, apply
     from runner.backends import open_backend
     from runner.report.progress import Progress
+    from runner.submit import Clock
 
-    started, branch, progress = time.monotonic(), None, Progress()
+    clock = clock or Clock()
+    started, branch, progress = clock.now(), None, Progress()
     if args.github_event:
         args, branch = apply_event(args)
     cat = load_catalog(directory, args.paths)

@@ -26,13 +26,12 @@ def not_drafts(cat: Catalog) -> str:
 
 
 def apply_options(
-    backend: Backend, cat: Catalog, args: SubmitArgs, started: float, clock: Clock | None
+    backend: Backend, cat: Catalog, args: SubmitArgs, started: float, clock: Clock
 ) -> ApplyOptions:
     """What `apply` is asked to do on this backend."""
     from runner.apply import ApplyOptions
     from runner.backends import Capability
     from runner.repo import gitrepo
-    from runner.submit import Clock
 
     shared = Capability.SHARED in backend.capabilities
     if not shared and args.backend == "auto" and not args.paths:
@@ -51,6 +50,6 @@ def apply_options(
         timeout=DEFAULT_TIMEOUT if args.timeout is None and shared else args.timeout,
         started=started,
         max_unreachable=args.max_unreachable,
-        clock=clock or Clock(),
+        clock=clock,
         code=code_for(cat, shared, args.dry_run),  # `code:` sweeps: refused if not pushed
     )
