@@ -35,9 +35,9 @@ def _experiment(name: str, id: str, state: ExperimentState, key: str = "k") -> E
 
 def test_a_phase_looks_at_a_sweep_once_and_the_next_phase_again(tmp_path: Path) -> None:
     plan, backend = _plan(tmp_path), FakeBackend()
-    observer = Observer(backend, lambda sweep: False)
+    observer = Observer(backend, lambda plan: False)
     assert observer.observe(plan) is observer.observe(plan)
-    after = observer.next_phase(lambda sweep: True)
+    after = observer.next_phase(lambda plan: True)
     after.observe(plan)
     after.observe(plan)
     assert [call for call, _ in backend.calls] == ["list", "results", "list"]  # results lists
@@ -47,7 +47,7 @@ def test_a_restart_is_seen_without_looking_again(tmp_path: Path) -> None:
     plan, backend = _plan(tmp_path), FakeBackend()
     name = plan.rows[0].name
     backend.made[name] = [_experiment(name, "old", ExperimentState.FAILED)]
-    observer = Observer(backend, lambda sweep: True)
+    observer = Observer(backend, lambda plan: True)
     assert observer.observe(plan).listed[name][0].state == ExperimentState.FAILED
     restarted = _experiment(name, "old", ExperimentState.QUEUED)
     observer.restarted(plan.sweep, restarted)

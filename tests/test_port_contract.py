@@ -110,7 +110,7 @@ def test_a_local_max_running_sweep_counts_its_running_runs(tmp_path: Path) -> No
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # as the live runner of this run does
         run.write(new_state("contract", row.name, row.key, (Replica("main", 0, "replica-0.log"),)))
-        (capped,) = operate.live_caps(Observer(backend, lambda sweep: False), [plan])
+        (capped,) = operate.live_caps(Observer(backend, lambda plan: False), [plan])
     finally:
         os.close(lock)
         backend.close()

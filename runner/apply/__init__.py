@@ -47,7 +47,7 @@ from runner.backends.observed import Observer
 from runner.core.errors import Exit, RunResult
 from runner.operate import Candidate, Restart, RestartVerdict, cancels, membership
 from runner.operate.membership import GroupOutcome
-from runner.plan import SweepPlan, reread
+from runner.plan import PlanStatus, SweepPlan, reread
 from runner.render.code import Code
 from runner.repo import review
 from runner.repo.review import Pin, Review
@@ -286,9 +286,9 @@ def apply(
         offline = Applied(tuple(plans))
         listener.planned(offline)
         return offline
-    observer = Observer(backend, guardrails.guarded)
+    observer = Observer(backend, _stops_read_results)
     notifying = bool(options.webhook) and Capability.SHARED in backend.capabilities
-    after = observer.next_phase(lambda sweep: notifying and not sweep.draft)
+    after = observer.next_phase(lambda plan: notifying and not plan.sweep.draft)
     run = Run(backend, options, listener, observer, after)
     applied = Applied(tuple(plans))
     for step in planning:
@@ -303,6 +303,12 @@ def apply(
         for step in acting:
             applied = step(run, applied)
     return applied
+
+
+def _stops_read_results(plan: SweepPlan) -> bool:
+    """A guarded sweep with points to submit: its stops read results (a sweep with nothing to
+    create is never stopped, so a `--restart-failed` of it lists only)."""
+    return guardrails.guarded(plan.sweep) and any(r.status == PlanStatus.SUBMIT for r in plan.rows)
 
 
 def _submit_options(options: ApplyOptions) -> Options:

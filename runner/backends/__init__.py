@@ -84,7 +84,7 @@ class Capability(StrEnum):
     """Shared, billed machines: reviewed-plan pins apply and a submit has a default deadline."""
     RESUMES = "resumes"
     """`create` waits for a run another runner is running, and resumes a stale one: so only
-    finished runs are adopted instead of created (`adoptable`)."""
+    finished runs are adopted instead of created (`runner.backends.observed.chosen`)."""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """One look at a sweep's experiments per phase of a submit, which every step reads.
 
-Before the creates, the restarts, the local resume, the max_running cap, the stops and the
-adoption of existing experiments all ask the same question of the backend: which experiments
-do the sweep's names have now. After them, the duplicate check and the notifications ask it
+Before the creates, the restarts, the max_running cap, the stops and the adoption of existing
+experiments all ask the same question of the backend: which experiments do the sweep's names
+have now (the local resume asks it of the run directories, before the plan's rows change). After them, the duplicate check and the notifications ask it
 again. An `Observer` asks it once per sweep and phase (`observe`), in one bulk call: `results`
 for a sweep whose stops need metrics, else `experiments`. A restart changes what was seen, so
 it is told (`restarted`) instead of listing again. A sweep no step asks about is never listed.
@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from runner.backends import (
     NOTHING_RECORDED,
     Backend,
-    Capability,
     Experiment,
     ExperimentState,
     Recorded,
@@ -71,14 +70,6 @@ def chosen(listed: Listed, mine: Recorded, resumes: bool) -> dict[str, Experimen
     return {name: e for name, e in picked.items() if not resumes or e.state in finished}
 
 
-def adoptable(
-    backend: Backend, sweep: Sweep, names: Iterable[str], mine: Recorded = NOTHING_RECORDED
-) -> dict[str, Experiment]:
-    """`chosen` from one listing of the names."""
-    resumes = Capability.RESUMES in backend.capabilities
-    return chosen(backend.experiments(sweep, names, mine), mine, resumes)
-
-
 def _listed(results: Results) -> dict[str, tuple[Experiment, ...]]:
     """Every copy of each name from a results look (`copies` holds the names with several)."""
     return {n: results.copies.get(n) or (e,) for n, e in results.experiments.items()}
@@ -87,10 +78,12 @@ def _listed(results: Results) -> dict[str, tuple[Experiment, ...]]:
 class Observer:
     """The looks of one phase, one per sweep (by name), made on first use."""
 
-    def __init__(self, backend: Backend, wants_results: Callable[[Sweep], bool]) -> None:
+    def __init__(self, backend: Backend, wants_results: Callable[[SweepPlan], bool]) -> None:
         self.backend = backend
         self.wants_results = wants_results
-        """Whether a sweep's look must carry results (its stops, or a notification, read them)."""
+        """Whether a sweep's look must carry results (its stops, or a notification, read them),
+        asked of the plan the first look is made for. A look without them leaves a step that
+        needs them to ask `results` itself."""
         self._seen: dict[str, Observed] = {}
 
     def observe(self, plan: SweepPlan, made: Recorded = NOTHING_RECORDED) -> Observed:
@@ -101,7 +94,7 @@ class Observer:
             return seen
         sweep, wanted = plan.sweep, list(dict.fromkeys(row.experiment for row in plan.rows))
         mine = records((row.record for row in plan.rows), made)
-        if self.wants_results(sweep):
+        if self.wants_results(plan):
             found = self.backend.results(sweep, wanted, mine)
             seen = Observed(_listed(found), found, mine)
         else:
@@ -115,7 +108,7 @@ class Observer:
         if seen is not None:
             self._seen[sweep.name] = seen.restarted(experiment)
 
-    def next_phase(self, wants_results: Callable[[Sweep], bool] | None = None) -> Observer:
+    def next_phase(self, wants_results: Callable[[SweepPlan], bool] | None = None) -> Observer:
         """A fresh observer for the next phase (after the creates, what was seen is old)."""
         return Observer(self.backend, wants_results or self.wants_results)
 

@@ -26,7 +26,7 @@ from runner.submit.record import Recorder
 Job = tuple[Sweep, Rendered]
 
 
-def _never(sweep: Sweep) -> bool:
+def _never(plan: SweepPlan) -> bool:
     return False
 
 
