@@ -89,7 +89,7 @@ def test_a_step_added_before_the_submit_can_stop_it_before_any_create(tmp_path: 
     """What a failure budget or a cost check does: one function in the sequence."""
 
     def refuse(run: Run, applied: Applied) -> Applied:
-        return dataclasses.replace(applied, stop=Stop(StopKind.DEADLINE, "over budget"))
+        return dataclasses.replace(applied, stop=Stop(StopKind.POLICY, "over budget"))
 
     backend = FakeBackend()
     applied = apply(
@@ -98,7 +98,7 @@ def test_a_step_added_before_the_submit_can_stop_it_before_any_create(tmp_path: 
     assert [c for c, _ in backend.calls if c == "create"] == []
     assert [o.status for o in applied.outcomes] == [OutcomeStatus.NOT_STARTED] * 2
     assert {o.error for o in applied.outcomes} == {"never started: over budget"}
-    assert applied.exit_code == 5 and applied.groups == ()
+    assert (applied.result, applied.exit_code) == ("rejected", 4) and applied.groups == ()
 
 
 def test_restart_failed_restarts_in_place_and_the_plan_is_read_again(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ To add a step (a failure budget, a cost check, a target stop): write one functio
 `def my_step(run: Run, applied: Applied) -> Applied` in its own module, give `Applied` a field
 for what it finds if the report must show it, and put the function at its place in PLANNING or
 ACTING. A step that must stop the run before anything is created returns the value with `stop`
-set; the acting steps then do nothing. The exit code follows from the value (`Applied.exit_code`,
+set (`StopKind.POLICY`: exit 4, as a refusal); the acting steps then do nothing. The exit code follows from the value (`Applied.exit_code`,
 the one exit-code policy of a submit).
 """
 
@@ -126,6 +126,8 @@ class Applied:
         restart failed); 5 incomplete; 6 some local runs failed; 130/143 signal."""
         if self.stop is not None and self.stop.kind in EXIT_SIGNAL:
             return EXIT_SIGNAL[self.stop.kind]
+        if self.stop is not None and self.stop.kind == StopKind.POLICY:
+            return Exit.REJECTED  # refused before any create: a rerun does the same
         if any(o.status.incomplete for o in self.outcomes):
             return Exit.INCOMPLETE
         if any(o.status == OutcomeStatus.REJECTED for o in self.outcomes):
