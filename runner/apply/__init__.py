@@ -24,8 +24,9 @@ To add a step (a failure budget, a cost check, a target stop): write one functio
 `def my_step(run: Run, applied: Applied) -> Applied` in its own module, give `Applied` a field
 for what it finds if the report must show it, and put the function at its place in PLANNING or
 ACTING. A step that must stop the run before anything is created returns the value with `stop`
-set (`StopKind.POLICY`: exit 4, as a refusal); the acting steps then do nothing. The exit code follows from the value (`Applied.exit_code`,
-the one exit-code policy of a submit).
+set (`StopKind.POLICY`: exit 4, as a refusal); the acting steps then do nothing. The exit code
+follows from the value (`Applied.exit_code`, the one exit-code policy of a submit, in
+`runner.apply.model` with the options and the listener).
 """
 
 from __future__ import annotations
@@ -35,108 +36,29 @@ import dataclasses
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Protocol
+from dataclasses import dataclass
 
 from runner import ledger, operate
 from runner.apply import budget, guardrails, notify
+from runner.apply.model import Applied, ApplyListener, ApplyOptions
 from runner.backends import Backend, Capability
 from runner.backends.local.resume import unfinished
 from runner.backends.observed import Observer
-from runner.core.errors import Exit, RunResult
-from runner.operate import Candidate, Restart, RestartVerdict, cancels, membership
-from runner.operate.membership import GroupOutcome
+from runner.operate import cancels, membership
 from runner.plan import PlanStatus, SweepPlan, reread
-from runner.render.code import Code
 from runner.repo import review
-from runner.repo.review import Pin, Review
-from runner.submit import (
-    Clock,
-    Duplicate,
-    Listener,
-    Options,
-    Outcome,
-    OutcomeStatus,
-    Stop,
-    StopKind,
-    Submitter,
-)
-from runner.submit.options import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
+from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 
-EXIT_SIGNAL = {StopKind.SIGINT: Exit.SIGINT, StopKind.SIGTERM: Exit.SIGTERM}
-
-
-@dataclass(frozen=True)
-class ApplyOptions:
-    root: Path
-    commit: str = "uncommitted"
-    """The commit the manifests were read at, recorded in each new ledger entry."""
-    dry_run: bool = False
-    restart_failed: bool = False
-    restart_points: tuple[str, ...] = ()
-    """`--restart --points`: restart only these points, canceled ones included."""
-    pins: Sequence[Pin] | None = None
-    """Plan pins (`--reviewed`): only the `+` points they cover are submitted. None: no pinning."""
-    concurrency: int = DEFAULT_CONCURRENCY
-    timeout: float | None = None
-    """Seconds the whole run may take, counted from `started`; None: no deadline."""
-    started: float | None = None
-    """When the command started, on `clock` (its one clock); None: when `apply` starts."""
-    max_unreachable: float = DEFAULT_MAX_UNREACHABLE
-    clock: Clock = field(default_factory=Clock)
-    code: Code | None = None
-    """`code:` sweeps: the commit their experiments check out (the one that submits them)."""
-    webhook: str = field(default_factory=notify.webhook_url)
-    """Where notifications go (`runner.apply.notify`); empty: none are sent."""
-
-
-class ApplyListener(Listener, Protocol):
-    def planned(self, applied: Applied) -> None:
-        """The plan is final (restarts done, points held back, caps applied); nothing created."""
-        ...
-
-
-@dataclass(frozen=True)
-class Applied:
-    """What a submit found and did, step by step."""
-
-    plans: tuple[SweepPlan, ...]
-    restarts: tuple[Restart, ...] | None = None
-    """With `restart_failed`: what became of each failed point; None when not asked."""
-    would_restart: tuple[Candidate, ...] | None = None
-    """In a dry run with `restart_failed`: what it would restart, skip or fail."""
-    review: Review | None = None
-    """With plan pins: the points held back."""
-    over_budget: budget.Held | None = None
-    """With plan pins: the points of over-budget sweeps no approved plan showed, held back."""
-    outcomes: tuple[Outcome, ...] = ()
-    stop: Stop | None = None
-    duplicates: tuple[Duplicate, ...] = ()
-    groups: tuple[GroupOutcome, ...] = ()
-    announced: notify.Announced = field(default_factory=notify.Announced)
-
-    @property
-    def result(self) -> RunResult:
-        return self.exit_code.result
-
-    @property
-    def exit_code(self) -> Exit:
-        """The one exit-code policy of a submit: 0 all submitted; 4 some rejected (or a
-        restart failed); 5 incomplete; 6 some local runs failed; 130/143 signal."""
-        if self.stop is not None and self.stop.kind in EXIT_SIGNAL:
-            return EXIT_SIGNAL[self.stop.kind]
-        if self.stop is not None and self.stop.kind == StopKind.POLICY:
-            return Exit.REJECTED  # refused before any create: a rerun does the same
-        if any(o.status.incomplete for o in self.outcomes):
-            return Exit.INCOMPLETE
-        if any(o.status == OutcomeStatus.REJECTED for o in self.outcomes):
-            return Exit.REJECTED
-        if any(r.status == RestartVerdict.FAILED for r in self.restarts or ()):
-            return Exit.REJECTED  # Beaker refused a restart: a rerun does the same
-        if any(o.run_failed for o in self.outcomes):
-            return Exit.RUNS_FAILED  # local runs end inside submit: theirs failed
-        return Exit.OK
+__all__ = [
+    "ACTING",
+    "PLANNING",
+    "Applied",
+    "ApplyListener",
+    "ApplyOptions",
+    "Run",
+    "Step",
+    "apply",
+]
 
 
 @dataclass(frozen=True)
@@ -300,8 +222,7 @@ def apply(
         return applied
     submitter = Submitter(backend, _submit_options(options), listener, (observer, after))
     run = dataclasses.replace(run, submitter=submitter)
-    assert run.submitter is not None
-    with _stopping_on_signals(run.submitter):
+    with _stopping_on_signals(submitter):
         for step in acting:
             applied = step(run, applied)
     return applied
