@@ -242,6 +242,12 @@ def test_a_module_in_no_layer_is_found() -> None:
             "runner.ledger -> runner.plan.drift",
         ),
         (
+            "report/progress.py",
+            "from runner.repo import github  # a report writing the job summary",
+            "runner.report turns values into text and never writes to GitHub",
+            "runner.report.progress -> runner.repo.github",
+        ),
+        (
             "backends/local/__init__.py",
             "from runner.backends import beaker  # one adapter using the other",
             "The two backends know nothing of each other",
