@@ -23,11 +23,8 @@ from runner.commands import (
     submit,
     validate,
 )
-from runner.core.errors import EXIT_USER_ERROR, ManifestError, RunnerError
+from runner.core.errors import Exit, ManifestError, RunnerError
 from runner.core.invoked import invoked
-
-EXIT_UNEXPECTED = 3
-EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,7 +32,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USER_ERROR, f"{self.prog}: error: {message}\n")
+        self.exit(Exit.USER_ERROR, f"{self.prog}: error: {message}\n")
 
 
 def _version() -> str:
@@ -102,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return Exit.SIGINT
     except Exception as exc:
         if args.debug:
             raise
@@ -110,4 +107,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unexpected error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
             file=sys.stderr,
         )
-        return EXIT_UNEXPECTED
+        return Exit.UNEXPECTED

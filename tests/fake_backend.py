@@ -113,9 +113,6 @@ class FakeBackend:
                 done.append(e.name)
         return done
 
-    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
-        self.cancel(sweep, [experiment])
-
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
         self._log("logs", name)
         yield f"log of {name}"

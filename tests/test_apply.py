@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+import time
 from pathlib import Path
 
 import pytest
 
 from runner import ledger
 from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
-from runner.backends import BackendKind, Capability, Experiment, ExperimentState
+from runner.backends import BackendKind, Capability, ExperimentState
 from runner.core import keys
+from runner.core.errors import Exit, RunResult
 from runner.operate import Restart, RestartVerdict, membership
 from runner.plan import SweepPlan, catalog
 from runner.submit import Outcome, OutcomeStatus, Stop, StopKind
+from tests.clock import VirtualClock
 from tests.fake_backend import FakeBackend
 from tests.helpers import MINIMAL, minimal, write_manifest
 
@@ -85,7 +89,7 @@ def test_a_step_added_before_the_submit_can_stop_it_before_any_create(tmp_path: 
     """What a failure budget or a cost check does: one function in the sequence."""
 
     def refuse(run: Run, applied: Applied) -> Applied:
-        return dataclasses.replace(applied, stop=Stop(StopKind.DEADLINE, "over budget"))
+        return dataclasses.replace(applied, stop=Stop(StopKind.POLICY, "over budget"))
 
     backend = FakeBackend()
     applied = apply(
@@ -94,7 +98,7 @@ def test_a_step_added_before_the_submit_can_stop_it_before_any_create(tmp_path: 
     assert [c for c, _ in backend.calls if c == "create"] == []
     assert [o.status for o in applied.outcomes] == [OutcomeStatus.NOT_STARTED] * 2
     assert {o.error for o in applied.outcomes} == {"never started: over budget"}
-    assert applied.exit_code == 5 and applied.groups == ()
+    assert (applied.result, applied.exit_code) == ("rejected", 4) and applied.groups == ()
 
 
 def test_restart_failed_restarts_in_place_and_the_plan_is_read_again(tmp_path: Path) -> None:
@@ -104,7 +108,7 @@ def test_restart_failed_restarts_in_place_and_the_plan_is_read_again(tmp_path: P
     name = sorted(backend.made)[0]
     failed = dataclasses.replace(backend.made[name][-1], state=ExperimentState.FAILED)
     backend.made[name][-1] = failed
-    options = ApplyOptions(root, restart_failed=True, replan=lambda: catalog.load(root, ()).plans())
+    options = ApplyOptions(root, restart_failed=True)
     shown = Shown()
     applied = apply(catalog.load(root, ()).plans(), backend, options, shown)
     assert applied.restarts is not None
@@ -126,13 +130,14 @@ def test_a_draft_is_planned_but_only_a_backend_that_runs_drafts_creates_it(
 
 def test_the_sequence_is_the_documented_one() -> None:
     assert [s.__name__ for s in PLANNING] == [
+        "resume_local_runs",
         "restart_failed_points",
         "hold_back_unreviewed",
-        "hold_over_budget",
+        "hold_back_over_budget",
         "cap_running",
         "stop_guarded_sweeps",
     ]
-    assert [s.__name__ for s in ACTING] == ["submit_points", "group_sweeps"]
+    assert [s.__name__ for s in ACTING] == ["submit_points", "group_sweeps", "announce_events"]
 
 
 def _outcome(status: OutcomeStatus) -> Outcome:
@@ -166,13 +171,6 @@ def test_one_exit_code_policy(
         stop=None if stop is None else Stop(stop, "why"),
     )
     assert (applied.result, applied.exit_code) == expected
-
-
-def test_experiment_states_from_text_are_the_enum() -> None:
-    found = Experiment("n", "i", "u", None, "running")  # type: ignore[arg-type]
-    assert found.state is ExperimentState.RUNNING and found.state.live
-    with pytest.raises(ValueError, match="'runing'"):
-        Experiment("n", "i", "u", None, "runing")  # type: ignore[arg-type]
 
 
 def test_the_group_step_reads_the_runs_clock_for_its_deadline(tmp_path: Path) -> None:
@@ -216,7 +214,7 @@ class _CappedSweep:
         self.set_state(succeeded, ExperimentState.SUCCEEDED)
         apply(self.plans(), self.backend, ApplyOptions(root), Shown())
         assert len(self.backend.made) == 4 and self.live() == 2
-        self.restart_failed = ApplyOptions(root, restart_failed=True, replan=self.plans)
+        self.restart_failed = ApplyOptions(root, restart_failed=True)
 
     def plans(self) -> list[SweepPlan]:
         return catalog.load(self.root, ()).plans()
@@ -273,3 +271,32 @@ def test_an_interrupted_restart_that_never_reached_the_backend_waits_for_a_slot(
     sweep.free_a_slot()
     assert [(r.name, r.status) for r in sweep.restarts()] == [(first, RestartVerdict.RESTARTED)]
     assert sweep.live() == 2 and backend.calls.count(("restart", first)) == 1
+
+
+def test_the_exit_codes_the_guarantees_list_are_the_enums() -> None:
+    """docs/guarantees.md's table of submit's exit codes and result words is `Exit` (it said
+    `failed` for 6, which no submit ever reported)."""
+    text = (Path(__file__).parent.parent / "docs" / "guarantees.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([\d /]+) \| (`[a-z-]+`|—) \|", text, re.MULTILINE)
+    listed = {int(code): word.strip("`") for codes, word in rows for code in codes.split(" / ")}
+    assert listed == {
+        int(code): "—" if code.result == RunResult.ERROR else str(code.result)
+        for code in Exit
+        if code != Exit.WOULD_CHANGE  # not a submit's
+    }
+
+
+def test_the_deadline_is_counted_on_the_runs_one_clock(tmp_path: Path) -> None:
+    """`started` and the deadline are both on the run's clock: a command that just started
+    (on a clock far behind time.monotonic) with a 5 s timeout has 5 s (mixing in
+    time.monotonic, its deadline had passed before it began), and one that started 10 s ago
+    has none."""
+    now = min(1000.0, time.monotonic() / 2)
+    clock = VirtualClock(jumping=False, start=now)
+    backend = FakeBackend()
+    options = ApplyOptions(tmp_path, timeout=5.0, started=now, clock=clock)
+    applied = apply(_plans(tmp_path), backend, options, Shown())
+    assert [o.status for o in applied.outcomes] == [OutcomeStatus.CREATED] * 2
+    late = dataclasses.replace(options, started=now - 10.0)
+    applied = apply(_plans(tmp_path, extra="revision: 1\n"), backend, late, Shown())
+    assert applied.stop is not None and applied.exit_code == Exit.INCOMPLETE

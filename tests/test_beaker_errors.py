@@ -16,6 +16,7 @@ from runner.backends import Experiment, NameTaken, Rejected, Transient
 from runner.backends.beaker import BeakerBackend
 from runner.backends.beaker.errors import call
 from runner.core.model import Rendered, Sweep
+from runner.core.retry import RetryPolicy
 from runner.plan import catalog
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
@@ -143,8 +144,11 @@ def test_grpc_errors_on_a_mutation_are_translated(
 ) -> None:
     made = create(backend, point)
     fake_beaker.fail_rpc("CancelWorkloads", code)
-    with pytest.raises(error, match=text) as info:
-        backend.retire(point[0], made)
+    with (
+        contextlib.closing(BeakerBackend(policy=RetryPolicy(attempts=1))) as once,
+        pytest.raises(error, match=text) as info,
+    ):
+        once.cancel(point[0], [made])
     if isinstance(info.value, Transient):
         assert info.value.maybe_committed  # a mutation's failure is ambiguous
     assert fake_beaker.cancels(made.id) == 0

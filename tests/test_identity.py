@@ -17,14 +17,12 @@ from beaker import Beaker, BeakerExperimentSpec
 from beaker import beaker_pb2 as pb2
 
 from runner import ledger
-from runner.backends.beaker import BeakerBackend
 from runner.backends.beaker.identity import job_text, needles
 from runner.cli import main
-from runner.core.retry import RetryPolicy
 from runner.plan import catalog
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import POINTS, SWEEP, assert_exactly_once, no_sleep, write_manifest
+from tests.helpers import POINTS, SWEEP, assert_exactly_once, write_manifest
 
 WANDB = "https://wandb.ai/ai2/olmo-sweeps/runs/3x4mpl3"
 PROGRESS = f"[3%, 30/1,000] {WANDB}"
@@ -46,11 +44,6 @@ params:
 """
 LIVE = ("queued", "running")
 LIVE_STATUSES = (pb2.WorkloadStatus.STATUS_QUEUED, pb2.WorkloadStatus.STATUS_RUNNING)
-
-
-@pytest.fixture(autouse=True)
-def _quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(BeakerBackend, "policy", RetryPolicy(sleep=no_sleep))
 
 
 def _run(root: Path, *args: str) -> int:

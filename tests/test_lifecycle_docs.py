@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from runner.backends.beaker import BeakerBackend
 from runner.cli import main
-from runner.core.retry import RetryPolicy
 from runner.plan import catalog
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import no_sleep, shown_line, transcripts, write_manifest
+from tests.helpers import shown_line, transcripts, write_manifest
 
 PAGE = PROJECT / "docs" / "lifecycle.md"
 
@@ -63,7 +61,6 @@ def test_every_transcript_of_the_lifecycle_page_is_what_the_commands_print(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(BeakerBackend, "policy", RetryPolicy(sleep=no_sleep))
     fake_beaker.add_workspace("ai2/lr-sweeps")
     write_manifest(tmp_path, _manifest(), "lr.yaml")
     [plan] = catalog.load(tmp_path, []).plans()

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from runner import ledger
-from runner.apply import EXIT_RUNS_FAILED
 from runner.cli import main
-from runner.core.errors import EXIT_REJECTED
+from runner.core.errors import Exit
 from runner.examples import toy_trainer
 from tests.background import wait_for
 from tests.conftest import PROJECT
@@ -240,7 +239,7 @@ params:
 """,
     )
     started = time.monotonic()
-    assert _submit(tmp_path) == EXIT_RUNS_FAILED  # recorded: it ran exactly once, and failed
+    assert _submit(tmp_path) == Exit.RUNS_FAILED  # recorded: it ran exactly once, and failed
     assert time.monotonic() - started < 20
     ((name, state),) = _states(tmp_path, "failing").items()
     out, err = capsys.readouterr()
@@ -261,14 +260,14 @@ params:
 
 def test_a_rerun_starts_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _counting_sweep(tmp_path, "again", "[0, 0.01]", "[0, 1]")
-    assert _submit(tmp_path) == EXIT_RUNS_FAILED
+    assert _submit(tmp_path) == Exit.RUNS_FAILED
     ran = _counter(tmp_path)
     assert len(ran) == 8 and len(_states(tmp_path, "again")) == 4
     capsys.readouterr()
     assert _submit(tmp_path) == 0
     assert "Plan: 0 to submit, 4 already submitted" in capsys.readouterr().err
     (tmp_path / ".runs" / "again" / "ledger.jsonl").unlink()  # a lost ledger: runs are adopted
-    assert _submit(tmp_path) == EXIT_RUNS_FAILED  # two of those it adopts had failed
+    assert _submit(tmp_path) == Exit.RUNS_FAILED  # two of those it adopts had failed
     out = capsys.readouterr().out
     assert out.count("adopted again-") == 4 and out.count(" failed (exit 1)") == 2
     assert _counter(tmp_path) == ran
@@ -390,7 +389,7 @@ params:
     lr: [0.1]
 """,
     )
-    assert _submit(tmp_path) == EXIT_REJECTED  # rejected: a rerun would do the same
+    assert _submit(tmp_path) == Exit.REJECTED  # rejected: a rerun would do the same
     assert (
         "cannot run 'no-such-program-for-the-local-backend': not found" in capsys.readouterr().err
     )

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from runner import ledger
-from runner.apply import EXIT_RUNS_FAILED
 from runner.backends.local.rundir import Replica, RunDir, new_state, process_started, with_replica
 from runner.cli import main
+from runner.core.errors import Exit
 from runner.plan import catalog
 from tests.background import WAIT, Command, Sink, wait_for
 from tests.conftest import PROJECT
@@ -80,7 +80,7 @@ def test_restart_reruns_a_failed_local_point_keeping_its_earlier_logs_and_logs_p
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sweep = ["sweeps/replicas.yaml", "--backend", "local"]
-    assert _run(root, "submit", *sweep) == EXIT_RUNS_FAILED
+    assert _run(root, "submit", *sweep) == Exit.RUNS_FAILED
     entry = _entry(root)
     run = root / ".runs" / "replicas" / entry.experiment
     assert '"status": "failed"' in (run / "state.json").read_text()

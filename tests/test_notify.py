@@ -100,3 +100,21 @@ def test_no_webhook_no_lookups_no_records(finished: Path, webhook: Webhook) -> N
     assert _submit(finished) == 0
     assert webhook.received == []
     assert ledger.read(ledger.ledger_path(finished, "exact"), "exact").notified == {}
+
+
+def test_the_duplicate_check_and_the_notifications_read_one_look_after_the_creates(
+    tmp_path: Path, webhook: Webhook, monkeypatch: pytest.MonkeyPatch, fake_beaker: FakeBeaker
+) -> None:
+    """A submit that creates and notifies lists the sweep twice: once before the creates (what
+    to adopt) and once after, for both the duplicate check and the events (it was 3 times)."""
+    monkeypatch.setenv("SWEEP_SLACK_WEBHOOK", webhook.url)
+    write_manifest(tmp_path, "max_failures: 3\n" + SWEEP, "exact.yaml")
+    fake_beaker.reset_calls()
+    assert _submit(tmp_path) == 0
+    assert len(fake_beaker.experiments()) == 6
+    assert fake_beaker.calls["ListWorkloads"] == 1 + 2  # none yet (a page), then 6 (2 of 5)
+    for exp in fake_beaker.experiments():
+        fake_beaker.set_job_status(exp.id, "failed")
+    assert _submit(tmp_path) == 0  # nothing to create: one look, which the stop and events read
+    (failures,) = [t for t in webhook.taken if "failed:" in t]
+    assert "6 point(s) failed" in failures

@@ -24,12 +24,7 @@ from tests.conftest import PROJECT
 from tests.fake_beaker.fixtures import DEFAULT_WORKSPACE
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import git, github_env, make_world, merge_sweep, write
-from tests.helpers import POINTS, SWEEP, no_sleep, write_manifest
-
-
-@pytest.fixture(autouse=True)
-def _quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(BeakerBackend, "policy", RetryPolicy(sleep=no_sleep))
+from tests.helpers import POINTS, SWEEP, write_manifest
 
 
 def _run(root: Path, *args: str) -> int:
@@ -167,6 +162,30 @@ def test_points_whose_names_are_taken_hold_no_slot_of_the_cap(
         fake_beaker.set_job_status(name, "succeeded")
     assert _run(tmp_path, "submit", "--backend", "beaker") == 4
     assert {e.experiment for e in _entries(tmp_path).values()} == set(order[2:])
+
+
+def test_one_restart_failed_of_a_capped_guarded_sweep_lists_it_once_per_phase(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The restarts, the cap, the stops and the adoption read one observation of the sweep;
+    the duplicate check after the creates one more: 2 listings, the organization resolved once
+    (it was 5 listings and 3 resolutions)."""
+    write_manifest(tmp_path, "max_running: 2\nmax_failures: 4\n" + SWEEP, "exact.yaml")
+    order = _names(tmp_path)
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    fake_beaker.set_job_status(order[0], "failed", exit_code=3)
+    fake_beaker.set_job_status(order[1], "succeeded")
+    fake_beaker.reset_calls()
+
+    assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    calls = fake_beaker.calls
+    assert (fake_beaker.restarts(order[0]), sorted(fake_beaker.count_by_name())) == (
+        1,
+        sorted(order[:3]),
+    )  # restarted in place, and the one free slot taken by the next point
+    assert calls["ListWorkloads"] <= 2
+    assert calls["ResolveOrganizationName"] <= 1
+    assert "Restart: 1 restarted, 0 skipped, 0 failed" in capsys.readouterr().err
 
 
 # -- cancel -----------------------------------------------------------------------------------
@@ -627,26 +646,28 @@ def test_a_renamed_experiment_name_is_found_by_every_lifecycle_command(
 
 
 def test_a_cancel_retry_claims_only_what_its_request_canceled(
-    repo: Path,
-    fake_beaker: FakeBeaker,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    repo: Path, fake_beaker: FakeBeaker
 ) -> None:
     """CancelWorkloads fails (nothing committed); one experiment succeeds before the retry.
-    The retry must not count it canceled: not in 'Canceled', no canceled_at in the ledger."""
+    The retry must not count it canceled: not among those canceled, no canceled_at in the
+    ledger. The backend is given its retry policy (whose wait lets the experiment finish)."""
     import grpc
+
+    from runner.operate import cancels
 
     assert _run(repo, "submit", "--backend", "beaker") == 0
     done, *others = _names(repo)
     fake_beaker.fail_rpc("CancelWorkloads", grpc.StatusCode.UNAVAILABLE)
     meanwhile = RetryPolicy(sleep=lambda s: fake_beaker.set_job_status(done, "succeeded"))
-    monkeypatch.setattr(BeakerBackend, "policy", meanwhile)
-    capsys.readouterr()
+    plans = catalog.load(repo, []).plans()
+    backend = BeakerBackend(policy=meanwhile)
+    try:
+        targets = cancels.cancel_targets(backend, plans, orphans=False, points=())
+        canceled = cancels.cancel(backend, targets, repo)
+    finally:
+        backend.close()
 
-    assert _run(repo, "cancel", "sweeps/exact.yaml", "--backend", "beaker", "--yes") == 0
-
-    out = capsys.readouterr().out
-    assert out.startswith(f"Canceled {len(others)} experiment(s):") and done not in out
+    assert sorted(t.row.name for t in canceled) == sorted(others)
     entries = _entries(repo)
     assert not entries[done].canceled_at and all(entries[n].canceled_at for n in others)
     assert fake_beaker.experiment(done).status == "succeeded"

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from runner import operate
-from runner.backends import Backend, BackendKind, ExperimentState, recorded
+from runner.backends import Backend, BackendKind, ExperimentState, LogQuery, NameTaken, recorded
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import Replica, RunDir, new_state
+from runner.backends.observed import Observer
 from runner.plan import SweepPlan, catalog
 from tests.helpers import MINIMAL, write_manifest
 
@@ -109,13 +110,52 @@ def test_a_local_max_running_sweep_counts_its_running_runs(tmp_path: Path) -> No
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)  # as the live runner of this run does
         run.write(new_state("contract", row.name, row.key, (Replica("main", 0, "replica-0.log"),)))
-        (capped,) = operate.live_caps(backend, [plan])
+        (capped,) = operate.live_caps(Observer(backend, lambda plan: False), [plan])
     finally:
         os.close(lock)
         backend.close()
     assert capped.cap is not None and capped.cap.running == 1
     assert [r.waiting for r in capped.rows] == ["waiting: 1/1 running"] * 2
     assert capped.to_submit_on(runs_drafts=True) == ()
+
+
+def test_create_refuses_a_name_its_experiment_holds_already(
+    opened: Backend, tmp_path: Path
+) -> None:
+    """A second create of a point whose experiment exists is NameTaken on both: the caller
+    looks it up and adopts it, never makes a second one."""
+    plan = _plan(tmp_path, opened)
+    point = plan.rows[0].rendered
+    assert point is not None
+    opened.create(plan.sweep, point)
+    with pytest.raises(NameTaken):
+        opened.create(plan.sweep, point)
+    assert len(opened.experiments(plan.sweep, [point.name])[point.name]) == 1
+
+
+def test_ensure_group_twice_is_one_group_with_every_experiment(
+    opened: Backend, tmp_path: Path
+) -> None:
+    plan = _plan(tmp_path, opened)
+    ids = [opened.create(plan.sweep, row.rendered).id for row in plan.rows if row.rendered]
+    first = opened.ensure_group(plan.sweep, ids[:1])
+    again = opened.ensure_group(plan.sweep, ids)
+    assert (again.name, again.url) == (first.name, first.url) and not again.created
+    assert (first.members, again.members) == (1, 2)
+
+
+def test_logs_read_the_lines_the_point_printed(
+    opened: Backend, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    plan = _plan(tmp_path, opened)
+    point = plan.rows[0].rendered
+    assert point is not None
+    opened.create(plan.sweep, point)
+    if opened.kind == BackendKind.BEAKER:  # the fake's job prints what it is told to
+        fake = request.getfixturevalue("fake_beaker")
+        fake.set_job_status(point.name, "succeeded")
+        fake.set_logs(point.name, ["trained\n"])
+    assert "trained" in "".join(opened.logs(plan.sweep, point.name, LogQuery()))
 
 
 class _Crash(Exception):
@@ -147,3 +187,26 @@ def test_restart_writes_its_intent_ahead_and_an_interrupted_one_is_sent_once(
     # It did reach it: the generation moved on, nothing is sent again (no intent either).
     again = opened.restart(plan.sweep, point, restarted, since=tokens[0], intent=tokens.append)
     assert again is not None and again.id == failed.id and len(tokens) == 2
+
+
+def test_the_port_has_eight_calls_and_this_contract_exercises_each() -> None:
+    """`retire` (a second exactly-once cancel, which the local backend always refused) is
+    folded into `cancel`: eight calls, each run on both adapters by this module."""
+    calls = sorted(
+        name
+        for name, member in vars(Backend).items()
+        if callable(member) and not name.startswith("_")
+    )
+    assert calls == [
+        "cancel",
+        "close",
+        "create",
+        "ensure_group",
+        "experiments",
+        "logs",
+        "restart",
+        "results",
+    ]
+    text = Path(__file__).read_text(encoding="utf-8")
+    assert all(f"opened.{name}(" in text for name in calls if name != "close")
+    assert "backend.close()" in text  # the fixture closes each adapter it opened

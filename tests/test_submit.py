@@ -16,7 +16,7 @@ from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.commands.submit import submit as submit_command
 from runner.commands.submit_args import SubmitArgs
-from runner.core.errors import EXIT_INCOMPLETE, EXIT_USER_ERROR
+from runner.core.errors import Exit
 from runner.core.retry import RetryPolicy
 from runner.plan import catalog
 from runner.report.progress import Progress
@@ -248,7 +248,7 @@ def test_server_that_stays_down_ends_the_run_at_its_deadline(
     fake_beaker.stop()
     summary = repo / "summary.json"
     args = SubmitArgs(timeout=3, max_unreachable=600, summary_json=str(summary))
-    assert submit_command(repo, args, clock=VirtualClock()) == EXIT_INCOMPLETE
+    assert submit_command(repo, args, clock=VirtualClock()) == Exit.INCOMPLETE
     err = capsys.readouterr().err
     assert f"deadline passed: {POINTS} point(s) not submitted; rerun to continue" in err
     assert "never started" not in err  # one line for them all, not one per point
@@ -304,7 +304,7 @@ def test_without_credentials_a_sweep_that_is_not_a_draft_never_runs_locally(
     minimal(project_copy, "real")
     code = main(["-C", str(project_copy), "submit", "sweeps/quickstart.yaml", "sweeps/real.yaml"])
     err = capsys.readouterr().err
-    assert code == EXIT_USER_ERROR
+    assert code == Exit.USER_ERROR
     assert err.splitlines() == [
         "error: no Beaker token found: set BEAKER_TOKEN (in CI: the `beaker` environment's"
         " secret) or run `beaker config set user_token ...` to write ~/.beaker/config.yml;"

@@ -23,7 +23,7 @@ from runner.backends.beaker import BeakerBackend, credentials
 from runner.cli import main
 from runner.commands.submit import submit as submit_command
 from runner.commands.submit_args import SubmitArgs
-from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED
+from runner.core.errors import Exit
 from runner.plan import catalog
 from runner.report.progress import Progress
 from runner.submit import Clock, Options, Outcome, OutcomeStatus, RetryPolicy, Submitter
@@ -197,7 +197,7 @@ def test_beaker_down_stops_the_run_early_with_one_line(
 ) -> None:
     fake_beaker.stop()
     started = time.perf_counter()
-    assert submit_command(repo, SubmitArgs(), clock=VirtualClock()) == EXIT_INCOMPLETE
+    assert submit_command(repo, SubmitArgs(), clock=VirtualClock()) == Exit.INCOMPLETE
     print(f"gave up after {time.perf_counter() - started:.2f} s of real time (3 min virtual)")
     err = capsys.readouterr().err
     line = (
@@ -291,11 +291,11 @@ def test_a_rejected_point_exits_4_and_says_so_in_the_json_summary(
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
     summary = repo.parent / "summary.json"
     code = main(["-C", str(repo), "submit", "--concurrency", "1", "--summary-json", str(summary)])
-    assert code == EXIT_REJECTED
+    assert code == Exit.REJECTED
     data = json.loads(summary.read_text())
     assert (data["result"], data["exit_code"], data["counts"]) == (
         "rejected",
-        EXIT_REJECTED,
+        Exit.REJECTED,
         {"created": POINTS - 1, "rejected": 1},
     )
     assert "result=rejected" in output.read_text()

@@ -366,6 +366,8 @@ def test_over_budget_fails_the_plan_until_labeled_and_an_unapproved_merge_is_hel
     assert "Held back: over the budget policy, not approved" in summary
     assert "6 400 GPU-hours, over max_gpu_hours_per_sweep 5 000" in summary
     assert summary.count("| `big` |") == 4
+    assert "0 point(s) waiting (max_running, or a sweep's stop), 4 held back" in summary  # not
+    assert "Nothing to submit" not in summary  # "every point is already recorded", as it said
 
 
 # -- notifications --------------------------------------------------------------------------------

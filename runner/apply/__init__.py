@@ -7,19 +7,26 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 `runner.report` turns the returned `Applied` into text; the command prints it.
 
 1. PLANNING, run in every mode (a dry run stops after them, having changed nothing):
-   `restart_failed_points` (or, in a dry run, what it would restart), `hold_back_unreviewed` (plan
-   pins), `hold_over_budget` (the budget policy's approval), `cap_running` (each sweep's
-   max_running against its live experiments), `stop_guarded_sweeps` (max_failures, stop_when).
+   `resume_local_runs` (local runs a stopped runner left: `+` again), `restart_failed_points`
+   (or, in a dry run, what it would restart), `hold_back_unreviewed` (plan pins),
+   `hold_back_over_budget` (the budget policy's approval), `cap_running` (each sweep's max_running
+   against its live experiments), `stop_guarded_sweeps` (max_failures, stop_when).
 2. ACTING, run unless `options.dry_run`, under SIGINT/SIGTERM handlers that stop in order:
    `submit_points` (the exactly-once `Submitter`), `group_sweeps` (level-triggered group
-   membership; skipped after an early stop).
+   membership; skipped after an early stop), `announce_events` (the webhook, if one is set).
+
+The backend is asked about each sweep once per phase (`runner.backends.observed`): one look
+before the creates, which the restarts, the cap, the stops and the adoption read, and one
+after, which the duplicate check and the notifications read. The plans are made once, by the
+caller; a step that records (restarts, creates) reads the ledger again through the store.
 
 To add a step (a failure budget, a cost check, a target stop): write one function
 `def my_step(run: Run, applied: Applied) -> Applied` in its own module, give `Applied` a field
 for what it finds if the report must show it, and put the function at its place in PLANNING or
 ACTING. A step that must stop the run before anything is created returns the value with `stop`
-set; the acting steps then do nothing. The exit code follows from the value (`Applied.exit_code`,
-the one exit-code policy of a submit).
+set (`StopKind.POLICY`: exit 4, as a refusal); the acting steps then do nothing. The exit code
+follows from the value (`Applied.exit_code`, the one exit-code policy of a submit, in
+`runner.apply.model` with the options and the listener).
 """
 
 from __future__ import annotations
@@ -28,113 +35,30 @@ import contextlib
 import dataclasses
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Protocol
+from dataclasses import dataclass
 
-from runner import operate
-from runner.apply import budget, guardrails
-from runner.backends import Backend
-from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED
-from runner.operate import Candidate, Restart, RestartVerdict, cancels, membership
-from runner.operate.membership import GroupOutcome
-from runner.plan import SweepPlan
-from runner.render.code import Code
+from runner import ledger, operate
+from runner.apply import budget, guardrails, notify
+from runner.apply.model import Applied, ApplyListener, ApplyOptions
+from runner.backends import Backend, Capability
+from runner.backends.local.resume import unfinished
+from runner.backends.observed import Observer
+from runner.operate import cancels, membership
+from runner.plan import PlanStatus, SweepPlan, reread
 from runner.repo import review
-from runner.repo.review import Pin, Review
-from runner.submit import (
-    Clock,
-    Duplicate,
-    Listener,
-    Options,
-    Outcome,
-    OutcomeStatus,
-    Stop,
-    StopKind,
-    Submitter,
-)
-from runner.submit.options import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
+from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 
-EXIT_OK = 0
-EXIT_RUNS_FAILED = 6
-RUNS_FAILED = "runs-failed"
-"""The result word of exit 6 (the `result` step output and the JSON summary)."""
-"""Local runs end inside submit: one that failed makes the command fail, as its run did."""
-EXIT_SIGNAL = {StopKind.SIGINT: 130, StopKind.SIGTERM: 143}
-
-
-@dataclass(frozen=True)
-class ApplyOptions:
-    root: Path
-    commit: str = "uncommitted"
-    """The commit the manifests were read at, recorded in each new ledger entry."""
-    dry_run: bool = False
-    restart_failed: bool = False
-    restart_points: tuple[str, ...] = ()
-    """`--restart --points`: restart only these points, canceled ones included."""
-    pins: Sequence[Pin] | None = None
-    """Plan pins (`--reviewed`): only the `+` points they cover are submitted. None: no pinning."""
-    concurrency: int = DEFAULT_CONCURRENCY
-    timeout: float | None = None
-    """Seconds the whole run may take, counted from `started`; None: no deadline."""
-    started: float = field(default_factory=time.monotonic)
-    """When the run started (time.monotonic)."""
-    max_unreachable: float = DEFAULT_MAX_UNREACHABLE
-    clock: Clock = field(default_factory=Clock)
-    code: Code | None = None
-    """`code:` sweeps: the commit their experiments check out (the one that submits them)."""
-    replan: Callable[[], Sequence[SweepPlan]] | None = None
-    """The plans read again from the ledgers, after restarts recorded in them."""
-
-
-class ApplyListener(Listener, Protocol):
-    def planned(self, applied: Applied) -> None:
-        """The plan is final (restarts done, points held back, caps applied); nothing created."""
-        ...
-
-
-@dataclass(frozen=True)
-class Applied:
-    """What a submit found and did, step by step."""
-
-    plans: tuple[SweepPlan, ...]
-    restarts: tuple[Restart, ...] | None = None
-    """With `restart_failed`: what became of each failed point; None when not asked."""
-    would_restart: tuple[Candidate, ...] | None = None
-    """In a dry run with `restart_failed`: what it would restart, skip or fail."""
-    review: Review | None = None
-    """With plan pins: the points held back."""
-    over_budget: budget.Held | None = None
-    """With plan pins: the points of over-budget sweeps no approved plan showed, held back."""
-    outcomes: tuple[Outcome, ...] = ()
-    stop: Stop | None = None
-    duplicates: tuple[Duplicate, ...] = ()
-    groups: tuple[GroupOutcome, ...] = ()
-
-    @property
-    def result(self) -> str:
-        return self._verdict()[0]
-
-    @property
-    def exit_code(self) -> int:
-        """0 all submitted; 4 some rejected (or a restart failed); 5 incomplete; 6 some local
-        runs failed; 130/143 signal."""
-        return self._verdict()[1]
-
-    def _verdict(self) -> tuple[str, int]:
-        if self.stop is not None and self.stop.kind in EXIT_SIGNAL:
-            return "interrupted", EXIT_SIGNAL[self.stop.kind]
-        if any(o.status.incomplete for o in self.outcomes):
-            return "incomplete", EXIT_INCOMPLETE
-        if any(o.status == OutcomeStatus.REJECTED for o in self.outcomes):
-            return "rejected", EXIT_REJECTED
-        if any(r.status == RestartVerdict.FAILED for r in self.restarts or ()):
-            return "rejected", EXIT_REJECTED  # Beaker refused a restart: a rerun does the same
-        if any(o.run_failed for o in self.outcomes):
-            return RUNS_FAILED, EXIT_RUNS_FAILED  # local runs end inside submit: theirs failed
-        return "ok", EXIT_OK
+__all__ = [
+    "ACTING",
+    "PLANNING",
+    "Applied",
+    "ApplyListener",
+    "ApplyOptions",
+    "Run",
+    "Step",
+    "apply",
+]
 
 
 @dataclass(frozen=True)
@@ -144,6 +68,10 @@ class Run:
     backend: Backend
     options: ApplyOptions
     listener: ApplyListener
+    observer: Observer
+    """The look at each sweep before the creates."""
+    after: Observer
+    """The look at each sweep after them."""
     submitter: Submitter | None = None
     """Set for the acting steps."""
 
@@ -154,6 +82,12 @@ Step = Callable[[Run, Applied], Applied]
 # -- planning ---------------------------------------------------------------------------------
 
 
+def resume_local_runs(run: Run, applied: Applied) -> Applied:
+    """Local runs a stopped runner left unfinished go back to `+` (`LocalBackend.create`
+    resumes them); nothing changes on a backend that does not resume runs."""
+    return dataclasses.replace(applied, plans=tuple(unfinished(run.backend, applied.plans)))
+
+
 def restart_failed_points(run: Run, applied: Applied) -> Applied:
     """`--restart-failed` (or `--restart --points`): restart failed points in place (in a dry
     run: say what it would)."""
@@ -161,16 +95,20 @@ def restart_failed_points(run: Run, applied: Applied) -> Applied:
     if not (run.options.restart_failed or only):
         return applied
     if run.options.dry_run:
-        found = operate.restart_candidates(run.backend, applied.plans, only)
+        found = operate.restart_candidates(run.observer, applied.plans, only)
         return dataclasses.replace(applied, would_restart=tuple(found))
-    cancels.reconcile_cancels(run.backend, applied.plans, run.options.root)  # left by a crash
-    options = run.options
+    root = run.options.root
+    cancels.reconcile_cancels(run.backend, applied.plans, root, run.observer)  # left by a crash
     done = operate.restart_failed(
-        run.backend, applied.plans, options.root, only=only, code=options.code
+        run.observer, applied.plans, root, only=only, code=run.options.code
     )
-    replan = run.options.replan
-    plans = tuple(replan()) if replan is not None else applied.plans  # the restarts recorded
-    return dataclasses.replace(applied, plans=plans, restarts=tuple(done))
+    return dataclasses.replace(applied, plans=_reread(run, applied.plans), restarts=tuple(done))
+
+
+def _reread(run: Run, plans: Sequence[SweepPlan]) -> tuple[SweepPlan, ...]:
+    """The plans with the entries a step recorded (the ledgers read again, not planned)."""
+    store = ledger.LedgerStore(run.options.root, run.backend.kind)
+    return tuple(reread(plan, store.read(plan.sweep.name).entries) for plan in plans)
 
 
 def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
@@ -181,7 +119,7 @@ def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
     return dataclasses.replace(applied, plans=tuple(checked.plans), review=checked)
 
 
-def hold_over_budget(run: Run, applied: Applied) -> Applied:
+def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
     """Budget policy (`runner.apply.budget`): with plan pins, hold back the over-budget points of a
     plan nobody approved."""
     if run.options.pins is None:
@@ -193,13 +131,13 @@ def hold_over_budget(run: Run, applied: Applied) -> Applied:
 def stop_guarded_sweeps(run: Run, applied: Applied) -> Applied:
     """Failure budget and target stop (`runner.apply.guardrails`): a sweep that reached either
     creates no new point; nothing is canceled."""
-    stopped = guardrails.apply_stops(run.backend, applied.plans, run.options.root)
+    stopped = guardrails.apply_stops(run.observer, applied.plans, run.options.root)
     return dataclasses.replace(applied, plans=tuple(stopped))
 
 
 def cap_running(run: Run, applied: Applied) -> Applied:
     """Each sweep's max_running against its experiments queued or running now."""
-    return dataclasses.replace(applied, plans=tuple(operate.live_caps(run.backend, applied.plans)))
+    return dataclasses.replace(applied, plans=tuple(operate.live_caps(run.observer, applied.plans)))
 
 
 # -- acting -----------------------------------------------------------------------------------
@@ -237,19 +175,30 @@ def group_sweeps(run: Run, applied: Applied) -> Applied:
     return dataclasses.replace(applied, groups=tuple(groups))
 
 
+def announce_events(run: Run, applied: Applied) -> Applied:
+    """The webhook told what is new (a sweep finished or stopped, points failed), each event
+    once (`runner.apply.notify`), from the look after the creates; never fails the run."""
+    if not run.options.webhook or Capability.SHARED not in run.backend.capabilities:
+        return applied  # a local run's events are on this machine's screen already
+    plans = _reread(run, applied.plans)
+    done = notify.announce(run.after, plans, run.options.root, run.options.webhook)
+    return dataclasses.replace(applied, announced=done)
+
+
 PLANNING: tuple[Step, ...] = (
+    resume_local_runs,
     restart_failed_points,
     hold_back_unreviewed,
-    hold_over_budget,
+    hold_back_over_budget,
     cap_running,
     stop_guarded_sweeps,
 )
-ACTING: tuple[Step, ...] = (submit_points, group_sweeps)
+ACTING: tuple[Step, ...] = (submit_points, group_sweeps, announce_events)
 
 
 def apply(
     plans: Sequence[SweepPlan],
-    backend: Backend,
+    backend: Backend | None,
     options: ApplyOptions,
     listener: ApplyListener,
     *,
@@ -257,31 +206,44 @@ def apply(
     acting: Sequence[Step] = ACTING,
 ) -> Applied:
     """Run the planning steps, tell the listener the plan, then (unless a dry run) the acting
-    steps. `planning` and `acting` are the module's sequences; tests pass their own."""
-    run = Run(backend, options, listener)
+    steps. `planning` and `acting` are the module's sequences; tests pass their own. No
+    backend: the offline dry run (a plan check without credentials), the plans as made."""
+    if backend is None:
+        offline = Applied(tuple(plans))
+        listener.planned(offline)
+        return offline
+    observer = Observer(backend, _stops_read_results)
+    notifying = bool(options.webhook) and Capability.SHARED in backend.capabilities
+    after = observer.next_phase(lambda plan: notifying and not plan.sweep.draft)
+    run = Run(backend, options, listener, observer, after)
     applied = Applied(tuple(plans))
     for step in planning:
         applied = step(run, applied)
     listener.planned(applied)
     if options.dry_run:
         return applied
-    run = dataclasses.replace(run, submitter=Submitter(backend, _submit_options(options), listener))
-    assert run.submitter is not None
-    with _stopping_on_signals(run.submitter):
+    submitter = Submitter(backend, _submit_options(options), listener, (observer, after))
+    run = dataclasses.replace(run, submitter=submitter)
+    with _stopping_on_signals(submitter):
         for step in acting:
             applied = step(run, applied)
     return applied
 
 
+def _stops_read_results(plan: SweepPlan) -> bool:
+    """A guarded sweep with points to submit: its stops read results (a sweep with nothing to
+    create is never stopped, so a `--restart-failed` of it lists only)."""
+    return guardrails.guarded(plan.sweep) and any(r.status == PlanStatus.SUBMIT for r in plan.rows)
+
+
 def _submit_options(options: ApplyOptions) -> Options:
     clock, timeout = options.clock, options.timeout
-    # The deadline on the run's clock, counted from when the command started.
-    elapsed = time.monotonic() - options.started
+    started = clock.now() if options.started is None else options.started
     return Options(
         root=options.root,
         commit=options.commit,
         concurrency=options.concurrency,
-        deadline=None if timeout is None else clock.now() - elapsed + timeout,
+        deadline=None if timeout is None else started + timeout,  # on the run's one clock
         clock=clock,
         max_unreachable=options.max_unreachable,
         code=options.code,

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.backends import Backend, Capability, ExperimentState
+from runner.backends import Capability, ExperimentState
+from runner.backends.observed import Observer
 from runner.core.model import Sweep
 from runner.operate.results import SweepResults, collect
 from runner.plan import PlanStatus, SweepPlan
@@ -27,7 +28,7 @@ FAILED, SUCCEEDED = ExperimentState.FAILED, ExperimentState.SUCCEEDED
 
 
 @dataclass(frozen=True)
-class Stop:
+class SweepStop:
     sweep: str
     reason: str
     """'stopped: 5 failed (max_failures 5)'."""
@@ -39,13 +40,13 @@ def guarded(sweep: Sweep) -> bool:
     return sweep.limits.max_failures is not None or sweep.limits.stop_when is not None
 
 
-def stop_of(sweep: Sweep, results: SweepResults) -> Stop | None:
+def stop_of(sweep: Sweep, results: SweepResults) -> SweepStop | None:
     """Why the sweep creates no new points, or None. The failure budget is checked first."""
     limit = sweep.limits.max_failures
     if limit is not None:
         failed = sum(1 for p in results.points if p.state == FAILED and not p.canceled_at)
         if failed >= limit:
-            return Stop(sweep.name, f"stopped: {failed} failed (max_failures {limit})")
+            return SweepStop(sweep.name, f"stopped: {failed} failed (max_failures {limit})")
     target = sweep.limits.stop_when
     if target is None:
         return None
@@ -56,11 +57,11 @@ def stop_of(sweep: Sweep, results: SweepResults) -> Stop | None:
                 f"stopped: {point.experiment} reached {target.metric} {value:g}"
                 f" (stop_when {target})"
             )
-            return Stop(sweep.name, reason, point.experiment)
+            return SweepStop(sweep.name, reason, point.experiment)
     return None
 
 
-def stopped(plan: SweepPlan, stop: Stop) -> SweepPlan:
+def stopped(plan: SweepPlan, stop: SweepStop) -> SweepPlan:
     """The plan with every `+` point held, the stop as its reason (shown as the row's note)."""
     rows = tuple(
         dataclasses.replace(r, waiting=stop.reason) if r.status == PlanStatus.SUBMIT else r
@@ -69,20 +70,19 @@ def stopped(plan: SweepPlan, stop: Stop) -> SweepPlan:
     return dataclasses.replace(plan, rows=rows, stopped=stop.reason)
 
 
-def apply_stops(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> list[SweepPlan]:
+def apply_stops(observer: Observer, plans: Sequence[SweepPlan], root: Path) -> list[SweepPlan]:
     """The submit step: each guarded sweep with points to submit, stopped when it should be
-    (one bulk results look-up per such sweep); a stopped plan says why in `stopped`."""
+    (from the sweep's one look per phase, which carries its results); a stopped plan says why
+    in `stopped`."""
     out: list[SweepPlan] = []
+    runs_drafts = Capability.RUNS_DRAFTS in observer.backend.capabilities
     for plan in plans:
-        runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
         if not guarded(plan.sweep) or not plan.to_submit_on(runs_drafts):
             out.append(plan)
             continue
-        stop = stop_of(plan.sweep, collect(plan, backend, root))
-        if stop is None:
-            out.append(plan)
-            continue
-        out.append(stopped(plan, stop))
+        found = observer.observe(plan).results
+        stop = stop_of(plan.sweep, collect(plan, observer.backend, root, found=found))
+        out.append(plan if stop is None else stopped(plan, stop))
     return out
 
 

@@ -29,12 +29,12 @@ from pathlib import Path
 
 from runner import ledger
 from runner.apply import guardrails
-from runner.backends import Backend, Capability, ExperimentState
+from runner.backends import ExperimentState
+from runner.backends.observed import Observer
 from runner.ledger import headers
 from runner.manifest.sample import Goal
 from runner.operate.results import SweepResults, collect
 from runner.plan import PlanStatus, SweepPlan
-from runner.plan.catalog import Catalog
 from runner.search.ranking import best
 
 WEBHOOK_ENV = "SWEEP_SLACK_WEBHOOK"
@@ -49,13 +49,13 @@ REFUSED, LOST = "refused", "lost"
 
 
 @dataclass(frozen=True)
-class Event:
+class Notice:
     id: str
     sweep: str
     text: str
 
 
-def sweep_events(plan: SweepPlan, results: SweepResults) -> list[Event]:
+def sweep_events(plan: SweepPlan, results: SweepResults) -> list[Notice]:
     """What is worth telling about one sweep now (sent or not): pure, from its results."""
     sweep, events = plan.sweep, []
     stop = guardrails.stop_of(sweep, results) if guardrails.guarded(sweep) else None
@@ -63,16 +63,16 @@ def sweep_events(plan: SweepPlan, results: SweepResults) -> list[Event]:
         kind = "stop_when" if stop.point else "max_failures"
         limit = sweep.limits.stop_when if stop.point else sweep.limits.max_failures
         text = f"Sweep `{sweep.name}` {stop.reason}: no new points are created."
-        events.append(Event(f"stopped:{kind}:{limit}", sweep.name, text))
+        events.append(Notice(f"stopped:{kind}:{limit}", sweep.name, text))
     for point in results.points:
         if point.state == ExperimentState.FAILED and not point.canceled_at:
             text = f"`{sweep.name}/{point.experiment}` (exit {point.exit_code}) {point.url}"
-            events.append(Event(f"failed:{point.key[:16]}:{point.restarts}", sweep.name, text))
+            events.append(Notice(f"failed:{point.key[:16]}:{point.restarts}", sweep.name, text))
     done = all(p.state in FINAL for p in results.points)
     if results.points and done and not any(r.status == PlanStatus.SUBMIT for r in plan.rows):
         keys = "\n".join(sorted(p.key for p in results.points))
         digest = hashlib.sha256(keys.encode()).hexdigest()[:16]
-        events.append(Event(f"finished:{digest}", sweep.name, _finished(results)))
+        events.append(Notice(f"finished:{digest}", sweep.name, _finished(results)))
     return events
 
 
@@ -93,10 +93,10 @@ def _finished(results: SweepResults) -> str:
     return text
 
 
-def messages(events: Sequence[Event]) -> list[tuple[str, tuple[Event, ...]]]:
+def messages(events: Sequence[Notice]) -> list[tuple[str, tuple[Notice, ...]]]:
     """The Slack messages to send: one per stop or finish, the failures batched into one."""
     failed = [e for e in events if e.id.startswith("failed:")]
-    out: list[tuple[str, tuple[Event, ...]]] = [
+    out: list[tuple[str, tuple[Notice, ...]]] = [
         (e.text, (e,)) for e in events if not e.id.startswith("failed:")
     ]
     if failed:
@@ -123,7 +123,7 @@ def post(url: str, text: str, timeout: float = TIMEOUT) -> str:
         return LOST
 
 
-def _mark(root: Path, events: Sequence[Event], state: str | None) -> None:
+def _mark(root: Path, events: Sequence[Notice], state: str | None) -> None:
     by_sweep: dict[str, dict[str, str | None]] = {}
     for event in events:
         by_sweep.setdefault(event.sweep, {})[event.id] = state
@@ -144,19 +144,22 @@ class Announced:
         return f"Notifications: {self.sent} of {self.due} message(s) sent.\n" if self.due else ""
 
 
-def announce(backend: Backend, cat: Catalog, environ: Mapping[str, str] = os.environ) -> Announced:
-    """After the submit: send what is new to the webhook, if one is set. Never raises for the
+def webhook_url(environ: Mapping[str, str] = os.environ) -> str:
+    """The webhook notifications go to (`SWEEP_SLACK_WEBHOOK`); empty: none are sent."""
+    return environ.get(WEBHOOK_ENV, "").strip()
+
+
+def announce(observer: Observer, plans: Sequence[SweepPlan], root: Path, url: str) -> Announced:
+    """After the submit: send what is new to the webhook, from each sweep's look after the
+    creates (`observer`) and the plans as the run recorded them. Never raises for the
     webhook: a failure is a warning in the result."""
-    url = environ.get(WEBHOOK_ENV, "").strip()
-    if not url or Capability.SHARED not in backend.capabilities:
-        return Announced()
-    root, plans = cat.root, cat.plans(kind=backend.kind)  # the ledgers as this run left them
-    new: list[Event] = []
+    new: list[Notice] = []
     for plan in plans:
         recorded = ledger.read(ledger.ledger_path(root, plan.sweep.name), plan.sweep.name)
         if plan.sweep.draft or not recorded.entries:
             continue
-        events = sweep_events(plan, collect(plan, backend, root))
+        found = observer.observe(plan).results
+        events = sweep_events(plan, collect(plan, observer.backend, root, found=found))
         new += [e for e in events if e.id not in recorded.notified]
     sent, warnings = 0, []
     for text, batch in messages(new):

@@ -90,7 +90,7 @@ class Capability(StrEnum):
     """Shared, billed machines: reviewed-plan pins apply and a submit has a default deadline."""
     RESUMES = "resumes"
     """`create` waits for a run another runner is running, and resumes a stale one: so only
-    finished runs are adopted instead of created (`adoptable`)."""
+    finished runs are adopted instead of created (`runner.backends.observed.chosen`)."""
     RERUNS = "reruns"
     """`restart` of a point named by `--restart --points` reruns its finished run, a succeeded
     one too, and a `code:` point at the commit checked out now (this machine's runs are its own
@@ -117,9 +117,6 @@ class Experiment:
     unfinished: bool = False
     """Shown as canceled, but its runner stopped or died before it finished (the local backend,
     `Capability.RESUMES`): the next submit resumes it. A run `cancel` stopped is not."""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "state", ExperimentState(self.state))  # a str from a test is one
 
 
 @dataclass(frozen=True)
@@ -221,7 +218,9 @@ class Backend(Protocol):
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
         """Cancel those of experiments (these very ids, never another of the same name) still
-        queued or running, in bulk, exactly once; the names of those it canceled."""
+        queued or running, in bulk, exactly once (a request whose reply was lost is looked up,
+        never sent twice); the names of those it canceled. `cancel` asks it for a point's
+        experiments, the duplicate check for the newer copy this run created."""
         ...
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
@@ -241,10 +240,6 @@ class Backend(Protocol):
         a number of calls that grows with pages, not with points."""
         ...
 
-    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
-        """Cancel a duplicate this run created; done at most once (looked up before a retry)."""
-        ...
-
     def close(self) -> None: ...
 
 
@@ -262,24 +257,6 @@ class RunsInCreate(Protocol):
     def stop_starting(self, sweep: Sweep) -> None:
         """`cancel` of a whole sweep: a submit running its points here starts no more of them
         (each raises `Canceled`); a submit started later runs them as usual."""
-
-
-def adoptable(
-    backend: Backend, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
-) -> dict[str, Experiment]:
-    """The experiment of each name that a submit adopts instead of creating it: the one whose
-    id is `recorded`, else the oldest, in any state; on a backend that resumes runs, only a
-    finished one (canceled on request included, a run left unfinished not)."""
-    resumes = Capability.RESUMES in backend.capabilities
-    chosen = {
-        name: next((e for e in found if e.id in recorded.keys), found[0])
-        for name, found in backend.experiments(sweep, names, recorded).items()
-    }
-    return {
-        name: e
-        for name, e in chosen.items()
-        if not resumes or (not e.state.live and not e.unfinished)
-    }
 
 
 CHOICES = ("auto", *BackendKind)

@@ -3,7 +3,7 @@ each with its exit code): all the retry protocol in `runner.submit` needs to kno
 
 from __future__ import annotations
 
-from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED, BackendError
+from runner.core.errors import BackendError, Exit
 
 __all__ = ["Canceled", "NameTaken", "NotStarted", "Rejected", "Transient"]
 
@@ -13,7 +13,7 @@ class Transient(BackendError):
     taken effect before it failed. `unreachable`: why the service could not be reached at all
     (e.g. 'connection refused')."""
 
-    exit_code = EXIT_INCOMPLETE
+    exit_code = Exit.INCOMPLETE
 
     def __init__(
         self,
@@ -32,23 +32,23 @@ class Transient(BackendError):
 class NameTaken(BackendError):
     """Creating failed because an experiment of that name exists (HTTP 409)."""
 
-    exit_code = EXIT_REJECTED
+    exit_code = Exit.REJECTED
 
 
 class Rejected(BackendError):
     """A client error: retrying cannot help (invalid spec, permission, unknown workspace)."""
 
-    exit_code = EXIT_REJECTED
+    exit_code = Exit.REJECTED
 
 
 class Canceled(BackendError):
     """The point's sweep was canceled (`cancel --yes`) while this submit ran: it was not started
     (the local backend, whose submit runs the points); the next submit starts it (exit 5)."""
 
-    exit_code = EXIT_INCOMPLETE
+    exit_code = Exit.INCOMPLETE
 
 
 class NotStarted(BackendError):
     """The job whose logs were asked for has not started yet (queued, or never scheduled)."""
 
-    exit_code = EXIT_INCOMPLETE
+    exit_code = Exit.INCOMPLETE

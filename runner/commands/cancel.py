@@ -22,13 +22,11 @@ from runner.commands.common import (
     raise_if_problems,
     stderr,
 )
+from runner.core.errors import Exit
 
 if TYPE_CHECKING:  # annotations only: importing operate loads the pipeline
     from runner.operate.cancels import CancelTarget
     from runner.plan import SweepPlan
-
-EXIT_WOULD_CANCEL = 2
-"""Without --yes, when there is something to cancel: nothing was done (like plan's exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,7 @@ def register(commands: Subparsers) -> None:
     parser.add_argument(
         "--yes",
         action="store_true",
-        help=f"really cancel; without it, show what would be canceled and exit {EXIT_WOULD_CANCEL}",
+        help=f"really cancel; without it, show what would be canceled and exit {int(Exit.WOULD_CHANGE)}",
     )
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     parser.add_argument("--commit", action="store_true", help="then commit the changed ledgers")
@@ -111,7 +109,7 @@ def cancel(directory: Path, args: CancelArgs) -> int:
         if not args.yes:
             _show("Would cancel", targets)
             stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
-            return EXIT_WOULD_CANCEL
+            return Exit.WOULD_CHANGE
         done = cancels.cancel(backend, targets, cat.root, commit=gitrepo.head_commit(cat.root))
     finally:
         backend.close()

@@ -15,9 +15,7 @@ from runner.commands.common import (
     report_problems,
     write_output,
 )
-from runner.core.errors import ManifestError, RunnerError
-
-EXIT_CHANGES = 2
+from runner.core.errors import Exit, ManifestError, RunnerError
 
 
 def register(commands: Subparsers) -> None:
@@ -90,5 +88,5 @@ def expand(
     if failed:
         return 1
     if detailed_exitcode and any(p.to_submit for p in plans):
-        return EXIT_CHANGES
+        return Exit.WOULD_CHANGE
     return 0

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
     from runner.plan.catalog import Catalog
     from runner.render.code import Code
     from runner.repo.gitrepo import Target
+    from runner.repo.review import Pin
 
 
 def check_commit(
@@ -84,3 +85,13 @@ def code_for(cat: Catalog, shared: bool, dry_run: bool) -> Code | None:
             " these changes (as on Beaker, which refuses them): commit them to run them"
         )
     return Code(commit)
+
+
+def reviewed_pins(path: Path) -> list[Pin]:
+    """The plan pins of `--reviewed FILE` (the reviewed plans' hidden records)."""
+    from runner.repo import review
+
+    try:
+        return review.parse_pins(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RunnerError(f"cannot read the reviewed plans at {path}: {exc}") from None

@@ -17,9 +17,7 @@ import sys
 from pathlib import Path
 
 from runner.commands.common import Subparsers
-from runner.core.errors import RunnerError
-
-EXIT_KEPT = 1
+from runner.core.errors import Exit, RunnerError
 
 
 def register(commands: Subparsers) -> None:
@@ -82,4 +80,4 @@ def init(
             file=sys.stderr,
         )
     print("\n" + scaffold.admin_steps(settings.branch), file=sys.stderr, end="")
-    return EXIT_KEPT if kept else 0
+    return Exit.USER_ERROR if kept else Exit.OK  # some files kept as they were

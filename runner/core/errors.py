@@ -1,4 +1,5 @@
-"""User-facing errors: one root class, one subclass per area, each with its exit code.
+"""User-facing errors: one root class, one subclass per area, each with its exit code; and
+every exit code of the command line (`Exit`), with the result word a submit reports for it.
 
 Only the CLI entry point catches these (`runner.cli.main`, one handler): it prints ``str(error)``
 and exits with the error's `exit_code`: 1 for what the user must fix, 4 for a request the backend
@@ -9,21 +10,65 @@ Anything else that reaches the CLI is a bug: exit 3. `--debug` shows the traceba
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 
 from runner.core.marks import KeyPath, Marks, field_path
+from runner.core.values import StrEnum
 
-EXIT_USER_ERROR = 1
-"""The user must fix something (a manifest, credentials, git): nothing was submitted for it."""
-EXIT_REJECTED = 4
-"""Beaker refused a request (client error): running again does the same."""
-EXIT_INCOMPLETE = 5
-"""Beaker could not be reached, or did not finish in time: running again continues."""
+
+class Exit(IntEnum):
+    """Every exit code of `python -m runner` (docs/commands.md and docs/guarantees.md list them)."""
+
+    OK = 0
+    USER_ERROR = 1
+    """The user must fix something (a manifest, credentials, git; `init`: files kept as they
+    were): nothing was submitted for it."""
+    WOULD_CHANGE = 2
+    """A check found work: `expand --plan --detailed-exitcode` has points to submit, `cancel`
+    without `--yes` has experiments to cancel."""
+    UNEXPECTED = 3
+    """A bug: rerun with `--debug`."""
+    REJECTED = 4
+    """Beaker refused a request (client error): running again does the same."""
+    INCOMPLETE = 5
+    """Beaker could not be reached, or did not finish in time: running again continues."""
+    RUNS_FAILED = 6
+    """`submit`: every point submitted, but local runs failed (they ran to their end inside it)."""
+    SIGINT = 130
+    SIGTERM = 143
+
+    @property
+    def result(self) -> RunResult:
+        """The word `submit` reports for it (the step output `result`, the JSON summary)."""
+        return RESULTS.get(self, RunResult.ERROR)
+
+
+class RunResult(StrEnum):
+    """What a submit reports it did, beside its exit code (`Exit.result`)."""
+
+    OK = "ok"
+    REJECTED = "rejected"
+    INCOMPLETE = "incomplete"
+    RUNS_FAILED = "runs-failed"
+    INTERRUPTED = "interrupted"
+    ERROR = "error"
+    """A user error or a bug: the run ended before it had a result."""
+
+
+RESULTS = {
+    Exit.OK: RunResult.OK,
+    Exit.REJECTED: RunResult.REJECTED,
+    Exit.INCOMPLETE: RunResult.INCOMPLETE,
+    Exit.RUNS_FAILED: RunResult.RUNS_FAILED,
+    Exit.SIGINT: RunResult.INTERRUPTED,
+    Exit.SIGTERM: RunResult.INTERRUPTED,
+}
 
 
 class RunnerError(Exception):
     """A failure the user can act on; its message is shown without a traceback."""
 
-    exit_code: int = EXIT_USER_ERROR
+    exit_code: int = Exit.USER_ERROR
 
 
 class BackendError(RunnerError):

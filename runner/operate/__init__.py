@@ -18,15 +18,13 @@ from pathlib import Path
 
 from runner import ledger
 from runner.backends import (
-    Backend,
     Capability,
     Experiment,
     ExperimentState,
     Rejected,
     Transient,
-    adoptable,
-    recorded,
 )
+from runner.backends.observed import Listed, Observer, chosen
 from runner.core.errors import RunnerError
 from runner.core.files import utc_now
 from runner.core.values import StrEnum
@@ -60,34 +58,38 @@ def _record(root: Path, kind: str, sweep: str, entry: ledger.Entry) -> None:
 
 
 def restart_candidates(
-    backend: Backend, plans: Sequence[SweepPlan], only: Sequence[str] | None = None
+    observer: Observer, plans: Sequence[SweepPlan], only: Sequence[str] | None = None
 ) -> list[Candidate]:
     """Every recorded point of the plans whose experiment failed or was canceled, with what
-    `--restart-failed` decides for it; nothing is changed (one listing per sweep). `only`:
-    the points `--restart --points` names (canceled with `cancel` or not; each must exist)."""
+    `--restart-failed` decides for it; nothing is changed (the sweep's one look per phase).
+    `only`: the points `--restart --points` names (canceled with `cancel` or not; each must
+    exist)."""
     named = {id(row) for ref in only or () for _, row in find_point(plans, ref)}
+    capabilities = observer.backend.capabilities
     found: list[Candidate] = []
     for plan in plans:
-        if plan.sweep.draft and Capability.RUNS_DRAFTS not in backend.capabilities:
+        if plan.sweep.draft and Capability.RUNS_DRAFTS not in capabilities:
             continue
         submitted = (PlanStatus.SUBMITTED, PlanStatus.DRIFTED)
         rows = [r for r in plan.rows if r.status in submitted and r.entry]
         if only is not None:
             rows = [r for r in rows if id(r) in named]
-        mine = recorded(r.record for r in rows)
-        live = adoptable(backend, plan.sweep, [r.experiment for r in rows], mine) if rows else {}
-        reruns = only is not None and Capability.RERUNS in backend.capabilities
+        if not rows:
+            continue
+        seen = observer.observe(plan)
+        live = chosen(seen.listed, seen.mine, Capability.RESUMES in capabilities)
+        reruns = only is not None and Capability.RERUNS in capabilities
         decided = [
             _decide(plan, row, experiment, chosen=only is not None, reruns=reruns)
             for row in rows
             if (experiment := live.get(row.experiment)) is not None
             and (experiment.state.restartable or _interrupted(row) or only is not None)
         ]
-        found += _within_cap(backend, plan, decided)
+        found += _within_cap(plan, decided, seen.listed)
     return found
 
 
-def _within_cap(backend: Backend, plan: SweepPlan, found: list[Candidate]) -> list[Candidate]:
+def _within_cap(plan: SweepPlan, found: list[Candidate], listed: Listed) -> list[Candidate]:
     """A restart takes a slot under max_running as a new point does: beyond the free slots
     (the sweep's experiments queued or running now), a point to restart waits for a later run.
     An interrupted restart whose experiment is live again took effect and already holds its
@@ -101,7 +103,7 @@ def _within_cap(backend: Backend, plan: SweepPlan, found: list[Candidate]) -> li
     ]
     if limit is None or not chosen:
         return found
-    running, _ = occupancy(backend, plan)
+    running, _ = occupancy(plan, listed)
     waiting = {id(c) for c in chosen[max(0, limit - running) :]}
     detail = f"waiting: max_running {limit} ({running} queued or running)"
     return [
@@ -113,7 +115,7 @@ def _within_cap(backend: Backend, plan: SweepPlan, found: list[Candidate]) -> li
 
 
 def restart_failed(
-    backend: Backend,
+    observer: Observer,
     plans: Sequence[SweepPlan],
     root: Path,
     now: Callable[[], str] = utc_now,
@@ -124,12 +126,12 @@ def restart_failed(
     place, at most `max_restarts` times each; points canceled with `cancel` are left alone,
     unless `only` names them (`--restart --points`). `code`: the commit checked out now, which
     a `code:` point runs when the backend reruns (`Capability.RERUNS`); elsewhere a restart
-    runs the commit the point ran."""
+    runs the commit the point ran. The observer is told each restart."""
     return [
-        _restart_one(backend, c, root, now, code)
+        _restart_one(observer, c, root, now, code)
         if c.verdict == RestartVerdict.RESTARTED
         else c.outcome()
-        for c in restart_candidates(backend, plans, only)
+        for c in restart_candidates(observer, plans, only)
     ]
 
 
@@ -187,13 +189,13 @@ def _decide(
 
 
 def _restart_one(
-    backend: Backend,
+    observer: Observer,
     candidate: Candidate,
     root: Path,
     now: Callable[[], str],
     code: Code | None = None,
 ) -> Restart:
-    row, sweep = candidate.row, candidate.plan.sweep
+    backend, row, sweep = observer.backend, candidate.row, candidate.plan.sweep
     entry = row.entry
     assert entry is not None and row.rendered is not None
     store = ledger.LedgerStore(root, backend.kind)
@@ -217,6 +219,7 @@ def _restart_one(
         return candidate.outcome(
             RestartVerdict.SKIPPED, "no longer failed or canceled (restarted elsewhere?)"
         )
+    observer.restarted(sweep, restarted)
     count = entry.restarts + 1
     _record(root, backend.kind, sweep.name, _restarted(entry, count, now()))
     if entry.canceled_at:  # a point canceled with `cancel`, named by `--restart --points`
@@ -270,27 +273,25 @@ def find_point(plans: Sequence[SweepPlan], ref: str) -> list[tuple[SweepPlan, Ro
     return found
 
 
-def live_caps(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
+def live_caps(observer: Observer, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
     """Each plan under its max_running, counting the sweep's experiments queued or running now
-    (one bulk listing per capped sweep)."""
+    (the sweep's one look per phase)."""
     out = []
+    runs_drafts = Capability.RUNS_DRAFTS in observer.backend.capabilities
     for plan in plans:
-        runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
         if plan.sweep.limits.max_running is None or not plan.to_submit_on(runs_drafts):
             out.append(plan)
             continue
-        running, taken = occupancy(backend, plan)
+        running, taken = occupancy(plan, observer.observe(plan).listed)
         out.append(capped(plan, running, taken))
     return out
 
 
-def occupancy(backend: Backend, plan: SweepPlan) -> tuple[int, frozenset[str]]:
-    """What holds the sweep's max_running slots (one bulk listing): its own experiments queued
-    or running (those carrying one of its keys; someone else's experiment of the same name is
-    not the sweep's), and the keys of `+` points whose name another experiment already holds,
-    which Beaker refuses every time: they must not hold a slot either."""
-    mine = recorded(row.record for row in plan.rows)
-    listed = backend.experiments(plan.sweep, [row.experiment for row in plan.rows], mine)
+def occupancy(plan: SweepPlan, listed: Listed) -> tuple[int, frozenset[str]]:
+    """What holds the sweep's max_running slots: its own experiments queued or running (those
+    carrying one of its keys; someone else's experiment of the same name is not the sweep's),
+    and the keys of `+` points whose name another experiment already holds, which Beaker
+    refuses every time: they must not hold a slot either."""
     keys = {row.key for row in plan.rows}
     running = sum(1 for found in listed.values() for e in found if e.key in keys and e.state.live)
     taken = frozenset(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from runner import ledger
 from runner.backends import Backend, Experiment, ExperimentState, RunsInCreate, recorded
+from runner.backends.observed import Observer
 from runner.core.files import utc_now
 from runner.operate import find_point
 from runner.plan import PlanStatus, Row, SweepPlan
@@ -95,16 +96,22 @@ def cancel(
     return canceled
 
 
-def reconcile_cancels(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> int:
+def reconcile_cancels(
+    backend: Backend, plans: Sequence[SweepPlan], root: Path, observer: Observer | None = None
+) -> int:
     """Cancels a stopped run sent but never recorded: an experiment canceled since its intent
-    gets canceled_at (the intent's time); any other intent is dropped. How many were recorded."""
+    gets canceled_at (the intent's time); any other intent is dropped. How many were recorded.
+    `observer`: read the sweep's look of this phase instead of listing its own."""
     store, count = ledger.LedgerStore(root, backend.kind), 0
     for plan in plans:
         rows = [r for r in plan.rows if r.entry is not None and r.entry.canceling]
         if not rows:
             continue
         ours = recorded(r.record for r in rows)
-        listed = backend.experiments(plan.sweep, [r.experiment for r in rows], ours)
+        if observer is not None:
+            listed = observer.observe(plan).listed
+        else:
+            listed = backend.experiments(plan.sweep, [r.experiment for r in rows], ours)
         done, dropped = [], []
         for row in rows:
             entry = row.entry

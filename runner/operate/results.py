@@ -104,12 +104,13 @@ class SweepResults:
         return sorted({m for p in self.points for m in p.metrics})
 
 
-def collect(plan: SweepPlan, backend: Backend, root: Path, head: str = "") -> SweepResults:
-    """The plan's rows joined with the backend's results, in one bulk look-up per sweep.
-    `head`: the commit checked out, which local `code:` points are compared with."""
-    names = [row.experiment for row in plan.rows if row.entry is not None]
-    mine = recorded(row.record for row in plan.rows)
-    found = backend.results(plan.sweep, names, mine) if names else Results(None, {})
+def collect(
+    plan: SweepPlan, backend: Backend, root: Path, head: str = "", found: Results | None = None
+) -> SweepResults:
+    """The plan's rows joined with the backend's results, in one bulk look-up per sweep (none
+    when given what a look found: `runner.backends.observed`). `head`: the commit checked out,
+    which local `code:` points are compared with."""
+    found = _looked_up(plan, backend) if found is None else found
     points = [_point(plan, row, found) for row in plan.rows]
     rounds = adaptive_rounds(root / plan.sweep.path)
     if rounds:  # an adaptive search: each point's round, as a parameter a plot can use
@@ -169,6 +170,12 @@ def _point(plan: SweepPlan, row: Row, found: Results) -> PointResult:
         exp.description,
         commit=row.entry.commit,
     )
+
+
+def _looked_up(plan: SweepPlan, backend: Backend) -> Results:
+    names = [row.experiment for row in plan.rows if row.entry is not None]
+    mine = recorded(row.record for row in plan.rows)
+    return backend.results(plan.sweep, names, mine) if names else Results(None, {})
 
 
 ROUND = "round"

@@ -21,7 +21,7 @@ from runner.core.space import iter_points
 from runner.core.values import StrEnum, Value
 from runner.ledger import Entry, Ledger
 from runner.plan import drift
-from runner.plan.drift import Change
+from runner.plan.drift import FieldChange
 from runner.render import Renderer
 
 COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
@@ -57,7 +57,7 @@ class Row:
     """The ledger entry, when there is one."""
     waiting: str = ""
     """Why a `+` point is not submitted now (the sweep's max_running), e.g. 'waiting: 16/16 running'."""
-    changes: tuple[Change, ...] = ()
+    changes: tuple[FieldChange, ...] = ()
     """For `~`: what changed, field by field, since the entry was submitted."""
     note: str | None = None
     """For `~` without a field diff: why there is none."""
@@ -212,7 +212,7 @@ def _compare(
             changes, note = drift.changes(entry, item)
             if entry.experiment != item.name:
                 names = (json.dumps(entry.experiment), json.dumps(item.name))
-                renamed = drift.Change("(experiment name)", *names)
+                renamed = drift.FieldChange("(experiment name)", *names)
                 changes = (renamed, *changes)
             row = Row(
                 PlanStatus.DRIFTED,
@@ -256,3 +256,21 @@ def capped(plan: SweepPlan, running: int | None, taken: frozenset[str] = frozens
             row = dataclasses.replace(row, waiting=reason)
         rows.append(row)
     return dataclasses.replace(plan, rows=tuple(rows), cap=Cap(limit, running, waiting))
+
+
+def reread(plan: SweepPlan, entries: Mapping[str, Entry]) -> SweepPlan:
+    """The plan with its rows' ledger entries as `entries` (by key) has them now: after a run
+    recorded restarts or new experiments, without planning again. A `+` row now recorded is
+    submitted."""
+    rows = tuple(
+        dataclasses.replace(
+            row,
+            entry=entry,
+            status=PlanStatus.SUBMITTED if row.status == PlanStatus.SUBMIT else row.status,
+            waiting="" if row.status == PlanStatus.SUBMIT else row.waiting,
+        )
+        if (entry := entries.get(row.key)) is not None and entry != row.entry
+        else row
+        for row in plan.rows
+    )
+    return dataclasses.replace(plan, rows=rows)

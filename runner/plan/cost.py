@@ -63,13 +63,13 @@ def total(costs: Iterable[Cost]) -> Cost:
     return out
 
 
-def _hours(text: str | None) -> float | None:
+def _runtime_hours(text: str | None) -> float | None:
     return None if text is None else to_nanoseconds(text) / _NANOS_PER_HOUR
 
 
 def point_cost(sweep: Sweep, rendered: Rendered) -> Cost:
     """The GPU-hours of one rendered point."""
-    expected_hours = _hours(sweep.placement.expected_runtime)
+    expected_hours = _runtime_hours(sweep.placement.expected_runtime)
     up_to = expected = 0.0
     gpus = unbounded = 0
     parts = []

@@ -28,7 +28,7 @@ _MISSING = object()
 
 
 @dataclass(frozen=True)
-class Change:
+class FieldChange:
     """One field of the spec that differs: before and after as JSON text, None when absent."""
 
     field: str
@@ -64,7 +64,7 @@ def legacy_hash(spec: Mapping[str, Any], legacy_env: Sequence[Sequence[str]]) ->
     return hashlib.sha256(canonical_json({**spec, "tasks": tasks}).encode()).hexdigest()
 
 
-def changes(entry: Entry, rendered: Rendered) -> tuple[tuple[Change, ...], str | None]:
+def changes(entry: Entry, rendered: Rendered) -> tuple[tuple[FieldChange, ...], str | None]:
     """The field-by-field difference of a drifted point, or a note saying why there is none."""
     before = unpack_spec(entry.spec)
     if before is None:
@@ -76,7 +76,7 @@ def changes(entry: Entry, rendered: Rendered) -> tuple[tuple[Change, ...], str |
     for field in sorted(old.keys() | new.keys()):
         a, b = old.get(field, _MISSING), new.get(field, _MISSING)
         if a != b:
-            out.append(Change(field, _text(a), _text(b)))
+            out.append(FieldChange(field, _text(a), _text(b)))
     return tuple(out), None
 
 

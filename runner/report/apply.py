@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from runner.apply import Applied, budget
 from runner.operate import RestartVerdict
-from runner.report.submission import counts_line, failures_table, stop_line
+from runner.repo import review
+from runner.report import plan
+from runner.report.submission import (
+    counts_line,
+    failures_table,
+    stop_line,
+    submit_summary,
+    summary_json,
+)
 from runner.submit import OutcomeStatus
 
 VERBS = {
@@ -59,7 +67,7 @@ def stops(applied: Applied) -> list[tuple[str, str]]:
 def result_lines(applied: Applied) -> list[str]:
     """After the run: the counts, duplicates, the points not submitted and why."""
     outcomes, stop = applied.outcomes, applied.stop
-    lines = [counts_line(outcomes)]
+    lines = [counts_line(outcomes), *applied.announced.warnings]
     lines += [f"warning: {duplicate.text()}" for duplicate in applied.duplicates]
     bad = [o for o in outcomes if not o.status.submitted]
     # Never started because the run stopped: the stop line below says why; otherwise each its own
@@ -72,3 +80,50 @@ def result_lines(applied: Applied) -> list[str]:
     elif bad:
         lines.append(f"{len(bad)} point(s) not submitted; run submit again to retry only those")
     return lines
+
+
+TRUNCATED = "…and {lines} more rows: the ledger files list every experiment."
+
+
+def job_summary(applied: Applied, dry_run: bool) -> str:
+    """The whole job summary of a submit, in order: the points held back, the stops, then the
+    plan (a dry run) or what was submitted, and the notifications sent."""
+    parts = []
+    if applied.review is not None:
+        parts.append(review.held_markdown(applied.review))
+    if applied.over_budget is not None:
+        parts.append(budget.held_markdown(applied.over_budget))
+    parts += [f"**`{s}` {reason}**: no new points are created.\n" for s, reason in stops(applied)]
+    if dry_run:
+        return "".join(parts) + plan.markdown(applied.plans, heading="Sweep plan (dry run)")
+    waiting = sum(bool(r.waiting) for p in applied.plans for r in p.rows)
+    held = len(applied.review.held) if applied.review is not None else 0
+    held += len(applied.over_budget.held) if applied.over_budget is not None else 0
+    done = submit_summary(
+        applied.outcomes, applied.stop, applied.duplicates, applied.groups, waiting, held
+    )
+    parts.append(plan.truncate_lines(done, plan.SUMMARY_LIMIT, TRUNCATED))
+    return "".join(parts) + applied.announced.summary()
+
+
+def warnings(applied: Applied) -> list[str]:
+    """What a workflow run shows as warning annotations: the points held back."""
+    found = []
+    if applied.review is not None and applied.review.held:
+        found.append(f"{len(applied.review.held)} point(s) held back: not in a reviewed plan")
+    if applied.over_budget is not None:
+        found.append(budget.held_line(applied.over_budget))
+    return found
+
+
+def json_summary(applied: Applied) -> str:
+    """`submit --summary-json FILE`."""
+    outcomes, code = applied.outcomes, applied.exit_code
+    return summary_json(outcomes, applied.stop, applied.duplicates, code.result, code)
+
+
+def outputs(applied: Applied) -> dict[str, str]:
+    """The step outputs of a submit in GitHub Actions."""
+    submitted = sum(o.status.submitted for o in applied.outcomes)
+    left = len(applied.outcomes) - submitted
+    return {"result": applied.result, "submitted": str(submitted), "not-submitted": str(left)}

@@ -38,27 +38,13 @@ class Progress:
         self._waited_at: float | None = None
 
     def planned(self, applied: Applied) -> None:
-        """The restarts, the points held back (also in the job summary, and as a warning
-        annotation in Actions) and the plan table, before anything is created."""
-        from runner.apply import budget
-        from runner.repo import github, review
+        """The restarts, the points held back, the stops and the plan table, before anything
+        is created (the job summary says the same: `runner.report.apply.job_summary`)."""
         from runner.report import apply as shown
         from runner.report import plan as report
 
         for line in shown.planned_lines(applied):
             self.note(line)
-        checked = applied.review
-        if checked is not None and checked.held:
-            github.append_summary(review.held_markdown(checked))
-            if github.in_actions():
-                warning = f"{len(checked.held)} point(s) held back: not in a reviewed plan"
-                print(github.annotation("warning", warning), flush=True)
-        if applied.over_budget is not None:
-            github.append_summary(budget.held_markdown(applied.over_budget))
-            if github.in_actions():
-                print(github.annotation("warning", budget.held_line(applied.over_budget)))
-        for sweep, reason in shown.stops(applied):
-            github.append_summary(f"**`{sweep}` {reason}**: no new points are created.\n")
         self.note(report.table(applied.plans))
 
     def start(self, total: int) -> None:

@@ -10,26 +10,27 @@ checks after creating it and so sees the older one), records the kept one, and s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from runner.backends import Backend, Experiment, Transient, recorded
-from runner.core import retry
+from runner.backends import Backend, Experiment, recorded
+from runner.backends.observed import Observer
 from runner.core.model import Sweep
-from runner.core.retry import RetryPolicy
+from runner.plan import SweepPlan
 from runner.submit.outcome import Duplicate, Outcome, OutcomeStatus
 
 
 def check(
-    backend: Backend,
-    sweeps: Sequence[Sweep],
+    observer: Observer,
+    plans: Sequence[SweepPlan],
     outcomes: Sequence[Outcome],
-    policy: RetryPolicy,
-    remaining: Callable[[], float | None],
 ) -> tuple[list[Outcome], list[Duplicate]]:
-    """The outcomes to record instead (kept experiments adopted), and every duplicate found."""
+    """The outcomes to record instead (kept experiments adopted), and every duplicate found
+    (from the sweep's look after the creates, which knows the experiments this run made)."""
     replaced: list[Outcome] = []
     found: list[Duplicate] = []
-    for sweep in sweeps:
+    backend = observer.backend
+    for plan in plans:
+        sweep = plan.sweep
         created = [
             o for o in outcomes if o.sweep == sweep.name and o.status == OutcomeStatus.CREATED
         ]
@@ -38,7 +39,7 @@ def check(
         made = recorded(
             (o.point.name, o.experiment.id, o.point.key) for o in created if o.experiment
         )
-        copies = backend.experiments(sweep, [o.point.name for o in created], made)
+        copies = observer.observe(plan, made).listed
         for outcome in created:
             assert outcome.experiment is not None
             mine = outcome.experiment
@@ -51,23 +52,18 @@ def check(
             problem = ""
             canceled: tuple[str, ...] = ()
             if kept.id != mine.id:
-                problem = _retire(backend, sweep, mine, policy, remaining)
+                problem = _retire(backend, sweep, mine)
                 canceled = () if problem else (mine.id,)
                 replaced.append(Outcome(sweep.name, outcome.point, OutcomeStatus.ADOPTED, kept))
             found.append(Duplicate(sweep.name, outcome.point.name, kept, others, canceled, problem))
     return replaced, found
 
 
-def _retire(
-    backend: Backend,
-    sweep: Sweep,
-    mine: Experiment,
-    policy: RetryPolicy,
-    remaining: Callable[[], float | None],
-) -> str:
-    """Cancel our newer copy; '' when done, else why not (it must be cancelled by hand)."""
+def _retire(backend: Backend, sweep: Sweep, mine: Experiment) -> str:
+    """Cancel our newer copy (the port's exactly-once `cancel`, by its id); '' when done or
+    already finished, else why not (it must be cancelled by hand)."""
     try:
-        retry.retrying(policy, remaining, Transient)(lambda: backend.retire(sweep, mine))
+        backend.cancel(sweep, [mine])
     except Exception as exc:  # reported loudly with the duplicate; the kept one is recorded anyway
         return f"could not cancel {mine.id} ({exc}): cancel it by hand"
     return ""

@@ -45,6 +45,8 @@ class StopKind(StrEnum):
     UNREACHABLE = "unreachable"
     SIGINT = "SIGINT"
     SIGTERM = "SIGTERM"
+    POLICY = "policy"
+    """A step before the creates refused the run (`runner.apply`): a rerun does the same."""
 
     @property
     def signal(self) -> bool:

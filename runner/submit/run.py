@@ -10,8 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from runner import ledger
-from runner.backends import Backend, Capability, Experiment, RunsInCreate, Transient, adoptable
+from runner.backends import Backend, Capability, Experiment, RunsInCreate, Transient
 from runner.backends.health import Wait
+from runner.backends.observed import Observer, chosen
 from runner.core.model import Rendered, Sweep
 from runner.core.retry import RetryPolicy
 from runner.plan import SweepPlan
@@ -23,6 +24,10 @@ from runner.submit.point import NameClash, PointSubmitter, adopt
 from runner.submit.record import Recorder
 
 Job = tuple[Sweep, Rendered]
+
+
+def _never(plan: SweepPlan) -> bool:
+    return False
 
 
 @dataclass(frozen=True)
@@ -41,8 +46,18 @@ class _Reply:
 
 
 class Submitter:
-    def __init__(self, backend: Backend, options: Options, progress: Listener) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        options: Options,
+        progress: Listener,
+        observers: tuple[Observer, Observer] | None = None,
+    ) -> None:
+        """`observers`: the looks at each sweep before the creates (what exists to adopt) and
+        after them (the duplicate check); by default, looks of their own."""
         self.backend = backend
+        before, after = observers or (Observer(backend, _never), Observer(backend, _never))
+        self.observer, self.after = before, after
         self.options = options
         self.progress = progress
         self.clock = options.clock
@@ -108,8 +123,7 @@ class Submitter:
             mine = [(s, p) for s, p in jobs if s is plan.sweep]
             if not mine:
                 continue
-            names = [p.name for _, p in mine]
-            found = self._await(functools.partial(adoptable, self.backend, plan.sweep, names))
+            found = self._await(functools.partial(self._adoptable, plan))
             if self.stopped is not None:
                 return []
             if isinstance(found, Exception):
@@ -128,6 +142,10 @@ class Submitter:
                 except NameClash as exc:
                     self._take(Outcome(sweep.name, point, OutcomeStatus.REJECTED, error=str(exc)))
         return pending
+
+    def _adoptable(self, plan: SweepPlan) -> dict[str, Experiment]:
+        seen = self.observer.observe(plan)
+        return chosen(seen.listed, seen.mine, Capability.RESUMES in self.backend.capabilities)
 
     def _start_workers(self, pending: list[Job]) -> None:
         work: queue.Queue[Job] = queue.Queue()
@@ -154,10 +172,7 @@ class Submitter:
         created = [o for o in self._outcomes.values() if o.status == OutcomeStatus.CREATED]
         if not created or (self.stopped is not None and self.stopped.kind == StopKind.UNREACHABLE):
             return
-        sweeps = [p.sweep for p in plans]
-        check = functools.partial(
-            duplicates.check, self.backend, sweeps, created, self.policy, self._remaining
-        )
+        check = functools.partial(duplicates.check, self.after, plans, created)
         value = self._await(check, patient=True)
         if not isinstance(value, tuple):
             why = value if isinstance(value, Exception) else "the run stopped first"

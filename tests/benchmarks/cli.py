@@ -18,6 +18,7 @@ from tests.benchmarks import (
     importance,
     migration,
     planning,
+    restart,
     search,
     startup,
     status,
@@ -35,6 +36,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "search": search.run,
     "adaptive": adaptive.run,
     "importance": importance.run,
+    "restart": restart.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 

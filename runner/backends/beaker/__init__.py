@@ -66,10 +66,15 @@ STATES: dict[str, ExperimentState] = {
 class BeakerBackend:
     kind: BackendKind = BackendKind.BEAKER
     capabilities: frozenset[Capability] = frozenset({Capability.SHARED})
-    policy = RetryPolicy()
-    """How restarts and cancels are retried (tests set one that does not sleep)."""
 
-    def __init__(self, config: Config | None = None, http_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        config: Config | None = None,
+        http_timeout: float | None = None,
+        policy: RetryPolicy | None = None,
+    ) -> None:
+        """`policy`: how restarts and cancels are retried (by default, `RetryPolicy()`)."""
+        self.policy = policy or RetryPolicy()
         config = config or credentials()
         if config is None:
             raise SubmitError(TOKEN_HELP)
@@ -184,9 +189,6 @@ class BeakerBackend:
             name: tuple(self._experiment(w, recorded) for w in found)
             for name, found in self._all(sweep, wanted, recorded).items()
         }
-
-    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
-        duplicates.cancel_once(self.client, experiment.id, self._call)
 
     def _all(
         self,

@@ -83,6 +83,11 @@ class Client(Beaker):
         """An organization by name (None: the default one), resolved once per client:
         beaker-py's listings, given a name or none, resolve it with an RPC of their own on
         every call (an extra RPC per failed point in `status`, per task in a restart)."""
+        if name is None:  # the default one, by its name: one look-up when named as well
+            workspace = self.config.default_workspace or ""
+            name = self.config.default_org or (
+                workspace.split("/", 1)[0] if "/" in workspace else None
+            )
         with self._organization_lock:
             if "_resolved" not in self.__dict__:
                 self._resolved: dict[str | None, pb2.Organization] = {}

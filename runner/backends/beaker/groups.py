@@ -65,8 +65,11 @@ class SweepGroups:
         name = group_name(sweep)
         workspace = self._workspace(sweep.placement.workspace)
 
+        org = self.client.resolved_org(sweep.placement.workspace.split("/", 1)[0])
+
         def listing() -> pb2.Group | None:
-            for group in self.client.group.list(workspace=workspace, name_or_description=name):
+            groups = self.client.group.list(org=org, workspace=workspace, name_or_description=name)
+            for group in groups:
                 if group.name == name:
                     return group
             return None

@@ -173,9 +173,6 @@ class LocalBackend:
             for name, exp in self._states(sweep, names).items()
         }
 
-    def retire(self, sweep: Sweep, experiment: Experiment) -> None:
-        raise Rejected(f"{experiment.name}: the local backend never has duplicates to cancel")
-
     # -- running ------------------------------------------------------------------------------
 
     def create(self, sweep: Sweep, point: Rendered) -> Experiment:

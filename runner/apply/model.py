@@ -1,0 +1,93 @@
+"""The values of the apply use case: what it is asked (`ApplyOptions`), whom it tells
+(`ApplyListener`) and what it returns (`Applied`, with the one exit-code policy of a submit)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from runner.apply import budget, notify
+from runner.core.errors import Exit, RunResult
+from runner.operate import Candidate, Restart, RestartVerdict
+from runner.operate.membership import GroupOutcome
+from runner.plan import SweepPlan
+from runner.render.code import Code
+from runner.repo.review import Pin, Review
+from runner.submit import Clock, Duplicate, Listener, Outcome, OutcomeStatus, Stop, StopKind
+from runner.submit.options import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
+
+EXIT_SIGNAL = {StopKind.SIGINT: Exit.SIGINT, StopKind.SIGTERM: Exit.SIGTERM}
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    root: Path
+    commit: str = "uncommitted"
+    """The commit the manifests were read at, recorded in each new ledger entry."""
+    dry_run: bool = False
+    restart_failed: bool = False
+    restart_points: tuple[str, ...] = ()
+    """`--restart --points`: restart only these points, canceled ones included."""
+    pins: Sequence[Pin] | None = None
+    """Plan pins (`--reviewed`): only the `+` points they cover are submitted. None: no pinning."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout: float | None = None
+    """Seconds the whole run may take, counted from `started`; None: no deadline."""
+    started: float | None = None
+    """When the command started, on `clock` (its one clock); None: when `apply` starts."""
+    max_unreachable: float = DEFAULT_MAX_UNREACHABLE
+    clock: Clock = field(default_factory=Clock)
+    code: Code | None = None
+    """`code:` sweeps: the commit their experiments check out (the one that submits them)."""
+    webhook: str = field(default_factory=notify.webhook_url)
+    """Where notifications go (`runner.apply.notify`); empty: none are sent."""
+
+
+class ApplyListener(Listener, Protocol):
+    def planned(self, applied: Applied) -> None:
+        """The plan is final (restarts done, points held back, caps applied); nothing created."""
+        ...
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What a submit found and did, step by step."""
+
+    plans: tuple[SweepPlan, ...]
+    restarts: tuple[Restart, ...] | None = None
+    """With `restart_failed`: what became of each failed point; None when not asked."""
+    would_restart: tuple[Candidate, ...] | None = None
+    """In a dry run with `restart_failed`: what it would restart, skip or fail."""
+    review: Review | None = None
+    """With plan pins: the points held back."""
+    over_budget: budget.Held | None = None
+    """With plan pins: the points of over-budget sweeps no approved plan showed, held back."""
+    outcomes: tuple[Outcome, ...] = ()
+    stop: Stop | None = None
+    duplicates: tuple[Duplicate, ...] = ()
+    groups: tuple[GroupOutcome, ...] = ()
+    announced: notify.Announced = field(default_factory=notify.Announced)
+
+    @property
+    def result(self) -> RunResult:
+        return self.exit_code.result
+
+    @property
+    def exit_code(self) -> Exit:
+        """The one exit-code policy of a submit: 0 all submitted; 4 some rejected (or a
+        restart failed); 5 incomplete; 6 some local runs failed; 130/143 signal."""
+        if self.stop is not None and self.stop.kind in EXIT_SIGNAL:
+            return EXIT_SIGNAL[self.stop.kind]
+        if self.stop is not None and self.stop.kind == StopKind.POLICY:
+            return Exit.REJECTED  # refused before any create: a rerun does the same
+        if any(o.status.incomplete for o in self.outcomes):
+            return Exit.INCOMPLETE
+        if any(o.status == OutcomeStatus.REJECTED for o in self.outcomes):
+            return Exit.REJECTED
+        if any(r.status == RestartVerdict.FAILED for r in self.restarts or ()):
+            return Exit.REJECTED  # Beaker refused a restart: a rerun does the same
+        if any(o.run_failed for o in self.outcomes):
+            return Exit.RUNS_FAILED  # local runs end inside submit: theirs failed
+        return Exit.OK

@@ -1,0 +1,52 @@
+"""What `submit` asks of `runner.apply`: its arguments as `ApplyOptions`, with the checks that
+need the open backend (a missing token must not run Beaker's sweeps on this machine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runner.commands.gitops import code_for, reviewed_pins
+from runner.commands.submit_args import DEFAULT_TIMEOUT, SubmitArgs, name_the_manifests
+from runner.core.errors import SubmitError
+
+if TYPE_CHECKING:  # annotations only: apply imports the whole pipeline
+    from runner.apply import ApplyOptions
+    from runner.backends import Backend
+    from runner.plan.catalog import Catalog
+    from runner.submit import Clock
+
+
+def not_drafts(cat: Catalog) -> str:
+    """Why `--backend auto` must not run these sweeps locally: a sweep that is not a draft is
+    meant for Beaker, and a missing token must not start it on this machine. Empty: all drafts."""
+    names = [s.path.as_posix() for s in cat.sweeps if not s.draft]
+    more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+    return f"{names[0]}{more} is not a draft (`draft: true`)" if names else ""
+
+
+def apply_options(
+    backend: Backend, cat: Catalog, args: SubmitArgs, started: float, clock: Clock
+) -> ApplyOptions:
+    """What `apply` is asked to do on this backend."""
+    from runner.apply import ApplyOptions
+    from runner.backends import Capability
+    from runner.repo import gitrepo
+
+    shared = Capability.SHARED in backend.capabilities
+    if not shared and args.backend == "auto" and not args.paths:
+        raise SubmitError(name_the_manifests())
+    return ApplyOptions(
+        root=cat.root,
+        commit="uncommitted" if args.dry_run else gitrepo.head_commit(cat.root),
+        dry_run=args.dry_run,
+        restart_failed=args.restart_failed,
+        restart_points=args.restart_points,
+        pins=reviewed_pins(Path(args.reviewed)) if args.reviewed is not None and shared else None,
+        concurrency=args.concurrency,
+        timeout=DEFAULT_TIMEOUT if args.timeout is None and shared else args.timeout,
+        started=started,
+        max_unreachable=args.max_unreachable,
+        clock=clock,
+        code=code_for(cat, shared, args.dry_run),  # `code:` sweeps: refused if not pushed
+    )
