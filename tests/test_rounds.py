@@ -18,7 +18,7 @@ from runner.manifest.sample import Distribution, Goal, Kind, Locked, Method, Sam
 from runner.plan import catalog
 from runner.search import rounds
 from runner.search.points import Result, Told
-from runner.search.rounds import Next, Observed, Round, Verdict, next_round
+from runner.search.rounds import Next, Round, RoundVerdict, SoFar, next_round
 from runner.submit import Outcome
 from tests.fake_backend import FakeBackend
 from tests.helpers import write_manifest
@@ -29,7 +29,7 @@ SAMPLE = Sample(Method.TPE, 8, 0, 4, SPACE, batch=4, metric="loss")
 
 def _first(sample: Sample = SAMPLE) -> tuple[Next, Locked]:
     """Round 0, proposed from nothing, and the lock it makes."""
-    step = next_round(sample, None, Observed())
+    step = next_round(sample, None, SoFar())
     return step, Locked(sample.digest, step.rows, step.rounds)
 
 
@@ -44,24 +44,24 @@ def _told(lock: Locked, *values: float | None) -> tuple[Told, ...]:
 def test_round_0_is_proposed_from_nothing_and_asks_for_no_result() -> None:
     assert not rounds.observes(SAMPLE, None)
     step, lock = _first()
-    assert step.verdict is Verdict.PROPOSED and step.number == 0
+    assert step.verdict is RoundVerdict.PROPOSED and step.number == 0
     assert len(step.new) == 4 and step.rows == step.new and step.rounds == (0,) * 4
     assert step.previous == () and step.best is None and step.finished == 0
-    assert next_round(SAMPLE, None, Observed()) == step  # the same inputs, the same data
+    assert next_round(SAMPLE, None, SoFar()) == step  # the same inputs, the same data
     assert rounds.observes(SAMPLE, lock)
 
 
 def test_a_round_waits_for_the_last_one_to_finish_then_the_next_follows() -> None:
     _, lock = _first()
-    waits = next_round(SAMPLE, lock, Observed(_told(lock, 0.5)))  # 1 of 4 finished
-    assert waits.verdict is Verdict.WAITING and waits.number == 0
+    waits = next_round(SAMPLE, lock, SoFar(_told(lock, 0.5)))  # 1 of 4 finished
+    assert waits.verdict is RoundVerdict.WAITING and waits.number == 0
     assert waits.ended == 1 and len(waits.previous) == 4 and waits.new == ()
     assert waits.rows == lock.rows and waits.rounds == lock.rounds  # nothing to write
 
     half = dataclasses.replace(SAMPLE, proceed=0.5)
-    assert next_round(half, lock, Observed(_told(lock, 0.5))).verdict is Verdict.WAITING
-    step = next_round(half, lock, Observed(_told(lock, 0.5, None)))  # a failure has ended too
-    assert step.verdict is Verdict.PROPOSED and step.number == 1
+    assert next_round(half, lock, SoFar(_told(lock, 0.5))).verdict is RoundVerdict.WAITING
+    step = next_round(half, lock, SoFar(_told(lock, 0.5, None)))  # a failure has ended too
+    assert step.verdict is RoundVerdict.PROPOSED and step.number == 1
     assert step.rows[:4] == lock.rows and len(step.rows) == 8
     assert step.rounds == (0,) * 4 + (1,) * 4
     assert not set(step.new) & set(lock.rows)
@@ -70,7 +70,7 @@ def test_a_round_waits_for_the_last_one_to_finish_then_the_next_follows() -> Non
 
 def test_the_best_so_far_follows_the_goal() -> None:
     _, lock = _first()
-    told = Observed(_told(lock, 3.0, 1.0, None, 2.0))
+    told = SoFar(_told(lock, 3.0, 1.0, None, 2.0))
     lowest = next_round(SAMPLE, lock, told)
     assert lowest.best == told.told[1] and lowest.finished == 3
     highest = next_round(dataclasses.replace(SAMPLE, goal=Goal.MAXIMIZE), lock, told)
@@ -80,32 +80,32 @@ def test_the_best_so_far_follows_the_goal() -> None:
 def test_a_stop_ends_the_search_once_the_round_has_finished() -> None:
     _, lock = _first()
     said = "stopped: 1 failed (max_failures 1)"
-    step = next_round(SAMPLE, lock, Observed(_told(lock, None, 1.0, 1.0, 1.0), said))
-    assert step.verdict is Verdict.STOPPED and step.stop == said and step.new == ()
-    waiting = next_round(SAMPLE, lock, Observed(_told(lock, None), said))
-    assert waiting.verdict is Verdict.WAITING  # the round is waited for first, as before
+    step = next_round(SAMPLE, lock, SoFar(_told(lock, None, 1.0, 1.0, 1.0), said))
+    assert step.verdict is RoundVerdict.STOPPED and step.stop == said and step.new == ()
+    waiting = next_round(SAMPLE, lock, SoFar(_told(lock, None), said))
+    assert waiting.verdict is RoundVerdict.WAITING  # the round is waited for first, as before
 
 
 def test_the_search_ends_at_n_and_when_the_space_runs_out() -> None:
     _, lock = _first()
-    done = next_round(SAMPLE, lock, Observed(_told(lock, 1.0, 2.0, 3.0, 4.0)))
+    done = next_round(SAMPLE, lock, SoFar(_told(lock, 1.0, 2.0, 3.0, 4.0)))
     full = Locked(SAMPLE.digest, done.rows, done.rounds)
     assert not rounds.observes(SAMPLE, full)
-    complete = next_round(SAMPLE, full, Observed())
-    assert complete.verdict is Verdict.COMPLETE and complete.rows == full.rows
+    complete = next_round(SAMPLE, full, SoFar())
+    assert complete.verdict is RoundVerdict.COMPLETE and complete.rows == full.rows
 
     small = Sample(Method.TPE, 8, 0, 4, (Distribution("k", Kind.INT, (1, 3)),), batch=4, metric="m")
     first, three = _first(small)
     assert len(first.new) == 3  # the space has only three points
-    out = next_round(small, three, Observed(_told(three, 1.0, 2.0, 3.0)))
-    assert out.verdict is Verdict.EXHAUSTED and out.new == ()
+    out = next_round(small, three, SoFar(_told(three, 1.0, 2.0, 3.0)))
+    assert out.verdict is RoundVerdict.EXHAUSTED and out.new == ()
 
 
 def test_a_lock_of_another_sample_starts_afresh_and_unobserved_points_are_pending() -> None:
     _, lock = _first()
     other = dataclasses.replace(SAMPLE, seed=1)  # another digest: the lock is not its own
     assert not rounds.observes(other, lock)
-    assert next_round(other, lock, Observed()).number == 0
+    assert next_round(other, lock, SoFar()).number == 0
     matched = rounds.told_rows(lock.rows, (Told(lock.rows[2], Result.DONE, 0.1),))
     assert [t.result for t in matched] == [Result.PENDING] * 2 + [Result.DONE, Result.PENDING]
 

@@ -23,7 +23,7 @@ from runner.commands.common import BACKEND_CHOICES, Subparsers, add_paths, stder
 if TYPE_CHECKING:
     from runner.backends import Backend
     from runner.manifest.sample import Sample
-    from runner.search.rounds import Observed, Round
+    from runner.search.rounds import Round, SoFar
 
 
 def register(commands: Subparsers) -> None:
@@ -79,15 +79,15 @@ def next_round(
     from runner.manifest.sample import lock_path, lock_text, read_lock
     from runner.report.rounds import line
     from runner.search import rounds
-    from runner.search.rounds import Round, Verdict
+    from runner.search.rounds import Round, RoundVerdict
 
     target = lock_path(path)
     lock = read_lock(target, sample.names)
     observed = (
         _observe(root, path, shown, sample, backend) if rounds.observes(sample, lock) else None
     )
-    step = rounds.next_round(sample, lock, observed or rounds.Observed())
-    if step.verdict is not Verdict.PROPOSED:
+    step = rounds.next_round(sample, lock, observed or rounds.SoFar())
+    if step.verdict is not RoundVerdict.PROPOSED:
         stderr(line(shown, sample, step))
         return None
     text = lock_text(sample, step.rows, f"{invoked()} propose {shown}", step.rounds)
@@ -97,7 +97,7 @@ def next_round(
     return Round(sweep.name, target.relative_to(root).as_posix(), text, sample, step)
 
 
-def _observe(root: Path, path: Path, shown: str, sample: Sample, backend: Backend) -> Observed:
+def _observe(root: Path, path: Path, shown: str, sample: Sample, backend: Backend) -> SoFar:
     """What `status` shows of the sweep's points (its plan against its ledger, joined with the
     backend), and its stop (`max_failures`, `stop_when`)."""
     from runner import manifest
@@ -106,7 +106,7 @@ def _observe(root: Path, path: Path, shown: str, sample: Sample, backend: Backen
     from runner.operate.findings import observed
     from runner.operate.results import collect
     from runner.plan import build, capped
-    from runner.search.rounds import Observed
+    from runner.search.rounds import SoFar
 
     loaded = manifest.load(path, shown)  # refuses a grid, zip or include beside the sample
     record = LedgerStore(root, backend.kind).read(loaded.sweep.name)
@@ -114,4 +114,4 @@ def _observe(root: Path, path: Path, shown: str, sample: Sample, backend: Backen
     results = collect(plan, backend, root)
     stop = stop_of(loaded.sweep, results)
     told = observed(results, sample.names, sample.metric)
-    return Observed(told, stop.reason if stop is not None else "")
+    return SoFar(told, stop.reason if stop is not None else "")

@@ -8,7 +8,7 @@ import base64
 from typing import TYPE_CHECKING
 
 from runner.search.points import Result
-from runner.search.rounds import Verdict
+from runner.search.rounds import RoundVerdict
 
 if TYPE_CHECKING:
     from runner.manifest.sample import Sample
@@ -18,16 +18,16 @@ if TYPE_CHECKING:
 
 def line(shown: str, sample: Sample, step: Next) -> str:
     """What `propose` did for one sweep, in one line."""
-    if step.verdict is Verdict.COMPLETE:
+    if step.verdict is RoundVerdict.COMPLETE:
         return f"{shown}: search complete: {len(step.rows)} of n={sample.n} points proposed"
-    if step.verdict is Verdict.WAITING:
+    if step.verdict is RoundVerdict.WAITING:
         return (
             f"{shown}: round {step.number} has {step.ended} of {len(step.previous)} point(s)"
             " finished: the next round waits for it"
         )
-    if step.verdict is Verdict.STOPPED:
+    if step.verdict is RoundVerdict.STOPPED:
         return f"{shown}: the search {step.stop}: no round proposed"
-    if step.verdict is Verdict.EXHAUSTED:
+    if step.verdict is RoundVerdict.EXHAUSTED:
         return f"{shown}: no new point left in the space after rounding: search complete"
     return (
         f"{shown}: round {step.number}: proposed {len(step.new)} point(s),"

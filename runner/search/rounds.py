@@ -26,7 +26,7 @@ from runner.search.ranking import best
 Rows = tuple[tuple[Cell, ...], ...]
 
 
-class Verdict(StrEnum):
+class RoundVerdict(StrEnum):
     """What `next_round` decided."""
 
     PROPOSED = "proposed"
@@ -41,7 +41,7 @@ class Verdict(StrEnum):
 
 
 @dataclass(frozen=True)
-class Observed:
+class SoFar:
     """What the backend says of a search's points so far, as `status` shows it."""
 
     told: tuple[Told, ...] = ()
@@ -55,7 +55,7 @@ class Observed:
 class Next:
     """The decision, and the lock's points after it."""
 
-    verdict: Verdict
+    verdict: RoundVerdict
     number: int
     """The round proposed; when waiting, the round waited for."""
     rows: Rows
@@ -90,29 +90,29 @@ def observes(sample: Sample, lock: Locked | None) -> bool:
     return 0 < len(rows) < sample.n
 
 
-def next_round(sample: Sample, lock: Locked | None, observed: Observed) -> Next:
-    """The search's next step, from its lock and what was observed (`Observed()` when
+def next_round(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
+    """The search's next step, from its lock and what was observed (`SoFar()` when
     `observes` says the results do not matter)."""
     rows, rounds = so_far(sample, lock)
     if len(rows) >= sample.n:
-        return Next(Verdict.COMPLETE, max(rounds, default=0), rows, rounds)
+        return Next(RoundVerdict.COMPLETE, max(rounds, default=0), rows, rounds)
     told = told_rows(rows, observed.told)
     last = max(rounds, default=-1)
     mine = tuple(t for t, k in zip(told, rounds, strict=True) if k == last)
     done = [t for t in told if t.result == Result.DONE and t.value is not None]
     top = best(done, lambda t: t.value, sample.goal)
-    waits = Next(Verdict.WAITING, last, rows, rounds, (), mine, top, len(done), observed.stop)
+    waits = Next(RoundVerdict.WAITING, last, rows, rounds, (), mine, top, len(done), observed.stop)
     if rows and waits.ended < math.ceil(sample.proceed * len(mine)):
         return waits
     if rows and observed.stop:
-        return replace(waits, verdict=Verdict.STOPPED)
+        return replace(waits, verdict=RoundVerdict.STOPPED)
     count = min(sample.batch, sample.n - len(rows))
     new = tuple(adaptive.propose(sample, told, count, last + 1))
     if not new:
-        return replace(waits, verdict=Verdict.EXHAUSTED)
+        return replace(waits, verdict=RoundVerdict.EXHAUSTED)
     return replace(
         waits,
-        verdict=Verdict.PROPOSED,
+        verdict=RoundVerdict.PROPOSED,
         number=last + 1,
         rows=(*rows, *new),
         rounds=(*rounds, *(last + 1,) * len(new)),
