@@ -35,15 +35,15 @@ from pathlib import Path
 from typing import Protocol
 
 from runner import operate
-from runner.apply import budget, guardrails
+from runner.apply import guardrails
 from runner.backends import Backend
 from runner.core.errors import EXIT_INCOMPLETE, EXIT_REJECTED
 from runner.operate import Candidate, Restart, RestartVerdict, cancels, membership
 from runner.operate.membership import GroupOutcome
-from runner.plan import SweepPlan
+from runner.plan import Held, SweepPlan, policy
 from runner.render.code import Code
 from runner.repo import review
-from runner.repo.review import Pin, Review
+from runner.repo.review import Pin
 from runner.submit import (
     Clock,
     Duplicate,
@@ -104,9 +104,9 @@ class Applied:
     """With `restart_failed`: what became of each failed point; None when not asked."""
     would_restart: tuple[Candidate, ...] | None = None
     """In a dry run with `restart_failed`: what it would restart, skip or fail."""
-    review: Review | None = None
+    review: Held | None = None
     """With plan pins: the points held back."""
-    over_budget: budget.Held | None = None
+    over_budget: Held | None = None
     """With plan pins: the points of over-budget sweeps no approved plan showed, held back."""
     outcomes: tuple[Outcome, ...] = ()
     stop: Stop | None = None
@@ -182,11 +182,13 @@ def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
 
 
 def hold_over_budget(run: Run, applied: Applied) -> Applied:
-    """Budget policy (`runner.apply.budget`): with plan pins, hold back the over-budget points of a
-    plan nobody approved."""
+    """Budget policy (`runner.plan.budget`): with plan pins, hold back the over-budget points of
+    a plan nobody approved (judged by the policy at HEAD, the base every merged pull request was
+    judged by)."""
     if run.options.pins is None:
         return applied
-    held = budget.hold_over_budget(applied.plans, run.options.root, run.options.pins)
+    rules = policy.read(run.options.root)
+    held = review.hold_unapproved(applied.plans, run.options.pins, rules)
     return dataclasses.replace(applied, plans=held.plans, over_budget=held if held.held else None)
 
 

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.backends import Backend, Capability, ExperimentState
+from runner.backends import Backend, ExperimentState, runs
 from runner.core.model import Sweep
 from runner.operate.results import SweepResults, collect
-from runner.plan import PlanStatus, SweepPlan
+from runner.plan import Hold, HoldReason, SweepPlan, hold
 
 FAILED, SUCCEEDED = ExperimentState.FAILED, ExperimentState.SUCCEEDED
 
@@ -61,12 +61,10 @@ def stop_of(sweep: Sweep, results: SweepResults) -> Stop | None:
 
 
 def stopped(plan: SweepPlan, stop: Stop) -> SweepPlan:
-    """The plan with every `+` point held, the stop as its reason (shown as the row's note)."""
-    rows = tuple(
-        dataclasses.replace(r, waiting=stop.reason) if r.status == PlanStatus.SUBMIT else r
-        for r in plan.rows
-    )
-    return dataclasses.replace(plan, rows=rows, stopped=stop.reason)
+    """The plan with every pending point held, the stop as its reason (shown as the row's note)."""
+    why = Hold(HoldReason.GUARDRAIL, stop.reason)
+    (held,) = hold([plan], why, lambda p: {r.key for r in p.rows}).plans
+    return dataclasses.replace(held, stopped=stop.reason)
 
 
 def apply_stops(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> list[SweepPlan]:
@@ -74,8 +72,7 @@ def apply_stops(backend: Backend, plans: Sequence[SweepPlan], root: Path) -> lis
     (one bulk results look-up per such sweep); a stopped plan says why in `stopped`."""
     out: list[SweepPlan] = []
     for plan in plans:
-        runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
-        if not guarded(plan.sweep) or not plan.to_submit_on(runs_drafts):
+        if not guarded(plan.sweep) or not plan.to_submit_on(runs(backend, plan.sweep)):
             out.append(plan)
             continue
         stop = stop_of(plan.sweep, collect(plan, backend, root))

@@ -157,6 +157,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
     from runner.repo import github
     from runner.report import plan as report
     from runner.report.apply import result_lines
+    from runner.report.held import held_counts
     from runner.report.submission import submit_summary, summary_json
 
     for group in applied.groups:  # the URL on stdout, with the experiments; a failure on stderr
@@ -165,8 +166,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
         github.append_summary(report.markdown(applied.plans, heading="Sweep plan (dry run)"))
         return 0
     outcomes, stop, duplicates = applied.outcomes, applied.stop, applied.duplicates
-    waiting = sum(bool(r.waiting) for p in applied.plans for r in p.rows)
-    held = len(applied.review.held) if applied.review is not None else 0
+    waiting, held = held_counts(applied.plans)
     summary = submit_summary(outcomes, stop, duplicates, applied.groups, waiting, held)
     note = "…and {lines} more rows: the ledger files list every experiment."
     github.append_summary(report.truncate_lines(summary, report.SUMMARY_LIMIT, note))

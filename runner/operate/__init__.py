@@ -26,6 +26,7 @@ from runner.backends import (
     Transient,
     adoptable,
     recorded,
+    runs,
 )
 from runner.core.errors import RunnerError
 from runner.core.files import utc_now
@@ -68,7 +69,7 @@ def restart_candidates(
     named = {id(row) for ref in only or () for _, row in find_point(plans, ref)}
     found: list[Candidate] = []
     for plan in plans:
-        if plan.sweep.draft and Capability.RUNS_DRAFTS not in backend.capabilities:
+        if not runs(backend, plan.sweep):
             continue
         submitted = (PlanStatus.SUBMITTED, PlanStatus.DRIFTED)
         rows = [r for r in plan.rows if r.status in submitted and r.entry]
@@ -275,8 +276,8 @@ def live_caps(backend: Backend, plans: Sequence[SweepPlan]) -> list[SweepPlan]:
     (one bulk listing per capped sweep)."""
     out = []
     for plan in plans:
-        runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
-        if plan.sweep.limits.max_running is None or not plan.to_submit_on(runs_drafts):
+        pending = any(r.pending for r in plan.rows) and runs(backend, plan.sweep)
+        if plan.sweep.limits.max_running is None or not pending:
             out.append(plan)
             continue
         running, taken = occupancy(backend, plan)

@@ -76,6 +76,15 @@ def read_event(environ: Mapping[str, str] = os.environ) -> Event:
     return parse_event(environ.get("GITHUB_EVENT_NAME", ""), environ.get("GITHUB_REF", ""), payload)
 
 
+def event_labels(environ: Mapping[str, str] = os.environ) -> tuple[str, ...] | None:
+    """The pull request's labels, from the workflow's event (none outside GitHub Actions);
+    None in a merge queue, where the pull request's check has decided."""
+    if not environ.get("GITHUB_EVENT_PATH"):
+        return ()
+    event = read_event(environ)
+    return None if event.name == "merge_group" else event.labels
+
+
 def parse_event(name: str, ref: str, payload: Mapping[str, Any]) -> Event:
     repository = payload.get("repository") or {}
     dispatch = None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from runner.apply import Applied, budget
+from runner.apply import Applied
 from runner.operate import RestartVerdict
+from runner.plan import Held
+from runner.report.held import held_line
 from runner.report.submission import counts_line, failures_table, stop_line
 from runner.submit import OutcomeStatus
 
@@ -39,16 +41,17 @@ def planned_lines(applied: Applied) -> list[str]:
             "Restart (dry run, nothing restarted): "
             + ", ".join(f"{n} would {VERBS[v]}" for v, n in counts.items())
         )
-    if applied.review is not None and applied.review.held:
-        held = len(applied.review.held)
-        lines.append(f"{held} point(s) held back: not in a reviewed plan (see the summary)")
-    if applied.over_budget is not None:
-        lines.append(f"{budget.held_line(applied.over_budget)} (see the summary)")
+    lines += [f"{held_line(held)} (see the summary)" for held in holds(applied)]
     lines += [
         f"{s}: {reason}; no new points are created (none is canceled)"
         for s, reason in stops(applied)
     ]
     return lines
+
+
+def holds(applied: Applied) -> list[Held]:
+    """The holds that held points back for good (plan pins, the budget)."""
+    return [h for h in (applied.review, applied.over_budget) if h is not None and h.held]
 
 
 def stops(applied: Applied) -> list[tuple[str, str]]:

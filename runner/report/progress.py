@@ -40,23 +40,17 @@ class Progress:
     def planned(self, applied: Applied) -> None:
         """The restarts, the points held back (also in the job summary, and as a warning
         annotation in Actions) and the plan table, before anything is created."""
-        from runner.apply import budget
-        from runner.repo import github, review
+        from runner.repo import github
         from runner.report import apply as shown
         from runner.report import plan as report
+        from runner.report.held import held_line, held_markdown
 
         for line in shown.planned_lines(applied):
             self.note(line)
-        checked = applied.review
-        if checked is not None and checked.held:
-            github.append_summary(review.held_markdown(checked))
+        for held in shown.holds(applied):
+            github.append_summary(held_markdown(held))
             if github.in_actions():
-                warning = f"{len(checked.held)} point(s) held back: not in a reviewed plan"
-                print(github.annotation("warning", warning), flush=True)
-        if applied.over_budget is not None:
-            github.append_summary(budget.held_markdown(applied.over_budget))
-            if github.in_actions():
-                print(github.annotation("warning", budget.held_line(applied.over_budget)))
+                print(github.annotation("warning", held_line(held)), flush=True)
         for sweep, reason in shown.stops(applied):
             github.append_summary(f"**`{sweep}` {reason}**: no new points are created.\n")
         self.note(report.table(applied.plans))
