@@ -80,7 +80,10 @@ def plan_comment(
         verdict = budget.judge(plans, policy_at(cat.root, base), github.event_labels())
         pins = review.comment_pins(review.approve_pins(review.pins(plans), verdict))
         made = report.documents(
-            plans, changed, report.budget_markdown(verdict), pins + review.head_line(_head())
+            plans,
+            changed,
+            report.budget_markdown(verdict),
+            pins + review.head_line(github.event_head()),
         )
         text, full = made.comment, made.full
         to_submit = sum(len(p.to_submit) for p in plans)
@@ -121,16 +124,6 @@ def policy_at(root: Path, base: str | None) -> Policy:
         return policy.read(root)
     text = gitrepo.file_at(root, base, policy.POLICY_PATH)
     return policy.parse(text, f"{policy.POLICY_PATH}@{base}")
-
-
-def _head() -> str:
-    """The pull request's head commit the plan is of (from the workflow's event); empty
-    outside a pull request's workflow."""
-    import os
-
-    from runner.repo import github
-
-    return github.read_event().head if os.environ.get("GITHUB_EVENT_PATH") else ""
 
 
 def _changed(root: Path, base: str) -> set[str] | None:

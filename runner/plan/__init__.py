@@ -294,8 +294,9 @@ def hold(
     pick: Callable[[SweepPlan], Collection[str]],
     because: Sequence[str] = (),
 ) -> Held:
-    """The one way points are held back: in each plan, the pending points whose keys `pick`
-    names get `why`; the rest of the plan stays as it was (its group, cap and stop)."""
+    """Hold points back (plan pins, the budget, a stop: `capped` alone re-decides its own holds
+    each time): in each plan, the pending points whose keys `pick` names get `why`, and stay in
+    the plan, marked; the rest of the plan stays as it was (its group, cap and stop)."""
     kept: list[SweepPlan] = []
     held: list[tuple[str, Row]] = []
     for plan in plans:

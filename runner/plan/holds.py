@@ -2,8 +2,8 @@
 
 Four things hold a point back: its sweep's max_running (`runner.plan.capped`), a guardrail
 (`runner.apply.guardrails`), plan pinning and the budget approval (`runner.repo.review`). The
-held point stays in its plan, marked; `runner.plan.hold` is the one way to mark a set of them,
-and `runner.report.held` the one way to show them.
+held point stays in its plan, marked (a point held back for good takes no max_running slot and
+no cost); `runner.plan.hold` marks them, and `runner.report.held` shows them.
 """
 
 from __future__ import annotations

@@ -85,6 +85,12 @@ def event_labels(environ: Mapping[str, str] = os.environ) -> tuple[str, ...] | N
     return None if event.name == "merge_group" else event.labels
 
 
+def event_head(environ: Mapping[str, str] = os.environ) -> str:
+    """The pull request's head commit a plan is of, from the workflow's event; empty outside a
+    pull request's workflow (and outside GitHub Actions)."""
+    return read_event(environ).head if environ.get("GITHUB_EVENT_PATH") else ""
+
+
 def parse_event(name: str, ref: str, payload: Mapping[str, Any]) -> Event:
     repository = payload.get("repository") or {}
     dispatch = None
