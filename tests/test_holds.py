@@ -131,6 +131,10 @@ def test_every_hold_is_shown_one_way(tmp_path: Path) -> None:
     unreviewed = review.hold_back([plan], [_covering(plan, slice(None, 4))])
     table = report.table(unreviewed.plans)
     assert table.count("held back: not in a reviewed plan") == 2
+    assert (
+        "Plan: 6 to submit, 0 already submitted, 0 drifted, 0 orphaned; 2 held back (not in a"
+        in table
+    )
     assert "https://beaker.org/gr/01GROUP" in table and "made by the first submit" not in table
     over = dataclasses.replace(
         hold([plan], OVER_BUDGET, lambda p: {p.rows[0].key}), because=("sweeps/x.yaml:1:1: y",)

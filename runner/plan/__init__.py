@@ -143,6 +143,8 @@ class SweepPlan:
             text += f"; max_running {self.cap.limit}: {self.cap.waiting} waiting ({now})"
         if self.stopped:
             text += f"; {self.stopped}"
+        held = Counter(r.hold.reason for r in self.rows if r.hold and not r.hold.reason.waits)
+        text += "".join(f"; {n} held back ({HELD_BACK[why]})" for why, n in sorted(held.items()))
         if self.sweep.draft:
             text += " (draft: never submitted to Beaker; delete `draft: true` to launch on merge)"
         return text
