@@ -1,5 +1,5 @@
-"""The budget policy (runner/plan/policy.py, runner/apply/budget.py): its schema, what breaches it, the
-approval label, the base branch's copy in force, and holding back unapproved points on merge."""
+"""The budget policy (runner/plan/policy.py, runner/plan/budget.py, runner/repo/review.py): its
+schema, what breaches it, the approval label, the base branch's copy in force, and holding back unapproved points on merge."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from runner.apply import budget
 from runner.cli import main
+from runner.commands.plan_comment import policy_at
 from runner.core.errors import ManifestError
-from runner.plan import SweepPlan, policy
+from runner.plan import SweepPlan, budget, policy
 from runner.plan.catalog import load
 from runner.repo import review
+from runner.report.comment import budget_markdown
+from runner.report.held import held_markdown
 from tests.gitworld import commit_all, git
 from tests.helpers import write_manifest
 
@@ -121,7 +123,7 @@ def test_the_approval_travels_in_the_pins(tmp_path: Path) -> None:
     plans = _plans(tmp_path)
     rules = policy.read(tmp_path)
     verdict = budget.Verdict(rules, tuple(budget.breaches(plans, rules)), approved=True)
-    pins = review.parse_pins(review.pin_lines(budget.approve_pins(review.pins(plans), verdict)))
+    pins = review.parse_pins(review.pin_lines(review.approve_pins(review.pins(plans), verdict)))
     assert [p.approved for p in pins] == [True]
     assert "approved" not in review.pin_lines(review.pins(plans))
     assert review.parse_pins(review.pin_lines(review.pins(plans)))[0].approved is False
@@ -131,19 +133,19 @@ def test_on_merge_over_budget_points_need_an_approved_pin(tmp_path: Path) -> Non
     plans = _plans(tmp_path)
     rules = policy.read(tmp_path)
     unapproved = review.pins(plans)
-    held = budget.hold_unapproved(plans, unapproved, rules)
+    held = review.hold_unapproved(plans, unapproved, rules)
     assert len(held.held) == 2 and held.plans[0].to_submit == ()
     approved = [dataclasses.replace(p, approved=True) for p in unapproved]
-    assert budget.hold_unapproved(plans, approved, rules).held == ()
+    assert review.hold_unapproved(plans, approved, rules).held == ()
     # An approved plan covers the points it showed, not a third one added later: the pins the
     # reviewed job hands on (review.approvals) name the two it approved, a partial set.
     (bigger,) = _plans(tmp_path, GPU.replace("[0.1, 0.01]", "[0.1, 0.01, 0.5]"))
-    assert len(budget.hold_unapproved([bigger], approved, rules).held) == 3  # digest: all or none
-    shown = frozenset(review.token(r) for r in review.pending(plans[0]))
+    assert len(review.hold_unapproved([bigger], approved, rules).held) == 3  # digest: all or none
+    shown = frozenset(review.token(r) for r in plans[0].pending)
     merged = [review.Pin(bigger.sweep.name, 2, review.NO_DIGEST, shown, approved=True)]
-    result = budget.hold_unapproved([bigger], review.approvals([bigger], merged), rules)
+    result = review.hold_unapproved([bigger], review.approvals([bigger], merged), rules)
     assert [dict(r.params)["lr"] for _, r in result.held] == [0.5]
-    assert "Held back: over the budget policy" in budget.held_markdown(result)
+    assert "Held back: over the budget policy" in held_markdown(result)
 
 
 def test_a_pull_request_is_judged_by_its_base_branch_policy(tmp_path: Path) -> None:
@@ -155,13 +157,13 @@ def test_a_pull_request_is_judged_by_its_base_branch_policy(tmp_path: Path) -> N
     _plans(repo)
     base = commit_all(repo, "base")
     plans = _plans(repo, GPU, "version: 1\nmax_gpu_hours_per_sweep: 100000\n")  # raised
-    verdict = budget.judge_pull_request(repo, plans, base, labels=())
+    verdict = budget.judge(plans, policy_at(repo, base), labels=())
     assert verdict.blocked and len(verdict.breaches) == 5
     assert f"sweeps/policy.yaml@{base}" in verdict.breaches[0].problem.message
-    assert budget.judge_pull_request(repo, plans, None, ()).breaches == ()  # the working tree's
-    labeled = budget.judge_pull_request(repo, plans, base, ["sweep-budget-approved"])
+    assert budget.judge(plans, policy_at(repo, None), ()).breaches == ()  # the working tree's
+    labeled = budget.judge(plans, policy_at(repo, base), ["sweep-budget-approved"])
     assert labeled.approved and not labeled.blocked
-    assert "approved** by the label `sweep-budget-approved`" in budget.markdown(labeled)
+    assert "approved** by the label `sweep-budget-approved`" in budget_markdown(labeled)
 
 
 def test_plan_comment_fails_with_one_annotation_per_breach_and_passes_labeled(

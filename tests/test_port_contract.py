@@ -115,8 +115,8 @@ def test_a_local_max_running_sweep_counts_its_running_runs(tmp_path: Path) -> No
         os.close(lock)
         backend.close()
     assert capped.cap is not None and capped.cap.running == 1
-    assert [r.waiting for r in capped.rows] == ["waiting: 1/1 running"] * 2
-    assert capped.to_submit_on(runs_drafts=True) == ()
+    assert [r.hold.text for r in capped.rows if r.hold] == ["waiting: 1/1 running"] * 2
+    assert capped.to_submit_on(runs=True) == ()
 
 
 def test_create_refuses_a_name_its_experiment_holds_already(

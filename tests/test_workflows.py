@@ -123,9 +123,9 @@ def test_editing_a_merged_plan_comment_approves_nothing_nobody_reviewed(github: 
     assert len(_names(github.beaker)) == 8  # the cross-term lr=0.001, seed=3 is held back
 
     main = github.world.clone("maintainer")
-    (grid,) = [p for p in catalog.load(main, []).plans() if review.pending(p)]
+    (grid,) = [p for p in catalog.load(main, []).plans() if p.pending]
     (plain,) = review.pins([grid])  # the cross-term's, as a plan would pin it (a digest) ...
-    cross = frozenset(map(review.token, review.pending(grid)))
+    cross = frozenset(map(review.token, grid.pending))
     forged = review.pin_lines([plain, dataclasses.replace(plain, tokens=cross)])  # ... and listed
     assert forged.count("tokens=") == 1
     comment = github.api.comments[3][0]

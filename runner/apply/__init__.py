@@ -39,13 +39,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from runner import ledger, operate
-from runner.apply import budget, guardrails, notify
+from runner.apply import guardrails, notify
 from runner.apply.model import Applied, ApplyListener, ApplyOptions
 from runner.backends import Backend, Capability
 from runner.backends.local.resume import unfinished
 from runner.backends.observed import Observer
 from runner.operate import cancels, membership
-from runner.plan import PlanStatus, SweepPlan, reread
+from runner.plan import PlanStatus, SweepPlan, policy, reread
 from runner.repo import review
 from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 
@@ -120,11 +120,13 @@ def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
 
 
 def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
-    """Budget policy (`runner.apply.budget`): with plan pins, hold back the over-budget points of a
-    plan nobody approved."""
+    """Budget policy (`runner.plan.budget`): with plan pins, hold back the over-budget points of
+    a plan nobody approved (judged by the policy at HEAD, the base every merged pull request was
+    judged by)."""
     if run.options.pins is None:
         return applied
-    held = budget.hold_over_budget(applied.plans, run.options.root, run.options.pins)
+    rules = policy.read(run.options.root)
+    held = review.hold_unapproved(applied.plans, run.options.pins, rules)
     return dataclasses.replace(applied, plans=held.plans, over_budget=held if held.held else None)
 
 

@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.backends import Capability, ExperimentState
+from runner.backends import ExperimentState, runs
 from runner.backends.observed import Observer
 from runner.core.model import Sweep
 from runner.operate.results import SweepResults, collect
-from runner.plan import PlanStatus, SweepPlan
+from runner.plan import Hold, HoldReason, SweepPlan, hold
 
 FAILED, SUCCEEDED = ExperimentState.FAILED, ExperimentState.SUCCEEDED
 
@@ -62,12 +62,10 @@ def stop_of(sweep: Sweep, results: SweepResults) -> SweepStop | None:
 
 
 def stopped(plan: SweepPlan, stop: SweepStop) -> SweepPlan:
-    """The plan with every `+` point held, the stop as its reason (shown as the row's note)."""
-    rows = tuple(
-        dataclasses.replace(r, waiting=stop.reason) if r.status == PlanStatus.SUBMIT else r
-        for r in plan.rows
-    )
-    return dataclasses.replace(plan, rows=rows, stopped=stop.reason)
+    """The plan with every pending point held, the stop as its reason (shown as the row's note)."""
+    why = Hold(HoldReason.GUARDRAIL, stop.reason)
+    (held,) = hold([plan], why, lambda p: {r.key for r in p.rows}).plans
+    return dataclasses.replace(held, stopped=stop.reason)
 
 
 def apply_stops(observer: Observer, plans: Sequence[SweepPlan], root: Path) -> list[SweepPlan]:
@@ -75,9 +73,8 @@ def apply_stops(observer: Observer, plans: Sequence[SweepPlan], root: Path) -> l
     (from the sweep's one look per phase, which carries its results); a stopped plan says why
     in `stopped`."""
     out: list[SweepPlan] = []
-    runs_drafts = Capability.RUNS_DRAFTS in observer.backend.capabilities
     for plan in plans:
-        if not guarded(plan.sweep) or not plan.to_submit_on(runs_drafts):
+        if not guarded(plan.sweep) or not plan.to_submit_on(runs(observer.backend, plan.sweep)):
             out.append(plan)
             continue
         found = observer.observe(plan).results

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from runner.apply import budget, notify
+from runner.apply import notify
 from runner.core.errors import Exit, RunResult
 from runner.operate import Candidate, Restart, RestartVerdict
 from runner.operate.membership import GroupOutcome
-from runner.plan import SweepPlan
+from runner.plan import Held, SweepPlan
 from runner.render.code import Code
-from runner.repo.review import Pin, Review
+from runner.repo.review import Pin
 from runner.submit import Clock, Duplicate, Listener, Outcome, OutcomeStatus, Stop, StopKind
 from runner.submit.options import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
 
@@ -60,9 +60,9 @@ class Applied:
     """With `restart_failed`: what became of each failed point; None when not asked."""
     would_restart: tuple[Candidate, ...] | None = None
     """In a dry run with `restart_failed`: what it would restart, skip or fail."""
-    review: Review | None = None
+    review: Held | None = None
     """With plan pins: the points held back."""
-    over_budget: budget.Held | None = None
+    over_budget: Held | None = None
     """With plan pins: the points of over-budget sweeps no approved plan showed, held back."""
     outcomes: tuple[Outcome, ...] = ()
     stop: Stop | None = None

@@ -97,6 +97,12 @@ class Capability(StrEnum):
     to repeat; a Beaker restart reruns the experiment as it was)."""
 
 
+def runs(backend: Backend, sweep: Sweep) -> bool:
+    """Whether this backend runs the sweep's points: a draft's only where drafts run (this
+    machine); anywhere else a draft is never submitted."""
+    return not sweep.draft or Capability.RUNS_DRAFTS in backend.capabilities
+
+
 @dataclass(frozen=True)
 class Experiment:
     """An experiment as the backend reports it."""

@@ -25,6 +25,7 @@ from runner.commands.common import (
 from runner.core.errors import Exit
 
 if TYPE_CHECKING:  # annotations only: importing operate loads the pipeline
+    from runner.backends import Backend
     from runner.operate.cancels import CancelTarget
     from runner.plan import SweepPlan
 
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cancel(directory: Path, args: CancelArgs) -> int:
-    from runner.backends import Capability, open_backend
+    from runner.backends import open_backend
     from runner.commands.gitops import check_commit, commit_back
     from runner.operate import cancels
     from runner.repo import gitrepo
@@ -117,20 +118,21 @@ def cancel(directory: Path, args: CancelArgs) -> int:
         _show("Canceled", done)
     if len(done) < len(targets):
         stderr(f"{len(targets) - len(done)} had already finished: nothing to cancel there.")
-    _warn_waiting(plans, Capability.RUNS_DRAFTS in backend.capabilities, {id(t.row) for t in done})
+    _warn_waiting(plans, backend, {id(t.row) for t in done})
     if args.commit:
         commit_back(cat.root, target)
     return 0
 
 
-def _warn_waiting(plans: Sequence[SweepPlan], runs_drafts: bool, canceled: set[int]) -> None:
+def _warn_waiting(plans: Sequence[SweepPlan], backend: Backend, canceled: set[int]) -> None:
     """Cancel never changes the manifest: its `+` points are still submitted by the next run,
     except those it just canceled (now in the ledger: existing, found by their key)."""
+    from runner.backends import runs
     from runner.plan import PlanStatus
 
     for plan in plans:
         left = sum(1 for r in plan.rows if r.status == PlanStatus.SUBMIT and id(r) not in canceled)
-        if left and plan.to_submit_on(runs_drafts):
+        if left and plan.to_submit_on(runs(backend, plan.sweep)):
             stop = (
                 "remove them from the manifest to stop it (a draft still runs on this machine)"
                 if plan.sweep.draft

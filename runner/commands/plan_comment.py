@@ -15,9 +15,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.commands.common import Subparsers, add_paths, load_catalog, write_output
 from runner.core.errors import ManifestError, Problem
+
+if TYPE_CHECKING:  # annotations only: the policy loads the YAML and schema stack
+    from runner.plan.policy import Policy
 
 
 def register(commands: Subparsers) -> None:
@@ -56,7 +60,7 @@ def plan_comment(
     base: str | None = None,
     artifact: str | None = None,
 ) -> int:
-    from runner.apply import budget
+    from runner.plan import budget
     from runner.repo import github, review
     from runner.report import comment as report
     from runner.report import plan as plan_report
@@ -73,10 +77,13 @@ def plan_comment(
         text = full = report.problems_markdown(problems)
     else:
         changed = _changed(cat.root, base) if base else None
-        verdict = budget.judge_pull_request(cat.root, plans, base, budget.event_labels())
-        pins = review.comment_pins(budget.approve_pins(review.pins(plans), verdict))
+        verdict = budget.judge(plans, policy_at(cat.root, base), github.event_labels())
+        pins = review.comment_pins(review.approve_pins(review.pins(plans), verdict))
         made = report.documents(
-            plans, changed, budget.markdown(verdict), pins + review.head_line(_head())
+            plans,
+            changed,
+            report.budget_markdown(verdict),
+            pins + review.head_line(github.event_head()),
         )
         text, full = made.comment, made.full
         to_submit = sum(len(p.to_submit) for p in plans)
@@ -107,14 +114,16 @@ def _write_artifact(directory: Path, full: str, plan_json: str) -> None:
     (directory / f"{ARTIFACT}.json").write_text(plan_json, encoding="utf-8")
 
 
-def _head() -> str:
-    """The pull request's head commit the plan is of (from the workflow's event); empty
-    outside a pull request's workflow."""
-    import os
+def policy_at(root: Path, base: str | None) -> Policy:
+    """The budget policy a pull request is judged by: its base commit's (a pull request that
+    raises a limit is judged by the old one); the working tree's without a base."""
+    from runner.plan import policy
+    from runner.repo import gitrepo
 
-    from runner.repo import github
-
-    return github.read_event().head if os.environ.get("GITHUB_EVENT_PATH") else ""
+    if base is None:
+        return policy.read(root)
+    text = gitrepo.file_at(root, base, policy.POLICY_PATH)
+    return policy.parse(text, f"{policy.POLICY_PATH}@{base}")
 
 
 def _changed(root: Path, base: str) -> set[str] | None:

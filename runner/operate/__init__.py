@@ -23,6 +23,7 @@ from runner.backends import (
     ExperimentState,
     Rejected,
     Transient,
+    runs,
 )
 from runner.backends.observed import Listed, Observer, chosen
 from runner.core.errors import RunnerError
@@ -68,7 +69,7 @@ def restart_candidates(
     capabilities = observer.backend.capabilities
     found: list[Candidate] = []
     for plan in plans:
-        if plan.sweep.draft and Capability.RUNS_DRAFTS not in capabilities:
+        if not runs(observer.backend, plan.sweep):
             continue
         submitted = (PlanStatus.SUBMITTED, PlanStatus.DRIFTED)
         rows = [r for r in plan.rows if r.status in submitted and r.entry]
@@ -277,9 +278,9 @@ def live_caps(observer: Observer, plans: Sequence[SweepPlan]) -> list[SweepPlan]
     """Each plan under its max_running, counting the sweep's experiments queued or running now
     (the sweep's one look per phase)."""
     out = []
-    runs_drafts = Capability.RUNS_DRAFTS in observer.backend.capabilities
     for plan in plans:
-        if plan.sweep.limits.max_running is None or not plan.to_submit_on(runs_drafts):
+        pending = any(r.pending for r in plan.rows) and runs(observer.backend, plan.sweep)
+        if plan.sweep.limits.max_running is None or not pending:
             out.append(plan)
             continue
         running, taken = occupancy(plan, observer.observe(plan).listed)

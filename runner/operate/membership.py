@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import ledger
-from runner.backends import Backend, Capability, Group
+from runner.backends import Backend, Group, runs
 from runner.core.errors import LedgerError
 from runner.plan import PlanStatus, SweepPlan
 
@@ -60,10 +60,9 @@ def ensure_groups(
     """Every grouped sweep's experiments in its group; failures reported, never raised.
     `deadline` is a `now()` value: the submit's one deadline, on its clock."""
     outcomes = []
-    runs_drafts = Capability.RUNS_DRAFTS in backend.capabilities
     for plan in plans:
         sweep = plan.sweep
-        if not sweep.placement.group or (sweep.draft and not runs_drafts):
+        if not sweep.placement.group or not runs(backend, sweep):
             continue
         try:
             ids = wanted(plan, root, backend.kind)

@@ -247,7 +247,7 @@ def cap_note(plan: SweepPlan, found: Results) -> str:
     if limit is None:
         return ""
     running = sum(1 for e in found.experiments.values() if e.state.live)
-    waiting = sum(1 for row in plan.rows if row.status == PlanStatus.SUBMIT)
+    waiting = sum(1 for row in plan.rows if row.pending)
     return f"max_running {limit}: {running} queued or running, {waiting} waiting"
 
 

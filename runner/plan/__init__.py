@@ -12,7 +12,7 @@ import dataclasses
 import gc
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.core.errors import ManifestError, Problem
@@ -22,6 +22,9 @@ from runner.core.values import StrEnum, Value
 from runner.ledger import Entry, Ledger
 from runner.plan import drift
 from runner.plan.drift import FieldChange
+from runner.plan.holds import HELD_BACK as HELD_BACK
+from runner.plan.holds import Hold as Hold
+from runner.plan.holds import HoldReason as HoldReason
 from runner.render import Renderer
 
 COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
@@ -55,12 +58,23 @@ class Row:
     """None for orphans."""
     entry: Entry | None
     """The ledger entry, when there is one."""
-    waiting: str = ""
-    """Why a `+` point is not submitted now (the sweep's max_running), e.g. 'waiting: 16/16 running'."""
+    hold: Hold | None = None
+    """Why a `+` point is not submitted now; None: it is."""
     changes: tuple[FieldChange, ...] = ()
     """For `~`: what changed, field by field, since the entry was submitted."""
     note: str | None = None
     """For `~` without a field diff: why there is none."""
+
+    @property
+    def to_submit(self) -> bool:
+        """A point this run submits: `+` and not held."""
+        return self.status == PlanStatus.SUBMIT and self.hold is None
+
+    @property
+    def pending(self) -> bool:
+        """A point this run or a later one submits: `+`, held at most to wait (max_running, a
+        stop), as a merge approves it, pins cover it and its cost counts."""
+        return self.status == PlanStatus.SUBMIT and (self.hold is None or self.hold.reason.waits)
 
     @property
     def experiment(self) -> str:
@@ -104,15 +118,19 @@ class SweepPlan:
 
     @property
     def to_submit(self) -> tuple[Row, ...]:
-        """What `submit` would create on Beaker: nothing for a draft."""
-        return self.to_submit_on(runs_drafts=False)
+        """What `submit` would create on Beaker now: nothing for a draft."""
+        return self.to_submit_on(runs=not self.sweep.draft)
 
-    def to_submit_on(self, runs_drafts: bool) -> tuple[Row, ...]:
-        """Drafts are never submitted to Beaker, but do run where a backend runs drafts (local:
-        `runner.backends.Capability.RUNS_DRAFTS`)."""
-        if self.sweep.draft and not runs_drafts:
-            return ()
-        return tuple(r for r in self.rows if r.status == PlanStatus.SUBMIT and not r.waiting)
+    def to_submit_on(self, runs: bool) -> tuple[Row, ...]:
+        """What a run creates now on a backend that runs this sweep or not
+        (`runner.backends.runs`: a draft runs only where drafts do)."""
+        return tuple(r for r in self.rows if r.to_submit) if runs else ()
+
+    @property
+    def pending(self) -> tuple[Row, ...]:
+        """Every point a merge approves: those waiting under max_running or a stop too, which
+        later runs submit (a draft: none, it never goes to Beaker)."""
+        return () if self.sweep.draft else tuple(r for r in self.rows if r.pending)
 
     def summary(self) -> str:
         counts = self.counts
@@ -125,6 +143,8 @@ class SweepPlan:
             text += f"; max_running {self.cap.limit}: {self.cap.waiting} waiting ({now})"
         if self.stopped:
             text += f"; {self.stopped}"
+        held = Counter(r.hold.reason for r in self.rows if r.hold and not r.hold.reason.waits)
+        text += "".join(f"; {n} held back ({HELD_BACK[why]})" for why, n in sorted(held.items()))
         if self.sweep.draft:
             text += " (draft: never submitted to Beaker; delete `draft: true` to launch on merge)"
         return text
@@ -234,26 +254,26 @@ def _compare(
 
 def capped(plan: SweepPlan, running: int | None, taken: frozenset[str] = frozenset()) -> SweepPlan:
     """The plan under the sweep's max_running: with `running` of its experiments queued or
-    running, only the first `max_running - running` `+` points (manifest order) are submitted;
-    the rest stay `+` with the reason they wait. The points keyed in `taken` (their names held
-    by another experiment: the backend refuses them) are tried without taking a slot, so they
-    report their own error and never stall the sweep. A plan without max_running is returned
-    as is."""
+    running, only the first `max_running - running` pending points (manifest order) are
+    submitted; the rest stay `+`, held with the reason they wait. The points keyed in `taken`
+    (their names held by another experiment: the backend refuses them) are tried without taking
+    a slot, so they report their own error and never stall the sweep. A point held back for good
+    (not reviewed, over the budget) takes no slot. A plan without max_running is returned as is."""
     limit = plan.sweep.limits.max_running
     if limit is None:
         return plan
     free = max(0, limit - (running or 0))
-    reason = f"waiting: {max(limit, running or 0)}/{limit} running"
+    wait = Hold(HoldReason.MAX_RUNNING, f"waiting: {max(limit, running or 0)}/{limit} running")
     rows, started, waiting = [], 0, 0
     for row in plan.rows:
-        if row.status == PlanStatus.SUBMIT and row.key in taken:
-            row = dataclasses.replace(row, waiting="")
-        elif row.status == PlanStatus.SUBMIT and started < free:
+        if row.pending and row.key in taken:
+            row = dataclasses.replace(row, hold=None)
+        elif row.pending and started < free:
             started += 1
-            row = dataclasses.replace(row, waiting="")
-        elif row.status == PlanStatus.SUBMIT:
+            row = dataclasses.replace(row, hold=None)
+        elif row.pending:
             waiting += 1
-            row = dataclasses.replace(row, waiting=reason)
+            row = dataclasses.replace(row, hold=wait)
         rows.append(row)
     return dataclasses.replace(plan, rows=tuple(rows), cap=Cap(limit, running, waiting))
 
@@ -267,10 +287,48 @@ def reread(plan: SweepPlan, entries: Mapping[str, Entry]) -> SweepPlan:
             row,
             entry=entry,
             status=PlanStatus.SUBMITTED if row.status == PlanStatus.SUBMIT else row.status,
-            waiting="" if row.status == PlanStatus.SUBMIT else row.waiting,
+            hold=None if row.status == PlanStatus.SUBMIT else row.hold,
         )
         if (entry := entries.get(row.key)) is not None and entry != row.entry
         else row
         for row in plan.rows
     )
     return dataclasses.replace(plan, rows=rows)
+
+
+@dataclass(frozen=True)
+class Held:
+    """Plans after one hold: the points it held stay in their plan, marked (`Row.hold`)."""
+
+    plans: tuple[SweepPlan, ...]
+    held: tuple[tuple[str, Row], ...]
+    """(sweep name, row) of each point this hold held back."""
+    reason: HoldReason
+    because: tuple[str, ...] = ()
+    """What made the hold, one line each (the breaches of the budget policy)."""
+
+
+def hold(
+    plans: Sequence[SweepPlan],
+    why: Hold,
+    pick: Callable[[SweepPlan], Collection[str]],
+    because: Sequence[str] = (),
+) -> Held:
+    """Hold points back (plan pins, the budget, a stop: `capped` alone re-decides its own holds
+    each time): in each plan, the pending points whose keys `pick` names get `why`, and stay in
+    the plan, marked; the rest of the plan stays as it was (its group, cap and stop)."""
+    kept: list[SweepPlan] = []
+    held: list[tuple[str, Row]] = []
+    for plan in plans:
+        out = pick(plan)
+        if not out:
+            kept.append(plan)
+            continue
+        rows = [
+            dataclasses.replace(r, hold=why) if r.pending and r.key in out else r for r in plan.rows
+        ]
+        held += [
+            (plan.sweep.name, r) for r, old in zip(rows, plan.rows, strict=True) if r is not old
+        ]
+        kept.append(dataclasses.replace(plan, rows=tuple(rows)))
+    return Held(tuple(kept), tuple(held), why.reason, tuple(because))

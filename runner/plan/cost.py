@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.core.model import Rendered, Sweep
-from runner.plan import PlanStatus, SweepPlan
+from runner.plan import SweepPlan
 from runner.render.durations import to_nanoseconds
 
 _NANOS_PER_HOUR = 3600 * 10**9
@@ -121,8 +121,9 @@ class PlanCost:
 
 
 def plan_cost(plan: SweepPlan) -> PlanCost:
-    """The cost of every `+` point (those waiting under max_running too: a top-up submits them)."""
-    rows = [r for r in plan.rows if r.status == PlanStatus.SUBMIT and r.rendered is not None]
+    """The cost of every pending point (those waiting under max_running too: a top-up submits
+    them; not those held back for good)."""
+    rows = [r for r in plan.rows if r.pending and r.rendered is not None]
     if not any("gpus" in t.get("resources", {}) for t in plan.sweep.tasks):
         # No task asks for GPUs: nothing to read from the specs (0.2 s for 10 000 points).
         cpu = Cost(0.0, 0.0, 0, 0, 1, " + ".join("CPU" for _ in plan.sweep.tasks))

@@ -76,6 +76,21 @@ def read_event(environ: Mapping[str, str] = os.environ) -> Event:
     return parse_event(environ.get("GITHUB_EVENT_NAME", ""), environ.get("GITHUB_REF", ""), payload)
 
 
+def event_labels(environ: Mapping[str, str] = os.environ) -> tuple[str, ...] | None:
+    """The pull request's labels, from the workflow's event (none outside GitHub Actions);
+    None in a merge queue, where the pull request's check has decided."""
+    if not environ.get("GITHUB_EVENT_PATH"):
+        return ()
+    event = read_event(environ)
+    return None if event.name == "merge_group" else event.labels
+
+
+def event_head(environ: Mapping[str, str] = os.environ) -> str:
+    """The pull request's head commit a plan is of, from the workflow's event; empty outside a
+    pull request's workflow (and outside GitHub Actions)."""
+    return read_event(environ).head if environ.get("GITHUB_EVENT_PATH") else ""
+
+
 def parse_event(name: str, ref: str, payload: Mapping[str, Any]) -> Event:
     repository = payload.get("repository") or {}
     dispatch = None

@@ -31,7 +31,9 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from runner.plan import PlanStatus, Row, SweepPlan
+from runner.plan import Held, Hold, HoldReason, Row, SweepPlan, budget, hold
+from runner.plan.budget import Verdict
+from runner.plan.policy import Policy
 
 PIN_MARK = "beaker-sweep-runner:reviewed"
 HEAD_MARK = "beaker-sweep-runner:planned"
@@ -61,15 +63,6 @@ class Pin:
     """The plan was approved over the budget policy (its pull request had the approval label)."""
 
 
-@dataclass(frozen=True)
-class Review:
-    """The plans with every unreviewed `+` point taken out, and those points."""
-
-    plans: tuple[SweepPlan, ...]
-    held: tuple[tuple[str, Row], ...]
-    """(sweep name, row) of each point held back."""
-
-
 def _full_token(row: Row) -> str:
     spec = row.rendered.spec_hash if row.rendered else ""
     return hashlib.sha256(f"{row.key}:{spec}".encode()).hexdigest()
@@ -83,20 +76,12 @@ def digest(rows: Iterable[Row]) -> str:
     return hashlib.sha256("\n".join(sorted(_full_token(r) for r in rows)).encode()).hexdigest()
 
 
-def pending(plan: SweepPlan) -> tuple[Row, ...]:
-    """Every `+` point a merge approves: those waiting under max_running too, which the
-    schedule's top-ups submit later (drafts: none, they never go to Beaker)."""
-    if plan.sweep.draft:
-        return ()
-    return tuple(r for r in plan.rows if r.status == PlanStatus.SUBMIT)
-
-
 def pins(plans: Sequence[SweepPlan]) -> list[Pin]:
     """The pins of a plan: one per sweep that would submit something, now or in a top-up, with
     a digest of its points and no token (its size does not grow with the points)."""
     found = []
     for plan in plans:
-        rows = pending(plan)
+        rows = plan.pending
         if rows:
             found.append(Pin(plan.sweep.name, len(rows), digest(rows), frozenset()))
     return found
@@ -148,43 +133,39 @@ def parse_pins(text: str) -> list[Pin]:
     ]
 
 
-def hold_back(plans: Sequence[SweepPlan], found: Sequence[Pin]) -> Review:
-    """Keep the `+` points some pin covers; hold back the rest (drafts submit nothing anyway)."""
-    kept: list[SweepPlan] = []
-    held: list[tuple[str, Row]] = []
-    for plan in plans:
-        rows = pending(plan)
-        mine = [p for p in found if p.sweep == plan.sweep.name]
-        if not rows or any(p.digest == digest(rows) for p in mine):
-            kept.append(plan)
-            continue
-        tokens = frozenset().union(*(p.tokens for p in mine))
-        out = {r.key for r in rows if token(r) not in tokens}
-        held += [(plan.sweep.name, r) for r in rows if r.key in out]
-        kept.append(dataclasses.replace(plan, rows=tuple(r for r in plan.rows if r.key not in out)))
-    return Review(tuple(kept), tuple(held))
+def uncovered(plan: SweepPlan, found: Iterable[Pin]) -> frozenset[str]:
+    """The keys of the plan's pending points these pins do not cover: none when a pin of its
+    sweep has the digest of them all, else those whose token no pin of its sweep lists."""
+    rows = plan.pending
+    mine = [p for p in found if p.sweep == plan.sweep.name]
+    if not rows or any(p.digest == digest(rows) for p in mine):
+        return frozenset()
+    tokens = frozenset().union(*(p.tokens for p in mine))
+    return frozenset(r.key for r in rows if token(r) not in tokens)
 
 
-def held_markdown(review: Review, limit: int = 200) -> str:
-    """The job summary's list of held-back points; empty when there are none."""
-    if not review.held:
-        return ""
-    lines = [
-        "## Not in a reviewed plan",
-        "",
-        f"**{len(review.held)} point(s) held back**: no plan comment of a merged pull request"
-        " showed them. Open a pull request that changes their sweep (its plan shows them), or"
-        " dispatch Submit with `unreviewed` ticked to submit them as they are.",
-        "",
-        "| sweep | experiment | key | params |",
-        "|---|---|---|---|",
-    ]
-    for sweep, row in review.held[:limit]:
-        params = " ".join(f"{k}={v}" for k, v in row.params).replace("|", "\\|")
-        lines.append(f"| `{sweep}` | `{row.name}` | `{row.key[:12]}` | {params} |")
-    if len(review.held) > limit:
-        lines.append(f"\n…and {len(review.held) - limit} more.")
-    return "\n".join(lines) + "\n\n"
+def hold_back(plans: Sequence[SweepPlan], found: Sequence[Pin]) -> Held:
+    """Plan pinning: hold back the pending points no pin covers (drafts submit nothing anyway)."""
+    return hold(plans, Hold.back(HoldReason.UNREVIEWED), lambda plan: uncovered(plan, found))
+
+
+def approve_pins(found: Sequence[Pin], verdict: Verdict) -> list[Pin]:
+    """The pins a plan comment carries: marked approved when the approval label is set."""
+    return [dataclasses.replace(p, approved=verdict.approved) for p in found]
+
+
+def hold_unapproved(plans: Sequence[SweepPlan], found: Sequence[Pin], rules: Policy) -> Held:
+    """The budget on merge: hold back the pending points of over-budget sweeps that no approved
+    pin covers."""
+    breached = budget.breaches(plans, rules)
+    over = {b.sweep for b in breached}
+    approved = [p for p in found if p.approved]
+    return hold(
+        plans,
+        Hold.back(HoldReason.OVER_BUDGET),
+        lambda plan: uncovered(plan, approved) if plan.sweep.name in over else (),
+        sorted({str(b.problem) for b in breached}),
+    )
 
 
 # -- checking them against the merged heads ---------------------------------------------------
@@ -246,7 +227,7 @@ def approvals(plans: Sequence[SweepPlan], found: Iterable[Pin]) -> list[Pin]:
     found = list(found)
     out = []
     for plan in plans:
-        rows = pending(plan)
+        rows = plan.pending
         for approved in (False, True):
             mine = [p for p in found if p.sweep == plan.sweep.name and (p.approved or not approved)]
             tokens = frozenset().union(*(p.tokens for p in mine))

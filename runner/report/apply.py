@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from runner.apply import Applied, budget
+from runner.apply import Applied
 from runner.operate import RestartVerdict
-from runner.repo import review
+from runner.plan import Held
 from runner.report import plan
+from runner.report.held import held_counts, held_line, held_markdown
 from runner.report.submission import (
     counts_line,
     failures_table,
@@ -47,16 +48,17 @@ def planned_lines(applied: Applied) -> list[str]:
             "Restart (dry run, nothing restarted): "
             + ", ".join(f"{n} would {VERBS[v]}" for v, n in counts.items())
         )
-    if applied.review is not None and applied.review.held:
-        held = len(applied.review.held)
-        lines.append(f"{held} point(s) held back: not in a reviewed plan (see the summary)")
-    if applied.over_budget is not None:
-        lines.append(f"{budget.held_line(applied.over_budget)} (see the summary)")
+    lines += [f"{held_line(held)} (see the summary)" for held in holds(applied)]
     lines += [
         f"{s}: {reason}; no new points are created (none is canceled)"
         for s, reason in stops(applied)
     ]
     return lines
+
+
+def holds(applied: Applied) -> list[Held]:
+    """The holds that held points back for good (plan pins, the budget)."""
+    return [h for h in (applied.review, applied.over_budget) if h is not None and h.held]
 
 
 def stops(applied: Applied) -> list[tuple[str, str]]:
@@ -88,17 +90,11 @@ TRUNCATED = "…and {lines} more rows: the ledger files list every experiment."
 def job_summary(applied: Applied, dry_run: bool) -> str:
     """The whole job summary of a submit, in order: the points held back, the stops, then the
     plan (a dry run) or what was submitted, and the notifications sent."""
-    parts = []
-    if applied.review is not None:
-        parts.append(review.held_markdown(applied.review))
-    if applied.over_budget is not None:
-        parts.append(budget.held_markdown(applied.over_budget))
+    parts = [held_markdown(held) for held in holds(applied)]
     parts += [f"**`{s}` {reason}**: no new points are created.\n" for s, reason in stops(applied)]
     if dry_run:
         return "".join(parts) + plan.markdown(applied.plans, heading="Sweep plan (dry run)")
-    waiting = sum(bool(r.waiting) for p in applied.plans for r in p.rows)
-    held = len(applied.review.held) if applied.review is not None else 0
-    held += len(applied.over_budget.held) if applied.over_budget is not None else 0
+    waiting, held = held_counts(applied.plans)
     done = submit_summary(
         applied.outcomes, applied.stop, applied.duplicates, applied.groups, waiting, held
     )
@@ -108,12 +104,7 @@ def job_summary(applied: Applied, dry_run: bool) -> str:
 
 def warnings(applied: Applied) -> list[str]:
     """What a workflow run shows as warning annotations: the points held back."""
-    found = []
-    if applied.review is not None and applied.review.held:
-        found.append(f"{len(applied.review.held)} point(s) held back: not in a reviewed plan")
-    if applied.over_budget is not None:
-        found.append(budget.held_line(applied.over_budget))
-    return found
+    return [held_line(held) for held in holds(applied)]
 
 
 def json_summary(applied: Applied) -> str:

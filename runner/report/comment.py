@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from runner.core.errors import Problem, RunnerError
 from runner.core.invoked import invoked
 from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, SweepPlan
+from runner.plan.budget import Verdict
 from runner.report.plan import MARKDOWN_LIMIT, SUMMARY_LIMIT, markdown, size, truncate_lines
 
 COMMENT_LIMIT = 65_536
@@ -48,6 +49,26 @@ def documents(
     if size(comment) > COMMENT_LIMIT:  # the layout above makes this impossible; never post it
         raise RunnerError(f"the plan comment is {size(comment)} characters, over {COMMENT_LIMIT}")
     return Documents(comment, full + verdict + pins)
+
+
+def budget_markdown(verdict: Verdict) -> str:
+    """The comment's budget section: nothing without a policy file."""
+    rules = verdict.policy
+    if not rules.limits_anything:
+        return ""
+    label = f"`{rules.approval_label}`"
+    if not verdict.breaches:
+        return f"\n**Budget:** within the policy ({rules.source}).\n"
+    lines = sorted({str(b.problem) for b in verdict.breaches})
+    if verdict.approved:
+        head = f"**Budget: over the policy, approved** by the label {label}:"
+    else:
+        head = (
+            f"**Budget: over the policy ({len(lines)} breach(es)).** This check fails until"
+            f" someone with triage rights adds the label {label}; merged without it, the"
+            " over-budget points are held back:"
+        )
+    return "\n" + head + "\n\n" + "".join(f"- {line}\n" for line in lines)
 
 
 def problems_markdown(problems: Sequence[Problem], limit: int = MARKDOWN_LIMIT) -> str:

@@ -38,7 +38,7 @@ HEADERS = ["", "experiment", "key", "params"]
 
 def note(row: Row) -> str:
     """What else a row says: why a `+` waits, and what was done to its experiment since."""
-    notes = [row.waiting] if row.waiting else []
+    notes = [row.hold.text] if row.hold else []
     if row.entry is not None and row.entry.restarts:
         notes.append(f"restarted {row.entry.restarts}x (last {row.entry.restarted_at})")
     if row.entry is not None and row.entry.canceled:

@@ -23,7 +23,8 @@ def submit_summary(
 ) -> str:
     """The job summary of a submit run: every experiment it created or adopted, with its URL,
     and each sweep's group. `waiting`: `+` points left for a later run (max_running, a stop);
-    `held`: points no reviewed plan showed, or over the budget policy and not approved."""
+    `held`: points held back for good (no reviewed plan showed them, or their sweep is over the
+    budget policy and no approved plan did)."""
     lines = ["## Sweep submission", ""]
     if stop is not None:
         lines += [f"**Stopped early: {_cell(stop_line(stop, outcomes))}**", ""]
@@ -42,7 +43,7 @@ def submit_summary(
     if not outcomes and (waiting or held):
         lines.append(
             f"Nothing submitted now: {waiting} point(s) waiting (max_running, or a sweep's stop),"
-            f" {held} held back (not in a reviewed plan, or over the budget policy and not approved)."
+            f" {held} held back (not in a reviewed plan, or over the budget policy)."
         )
     elif not outcomes:
         lines.append("Nothing to submit: every point of every sweep is already recorded.")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from runner import ledger
-from runner.backends import Backend, Capability, Experiment, RunsInCreate, Transient
+from runner.backends import Backend, Capability, Experiment, RunsInCreate, Transient, runs
 from runner.backends.health import Wait
 from runner.backends.observed import Observer, chosen
 from runner.core.model import Rendered, Sweep
@@ -92,8 +92,12 @@ class Submitter:
 
     def jobs(self, plans: Sequence[SweepPlan]) -> list[Job]:
         """Every point this run submits, in order: the plans' '+' rows."""
-        drafts = Capability.RUNS_DRAFTS in self.backend.capabilities
-        return [(p.sweep, r.rendered) for p in plans for r in p.to_submit_on(drafts) if r.rendered]
+        return [
+            (p.sweep, r.rendered)
+            for p in plans
+            for r in p.to_submit_on(runs(self.backend, p.sweep))
+            if r.rendered
+        ]
 
     def request_stop(self, signal_name: str) -> None:
         """Stop starting creates (a signal handler calls this: it only appends to a list). A
