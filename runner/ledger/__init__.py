@@ -286,7 +286,7 @@ def _render(ledger: Ledger, known: _Lines) -> tuple[str, _Lines]:
 
 
 @dataclass(frozen=True)
-class _Written:
+class Written:
     """What one write left in a file: its text, the ledger it holds and that ledger's lines."""
 
     text: str
@@ -296,10 +296,10 @@ class _Written:
 
 def record(path: Path, sweep: str, entries: Iterable[Entry]) -> Ledger:
     """Merge entries into the ledger file atomically; safe against concurrent writers."""
-    return _record(path, sweep, list(entries), None).ledger
+    return record_file(path, sweep, list(entries), None).ledger
 
 
-def _record(path: Path, sweep: str, new: list[Entry], last: _Written | None) -> _Written:
+def record_file(path: Path, sweep: str, new: list[Entry], last: Written | None) -> Written:
     """`record`, skipping the parse and re-encoding when the file still holds `last`'s text."""
     with locked(path.parent):
         try:
@@ -314,4 +314,4 @@ def _record(path: Path, sweep: str, new: list[Entry], last: _Written | None) -> 
         ledger = current.merged(new)
         text, lines = _render(ledger, known)
         write_atomic(path, text)
-    return _Written(text, ledger, lines)
+    return Written(text, ledger, lines)

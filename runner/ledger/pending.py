@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from runner.ledger import Entry, _record, _Written
+from runner.ledger import Entry, Written, record_file
 
 
 class Pending:
@@ -24,7 +24,7 @@ class Pending:
         self.now = now
         self._files: dict[tuple[Path, str], list[Entry]] = {}
         self._due: float | None = None
-        self._written: dict[tuple[Path, str], _Written] = {}
+        self._written: dict[tuple[Path, str], Written] = {}
 
     def add(self, path: Path, sweep: str, entry: Entry) -> None:
         self._files.setdefault((path, sweep), []).append(entry)
@@ -40,7 +40,7 @@ class Pending:
         try:
             while self._files:
                 file, entries = next(iter(self._files.items()))
-                self._written[file] = _record(*file, entries, self._written.get(file))
+                self._written[file] = record_file(*file, entries, self._written.get(file))
                 del self._files[file]
         finally:
             self._due = self.now() + self.every if self._files else None

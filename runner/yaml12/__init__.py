@@ -21,7 +21,7 @@ from runner.core.errors import ManifestError, Problem
 from runner.core.marks import Document, KeyPath, Marks, Pos
 from runner.yaml12._compose import MAX_DEPTH as MAX_DEPTH
 from runner.yaml12._compose import MAX_NODES as MAX_NODES
-from runner.yaml12._compose import _build, _Composer, _Stop
+from runner.yaml12._compose import Composer, StopComposing, build
 from runner.yaml12._scalars import Invalid, resolve_plain
 
 _LOADER: Callable[[str], Any] = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
@@ -84,7 +84,7 @@ def load(text: str, source: str) -> Document:
     disputed = _disputed_breaks(text, source)
     if disputed:
         raise ManifestError(disputed)
-    composer = _Composer(source)
+    composer = Composer(source)
     try:
         loader = _LOADER(text)
     except yaml.YAMLError as error:  # the pure-Python reader checks characters up front
@@ -93,7 +93,7 @@ def load(text: str, source: str) -> Document:
         composer.run(loader)
     except yaml.YAMLError as error:
         composer.problems.append(_syntax_problem(error, text, source))
-    except _Stop:
+    except StopComposing:
         pass
     finally:
         loader.dispose()
@@ -101,7 +101,7 @@ def load(text: str, source: str) -> Document:
         raise ManifestError(composer.problems)
     values: dict[KeyPath, Pos] = {}
     keys: dict[KeyPath, Pos] = {}
-    data = _build(composer.root, (), values, keys)
+    data = build(composer.root, (), values, keys)
     return Document(data, Marks(values, keys), source)
 
 

@@ -52,7 +52,7 @@ class _Frame:
         self.seen: dict[str, Pos] = {}
 
 
-class _Stop(Exception):
+class StopComposing(Exception):
     """Composition cannot go on; the reason is already in the problem list."""
 
 
@@ -61,7 +61,7 @@ def _pos(event: yaml.Event) -> Pos:
     return (mark.line + 1, mark.column + 1) if mark else (1, 1)
 
 
-class _Composer:
+class Composer:
     """Turns parse events into a tree of ``_Node`` and collects every problem on the way."""
 
     def __init__(self, source: str) -> None:
@@ -77,9 +77,9 @@ class _Composer:
         where = "" if path is None else field_path(path)
         self.problems.append(Problem(self.source, pos[0], pos[1], where, message))
 
-    def stop(self, pos: Pos, path: KeyPath | None, message: str) -> _Stop:
+    def stop(self, pos: Pos, path: KeyPath | None, message: str) -> StopComposing:
         self.problem(pos, path, message)
-        return _Stop()
+        return StopComposing()
 
     def run(self, loader: Any) -> None:
         handlers: dict[type, Callable[[Any], None]] = {
@@ -235,18 +235,18 @@ class _Composer:
         return name
 
 
-def _build(node: _Node, path: KeyPath, values: dict[KeyPath, Pos], keys: dict[KeyPath, Pos]) -> Any:
+def build(node: _Node, path: KeyPath, values: dict[KeyPath, Pos], keys: dict[KeyPath, Pos]) -> Any:
     """Plain Python data for ``node``; each alias becomes its own copy."""
     if path:
         values[path] = node.pos
     real = node.target or node
     if real.kind == "seq":
-        return [_build(item, (*path, i), values, keys) for i, item in enumerate(real.children)]
+        return [build(item, (*path, i), values, keys) for i, item in enumerate(real.children)]
     if real.kind == "map":
         out: dict[str, Any] = {}
         for name, key, value in real.children:
             child = (*path, name)
             keys[child] = key.pos
-            out[name] = _build(value, child, values, keys)
+            out[name] = build(value, child, values, keys)
         return out
     return real.children

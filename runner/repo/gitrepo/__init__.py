@@ -49,7 +49,7 @@ class Commit:
 # -- opening and plumbing ---------------------------------------------------------------------
 
 
-def _open(root: Path) -> git.Repo:
+def open_repo(root: Path) -> git.Repo:
     import git
 
     try:
@@ -73,14 +73,14 @@ def toplevel(path: Path) -> Path | None:
 
 def current_branch(root: Path) -> str | None:
     """The branch checked out at root; None when HEAD is detached or unborn-less."""
-    repo = _open(root)
+    repo = open_repo(root)
     try:
         return str(repo.active_branch.name)
     except TypeError:  # detached HEAD
         return None
 
 
-def _git(repo: git.Repo, command: str, *args: str) -> str:
+def run_git(repo: git.Repo, command: str, *args: str) -> str:
     """Run one git command; its failure becomes a GitError quoting git's own message."""
     import git
 
@@ -93,7 +93,7 @@ def _git(repo: git.Repo, command: str, *args: str) -> str:
         raise GitError(f"git {command} failed: {detail}") from None
 
 
-def _relative(repo: git.Repo, path: Path) -> str:
+def relative_path(repo: git.Repo, path: Path) -> str:
     top = Path(str(repo.working_tree_dir)).resolve()
     try:
         return path.resolve().relative_to(top).as_posix()
@@ -103,7 +103,7 @@ def _relative(repo: git.Repo, path: Path) -> str:
 
 def _changed(repo: git.Repo, pathspecs: Sequence[str]) -> list[str]:
     """Paths under pathspecs that differ from HEAD, untracked ones included."""
-    out = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *pathspecs)
+    out = run_git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *pathspecs)
     changed, fields = [], iter(out.split("\0"))
     for item in fields:
         if len(item) < 4:
@@ -114,7 +114,7 @@ def _changed(repo: git.Repo, pathspecs: Sequence[str]) -> list[str]:
     return sorted(set(changed))
 
 
-def _text_at(repo: git.Repo, rev: str, path: str) -> str:
+def text_at(repo: git.Repo, rev: str, path: str) -> str:
     """A file's text at a revision; empty when it did not exist there."""
     try:
         blob = repo.commit(rev).tree / path
@@ -123,7 +123,7 @@ def _text_at(repo: git.Repo, rev: str, path: str) -> str:
     return bytes(blob.data_stream.read()).decode("utf-8")
 
 
-def _sweep_of(path: str) -> str:
+def sweep_of(path: str) -> str:
     return PurePosixPath(path).stem
 
 
@@ -132,8 +132,8 @@ def _sweep_of(path: str) -> str:
 
 def ensure_committed(root: Path, manifests: Iterable[Path]) -> None:
     """Refuse when a manifest on disk differs from HEAD: the ledger must record what was merged."""
-    repo = _open(root)
-    paths = [_relative(repo, p) for p in manifests]
+    repo = open_repo(root)
+    paths = [relative_path(repo, p) for p in manifests]
     dirty = _changed(repo, paths) if paths else []
     if dirty:
         raise GitError(
@@ -144,7 +144,7 @@ def ensure_committed(root: Path, manifests: Iterable[Path]) -> None:
 
 def changed_tracked(root: Path) -> list[str]:
     """The tracked files that differ from HEAD (staged or not), as `git status` names them."""
-    status = _git(_open(root), "status", "--porcelain", "--untracked-files=no")
+    status = run_git(open_repo(root), "status", "--porcelain", "--untracked-files=no")
     return [line[3:] for line in status.splitlines()]
 
 
@@ -157,22 +157,22 @@ def code_commit(root: Path, repository: str = "") -> tuple[str, str]:
     Refused, as gantry does, when tracked files differ from it (they would not be in the run)
     or when no remote branch has it (the experiments could not fetch it). `repository`:
     GITHUB_REPOSITORY in Actions; else the origin remote's URL, an SSH one as https."""
-    repo = _open(root)
-    commit = _git(repo, "rev-parse", "HEAD")
+    repo = open_repo(root)
+    commit = run_git(repo, "rev-parse", "HEAD")
     dirty = changed_tracked(root)
     if dirty:
         raise GitError(
             f"code: tracked files differ from the commit {commit[:12]} ({shown_paths(dirty)});"
             " the experiments would run the commit without them: commit and push first"
         )
-    if not _git(repo, "branch", "--remotes", "--contains", commit).strip():
+    if not run_git(repo, "branch", "--remotes", "--contains", commit).strip():
         raise GitError(
             f"code: commit {commit[:12]} is on no remote branch, so the experiments could not"
             " fetch it: push it first"
         )
     if repository:
         return f"https://github.com/{repository}.git", commit
-    url = _git(repo, "remote", "get-url", "origin").strip()
+    url = run_git(repo, "remote", "get-url", "origin").strip()
     if url.startswith("git@") and ":" in url:  # git@github.com:owner/name.git
         host, path = url[len("git@") :].split(":", 1)
         url = f"https://{host}/{path}"
@@ -181,7 +181,7 @@ def code_commit(root: Path, repository: str = "") -> tuple[str, str]:
 
 def resolve_target(root: Path, branch: str | None = None) -> Target:
     """The branch to push to (given, or the one checked out) and its remote (upstream or origin)."""
-    repo = _open(root)
+    repo = open_repo(root)
     tracking = None
     if branch is None:
         if repo.head.is_detached:
@@ -214,25 +214,25 @@ def commit_message(counts: dict[str, int]) -> str:
 
 def commit_ledgers(root: Path) -> Commit | None:
     """Commit the Beaker ledger files that differ from HEAD, and nothing else; None if none do."""
-    repo = _open(root)
-    directory = _relative(repo, root / str(ledger.LEDGER_DIR))
+    repo = open_repo(root)
+    directory = relative_path(repo, root / str(ledger.LEDGER_DIR))
     files = [f for f in _changed(repo, [directory]) if f.endswith(".jsonl")]
     files = [f for f in files if (Path(str(repo.working_tree_dir)) / f).exists()]
     if not files:
         return None
     counts = {}
     for path in files:
-        sweep = _sweep_of(path)
-        before = ledger.parse(_text_at(repo, "HEAD", path), f"HEAD:{path}", sweep).entries
+        sweep = sweep_of(path)
+        before = ledger.parse(text_at(repo, "HEAD", path), f"HEAD:{path}", sweep).entries
         after = ledger.read(Path(str(repo.working_tree_dir)) / path, sweep).entries
         counts[sweep] = sum(
             1 for key, entry in after.items() if key not in before or before[key].id != entry.id
         )
     message = commit_message(counts)
-    _git(repo, "add", "--", *files)
+    run_git(repo, "add", "--", *files)
     # --only: whatever else is staged stays out of this commit. --no-verify: a machine-made
     # commit of generated files must not be rewritten or refused by a developer's local hooks.
-    _git(repo, "commit", "--only", "--no-verify", "--quiet", "-m", message, "--", *files)
+    run_git(repo, "commit", "--only", "--no-verify", "--quiet", "-m", message, "--", *files)
     return Commit(repo.head.commit.hexsha, message, tuple(files))
 
 
@@ -244,12 +244,12 @@ def changed_since(root: Path, base: str) -> set[str] | None:
     None when `base` is not in this checkout (a shallow clone without it)."""
     import git
 
-    repo = _open(root)
+    repo = open_repo(root)
     try:
         repo.commit(base)
     except (git.BadName, git.BadObject, ValueError):
         return None
-    return set(_git(repo, "diff", "--name-only", "--no-renames", base, "--").splitlines())
+    return set(run_git(repo, "diff", "--name-only", "--no-renames", base, "--").splitlines())
 
 
 def file_at(root: Path, rev: str, path: str) -> str | None:
@@ -257,7 +257,7 @@ def file_at(root: Path, rev: str, path: str) -> str | None:
     when `rev` is not in this checkout (a shallow clone without it)."""
     import git
 
-    repo = _open(root)
+    repo = open_repo(root)
     try:
         commit = repo.commit(rev)
     except (git.BadName, git.BadObject, ValueError):
@@ -280,7 +280,7 @@ def fetch_commits(root: Path, shas: Sequence[str], token: str = "") -> None:
 
     if not shas:
         return
-    repo = _open(root)
+    repo = open_repo(root)
     missing = []
     for sha in shas:
         try:
@@ -289,7 +289,7 @@ def fetch_commits(root: Path, shas: Sequence[str], token: str = "") -> None:
             missing.append(sha)
     if not missing:
         return
-    depth = ["--depth=1"] if _git(repo, "rev-parse", "--is-shallow-repository") == "true" else []
+    depth = ["--depth=1"] if run_git(repo, "rev-parse", "--is-shallow-repository") == "true" else []
     env = {}
     if token:
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
@@ -299,7 +299,7 @@ def fetch_commits(root: Path, shas: Sequence[str], token: str = "") -> None:
             "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {basic}",
         }
     with repo.git.custom_environment(**env):
-        _git(repo, "fetch", "--quiet", "--no-tags", *depth, "origin", *missing)
+        run_git(repo, "fetch", "--quiet", "--no-tags", *depth, "origin", *missing)
 
 
 def files_at(root: Path, sha: str, directory: str, skip: str = "") -> dict[str, str]:
@@ -307,7 +307,7 @@ def files_at(root: Path, sha: str, directory: str, skip: str = "") -> dict[str, 
     repository's top, except those under `skip`."""
     import git
 
-    repo = _open(root)
+    repo = open_repo(root)
     try:
         commit = repo.commit(sha)
         commit.tree  # noqa: B018 (is it here?)

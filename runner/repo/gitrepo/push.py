@@ -20,12 +20,12 @@ from runner.core.retry import RetryPolicy, retrying
 from runner.ledger import headers
 from runner.repo.gitrepo import (
     Target,
-    _git,
-    _open,
-    _relative,
-    _sweep_of,
-    _text_at,
     commit_ledgers,
+    open_repo,
+    relative_path,
+    run_git,
+    sweep_of,
+    text_at,
 )
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class Pushed:
 def publish(root: Path, target: Target, policy: RetryPolicy | None = None) -> Pushed:
     """Push the ledger commits HEAD has over the remote branch; rebuild and retry on races."""
     policy = policy or PUSH_POLICY
-    repo = _open(root)
+    repo = open_repo(root)
     tracking = f"refs/remotes/{target.remote}/{target.branch}"
     _fetch(repo, target)
     attempts = 0
@@ -68,7 +68,7 @@ def publish(root: Path, target: Target, policy: RetryPolicy | None = None) -> Pu
         if files is None:
             return Pushed(None, attempts - 1)
         if _push(repo, target):
-            _git(repo, "update-ref", tracking, "HEAD")
+            run_git(repo, "update-ref", tracking, "HEAD")
             return Pushed(repo.head.commit.hexsha, attempts)
         raced = files
         raise _Raced
@@ -85,11 +85,11 @@ def publish(root: Path, target: Target, policy: RetryPolicy | None = None) -> Pu
 
 def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -> None:
     """Move HEAD to the new remote head and re-apply our ledger entries on top, merged by key."""
-    ours = [ledger.parse(_text_at(repo, "HEAD", f), f, _sweep_of(f)) for f in files]
+    ours = [ledger.parse(text_at(repo, "HEAD", f), f, sweep_of(f)) for f in files]
     _fetch(repo, target)
     # --keep, not --hard: it refuses rather than discard uncommitted work in the checkout; our
     # own commit is not lost either, its entries are in `ours`.
-    _git(repo, "reset", "--keep", "--quiet", f"refs/remotes/{target.remote}/{target.branch}")
+    run_git(repo, "reset", "--keep", "--quiet", f"refs/remotes/{target.remote}/{target.branch}")
     top = Path(str(repo.working_tree_dir))
     for path, entries in zip(files, ours, strict=True):
         ledger.record(top / path, entries.sweep, entries.entries.values())
@@ -99,7 +99,7 @@ def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -
 
 def _fetch(repo: git.Repo, target: Target) -> None:
     refspec = f"+refs/heads/{target.branch}:refs/remotes/{target.remote}/{target.branch}"
-    _git(repo, "fetch", "--quiet", "--no-tags", target.remote, refspec)
+    run_git(repo, "fetch", "--quiet", "--no-tags", target.remote, refspec)
 
 
 def _ledger_commits(repo: git.Repo, tracking: str, root: Path) -> list[str] | None:
@@ -108,10 +108,10 @@ def _ledger_commits(repo: git.Repo, tracking: str, root: Path) -> list[str] | No
     Anything else in those commits (a manifest edit not yet reviewed, say) is refused: this
     pushes ledgers, nothing else.
     """
-    if not _git(repo, "rev-list", "--max-count=1", f"{tracking}..HEAD"):
+    if not run_git(repo, "rev-list", "--max-count=1", f"{tracking}..HEAD"):
         return None
-    files = _git(repo, "diff", "--name-only", "--no-renames", f"{tracking}...HEAD").splitlines()
-    directory = _relative(repo, root / str(ledger.LEDGER_DIR)) + "/"
+    files = run_git(repo, "diff", "--name-only", "--no-renames", f"{tracking}...HEAD").splitlines()
+    directory = relative_path(repo, root / str(ledger.LEDGER_DIR)) + "/"
     others = [f for f in files if not (f.startswith(directory) and f.endswith(".jsonl"))]
     if others:
         raise GitError(
