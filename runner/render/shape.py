@@ -78,6 +78,10 @@ class SpecShape:
     def string(self, slot: Slot, check: Check | None = None) -> Field:
         if slot.literal is not None:
             return self.first.text(slot, check)
+        plain = slot.template.plain
+        if plain is not None and check is None:  # nothing to check, nothing that can fail
+            before, name, after = plain
+            return Hole(lambda point: json_string(before + as_text(point.env[name]) + after))
         return Hole(lambda point: json_string(point.text(slot, check)))
 
     def number(self, slot: Slot, what: str, minimum: int, integer: bool = True) -> Field:
