@@ -206,20 +206,17 @@ class BeakerBackend:
         org = sweep.placement.workspace.split("/", 1)[0]
         needles = wanted[:1] if len(wanted) == 1 else identity.needles(sweep.name, wanted)
 
-        def listing() -> dict[str, list[pb2.Workload]]:
-            found: dict[str, dict[str, pb2.Workload]] = {}
-            for needle in needles:
-                for workload in self.client.workload.list(
-                    org=self.client.resolved_org(org),
-                    workspace=workspace,
-                    name_or_description=needle,
-                ):
-                    if workload.experiment.name in wanted:
-                        mine = found.setdefault(workload.experiment.name, {})
-                        mine[workload.experiment.id] = workload
-            return {n: sorted(w.values(), key=duplicates.age) for n, w in found.items()}
+        what = f"list experiments of {sweep.name}"
 
-        every = self._call(f"list experiments of {sweep.name}", listing)
+        def one(needle: str | None) -> list[pb2.Workload]:
+            self._calling.what = what  # on a pool's thread too, for beaker-py's retries
+            org_ = self.client.resolved_org(org)
+            listed = self.client.workload.list(
+                org=org_, workspace=workspace, name_or_description=needle
+            )
+            return list(listed)
+
+        every = self._call(what, lambda: duplicates.by_name(one, needles, set(wanted)))
         for name, workload in self.keys.renamed(every, wanted, recorded):
             every.setdefault(name, []).append(workload)
             every[name].sort(key=duplicates.age)
