@@ -199,19 +199,11 @@ def _throughput_row(config: Config, points: int, concurrency: int, run: Run) -> 
     trips = sum(run.calls.values()) / points
     share = rate / bound
     met = share >= TARGET if concurrency == TARGET_AT else None
-    serial = sum(v for k, v in run.calls.items() if k != "http:create")
-    rounds = -(-points // concurrency)  # creates one after another on each of c workers
-    floor = (rounds + serial) * LATENCY
     config.note(
         f"Submit c={concurrency}: {calls_text(run.calls)} ({trips:.2f} latency-bearing calls per"
         f" point) over {run.connections} HTTPS connection(s); CPU used: runner"
         f" {run.runner_cpu:.2f} s ({run.runner_cpu / points * 1e3:.1f} ms a point), fake server"
         f" {run.server_cpu:.2f} s, in {run.seconds:.2f} s of wall time on {os.cpu_count()} cores."
-        f" The {serial} other calls run one after another (look-ups, the listing before the"
-        f" creates, the paged listing of the duplicate check after them): with them the bound is"
-        f" (⌈N/c⌉ + {serial})×RTT = {seconds(floor)}, {floor / run.seconds:.0%} of the wall time,"
-        f" and N×RTT/c can be at most {points / concurrency / (rounds + serial):.0%}"
-        " of it."
     )
     return Row(
         "4",
