@@ -27,11 +27,12 @@ POINTS = 260
 
 def test_many_default_names_are_listed_by_the_first_digit_of_their_key() -> None:
     names = [f"exact-{i:012x}" for i in range(SHARD_AT)]
-    split = needles("exact", names)
+    split = needles("exact", names, split=True)
     assert split == [f"exact-{digit}" for digit in "0123456789abcdef"]
     assert all(sum(name.startswith(n) for n in split if n) == 1 for name in names)
-    assert needles("exact", names[:-1]) == ["exact"]  # fewer: one listing
-    assert needles("exact", [*names, "exact-run-7"]) == ["exact"]  # a templated name: one
+    assert needles("exact", names[:-1], split=True) == ["exact"]  # fewer: one listing
+    assert needles("exact", [*names, "exact-run-7"], split=True) == ["exact"]  # a templated one
+    assert needles("exact", names) == ["exact"]  # status's listing: pages, counted exactly
 
 
 def _submit(root: Path, token: str, err: io.StringIO) -> tuple[list[Outcome], Submitter]:

@@ -187,7 +187,7 @@ class BeakerBackend:
         wanted = list(names)
         return {
             name: tuple(self._experiment(w, recorded) for w in found)
-            for name, found in self._all(sweep, wanted, recorded).items()
+            for name, found in self._all(sweep, wanted, recorded, split=True).items()
         }
 
     def _all(
@@ -197,14 +197,17 @@ class BeakerBackend:
         recorded: Recorded = NOTHING,
         *,
         prove: bool = True,
+        split: bool = False,
     ) -> dict[str, list[pb2.Workload]]:
         """Every workload of each named experiment in the sweep's workspace, oldest first, from
         one paged listing per needle (`identity.needles`: by name, never by the description,
-        which the job may have rewritten); the key of each proved (`identity.Keys.prove`)."""
+        which the job may have rewritten); the key of each proved (`identity.Keys.prove`).
+        `split`: a sweep's many default names by 16 needles at once (`experiments`: a submit's
+        looks); `results` lists page after page, as `status` counts them."""
         wanted = list(dict.fromkeys(names))
         workspace = self._workspace(sweep.placement.workspace)
         org = sweep.placement.workspace.split("/", 1)[0]
-        needles = wanted[:1] if len(wanted) == 1 else identity.needles(sweep.name, wanted)
+        needles = wanted[:1] if len(wanted) == 1 else identity.needles(sweep.name, wanted, split)
 
         what = f"list experiments of {sweep.name}"
 
