@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterator
 
 from runner.core.model import Axis, Cell, Point, Space
-from runner.core.values import canonical_json, identity
+from runner.core.values import Value, canonical_json, identity
 
 
 def upper_bound(space: Space) -> int:
@@ -23,6 +23,13 @@ def iter_points(space: Space) -> Iterator[Point]:
     conditional parameter is present exactly when its condition holds, so a grid with
     `optim: [adamw, sgd]` and `momentum` only for sgd has (adamw), (sgd, m1), (sgd, m2)."""
     names = space.axis_names
+    if not (space.exclude or space.conditions):
+        plain = _plain_columns(space)
+        if plain is not None:  # a grid of single values: nothing to filter, nothing absent
+            for row in itertools.product(*plain):
+                yield Point(tuple(zip(names, row, strict=True)))
+            yield from _included(space)
+            return
     excludes = [
         tuple((names.index(name), identity(value)) for name, value in item.values)
         for item in space.exclude
@@ -43,9 +50,27 @@ def iter_points(space: Space) -> Iterator[Point]:
             if any((given[c.name] is not None) != c.holds(given) for c in conditions):
                 continue
         yield Point(tuple((n, v) for n, v in zip(names, values, strict=True) if v is not None))
+    yield from _included(space)
+
+
+def _included(space: Space) -> Iterator[Point]:
+    names = space.axis_names
     for i, item in enumerate(space.include):
         assigned = item.as_dict()
         yield Point(tuple((n, assigned[n]) for n in names if n in assigned), origin=f"include[{i}]")
+
+
+def _plain_columns(space: Space) -> list[list[Value]] | None:
+    """Each axis's values, when every axis is one parameter that is never absent."""
+    if any(len(axis.names) != 1 or axis.optional for axis in space.axes):
+        return None
+    columns = []
+    for axis in space.axes:
+        column = [value for row in axis.values if (value := row[0]) is not None]
+        if len(column) != len(axis.values):
+            return None
+        columns.append(column)
+    return columns
 
 
 def _rows(axis: Axis) -> tuple[tuple[Cell, ...], ...]:

@@ -85,8 +85,9 @@ class Renderer:
         self._skeletons: dict[tuple[tuple[bool, ...], frozenset[str]], Skeleton[PointContext]] = {}
         """The spec with holes, per shape of point: which tasks are multi-node, which
         conditional parameters are absent."""
-        self._replicas: tuple[int, ...] | None = None
-        """Each task's replica count, once known to be the same at every point."""
+        self._replicas: tuple[tuple[int, ...], tuple[bool, ...]] | None = None
+        """Each task's replica count and whether it is multi-node, once known to be the same
+        at every point."""
         self._derived = self._compile_derived()
         self._name: Slot | None = None
         if sweep.name_template is not None:
@@ -285,19 +286,16 @@ class Renderer:
         prefix = None if self._name is None else context.text(self._name, _name_problem)
         context.name = name = experiment_name(sweep.name, key, prefix)
         env["experiment"] = name
-        for dname, slot in self._derived:
-            env[dname] = context.value(slot)
-        context.derived = tuple((dname, env[dname]) for dname, _ in self._derived)
-        replicas = self._replicas
-        if replicas is None:
-            replicas = tuple(
-                int(context.number(task["replicas"], "replicas", 1)) for task in self._tasks
-            )
-            if all(task["replicas"].literal is not None for task in self._tasks):
-                self._replicas = replicas  # the same for every point
+        if self._derived:
+            derived = []
+            for dname, slot in self._derived:
+                env[dname] = value = context.value(slot)
+                derived.append((dname, value))
+            context.derived = tuple(derived)
+        replicas, multi = self._replicas or self._count_replicas(context)
         context.replicas = replicas
         absent = self._optional.difference(params) if self._optional else self._optional
-        shape = (tuple(n > 1 for n in context.replicas), absent)
+        shape = (multi, absent)
         skeleton = self._skeletons.get(shape)
         if skeleton is None:
             env_names = {k: v for k, v in self._env_names.items() if k not in absent}
@@ -313,6 +311,17 @@ class Renderer:
             text,
             hashlib.sha256(hashed.encode()).hexdigest(),
         )
+
+    def _count_replicas(self, context: PointContext) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+        """Each task's replica count at this point, and which tasks are multi-node; kept when
+        no task templates its count (the same for every point)."""
+        replicas = tuple(
+            int(context.number(task["replicas"], "replicas", 1)) for task in self._tasks
+        )
+        counted = (replicas, tuple(n > 1 for n in replicas))
+        if all(task["replicas"].literal is not None for task in self._tasks):
+            self._replicas = counted
+        return counted
 
 
 def _secrets(task: Mapping[str, Any]) -> list[tuple[str, Any]]:

@@ -78,6 +78,10 @@ class SpecShape:
     def string(self, slot: Slot, check: Check | None = None) -> Field:
         if slot.literal is not None:
             return self.first.text(slot, check)
+        plain = slot.template.plain
+        if plain is not None and check is None:  # nothing to check, nothing that can fail
+            before, name, after = plain
+            return Hole(_by_value(name, lambda value: json_string(before + as_text(value) + after)))
         return Hole(lambda point: json_string(point.text(slot, check)))
 
     def number(self, slot: Slot, what: str, minimum: int, integer: bool = True) -> Field:
@@ -241,4 +245,29 @@ def _ascii_json(value: Value) -> str:
 
 
 def _env_value(name: str) -> Callable[[PointContext], str]:
-    return lambda point: json_string(as_text(point.env[name]))
+    return _by_value(name, lambda value: json_string(as_text(value)))
+
+
+MEMO_SIZE = 4096
+"""Values remembered per hole: enough for a grid's axis values. Values made per point (a
+derived parameter's, a sample's) fill it once and then miss, at the cost of a look-up."""
+
+
+def _by_value(name: str, text: Callable[[Value], str]) -> Callable[[PointContext], str]:
+    """A hole that writes one parameter, remembering its text per value *object*: a grid's
+    points share the objects of their axes' values, so most points find it. By identity, not
+    equality, so 1, 1.0, True, 0.0 and -0.0 never share a text; the entry keeps its object
+    alive, so its id is never reused while remembered."""
+    memo: dict[int, tuple[Value, str]] = {}
+
+    def fill(point: PointContext) -> str:
+        value = point.env[name]
+        known = memo.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        written = text(value)
+        if len(memo) < MEMO_SIZE:
+            memo[id(value)] = (value, written)
+        return written
+
+    return fill

@@ -57,6 +57,9 @@ class Template:
         init=False, compare=False, repr=False
     )
     """(position, name, format spec, filter, default) of each field."""
+    plain: tuple[str, str, str] | None = dataclasses.field(init=False, compare=False, repr=False)
+    """(text before, name, text after) when the template is one field with no format spec,
+    filter or default (`--lr={lr}`, most templates): it renders without the general loop."""
 
     def __post_init__(self) -> None:
         texts = [p if isinstance(p, str) else "" for p in self.parts]
@@ -67,6 +70,11 @@ class Template:
         )
         object.__setattr__(self, "_texts", texts)
         object.__setattr__(self, "_fields", fields)
+        plain = None
+        if len(fields) == 1 and fields[0][2:] == ("", "", None):
+            i, name = fields[0][:2]
+            plain = ("".join(texts[:i]), name, "".join(texts[i + 1 :]))
+        object.__setattr__(self, "plain", plain)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -88,6 +96,9 @@ class Template:
         return "".join(p for p in self.parts if isinstance(p, str))
 
     def render(self, params: Mapping[str, Value]) -> str:
+        if self.plain is not None:
+            before, name, after = self.plain
+            return before + as_text(params[name]) + after
         out = self._texts.copy()
         for i, name, spec, filtered, default in self._fields:
             value = params.get(name) if default is not None else params[name]

@@ -187,7 +187,7 @@ class BeakerBackend:
         wanted = list(names)
         return {
             name: tuple(self._experiment(w, recorded) for w in found)
-            for name, found in self._all(sweep, wanted, recorded).items()
+            for name, found in self._all(sweep, wanted, recorded, split=True).items()
         }
 
     def _all(
@@ -197,29 +197,29 @@ class BeakerBackend:
         recorded: Recorded = NOTHING,
         *,
         prove: bool = True,
+        split: bool = False,
     ) -> dict[str, list[pb2.Workload]]:
         """Every workload of each named experiment in the sweep's workspace, oldest first, from
         one paged listing per needle (`identity.needles`: by name, never by the description,
-        which the job may have rewritten); the key of each proved (`identity.Keys.prove`)."""
+        which the job may have rewritten); the key of each proved (`identity.Keys.prove`).
+        `split`: a sweep's many default names by 16 needles at once (`experiments`: a submit's
+        looks); `results` lists page after page, as `status` counts them."""
         wanted = list(dict.fromkeys(names))
         workspace = self._workspace(sweep.placement.workspace)
         org = sweep.placement.workspace.split("/", 1)[0]
-        needles = wanted[:1] if len(wanted) == 1 else identity.needles(sweep.name, wanted)
+        needles = wanted[:1] if len(wanted) == 1 else identity.needles(sweep.name, wanted, split)
 
-        def listing() -> dict[str, list[pb2.Workload]]:
-            found: dict[str, dict[str, pb2.Workload]] = {}
-            for needle in needles:
-                for workload in self.client.workload.list(
-                    org=self.client.resolved_org(org),
-                    workspace=workspace,
-                    name_or_description=needle,
-                ):
-                    if workload.experiment.name in wanted:
-                        mine = found.setdefault(workload.experiment.name, {})
-                        mine[workload.experiment.id] = workload
-            return {n: sorted(w.values(), key=duplicates.age) for n, w in found.items()}
+        what = f"list experiments of {sweep.name}"
 
-        every = self._call(f"list experiments of {sweep.name}", listing)
+        def one(needle: str | None) -> list[pb2.Workload]:
+            self._calling.what = what  # on a pool's thread too, for beaker-py's retries
+            org_ = self.client.resolved_org(org)
+            listed = self.client.workload.list(
+                org=org_, workspace=workspace, name_or_description=needle
+            )
+            return list(listed)
+
+        every = self._call(what, lambda: duplicates.by_name(one, needles, set(wanted)))
         for name, workload in self.keys.renamed(every, wanted, recorded):
             every.setdefault(name, []).append(workload)
             every[name].sort(key=duplicates.age)

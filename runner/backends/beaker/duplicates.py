@@ -8,7 +8,8 @@ has this run cancel the newer one when it created it, with the port's `cancel` (
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from beaker import beaker_pb2 as pb2
@@ -27,3 +28,22 @@ def age(workload: pb2.Workload) -> tuple[int, int, str]:
     """Sort key, oldest first: creation time, then id (a deterministic tie-break)."""
     created = workload.experiment.created
     return (created.seconds, created.nanos, workload.experiment.id)
+
+
+def by_name(
+    list_one: Callable[[str | None], list[pb2.Workload]],
+    needles: Sequence[str | None],
+    named: Collection[str],
+) -> dict[str, list[pb2.Workload]]:
+    """Each named experiment's workloads, oldest first, from one listing per needle; more than
+    two needles (`identity.SHARD_AT`'s 16) are listed at once, each one's pages in turn."""
+    listed: Iterable[list[pb2.Workload]] = map(list_one, needles)
+    if len(needles) > 2:
+        with ThreadPoolExecutor(len(needles)) as pool:
+            listed = [*pool.map(list_one, needles)]
+    found: dict[str, dict[str, pb2.Workload]] = {}
+    for listing in listed:
+        for workload in listing:
+            if workload.experiment.name in named:
+                found.setdefault(workload.experiment.name, {})[workload.experiment.id] = workload
+    return {name: sorted(w.values(), key=age) for name, w in found.items()}
