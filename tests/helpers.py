@@ -137,3 +137,25 @@ def shown_line(line: str) -> str:
     line = re.sub(r"\b\d+s\b", "Ns", line)
     line = re.sub(r"^\[\d+/\d+\] ", "[i/n] ", line)  # creates finish in any order
     return "" if set(line.strip()) <= {"-", " "} else " ".join(line.split())
+
+
+class Quiet:
+    """An ApplyListener that shows nothing (for tests of what `apply` returns)."""
+
+    def planned(self, applied: object) -> None:
+        pass
+
+    def start(self, total: int) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+    def wait(self, text: str) -> None:
+        pass
+
+    def done(self, outcome: object) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass

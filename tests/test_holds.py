@@ -7,41 +7,18 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from runner.apply import Applied, ApplyOptions, apply, guardrails
+from runner.apply import ApplyOptions, apply, guardrails
 from runner.plan import Hold, HoldReason, SweepPlan, capped, catalog, hold
 from runner.repo import review
 from runner.report import plan as report
 from runner.report.held import held_counts, held_line, held_markdown
 from runner.report.submission import submit_summary
-from runner.submit import Outcome
 from tests.fake_backend import FakeBackend
-from tests.helpers import SWEEP, write_manifest
+from tests.helpers import SWEEP, Quiet, write_manifest
 
 UNREVIEWED = Hold.back(HoldReason.UNREVIEWED)
 OVER_BUDGET = Hold.back(HoldReason.OVER_BUDGET)
 GPU_POLICY = "version: 1\nmax_gpus_per_point: 4\n"
-
-
-class _Quiet:
-    """An ApplyListener told nothing it keeps."""
-
-    def planned(self, applied: Applied) -> None:
-        pass
-
-    def start(self, total: int) -> None:
-        pass
-
-    def note(self, text: str) -> None:
-        pass
-
-    def wait(self, text: str) -> None:
-        pass
-
-    def done(self, outcome: Outcome) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
 
 
 def _plan(root: Path, text: str = SWEEP) -> SweepPlan:
@@ -102,7 +79,7 @@ def test_a_capped_sweep_submits_its_reviewed_points_though_its_first_were_not_re
     plan = _plan(tmp_path, "max_running: 2\n" + SWEEP)
     backend = FakeBackend()
     options = ApplyOptions(tmp_path, pins=[_covering(plan, slice(2, None))])
-    applied = apply([plan], backend, options, _Quiet())
+    applied = apply([plan], backend, options, Quiet())
     created = [name for call, name in backend.calls if call == "create"]
     assert created == [r.name for r in plan.rows[2:4]]
     assert applied.review is not None and len(applied.review.held) == 2
@@ -115,7 +92,7 @@ def test_the_summary_counts_the_points_held_over_the_budget_too(tmp_path: Path) 
     plan = _plan(tmp_path, SWEEP.replace("command:", "resources: {gpus: 8}\n    command:"))
     pins = [_covering(plan, slice(None, 4)), _covering(plan, slice(None, 1), approved=True)]
     backend = FakeBackend()
-    applied = apply([plan], backend, ApplyOptions(tmp_path, pins=pins), _Quiet())
+    applied = apply([plan], backend, ApplyOptions(tmp_path, pins=pins), Quiet())
     assert [name for call, name in backend.calls if call == "create"] == [plan.rows[0].name]
     assert applied.review is not None and applied.over_budget is not None
     assert (len(applied.review.held), len(applied.over_budget.held)) == (2, 3)

@@ -9,18 +9,7 @@ from runner.backends import Experiment, ExperimentState, Recorded
 from runner.backends.observed import Observer, chosen
 from runner.plan import SweepPlan, catalog
 from tests.fake_backend import FakeBackend
-from tests.helpers import minimal
-
-
-class _Quiet:
-    """An ApplyListener that shows nothing."""
-
-    def planned(self, applied: object) -> None: ...
-    def start(self, total: int) -> None: ...
-    def note(self, text: str) -> None: ...
-    def wait(self, text: str) -> None: ...
-    def done(self, outcome: object) -> None: ...
-    def finish(self) -> None: ...
+from tests.helpers import Quiet, minimal
 
 
 def _plan(root: Path, extra: str = "") -> SweepPlan:
@@ -73,7 +62,7 @@ def test_a_submit_of_a_guarded_capped_sweep_looks_once_before_and_once_after(
     look after the creates: two calls that list, where each used to list on its own."""
     plan = _plan(tmp_path, extra="max_running: 1\nmax_failures: 3\n")
     backend = FakeBackend()
-    applied = apply([plan], backend, ApplyOptions(tmp_path, webhook=""), _Quiet())
+    applied = apply([plan], backend, ApplyOptions(tmp_path, webhook=""), Quiet())
     assert len(applied.outcomes) == 1
     listing = [call for call, _ in backend.calls if call in ("list", "results")]
     assert listing == ["results", "list", "list"]  # the fake's `results` lists inside it

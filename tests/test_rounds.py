@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.apply import Applied, ApplyOptions, apply
+from runner.apply import ApplyOptions, apply
 from runner.backends import ExperimentState
 from runner.commands import propose
 from runner.manifest import load_sample
@@ -19,9 +19,8 @@ from runner.plan import catalog
 from runner.search import rounds
 from runner.search.points import Result, Told
 from runner.search.rounds import Next, Round, RoundVerdict, SoFar, next_round
-from runner.submit import Outcome
 from tests.fake_backend import FakeBackend
-from tests.helpers import write_manifest
+from tests.helpers import Quiet, write_manifest
 
 SPACE = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)), Distribution("k", Kind.INT, (1, 4)))
 SAMPLE = Sample(Method.TPE, 8, 0, 4, SPACE, batch=4, metric="loss")
@@ -108,28 +107,6 @@ def test_a_lock_of_another_sample_starts_afresh_and_unobserved_points_are_pendin
     assert next_round(other, lock, SoFar()).number == 0
     matched = rounds.told_rows(lock.rows, (Told(lock.rows[2], Result.DONE, 0.1),))
     assert [t.result for t in matched] == [Result.PENDING] * 2 + [Result.DONE, Result.PENDING]
-
-
-class Quiet:
-    """An ApplyListener that shows nothing."""
-
-    def planned(self, applied: Applied) -> None:
-        pass
-
-    def start(self, total: int) -> None:
-        pass
-
-    def note(self, text: str) -> None:
-        pass
-
-    def wait(self, text: str) -> None:
-        pass
-
-    def done(self, outcome: Outcome) -> None:
-        pass
-
-    def finish(self) -> None:
-        pass
 
 
 SEARCH = """\
