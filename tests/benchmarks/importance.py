@@ -35,7 +35,13 @@ def run(config: Config) -> list[Row]:
     started = time.perf_counter()
     plain = ranking.main_effects(names, rows, values)
     plain_s = time.perf_counter() - started
-    out = [Row("importance", f"main effects, {n} points", f"{seconds(plain_s)} ({_shares(plain)})")]
+    out = [
+        Row(
+            "11",
+            f"`report`'s importance: main effects, {n} points",
+            f"{seconds(plain_s)} ({_shares(plain)})",
+        )
+    ]
     if not adaptive.fanova_available() or importlib.util.find_spec("sklearn") is None:
         config.note("importance: fANOVA not measured (needs optuna and scikit-learn)")
         return out
@@ -49,7 +55,7 @@ def run(config: Config) -> list[Row]:
     (ours, ours_s, ours_imp), (_, default_s, default_imp) = timings
     out.append(
         Row(
-            "importance",
+            "11",
             f"fANOVA {ours} x {ours}, {n} points",
             f"{seconds(ours_s)} ({_shares(ours_imp)})",
             f"64 x 64: {seconds(default_s)} ({_shares(default_imp)})",
