@@ -297,6 +297,20 @@ def test_submit_restart_points_takes_the_path_anywhere(tmp_path: Path, argv: lis
     assert args.paths == tuple(w for w in argv if w.startswith(("sweeps", "other")))
 
 
+def test_cancel_points_takes_the_path_anywhere_and_needs_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cancel --points NAME... PATH` (docs/commands.md) reads PATH as a manifest, not a name;
+    without any PATH it is one line and exit 1, nothing canceled."""
+    minimal(tmp_path)
+    assert main(["-C", str(tmp_path), "cancel", "--points", "nope", "sweeps/demo.yaml"]) == 1
+    said = capsys.readouterr().err
+    assert "nope" in said and "PATH" not in said  # the name was looked for, in the manifest
+    assert main(["-C", str(tmp_path), "cancel", "--points", "nope"]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "needs the manifests (PATH...)" in line
+
+
 @pytest.mark.parametrize(
     ("argv0", "said"),
     [

@@ -247,7 +247,8 @@ def test_cancel_orphans_or_named_points_only(
     assert [n for n in names if fake_beaker.cancels(n)] == [n for n in names if n in orphans]
 
     key = _entries(repo)[names[0]].key
-    assert _run(repo, "cancel", "sweeps/exact.yaml", "--points", key[:10], "--yes") == 0
+    # docs/commands.md's form: the PATH after the names (argparse would read it as one more name)
+    assert _run(repo, "cancel", "--points", key[:10], "sweeps/exact.yaml", "--yes") == 0
     assert fake_beaker.cancels(names[0]) == 1 and fake_beaker.cancels(names[1]) == 0
     capsys.readouterr()
     assert _run(repo, "cancel", "sweeps/exact.yaml", "--points", "nope", "--yes") == 1

@@ -20,9 +20,10 @@ from runner.commands.common import (
     Subparsers,
     load_catalog,
     raise_if_problems,
+    split_points,
     stderr,
 )
-from runner.core.errors import Exit
+from runner.core.errors import Exit, RunnerError
 
 if TYPE_CHECKING:  # annotations only: importing operate loads the pipeline
     from runner.backends import Backend
@@ -45,7 +46,7 @@ def register(commands: Subparsers) -> None:
     parser = commands.add_parser(
         "cancel", help="cancel a sweep's queued and running experiments (asks for --yes)"
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="manifests or directories")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="manifests or directories")
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--orphans", action="store_true", help="only points in the ledger but not the manifest"
@@ -65,12 +66,15 @@ def register(commands: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    points, paths = split_points(args.directory, args.points, args.paths)
+    if not paths:  # `cancel --points NAME... PATH` gives --points the PATH: split_points finds it
+        raise RunnerError("cancel needs the manifests (PATH...) whose experiments it cancels")
     return cancel(
         Path(args.directory),
         CancelArgs(
-            tuple(args.paths),
+            paths,
             args.orphans,
-            tuple(args.points),
+            points,
             args.yes,
             args.backend,
             args.commit,

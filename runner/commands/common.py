@@ -57,3 +57,18 @@ def write_output(text: str, output: str | None) -> None:
 
 def stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def split_points(
+    directory: str, words: Sequence[str], paths: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(points, paths): `--points NAME... PATH` reads PATH as one more name (argparse takes
+    every word after --points), so a manifest (`.yaml`, `.yml`, a `/`, an existing directory)
+    among the names is a PATH. Point names (experiment names, key prefixes) are none of those."""
+    points: list[str] = []
+    found = list(paths)
+    for word in words:
+        is_dir = (Path(directory) / word).is_dir()
+        path = word.endswith((".yaml", ".yml")) or "/" in word or is_dir
+        (found if path else points).append(word)
+    return tuple(points), tuple(found)

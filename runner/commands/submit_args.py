@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from runner.commands.common import BACKEND_CHOICES, add_paths, stderr
+from runner.commands.common import BACKEND_CHOICES, add_paths, split_points, stderr
 from runner.core.errors import RunnerError
 from runner.core.invoked import invoked
 
@@ -142,21 +141,8 @@ def name_the_manifests() -> str:
     )
 
 
-def _split_points(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(points, paths): `--points NAME... PATH` reads PATH as one more name (argparse takes
-    every word after --points), so a manifest (`.yaml`, `.yml`, a `/`, an existing directory)
-    among the names is a PATH. Point names (experiment names, key prefixes) are none of those."""
-    points: list[str] = []
-    paths = list(args.paths)
-    for word in args.points:
-        is_dir = (Path(args.directory) / word).is_dir()
-        path = word.endswith((".yaml", ".yml")) or "/" in word or is_dir
-        (paths if path else points).append(word)
-    return tuple(points), tuple(paths)
-
-
 def from_namespace(args: argparse.Namespace) -> SubmitArgs:
-    points, paths = _split_points(args)
+    points, paths = split_points(args.directory, args.points, args.paths)
     if bool(args.restart) != bool(points):
         raise RunnerError("--restart and --points go together: `submit --restart --points NAME...`")
     return SubmitArgs(
