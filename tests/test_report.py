@@ -318,6 +318,19 @@ def test_a_study_is_told_finished_failed_and_pending_points_and_skips_unsubmitte
     assert [d.kind for d in f.space] == ["uniform", "int"]
 
 
+def test_an_absent_conditional_parameter_has_its_own_labelled_place_below_the_axis() -> None:
+    from runner.report import plot
+
+    heights, ticks = plot.axis_positions([0.9, None, 0.99, None], log=False)
+    assert heights[0] == 0 and heights[2] == 1  # the present values span the axis as before
+    assert heights[1] == heights[3] == plot.ABSENT_AT < 0
+    assert ticks[-1] == (plot.ABSENT_AT, "(absent)")
+    assert plot.axis_positions([None], log=False) == (
+        [plot.ABSENT_AT],
+        [(plot.ABSENT_AT, "(absent)")],
+    )
+
+
 def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_by_their_log(
     tmp_path: Path,
 ) -> None:

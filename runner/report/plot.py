@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.core.errors import RunnerError
+from runner.core.model import Cell
 from runner.core.values import Value, as_text
 from runner.manifest.sample import Goal
 from runner.operate.results import SweepResults
@@ -250,7 +251,7 @@ def parallel(f: Findings, path: Path) -> None:
     axes = figure.subplots()
     names = [*f.params, f.metric]
     values = [p.number(f.metric) or 0.0 for p in f.ranked]  # finished: each has a number
-    columns: list[list[Value]] = [[dict(p.params).get(n, "") for p in f.ranked] for n in f.params]
+    columns: list[list[Cell]] = [[dict(p.params).get(n) for p in f.ranked] for n in f.params]
     columns.append(list(values))
     scaled, ticks = [], []
     for name, column in zip(names, columns, strict=True):
@@ -276,8 +277,23 @@ def parallel(f: Findings, path: Path) -> None:
     _write(figure, path)
 
 
-def axis_positions(column: list[Value], log: bool) -> tuple[list[float], list[tuple[float, str]]]:
-    """Each value's height in [0, 1], and the labelled ticks of its axis."""
+ABSENT = "(absent)"
+"""The tick of a conditional parameter's points that do not have it, below the axis's values."""
+ABSENT_AT = -0.12
+
+
+def axis_positions(column: list[Cell], log: bool) -> tuple[list[float], list[tuple[float, str]]]:
+    """Each value's height in [0, 1] (an absent conditional parameter's below, at ABSENT_AT),
+    and the labelled ticks of its axis."""
+    present = [v for v in column if v is not None]
+    if len(present) == len(column):
+        return _positions(present, log)
+    heights, ticks = _positions(present, log) if present else ([], [])
+    at = iter(heights)
+    return [ABSENT_AT if v is None else next(at) for v in column], [*ticks, (ABSENT_AT, ABSENT)]
+
+
+def _positions(column: list[Value], log: bool) -> tuple[list[float], list[tuple[float, str]]]:
     if all(isinstance(v, int | float) and not isinstance(v, bool) for v in column):
         numbers = [float(v) for v in column]
         log = log and min(numbers) > 0
