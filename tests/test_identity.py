@@ -26,22 +26,9 @@ from tests.helpers import POINTS, SWEEP, assert_exactly_once, write_manifest
 
 WANDB = "https://wandb.ai/ai2/olmo-sweeps/runs/3x4mpl3"
 PROGRESS = f"[3%, 30/1,000] {WANDB}"
-OLMO = """\
-version: 1
-name: olmo
-max_running: 4
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/sweeps-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
-    command: [python, train.py, "--lr={lr}", "--seed={seed}"]
-params:
-  grid:
-    lr: [0.1, 0.01, 0.001]
-    seed: [1, 2, 3, 4]
-"""
+OLMO = SWEEP.replace("name: exact", "name: olmo\nmax_running: 4").replace(
+    "seed: [1, 2]", "seed: [1, 2, 3, 4]"
+)  # 12 points under a cap of 4
 LIVE = ("queued", "running")
 LIVE_STATUSES = (pb2.WorkloadStatus.STATUS_QUEUED, pb2.WorkloadStatus.STATUS_RUNNING)
 
