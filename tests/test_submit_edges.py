@@ -41,14 +41,9 @@ from tests.helpers import (
 T = TypeVar("T")
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    write_manifest(tmp_path / "repo", SWEEP, "exact.yaml")
-    return tmp_path / "repo"
-
-
 def checkout(tmp_path: Path, name: str) -> Path:
-    """Another checkout of the same sweep (another person's, or CI's)."""
+    """Another checkout of the same sweep (another person's, or CI's), beside the `repo`
+    fixture's sweeps/ (a command there reads its own sweeps/ alone)."""
     write_manifest(tmp_path / name, SWEEP, "exact.yaml")
     return tmp_path / name
 
