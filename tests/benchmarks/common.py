@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.core.model import Sweep
 from runner.manifest import load_manifest
+
+if TYPE_CHECKING:
+    from tests.fake_beaker.server import FakeBeaker
 
 PROJECT = Path(__file__).resolve().parents[2]
 WORKSPACE = "ai2/bench"
@@ -205,3 +210,18 @@ def load_sweep(root: Path, path: Path) -> Sweep:
 
 def python(*args: str) -> list[str]:
     return [sys.executable, *args]
+
+
+@contextlib.contextmanager
+def fake_beaker(tmp: Path) -> Iterator[FakeBeaker]:
+    """A fake Beaker (its own CA, listings paged 50 at a time) with WORKSPACE, and this
+    process's environment pointed at it: a probe's set-up, in a fresh process."""
+    from tests.fake_beaker.certs import mint_bundle
+    from tests.fake_beaker.server import FakeBeaker
+
+    certs = mint_bundle(tmp / "certs")
+    os.environ.update(certs.client_env())
+    with FakeBeaker(certs=certs, workdir=tmp / "fake", page_size=50) as fake:
+        fake.add_workspace(WORKSPACE)
+        os.environ.update(fake.env)
+        yield fake

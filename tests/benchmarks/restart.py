@@ -15,12 +15,20 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.benchmarks.common import PROJECT, WORKSPACE, Config, Row, python, verdict, write_sweep
+from tests.benchmarks.common import (
+    PROJECT,
+    WORKSPACE,
+    Config,
+    Row,
+    fake_beaker,
+    python,
+    verdict,
+    write_sweep,
+)
 
 SWEEP = f"""\
 version: 1
@@ -44,29 +52,25 @@ params:
 def probe() -> dict[str, int]:
     """Set up, then count the calls of one `submit --restart-failed` (in a fresh process)."""
     from runner.cli import main
-    from tests.fake_beaker.certs import mint_bundle
-    from tests.fake_beaker.server import FakeBeaker
 
-    with tempfile.TemporaryDirectory(prefix="restart-bench-") as tmp:
-        certs = mint_bundle(Path(tmp) / "certs")
-        os.environ.update(certs.client_env())
-        with FakeBeaker(certs=certs, workdir=Path(tmp) / "fake", page_size=50) as fake:
-            fake.add_workspace(WORKSPACE)
-            os.environ.update(fake.env)
-            root = Path(tmp) / "repo"
-            write_sweep(root, "capped", SWEEP)
-            argv = ["-C", str(root), "submit", "--backend", "beaker"]
-            with (
-                contextlib.redirect_stdout(io.StringIO()),
-                contextlib.redirect_stderr(io.StringIO()),
-            ):
-                assert main(argv) == 0
-                first, second = sorted(fake.experiments(), key=lambda e: e.name)[:2]
-                fake.set_job_status(first.id, "failed", exit_code=3)
-                fake.set_job_status(second.id, "succeeded")
-                fake.reset_calls()
-                assert main([*argv, "--restart-failed"]) == 0
-            return dict(fake.calls)
+    with (
+        tempfile.TemporaryDirectory(prefix="restart-bench-") as tmp,
+        fake_beaker(Path(tmp)) as fake,
+    ):
+        root = Path(tmp) / "repo"
+        write_sweep(root, "capped", SWEEP)
+        argv = ["-C", str(root), "submit", "--backend", "beaker"]
+        with (
+            contextlib.redirect_stdout(io.StringIO()),
+            contextlib.redirect_stderr(io.StringIO()),
+        ):
+            assert main(argv) == 0
+            first, second = sorted(fake.experiments(), key=lambda e: e.name)[:2]
+            fake.set_job_status(first.id, "failed", exit_code=3)
+            fake.set_job_status(second.id, "succeeded")
+            fake.reset_calls()
+            assert main([*argv, "--restart-failed"]) == 0
+        return dict(fake.calls)
 
 
 def run(config: Config) -> list[Row]:

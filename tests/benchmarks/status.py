@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import subprocess
 import tempfile
 import time
@@ -20,10 +19,10 @@ from pathlib import Path
 
 from tests.benchmarks.common import (
     PROJECT,
-    WORKSPACE,
     Config,
     Row,
     count,
+    fake_beaker,
     manifest_text,
     python,
     write_sweep,
@@ -44,41 +43,37 @@ def probe(points: int, latency: float) -> dict[str, object]:
     from runner.plan import catalog
     from runner.report.progress import Progress
     from runner.submit import Options, Submitter
-    from tests.fake_beaker.certs import mint_bundle
-    from tests.fake_beaker.server import FakeBeaker
 
-    with tempfile.TemporaryDirectory(prefix="status-bench-") as tmp:
-        certs = mint_bundle(Path(tmp) / "certs")
-        os.environ.update(certs.client_env())
-        with FakeBeaker(certs=certs, workdir=Path(tmp) / "fake", page_size=50) as fake:
-            fake.add_workspace(WORKSPACE)
-            os.environ.update(fake.env)
-            root = Path(tmp) / "repo"
-            write_sweep(root, "st", manifest_text("st", (10, 10, points // 100), max_points=points))
-            plans = catalog.load(root, []).plans()
-            backend = BeakerBackend()
-            options = Options(root=root, commit="0" * 40, concurrency=16)
-            Submitter(backend, options, Progress(io.StringIO(), io.StringIO())).run(plans)
-            ensure_groups(backend, plans, root)
-            backend.close()
-            for i, exp in enumerate(fake.experiments()):
-                fake.set_job_status(exp.id, "failed" if i % FAILED_EVERY == 0 else "succeeded")
-                fake.set_metrics(exp.id, {"loss": 1.0 / (1 + i), "tokens": i * 1000})
-            fake.latency = latency
-            fake.reset_calls()
-            out = io.StringIO()
-            started = time.perf_counter()
-            with contextlib.redirect_stdout(out):
-                main(["-C", str(root), "status", "--backend", "beaker", "--format", "json"])
-            elapsed = time.perf_counter() - started
-            shown = json.loads(out.getvalue())["sweeps"][0]["points"]
-            return {
-                "seconds": elapsed,
-                "calls": dict(fake.calls),
-                "points": len(shown),
-                "with_metrics": sum(bool(p["metrics"]) for p in shown),
-                "failed": sum(p["state"] == "failed" for p in shown),
-            }
+    with (
+        tempfile.TemporaryDirectory(prefix="status-bench-") as tmp,
+        fake_beaker(Path(tmp)) as fake,
+    ):
+        root = Path(tmp) / "repo"
+        write_sweep(root, "st", manifest_text("st", (10, 10, points // 100), max_points=points))
+        plans = catalog.load(root, []).plans()
+        backend = BeakerBackend()
+        options = Options(root=root, commit="0" * 40, concurrency=16)
+        Submitter(backend, options, Progress(io.StringIO(), io.StringIO())).run(plans)
+        ensure_groups(backend, plans, root)
+        backend.close()
+        for i, exp in enumerate(fake.experiments()):
+            fake.set_job_status(exp.id, "failed" if i % FAILED_EVERY == 0 else "succeeded")
+            fake.set_metrics(exp.id, {"loss": 1.0 / (1 + i), "tokens": i * 1000})
+        fake.latency = latency
+        fake.reset_calls()
+        out = io.StringIO()
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(out):
+            main(["-C", str(root), "status", "--backend", "beaker", "--format", "json"])
+        elapsed = time.perf_counter() - started
+        shown = json.loads(out.getvalue())["sweeps"][0]["points"]
+        return {
+            "seconds": elapsed,
+            "calls": dict(fake.calls),
+            "points": len(shown),
+            "with_metrics": sum(bool(p["metrics"]) for p in shown),
+            "failed": sum(p["state"] == "failed" for p in shown),
+        }
 
 
 def run(config: Config) -> list[Row]:
