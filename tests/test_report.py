@@ -245,6 +245,21 @@ def test_a_metric_no_point_has_is_a_one_line_error_and_writes_nothing(
     assert captured.out == "" and not out.exists()
 
 
+@pytest.mark.parametrize("option", ["--output", "--optuna-storage"])
+def test_an_output_that_cannot_be_written_is_one_line_exit_1(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    """An --output that is a file (or a study under one) is the user's to fix, not a bug."""
+    taken = tmp_path / "taken"
+    taken.write_text("mine\n")
+    target = taken if option == "--output" else taken / "study.db"
+    argv = ["-C", str(bowl), "report", "--backend", "local", "--metric", "loss"]
+    assert main([*argv, option, str(target)]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: cannot write the report to {taken}")
+    assert taken.read_text() == "mine\n"
+
+
 def _comparable(page_text: str) -> str:
     """The page with run directories shortened as the docs show them, and table padding
     collapsed (it depends on the length of the run directory's path)."""

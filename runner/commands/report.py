@@ -103,12 +103,18 @@ def report(directory: Path, args: ReportArgs) -> int:
             f"no point has a numeric metric {args.metric!r} (metrics: {', '.join(have) or 'none yet'})"
         )
     findings = [judge(root, s, args) for s in sweeps]
-    if args.output is not None:
-        for f in findings:
-            for path in write(f, Path(args.output)):
-                stderr(f"report: {f.results.name}: wrote {path}")
-    if args.storage is not None:
-        store(findings, Path(args.storage))
+    try:
+        if args.output is not None:
+            for f in findings:
+                for path in write(f, Path(args.output)):
+                    stderr(f"report: {f.results.name}: wrote {path}")
+        if args.storage is not None:
+            store(findings, Path(args.storage))
+    except OSError as exc:  # an --output that is a file, a directory one cannot write to
+        from runner.core.errors import RunnerError
+
+        where = exc.filename or args.output or args.storage
+        raise RunnerError(f"cannot write the report to {where}: {exc.strerror or exc}") from None
     if args.fmt == "json":
         from runner.report.page import render_json
 
