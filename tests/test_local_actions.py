@@ -10,13 +10,22 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from runner import ledger
-from runner.backends.local.rundir import Replica, RunDir, new_state, process_started, with_replica
+from runner.backends.local.rundir import (
+    STOP_ALL,
+    Replica,
+    RunDir,
+    new_state,
+    process_started,
+    with_replica,
+)
+from runner.backends.local.supervisor import Launch, Supervisor
 from runner.cli import main
 from runner.core.errors import Exit
 from runner.plan import catalog
@@ -370,7 +379,8 @@ def test_cancel_never_signals_a_process_that_reuses_a_recorded_pid(
         fcntl.flock(lock, fcntl.LOCK_EX)  # as the live runner of this run does
         wait_for(lambda: process_started(bystander.pid) is not None, "the bystander to start")
         reused = Replica("main", 0, "replica-0.log", bystander.pid, 1)  # another start time
-        state = new_state("slow", name, key, (reused, Replica("main", 1, "replica-1.log")))
+        ended = Replica("main", 1, "replica-1.log", exit_code=0)  # not one still starting
+        state = new_state("slow", name, key, (reused, ended))
         run.write(state)
 
         assert _run(root, "cancel", "sweeps/slow.yaml", "--yes", "--backend", "local") == 0
@@ -378,7 +388,7 @@ def test_cancel_never_signals_a_process_that_reuses_a_recorded_pid(
         assert not (root / ".runs" / "slow" / "ledger.jsonl").exists()  # nothing canceled
 
         started = process_started(replica.pid)
-        run.write(with_replica(state, 1, pid=replica.pid, pid_started=started))
+        run.write(with_replica(state, 1, pid=replica.pid, pid_started=started, exit_code=None))
         assert _run(root, "cancel", "sweeps/slow.yaml", "--yes", "--backend", "local") == 0
         assert replica.wait(timeout=WAIT) == -signal.SIGTERM
         assert bystander.poll() is None  # never signalled
@@ -388,6 +398,32 @@ def test_cancel_never_signals_a_process_that_reuses_a_recorded_pid(
         for proc in (bystander, replica):
             proc.kill()
             proc.wait()
+
+
+def test_cancel_of_a_run_still_starting_its_replicas_stops_it_before_they_start(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its runner wrote `running` but no replica's pid yet: there is nothing to signal, and the
+    cancel still holds (it was 'had already finished', and the run went on for its minute)."""
+    write_manifest(root, SLOW, "slow.yaml")
+    name, key, run = _point(root, "slow")
+    run.path.mkdir(parents=True)
+    replicas = (Replica("main", 0, "replica-0.log"), Replica("main", 1, "replica-1.log"))
+    state = new_state("slow", name, key, replicas)
+    lock = os.open(run.lock_file, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as the live runner of this run does
+        run.write(state)
+        assert _run(root, "cancel", "sweeps/slow.yaml", "--yes", *LOCAL) == 0
+        assert "Canceled 1 experiment(s):" in capsys.readouterr().out
+        assert run.cancel_signalled() == [STOP_ALL]
+        assert _local_entry(root, "slow").canceled_at
+    finally:
+        os.close(lock)
+    # Its runner, reading that, starts no replica and records the run canceled.
+    launches = [Launch("main", 0, (sys.executable, "-c", "pass"), {}, "replica-0.log", True)]
+    final = Supervisor(run, state, launches, root, threading.Event(), 1.0).run()
+    assert final.status == "canceled" and all(r.pid is None for r in final.replicas)
 
 
 def _local_entry(root: Path, sweep: str) -> ledger.Entry:

@@ -45,6 +45,7 @@ from runner.backends.local.machine import Machine, ReplicaPlan, assign_gpus
 from runner.backends.local.rundir import (
     FAILED,
     RUNNING,
+    STOP_ALL,
     SUCCEEDED,
     Replica,
     RunDir,
@@ -52,6 +53,7 @@ from runner.backends.local.rundir import (
     Stopping,
     elapsed_seconds,
     new_state,
+    starting,
     stop_leftovers,
     terminate,
 )
@@ -262,7 +264,7 @@ class LocalBackend:
             if state is None or not live or state.key != experiment.key:
                 continue
             run.request_cancel()  # first: its runner then records `canceled`, not `failed`
-            signalled = terminate(state)
+            signalled = terminate(state) or ([STOP_ALL] if starting(state) else [])
             if signalled:
                 run.request_cancel(signalled)  # its runner stops any replica started since
                 canceled.append(experiment.name)

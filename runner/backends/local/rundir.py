@@ -56,6 +56,12 @@ class Stopping(Exception):
     """The runner is shutting down; the run was left (or never started) and can be resumed."""
 
 
+STOP_ALL = 0
+"""What `cancel` records as signalled for a run still starting its replicas (no replica's pid was
+recorded yet, so it could signal none): no process has pid 0, so the runner starts no more
+replicas and sends SIGTERM to every one it started."""
+
+
 @dataclass(frozen=True)
 class Replica:
     task: str
@@ -148,7 +154,8 @@ class RunDir:
         return self.cancel_file.exists()
 
     def request_cancel(self, signalled: list[int] | None = None) -> None:
-        """`cancel`: first with None (about to signal), then with the pids it signalled."""
+        """`cancel`: first with None (about to signal), then with the pids it signalled
+        ([STOP_ALL] when the run was still starting its replicas: its runner stops them all)."""
         write_atomic(self.cancel_file, "" if signalled is None else json.dumps(signalled))
 
     def cancel_signalled(self) -> list[int] | None:
@@ -268,6 +275,12 @@ def _signal_groups(pids: list[int], sig: signal.Signals) -> list[int]:
 def stop_leftovers(state: RunState) -> list[int]:
     """Kill the replica process groups a crashed runner left running; returns their pids."""
     return _signal_groups(_recorded_alive(state), signal.SIGKILL)
+
+
+def starting(state: RunState) -> bool:
+    """Whether a replica of the run has neither a recorded pid nor an exit code: its runner is
+    still starting it."""
+    return any(r.pid is None and r.exit_code is None for r in state.replicas)
 
 
 def terminate(state: RunState) -> list[int]:
