@@ -13,7 +13,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from runner.backends import (
     NOTHING_RECORDED,
-    BackendKind,
     Capability,
     Experiment,
     ExperimentState,
@@ -28,6 +27,7 @@ from runner.backends import (
 )
 from runner.backends.health import Health
 from runner.core.model import Rendered, Sweep
+from runner.ledger import COMMITTED, Layout
 
 
 class FakeBackend:
@@ -35,11 +35,11 @@ class FakeBackend:
         self,
         experiments: Iterable[Experiment] = (),
         *,
-        kind: BackendKind = BackendKind.BEAKER,
+        layout: Layout = COMMITTED,
         capabilities: Iterable[Capability] = (Capability.SHARED,),
         rejects: Iterable[str] = (),
     ) -> None:
-        self.kind = kind
+        self.layout = layout
         self.capabilities = frozenset(capabilities)
         self.health = Health("fake", "memory://")
         self.made: dict[str, list[Experiment]] = {}

@@ -11,9 +11,10 @@ import pytest
 
 from runner import ledger
 from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
-from runner.backends import BackendKind, Capability, ExperimentState
+from runner.backends import Capability, ExperimentState
 from runner.core import keys
 from runner.core.errors import Exit, RunResult
+from runner.ledger.store import LedgerStore
 from runner.operate import Restart, RestartVerdict, membership
 from runner.plan import SweepPlan, catalog
 from runner.submit import Outcome, OutcomeStatus, Stop, StopKind
@@ -124,7 +125,7 @@ def test_a_draft_is_planned_but_only_a_backend_that_runs_drafts_creates_it(
     plans = _plans(tmp_path, extra="draft: true\n")
     shared = FakeBackend()
     assert apply(plans, shared, ApplyOptions(tmp_path), Shown()).outcomes == ()
-    local = FakeBackend(kind=BackendKind.LOCAL, capabilities=[Capability.RUNS_DRAFTS])
+    local = FakeBackend(capabilities=[Capability.RUNS_DRAFTS])
     assert len(apply(plans, local, ApplyOptions(tmp_path), Shown()).outcomes) == 2
 
 
@@ -178,9 +179,10 @@ def test_the_group_step_reads_the_runs_clock_for_its_deadline(tmp_path: Path) ->
     plans, backend = _plans(tmp_path), FakeBackend()
     apply(plans, backend, ApplyOptions(tmp_path, dry_run=False), Shown())
     plans = catalog.load(tmp_path, ()).plans()
-    (late,) = membership.ensure_groups(backend, plans, tmp_path, deadline=5.0, now=lambda: 6.0)
+    store = LedgerStore(tmp_path)
+    (late,) = membership.ensure_groups(backend, plans, store, deadline=5.0, now=lambda: 6.0)
     assert late.group is None and late.error == "the run's deadline has passed"
-    (early,) = membership.ensure_groups(backend, plans, tmp_path, deadline=5.0, now=lambda: 1.0)
+    (early,) = membership.ensure_groups(backend, plans, store, deadline=5.0, now=lambda: 1.0)
     assert early.group is not None and early.group.members == 2
 
 
@@ -191,7 +193,7 @@ def test_an_entry_is_built_in_one_place_for_a_submit_and_a_cancel(tmp_path: Path
     entry = ledger.Entry.of(point, "fake://x", "id-x", "c0ffee", "2026-01-01T00:00:00Z")
     assert (entry.key, entry.experiment, entry.commit) == (point.key, point.name, "c0ffee")
     assert keys.unpack_spec(entry.spec) is not None and entry.params == dict(point.params)
-    store = ledger.LedgerStore(tmp_path)
+    store = LedgerStore(tmp_path)
     store.record("demo", [entry])
     assert store.path("demo") == tmp_path / "sweeps" / "ledger" / "demo.jsonl"
     assert store.read("demo").entries == {point.key: entry}
@@ -259,7 +261,7 @@ def test_an_interrupted_restart_that_never_reached_the_backend_waits_for_a_slot(
     and 2 live, it waits (its intent kept); once a slot frees, it is sent, exactly once."""
     sweep = _CappedSweep(tmp_path)
     first, backend = sweep.failed, sweep.backend
-    store = ledger.LedgerStore(tmp_path, backend.kind)
+    store = LedgerStore(tmp_path, backend.layout)
     (entry,) = [e for e in store.read("cap").entries.values() if e.experiment == first]
     store.set_intents("cap", [dataclasses.replace(entry, restarting="0")])  # the crash
 

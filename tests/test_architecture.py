@@ -259,6 +259,12 @@ def test_a_module_in_no_layer_is_found() -> None:
             "The pipeline's layers point one way",
             "runner.search.rounds -> runner.backends",
         ),
+        (
+            "backends/local/__init__.py",
+            "from runner.plan import SweepPlan  # the port knowing the plan (issue 37)",
+            "runner.backends (the port and its adapters) knows nothing of the plan",
+            "runner.backends.local -> runner.plan",
+        ),
     ],
 )
 def test_these_imports_break_a_contract(

@@ -136,7 +136,7 @@ def test_submitted_points_cost_nothing_more(tmp_path: Path) -> None:
         params=dict(first.params),
         hash_version=SPEC_HASH_VERSION,
     )
-    ledger.record(ledger.ledger_path(tmp_path, "dpo", "beaker"), "dpo", [entry])
+    ledger.record(ledger.ledger_path(tmp_path, "dpo"), "dpo", [entry])
     (again,) = load(tmp_path).plans()
     assert cost.plan_cost(again).total.up_to == 1536
     assert "This merge may use up to **1 536** GPU-hours; expected 640." in report.markdown([again])

@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from runner.apply import ApplyOptions, apply, guardrails
+from runner.observe.model import SweepStop
 from runner.plan import Hold, HoldReason, SweepPlan, capped, catalog, hold
 from runner.repo import review
 from runner.report import plan as report
@@ -64,7 +65,7 @@ def test_max_running_and_a_stop_wait_while_a_point_held_back_for_good_takes_no_s
     ]
     assert live.cap is not None and live.cap.waiting == 1
     assert held_counts([live]) == (1, 3)
-    stop = guardrails.SweepStop("exact", "stopped: 2 failed (max_failures 2)")
+    stop = SweepStop("exact", "stopped: 2 failed (max_failures 2)")
     stopped = guardrails.stopped(live, stop)
     assert [r.hold for r in stopped.rows[:3]] == [UNREVIEWED] * 3
     assert {r.hold.text for r in stopped.rows[3:] if r.hold} == {stop.reason}

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from runner import ledger
+from runner.backends.local import LAYOUT
 from runner.core.errors import LedgerError
 from runner.ledger.pending import Pending
+from runner.ledger.store import LedgerStore
 
 
 def _entry(i: int, when: str = "2026-11-21T10:00:00Z") -> ledger.Entry:
@@ -182,7 +184,7 @@ def test_restarts_and_cancellations_survive_a_stale_or_adopting_writer(tmp_path:
 def test_an_intent_is_cleared_only_by_what_it_led_to_or_on_purpose(tmp_path: Path) -> None:
     """Write-ahead records: a writer that never saw an intent (a submit adopting the same
     experiment) cannot drop it; the restart it led to, a cancellation, or set_intents can."""
-    store = ledger.LedgerStore(tmp_path, "local")
+    store = LedgerStore(tmp_path, LAYOUT)
     base = _entry(1)
     store.record("demo", [dataclasses.replace(base, restarting="job-a", canceling="t0")])
     store.record("demo", [base])  # stale: neither intent

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from runner import ledger
+from runner.backends.local import LAYOUT
 from runner.cli import main
 from runner.core.errors import Exit
 from runner.examples import toy_trainer
@@ -280,7 +281,7 @@ def test_local_runs_never_count_as_beaker_submissions(
 ) -> None:
     _counting_sweep(tmp_path, "apart", "[0]")
     assert _submit(tmp_path) == 0
-    local = ledger.read(ledger.ledger_path(tmp_path, "apart", "local"), "apart")
+    local = ledger.read(LAYOUT.path(tmp_path, "apart"), "apart")
     assert len(local.entries) == 1
     assert not (tmp_path / "sweeps" / "ledger").exists()
     capsys.readouterr()
@@ -316,7 +317,7 @@ def test_a_killed_runner_is_resumed_and_every_point_finishes_once(
     starts = [line.split()[1] for line in _counter(tmp_path) if line.startswith("start")]
     assert sorted(starts) == sorted([*names, stale])  # only the stale point started twice
     assert all(s["status"] == "succeeded" for s in _states(tmp_path, "resume").values())
-    assert len(ledger.read(ledger.ledger_path(tmp_path, "resume", "local"), "resume").entries) == 3
+    assert len(ledger.read(LAYOUT.path(tmp_path, "resume"), "resume").entries) == 3
 
 
 def test_an_interrupted_runner_stops_its_tasks_and_the_next_submit_resumes_them(
@@ -346,7 +347,7 @@ def test_status_shows_a_running_point_as_running_with_its_elapsed_time(
     runner = _start_runner(tmp_path)
     try:
         _wait_for_starts(tmp_path, 1, runner)
-        path = ledger.ledger_path(tmp_path, "live", "local")
+        path = LAYOUT.path(tmp_path, "live")
         wait_for(lambda: path.exists() and bool(ledger.read(path, "live").entries), "the entry")
         time.sleep(1.1)  # the state file counts whole seconds
         assert main(["-C", str(tmp_path), "status", "--backend", "local", "--format", "json"]) == 0
@@ -393,7 +394,7 @@ params:
     assert (
         "cannot run 'no-such-program-for-the-local-backend': not found" in capsys.readouterr().err
     )
-    assert not ledger.ledger_path(tmp_path, "missing", "local").exists()
+    assert not LAYOUT.path(tmp_path, "missing").exists()
 
 
 @pytest.mark.parametrize("variable", ["CI", "GITHUB_ACTIONS"])

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from runner import ledger
+from runner.backends.local import LAYOUT
 from runner.backends.local.rundir import (
     STOP_ALL,
     Replica,
@@ -188,7 +189,8 @@ LOCAL = ("--backend", "local")
 
 def _point(root: Path, sweep: str) -> tuple[str, str, RunDir]:
     """The one point of a sweep: its name, its key and its local run directory."""
-    [plan] = [p for p in catalog.load(root, []).plans(kind="local") if p.sweep.name == sweep]
+    cat = catalog.load(root, [])
+    [plan] = [p for p in cat.plans(cat.ledgers(LAYOUT)) if p.sweep.name == sweep]
     [row] = plan.rows
     return row.name, row.key, RunDir(root / ".runs" / sweep / row.name)
 

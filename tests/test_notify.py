@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from runner import ledger
+from runner.apply.notify import finished_text
+from runner.backends import ExperimentState
 from runner.cli import main
+from runner.manifest.sample import Goal
+from runner.observe.join import objective
+from runner.observe.model import Objective, Observation, PointResult
+from runner.plan import catalog
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
 from tests.webhook import Webhook
@@ -39,7 +45,11 @@ def test_each_event_is_sent_once_across_runs_and_recorded_in_the_ledger(
     finish = next(t for t in webhook.taken if "finished" in t)
     assert "Sweep `exact` finished: 5 succeeded, 1 failed, 0 canceled" in finish
     first = fake_beaker.experiments()[0]
-    assert f"Best by lowest loss: `{first.name}` (1)" in finish
+    last = fake_beaker.experiments()[-1]
+    # A grid declares no goal: the extremes, never a guessed "best" (a maximized metric's lowest
+    # point was named best)
+    assert f"Lowest loss: `{first.name}` (1); highest loss: `{last.name}` (6)" in finish
+    assert "Best" not in finish
     (failures,) = [t for t in webhook.taken if "failed:" in t]
     assert failures.startswith("1 point(s) failed:") and "(exit 1)" in failures
 
@@ -118,3 +128,40 @@ def test_the_duplicate_check_and_the_notifications_read_one_look_after_the_creat
     assert _submit(tmp_path) == 0  # nothing to create: one look, which the stop and events read
     (failures,) = [t for t in webhook.taken if "failed:" in t]
     assert "6 point(s) failed" in failures
+
+
+def _accuracy_sweep(objective: Objective | None) -> Observation:
+    points = tuple(
+        PointResult(
+            "=",
+            f"acc-{i}",
+            f"k{i}",
+            (("lr", i),),
+            ExperimentState.SUCCEEDED,
+            0,
+            metrics={"accuracy": value},
+        )
+        for i, value in enumerate((0.91, 0.55, 0.73))
+    )
+    return Observation("acc", "sweeps/acc.yaml", False, ("lr",), points, objective=objective)
+
+
+def test_the_best_point_of_a_maximized_metric_is_its_highest() -> None:
+    """Review bug 2: the notice ranked every metric by its lowest value and called it best."""
+    maximized = finished_text(_accuracy_sweep(Objective("accuracy", Goal.MAXIMIZE)))
+    assert "Best by highest accuracy: `acc-0` (0.91)" in maximized
+    minimized = finished_text(_accuracy_sweep(Objective("accuracy", Goal.MINIMIZE)))
+    assert "Best by lowest accuracy: `acc-1` (0.55)" in minimized
+    undeclared = finished_text(_accuracy_sweep(None))
+    assert "Best" not in undeclared
+    assert "Lowest accuracy: `acc-1` (0.55); highest accuracy: `acc-0` (0.91)" in undeclared
+
+
+def test_a_sweep_s_objective_is_its_search_s_or_its_stop_when_s(tmp_path: Path) -> None:
+    """`stop_when: {metric: accuracy, above: 0.95}` says higher is better."""
+    text = SWEEP + "stop_when: {metric: accuracy, above: 0.95}\n"
+    (plan,) = catalog.load(write_manifest(tmp_path, text, "exact.yaml").parent).plans()
+    assert objective(plan.sweep, None) == Objective("accuracy", Goal.MAXIMIZE)
+    below = text.replace("above: 0.95", "below: 0.05")
+    (plan,) = catalog.load(write_manifest(tmp_path, below, "exact.yaml").parent).plans()
+    assert objective(plan.sweep, None) == Objective("accuracy", Goal.MINIMIZE)

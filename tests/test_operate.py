@@ -17,6 +17,7 @@ from runner import ledger
 from runner.backends.beaker import BeakerBackend
 from runner.cli import main
 from runner.core.retry import RetryPolicy
+from runner.ledger.store import LedgerStore
 from runner.plan import catalog
 from runner.repo.gitrepo import push
 from tests.background import Command, Sink, wait_for
@@ -664,7 +665,7 @@ def test_a_cancel_retry_claims_only_what_its_request_canceled(
     backend = BeakerBackend(policy=meanwhile)
     try:
         targets = cancels.cancel_targets(backend, plans, orphans=False, points=())
-        canceled = cancels.cancel(backend, targets, repo)
+        canceled = cancels.cancel(backend, targets, LedgerStore(repo))
     finally:
         backend.close()
 

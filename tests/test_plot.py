@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from runner.backends import ExperimentState
 from runner.cli import main
 from runner.core.errors import RunnerError
 from runner.manifest.sample import Goal
-from runner.operate.results import PointResult, SweepResults
+from runner.observe.model import Observation, PointResult
 from runner.report import plot
 from runner.search.ranking import best
 from tests.charts import check_xychart, image_checks
@@ -41,12 +42,19 @@ def test_the_grammar_check_rejects_what_mermaid_rejects(bad: str) -> None:
 def point(i: int, lr: float, nodes: int, loss: object) -> PointResult:
     metrics = {} if loss is None else {"loss": loss}
     return PointResult(
-        "=", f"s-{i}", f"k{i}", (("lr", lr), ("nodes", nodes)), "succeeded", 0, 1.0, metrics
+        "=",
+        f"s-{i}",
+        f"k{i}",
+        (("lr", lr), ("nodes", nodes)),
+        ExperimentState.SUCCEEDED,
+        0,
+        1.0,
+        metrics,
     )
 
 
-def results(points: list[PointResult]) -> SweepResults:
-    return SweepResults("s", "sweeps/s.yaml", False, ("lr", "nodes"), tuple(points))
+def results(points: list[PointResult]) -> Observation:
+    return Observation("s", "sweeps/s.yaml", False, ("lr", "nodes"), tuple(points))
 
 
 GRID = results(
@@ -156,14 +164,21 @@ def test_contradictory_plot_and_best_options_are_one_line_errors(
 def test_sampled_points_whose_values_never_repeat_are_a_scatter_not_lines(tmp_path: Path) -> None:
     """Each sampled point is its own combination of the other parameters: one series per point
     would draw no line at all, so every point goes into one scatter."""
-    sampled = SweepResults(
+    sampled = Observation(
         "s",
         "sweeps/s.yaml",
         False,
         ("lr", "wd"),
         tuple(
             PointResult(
-                "=", f"s-{i}", f"k{i}", (("lr", lr), ("wd", wd)), "succeeded", 0, 1.0, {"loss": y}
+                "=",
+                f"s-{i}",
+                f"k{i}",
+                (("lr", lr), ("wd", wd)),
+                ExperimentState.SUCCEEDED,
+                0,
+                1.0,
+                {"loss": y},
             )
             for i, (lr, wd, y) in enumerate(
                 [(3e-4, 0.01, 0.7), (1e-5, 0.07, 0.9), (8e-5, 0.03, 0.5)]

@@ -12,9 +12,10 @@ import pytest
 
 from runner import operate
 from runner.backends import Backend, BackendKind, ExperimentState, LogQuery, NameTaken, recorded
+from runner.backends.beaker import BeakerBackend
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import Replica, RunDir, new_state
-from runner.backends.observed import Observer
+from runner.observe.looks import Observer
 from runner.plan import SweepPlan, catalog
 from tests.helpers import MINIMAL, write_manifest
 
@@ -30,8 +31,6 @@ def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     backend: Backend
     if request.param == BackendKind.BEAKER:
         request.getfixturevalue("fake_beaker")
-        from runner.backends.beaker import BeakerBackend
-
         backend = BeakerBackend()
     else:
         backend = LocalBackend(tmp_path, lambda text: None)
@@ -43,7 +42,8 @@ def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
 
 def _plan(root: Path, backend: Backend, text: str = SWEEP) -> SweepPlan:
     write_manifest(root, text, "contract.yaml")
-    (plan,) = catalog.load(root, []).plans(kind=backend.kind)
+    cat = catalog.load(root, [])
+    (plan,) = cat.plans(cat.ledgers(backend.layout))
     return plan
 
 
@@ -151,7 +151,7 @@ def test_logs_read_the_lines_the_point_printed(
     point = plan.rows[0].rendered
     assert point is not None
     opened.create(plan.sweep, point)
-    if opened.kind == BackendKind.BEAKER:  # the fake's job prints what it is told to
+    if isinstance(opened, BeakerBackend):  # the fake's job prints what it is told to
         fake = request.getfixturevalue("fake_beaker")
         fake.set_job_status(point.name, "succeeded")
         fake.set_logs(point.name, ["trained\n"])
@@ -169,7 +169,7 @@ def test_restart_writes_its_intent_ahead_and_an_interrupted_one_is_sent_once(
     point = plan.rows[0].rendered
     assert point is not None
     opened.create(plan.sweep, point)
-    if opened.kind == BackendKind.BEAKER:
+    if isinstance(opened, BeakerBackend):
         request.getfixturevalue("fake_beaker").set_job_status(point.name, "failed", exit_code=3)
     (failed,) = opened.experiments(plan.sweep, [point.name])[point.name]
     assert failed.state == ExperimentState.FAILED

@@ -18,8 +18,15 @@ import pytest
 
 from runner.cli import main
 from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
-from runner.operate import findings
-from runner.operate.results import ROUND, PointResult, SweepResults
+from runner.observe import findings
+from runner.observe.model import (
+    ROUND,
+    Objective,
+    Observation,
+    PointResult,
+    Search,
+    point_state,
+)
 from runner.report import page
 from runner.search import ranking
 from runner.search.ranking import Estimator
@@ -128,12 +135,26 @@ def test_without_matplotlib_the_page_draws_mermaid_charts_and_writes_no_image(
 def _point(i: int, params: dict[str, Any], state: str, loss: float | None) -> PointResult:
     metrics = {} if loss is None else {"loss": loss}
     return PointResult(
-        "=", f"s-{i}", f"k{i}", tuple(params.items()), state, None, None, metrics, f"u/{i}"
+        "=",
+        f"s-{i}",
+        f"k{i}",
+        tuple(params.items()),
+        point_state(state),
+        None,
+        None,
+        metrics,
+        f"u/{i}",
     )
 
 
-def _results(points: list[PointResult], axes: tuple[str, ...] = ("x", "y")) -> SweepResults:
-    return SweepResults("s", "sweeps/s.yaml", False, axes, tuple(points))
+def _results(
+    points: list[PointResult], axes: tuple[str, ...] = ("x", "y"), sample: Sample | None = None
+) -> Observation:
+    search = None if sample is None else Search(sample)
+    objective = Objective(sample.metric, sample.goal) if sample and sample.adaptive else None
+    return Observation(
+        "s", "sweeps/s.yaml", False, axes, tuple(points), search=search, objective=objective
+    )
 
 
 def test_failed_running_and_unsubmitted_points_are_shown_never_dropped() -> None:
@@ -157,8 +178,8 @@ def test_failed_running_and_unsubmitted_points_are_shown_never_dropped() -> None
 def test_too_few_finished_points_are_not_judged() -> None:
     points = [_point(i, {"x": i / 10, "y": i}, "succeeded", float(i)) for i in range(4)]
     points.append(_point(4, {"x": 0.9, "y": 9}, "failed", None))
-    for fanova in (False, True):
-        imp = findings.find(_results(points), "loss", Goal.MINIMIZE, fanova=fanova).importance
+    for estimator in Estimator:
+        imp = findings.find(_results(points), "loss", Goal.MINIMIZE, estimator).importance
         assert imp.shares == () and imp.note == (
             "too few finished points to judge (4; 5 needed for 2 parameter(s))"
         )
@@ -184,9 +205,9 @@ def test_an_adaptive_search_progresses_by_round_and_keeps_its_log_axis() -> None
     ]
     space = (Distribution("lr", Kind.LOG_UNIFORM, (1e-4, 1e-1)),)
     sample = Sample(Method.TPE, 8, 0, 4, space, batch=2, metric="loss", goal=Goal.MAXIMIZE)
-    results = _results(points, ("lr", ROUND))
-    assert findings.defaults(results, sample, None) == "loss"
-    f = findings.find(results, "loss", Goal.MINIMIZE, sample)
+    results = _results(points, ("lr", ROUND), sample)
+    assert findings.defaults(results, None) == "loss"
+    f = findings.find(results, "loss", Goal.MINIMIZE)
     assert f.by_round and f.params == ("lr",) and f.log == ("lr",)
     assert [(s.x, s.value, s.best) for s in f.progress] == [
         (0, 2.0, 2.0),
@@ -324,7 +345,7 @@ def test_a_study_is_told_finished_failed_and_pending_points_and_skips_unsubmitte
         _point(4, {"x": 0.5, "y": 1}, "not submitted", None),
     ]
     f = findings.find(_results(points), "loss", Goal.MINIMIZE)
-    assert [(t.row, t.result, t.value) for t in findings.told(f)] == [
+    assert [(t.row, t.result, t.value) for t in findings.told_findings(f)] == [
         ((0.1, 1), Result.DONE, 0.5),
         ((0.2, 1), Result.FAILED, None),
         ((0.3, 1), Result.FAILED, None),
@@ -366,7 +387,7 @@ def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_b
         _point(i, {"lr": 10 ** -(1 + i % 4), "opt": ("sgd", "adam", "lion")[i % 3]}, "succeeded", i)
         for i in range(12)
     ]
-    f = findings.find(_results(points, ("lr", "opt")), "loss", Goal.MINIMIZE, sample)
+    f = findings.find(_results(points, ("lr", "opt"), sample), "loss", Goal.MINIMIZE)
     assert f.log == ("lr",)
     plot.parallel(f, tmp_path / "parallel.png")
     plot.progress(f, tmp_path / "progress.png")

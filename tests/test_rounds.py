@@ -12,9 +12,11 @@ import pytest
 
 from runner.apply import ApplyOptions, apply
 from runner.backends import ExperimentState
-from runner.commands import propose
-from runner.manifest import load_sample
-from runner.manifest.sample import Distribution, Goal, Kind, Locked, Method, Sample
+from runner.commands import searches
+from runner.manifest import Locks
+from runner.manifest.lock import Locked
+from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
+from runner.observe import sweeps
 from runner.plan import catalog
 from runner.search import rounds
 from runner.search.points import Result, Told
@@ -133,15 +135,15 @@ params:
 
 @pytest.mark.slow
 def test_propose_observes_the_sweep_through_the_port_once_per_round(tmp_path: Path) -> None:
-    path = write_manifest(tmp_path, SEARCH, "search.yaml")
+    write_manifest(tmp_path, SEARCH, "search.yaml")
     shown = "sweeps/search.yaml"
     backend = FakeBackend()
 
     def step() -> Round | None:
-        sample = load_sample(path, shown)
-        assert sample is not None
         backend.calls.clear()
-        return propose.next_round(tmp_path, path, shown, sample, backend)
+        cat = catalog.load(tmp_path, [shown], Locks.MAY_BE_STALE)
+        found = searches.proposed(cat, sweeps.observer(cat, backend))
+        return found[0] if found else None
 
     first = step()
     assert first is not None and first.step.number == 0 and backend.calls == []

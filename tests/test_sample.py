@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from runner.cli import main
-from runner.manifest.sample import lock_path
+from runner.manifest.lock import lock_path
 from runner.plan import catalog
 from tests.conftest import PROJECT
 
@@ -69,7 +69,7 @@ def _points(root: Path) -> list[dict[str, Any]]:
 
 
 def _keys(root: Path) -> list[str]:
-    (plan,) = catalog.load(root).plans(use_ledgers=False)
+    (plan,) = catalog.load(root).unrecorded_plans()
     return [row.key for row in plan.rows]
 
 

@@ -17,6 +17,7 @@ from beaker._service_client import ServiceClient
 
 from runner.cli import main
 from runner.core.retry import RetryPolicy
+from runner.ledger.store import LedgerStore
 from runner.plan import PlanStatus, catalog
 from runner.report.progress import Progress
 from runner.submit import Options, Submitter
@@ -180,7 +181,7 @@ def test_status_of_a_1000_point_sweep_costs_pages_not_points(
     backend = BeakerBackend()
     options = Options(root=tmp_path, commit="c0ffee", concurrency=16, policy=RetryPolicy())
     Submitter(backend, options, Progress(io.StringIO(), io.StringIO(), live=False)).run(plans)
-    (outcome,) = ensure_groups(backend, plans, tmp_path)
+    (outcome,) = ensure_groups(backend, plans, LedgerStore(tmp_path))
     backend.close()
     assert outcome.group is not None and outcome.group.members == 1000
     experiments = big_fake.experiments()

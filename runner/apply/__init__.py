@@ -38,14 +38,15 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from runner import ledger, operate
+from runner import operate
 from runner.apply import guardrails, notify
 from runner.apply.model import Applied, ApplyListener, ApplyOptions
+from runner.apply.resume import unfinished
 from runner.backends import Backend, Capability
-from runner.backends.local.resume import unfinished
-from runner.backends.observed import Observer
+from runner.ledger.store import LedgerStore
+from runner.observe.looks import Observer
 from runner.operate import cancels, membership
-from runner.plan import PlanStatus, SweepPlan, policy, reread
+from runner.plan import SweepPlan, policy, reread
 from runner.repo import review
 from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 
@@ -68,6 +69,8 @@ class Run:
     backend: Backend
     options: ApplyOptions
     listener: ApplyListener
+    store: LedgerStore
+    """The repository's ledgers in the backend's layout: every step reads and records here."""
     observer: Observer
     """The look at each sweep before the creates."""
     after: Observer
@@ -97,18 +100,17 @@ def restart_failed_points(run: Run, applied: Applied) -> Applied:
     if run.options.dry_run:
         found = operate.restart_candidates(run.observer, applied.plans, only)
         return dataclasses.replace(applied, would_restart=tuple(found))
-    root = run.options.root
-    cancels.reconcile_cancels(run.backend, applied.plans, root, run.observer)  # left by a crash
+    store = run.store
+    cancels.reconcile_cancels(run.backend, applied.plans, store, run.observer)  # left by a crash
     done = operate.restart_failed(
-        run.observer, applied.plans, root, only=only, code=run.options.code
+        run.observer, applied.plans, store, only=only, code=run.options.code
     )
     return dataclasses.replace(applied, plans=_reread(run, applied.plans), restarts=tuple(done))
 
 
 def _reread(run: Run, plans: Sequence[SweepPlan]) -> tuple[SweepPlan, ...]:
     """The plans with the entries a step recorded (the ledgers read again, not planned)."""
-    store = ledger.LedgerStore(run.options.root, run.backend.kind)
-    return tuple(reread(plan, store.read(plan.sweep.name).entries) for plan in plans)
+    return tuple(reread(plan, run.store.read(plan.sweep.name).entries) for plan in plans)
 
 
 def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
@@ -133,7 +135,7 @@ def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
 def stop_guarded_sweeps(run: Run, applied: Applied) -> Applied:
     """Failure budget and target stop (`runner.apply.guardrails`): a sweep that reached either
     creates no new point; nothing is canceled."""
-    stopped = guardrails.apply_stops(run.observer, applied.plans, run.options.root)
+    stopped = guardrails.apply_stops(run.observer, applied.plans)
     return dataclasses.replace(applied, plans=tuple(stopped))
 
 
@@ -171,9 +173,7 @@ def group_sweeps(run: Run, applied: Applied) -> Applied:
     if applied.stop is not None or run.submitter is None:
         return applied
     deadline, clock = run.submitter.options.deadline, run.options.clock  # the run's one deadline
-    groups = membership.ensure_groups(
-        run.backend, applied.plans, run.options.root, deadline, clock.now
-    )
+    groups = membership.ensure_groups(run.backend, applied.plans, run.store, deadline, clock.now)
     return dataclasses.replace(applied, groups=tuple(groups))
 
 
@@ -183,7 +183,7 @@ def announce_events(run: Run, applied: Applied) -> Applied:
     if not run.options.webhook or Capability.SHARED not in run.backend.capabilities:
         return applied  # a local run's events are on this machine's screen already
     plans = _reread(run, applied.plans)
-    done = notify.announce(run.after, plans, run.options.root, run.options.webhook)
+    done = notify.announce(run.after, plans, run.store, run.options.webhook)
     return dataclasses.replace(applied, announced=done)
 
 
@@ -214,28 +214,23 @@ def apply(
         offline = Applied(tuple(plans))
         listener.planned(offline)
         return offline
-    observer = Observer(backend, _stops_read_results)
+    observer = Observer(backend, guardrails.reads_results)
     notifying = bool(options.webhook) and Capability.SHARED in backend.capabilities
     after = observer.next_phase(lambda plan: notifying and not plan.sweep.draft)
-    run = Run(backend, options, listener, observer, after)
+    store = LedgerStore(options.root, backend.layout)
+    run = Run(backend, options, listener, store, observer, after)
     applied = Applied(tuple(plans))
     for step in planning:
         applied = step(run, applied)
     listener.planned(applied)
     if options.dry_run:
         return applied
-    submitter = Submitter(backend, _submit_options(options), listener, (observer, after))
+    submitter = Submitter(backend, _submit_options(options), listener, (observer, after), store)
     run = dataclasses.replace(run, submitter=submitter)
     with _stopping_on_signals(submitter):
         for step in acting:
             applied = step(run, applied)
     return applied
-
-
-def _stops_read_results(plan: SweepPlan) -> bool:
-    """A guarded sweep with points to submit: its stops read results (a sweep with nothing to
-    create is never stopped, so a `--restart-failed` of it lists only)."""
-    return guardrails.guarded(plan.sweep) and any(r.status == PlanStatus.SUBMIT for r in plan.rows)
 
 
 def _submit_options(options: ApplyOptions) -> Options:

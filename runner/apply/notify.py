@@ -25,21 +25,19 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from runner import ledger
-from runner.apply import guardrails
 from runner.backends import ExperimentState
-from runner.backends.observed import Observer
-from runner.ledger import headers
+from runner.ledger.store import LedgerStore
 from runner.manifest.sample import Goal
-from runner.operate.results import SweepResults, collect
+from runner.observe.looks import Observer
+from runner.observe.model import Observation
 from runner.plan import PlanStatus, SweepPlan
 from runner.search.ranking import best
 
 WEBHOOK_ENV = "SWEEP_SLACK_WEBHOOK"
 TIMEOUT = 10.0
-FINAL = (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
+FINAL = tuple(s for s in ExperimentState if s.final)
 LISTED = 20
 """Failed points named per message; the rest are counted."""
 SENDING, SENT = ledger.NOTIFY_SENDING, ledger.NOTIFY_SENT
@@ -55,42 +53,52 @@ class Notice:
     text: str
 
 
-def sweep_events(plan: SweepPlan, results: SweepResults) -> list[Notice]:
-    """What is worth telling about one sweep now (sent or not): pure, from its results."""
-    sweep, events = plan.sweep, []
-    stop = guardrails.stop_of(sweep, results) if guardrails.guarded(sweep) else None
+def sweep_events(observed: Observation) -> list[Notice]:
+    """What is worth telling about one sweep now (sent or not): pure, from its observation."""
+    events, stop = [], observed.stop
     if stop is not None:
         kind = "stop_when" if stop.point else "max_failures"
-        limit = sweep.limits.stop_when if stop.point else sweep.limits.max_failures
-        text = f"Sweep `{sweep.name}` {stop.reason}: no new points are created."
-        events.append(Notice(f"stopped:{kind}:{limit}", sweep.name, text))
-    for point in results.points:
+        limit = stop.limit
+        text = f"Sweep `{observed.name}` {stop.reason}: no new points are created."
+        events.append(Notice(f"stopped:{kind}:{limit}", observed.name, text))
+    for point in observed.points:
         if point.state == ExperimentState.FAILED and not point.canceled_at:
-            text = f"`{sweep.name}/{point.experiment}` (exit {point.exit_code}) {point.url}"
-            events.append(Notice(f"failed:{point.key[:16]}:{point.restarts}", sweep.name, text))
-    done = all(p.state in FINAL for p in results.points)
-    if results.points and done and not any(r.status == PlanStatus.SUBMIT for r in plan.rows):
-        keys = "\n".join(sorted(p.key for p in results.points))
+            text = f"`{observed.name}/{point.experiment}` (exit {point.exit_code}) {point.url}"
+            events.append(Notice(f"failed:{point.key[:16]}:{point.restarts}", observed.name, text))
+    done = all(isinstance(p.state, ExperimentState) and p.state.final for p in observed.points)
+    submitted = not any(p.status == PlanStatus.SUBMIT for p in observed.points)
+    if observed.points and done and submitted:
+        keys = "\n".join(sorted(p.key for p in observed.points))
         digest = hashlib.sha256(keys.encode()).hexdigest()[:16]
-        events.append(Notice(f"finished:{digest}", sweep.name, _finished(results)))
+        events.append(Notice(f"finished:{digest}", observed.name, finished_text(observed)))
     return events
 
 
-def _finished(results: SweepResults) -> str:
-    counts = {s: sum(1 for p in results.points if p.state == s) for s in FINAL}
-    text = f"Sweep `{results.name}` finished: " + ", ".join(f"{n} {s}" for s, n in counts.items())
-    numeric = [
-        m for m in results.metric_names if any(p.number(m) is not None for p in results.points)
-    ]
-    if numeric:
-        top = best(results.points, lambda p: p.number(numeric[0]), Goal.MINIMIZE)
-        if top is not None:
-            text += (
-                f". Best by lowest {numeric[0]}: `{top.experiment}` ({top.number(numeric[0]):g})"
-            )
-    if results.group is not None and results.group.url:
-        text += f". Group: {results.group.url}"
+def finished_text(observed: Observation) -> str:
+    """A finished sweep's message: its counts, its best point by the sweep's own objective (an
+    adaptive search's metric and goal, or its `stop_when`), or, when it declares none, the
+    lowest and highest of its first numeric metric (which is better, only the sweep can say),
+    and its group."""
+    counts = {s: sum(1 for p in observed.points if p.state == s) for s in FINAL}
+    text = f"Sweep `{observed.name}` finished: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+    objective = observed.objective
+    if objective is not None:
+        top = _extreme(observed, objective.metric, objective.goal)
+        way = "lowest" if objective.goal is Goal.MINIMIZE else "highest"
+        text += f". Best by {way} {top}" if top else ""
+    elif observed.numeric_metrics:
+        metric = observed.numeric_metrics[0]
+        low, high = (_extreme(observed, metric, goal) for goal in Goal)
+        text += f". Lowest {low}; highest {high}" if low else ""
+    if observed.group is not None and observed.group.url:
+        text += f". Group: {observed.group.url}"
     return text
+
+
+def _extreme(observed: Observation, metric: str, goal: Goal) -> str:
+    """'loss: `name` (1.5)': the point best by `metric` that way; empty when none has it."""
+    top = best(observed.points, lambda p: p.number(metric), goal)
+    return "" if top is None else f"{metric}: `{top.experiment}` ({top.number(metric):g})"
 
 
 def messages(events: Sequence[Notice]) -> list[tuple[str, tuple[Notice, ...]]]:
@@ -108,7 +116,7 @@ def messages(events: Sequence[Notice]) -> list[tuple[str, tuple[Notice, ...]]]:
 
 
 def post(url: str, text: str, timeout: float = TIMEOUT) -> str:
-    """One webhook call: 'sent', 'refused' (surely not delivered) or 'unknown' (reply lost)."""
+    """One webhook call: 'sent', 'refused' (surely not delivered) or 'lost' (reply lost)."""
     body = json.dumps({"text": text}).encode()
     request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
     try:
@@ -123,12 +131,12 @@ def post(url: str, text: str, timeout: float = TIMEOUT) -> str:
         return LOST
 
 
-def _mark(root: Path, events: Sequence[Notice], state: str | None) -> None:
+def _mark(store: LedgerStore, events: Sequence[Notice], state: str | None) -> None:
     by_sweep: dict[str, dict[str, str | None]] = {}
     for event in events:
         by_sweep.setdefault(event.sweep, {})[event.id] = state
     for sweep, updates in by_sweep.items():
-        headers.set_notified(ledger.ledger_path(root, sweep), sweep, updates)
+        store.set_notified(sweep, updates)
 
 
 @dataclass(frozen=True)
@@ -149,23 +157,24 @@ def webhook_url(environ: Mapping[str, str] = os.environ) -> str:
     return environ.get(WEBHOOK_ENV, "").strip()
 
 
-def announce(observer: Observer, plans: Sequence[SweepPlan], root: Path, url: str) -> Announced:
-    """After the submit: send what is new to the webhook, from each sweep's look after the
-    creates (`observer`) and the plans as the run recorded them. Never raises for the
+def announce(
+    observer: Observer, plans: Sequence[SweepPlan], store: LedgerStore, url: str
+) -> Announced:
+    """After the submit: send what is new to the webhook, from each sweep's observation after
+    the creates (`observer`) and the plans as the run recorded them. Never raises for the
     webhook: a failure is a warning in the result."""
     new: list[Notice] = []
     for plan in plans:
-        recorded = ledger.read(ledger.ledger_path(root, plan.sweep.name), plan.sweep.name)
+        recorded = store.read(plan.sweep.name)
         if plan.sweep.draft or not recorded.entries:
             continue
-        found = observer.observe(plan).results
-        events = sweep_events(plan, collect(plan, observer.backend, root, found=found))
+        events = sweep_events(observer.observation(plan))
         new += [e for e in events if e.id not in recorded.notified]
     sent, warnings = 0, []
     for text, batch in messages(new):
-        _mark(root, batch, SENDING)  # before the call: a lost reply must not send it twice
+        _mark(store, batch, SENDING)  # before the call: a lost reply must not send it twice
         outcome = post(url, text)
-        _mark(root, batch, {SENT: SENT, REFUSED: None}.get(outcome, SENDING))
+        _mark(store, batch, {SENT: SENT, REFUSED: None}.get(outcome, SENDING))
         sent += outcome == SENT
         if outcome != SENT:
             said = (

@@ -23,6 +23,7 @@ from runner.backends.health import Health
 from runner.core.errors import SubmitError
 from runner.core.model import Rendered, Sweep
 from runner.core.values import StrEnum
+from runner.ledger import Layout
 
 
 class ExperimentState(StrEnum):
@@ -39,6 +40,11 @@ class ExperimentState(StrEnum):
     def live(self) -> bool:
         """Queued or running: it holds (or waits for) machines, and can be canceled."""
         return self in (ExperimentState.QUEUED, ExperimentState.RUNNING)
+
+    @property
+    def final(self) -> bool:
+        """Succeeded, failed or canceled: it ended, and its state no longer changes by itself."""
+        return self in (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
 
     @property
     def restartable(self) -> bool:
@@ -75,7 +81,7 @@ def recorded(records: Iterable[tuple[str, str, str] | None]) -> Recorded:
 
 
 class BackendKind(StrEnum):
-    """Which backend: selects the ledger its runs are recorded in."""
+    """Which backend `--backend` asks for (`open_backend`); code asks for capabilities."""
 
     BEAKER = "beaker"
     LOCAL = "local"
@@ -183,8 +189,9 @@ class LogQuery:
 
 
 class Backend(Protocol):
-    kind: BackendKind
-    """Selects the ledger the runs are recorded in (and nothing else: see `capabilities`)."""
+    layout: Layout
+    """Where the runs it makes are recorded (`runner.ledger.store.LedgerStore`): the committed
+    ledgers for Beaker, this machine's run directories for the local backend."""
     capabilities: frozenset[Capability]
     health: Health
     """Whether the service answers, and the waits its calls sit out (`runner.backends.health`)."""

@@ -98,11 +98,12 @@ def cancel(directory: Path, args: CancelArgs) -> int:
     )
     backend = open_backend(args.backend, cat.root, stderr)
     try:
-        plans = cat.plans(kind=backend.kind)
-        found = cancels.reconcile_cancels(backend, plans, cat.root) if args.yes else 0
+        store = cat.ledgers(backend.layout)
+        plans = cat.plans(store)
+        found = cancels.reconcile_cancels(backend, plans, store) if args.yes else 0
         if found:
             stderr(f"Recorded {found} cancel(s) that an interrupted run had sent.")
-            plans = cat.plans(kind=backend.kind)
+            plans = cat.plans(store)
         if args.yes and not (args.orphans or args.points):
             cancels.stop_starting(backend, plans)  # before the runs end: their submit stops
         targets = cancels.cancel_targets(backend, plans, args.orphans, args.points)
@@ -115,7 +116,7 @@ def cancel(directory: Path, args: CancelArgs) -> int:
             _show("Would cancel", targets)
             stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
             return Exit.WOULD_CHANGE
-        done = cancels.cancel(backend, targets, cat.root, commit=gitrepo.head_commit(cat.root))
+        done = cancels.cancel(backend, targets, store, commit=gitrepo.head_commit(cat.root))
     finally:
         backend.close()
     if done:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, TypeAlias
 from runner.core.errors import ManifestError
 
 if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
+    from runner.manifest import Locks
+    from runner.observe.model import Observation
     from runner.plan.catalog import Catalog
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -28,10 +30,33 @@ def add_paths(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_catalog(directory: Path, paths: Sequence[str]) -> Catalog:
+def load_catalog(directory: Path, paths: Sequence[str], locks: Locks | None = None) -> Catalog:
+    """The manifests named (or all), each parsed once; `locks`: what is asked of a sample's
+    lock (by default, that it is current)."""
+    from runner.manifest import Locks
     from runner.plan import catalog
 
-    return catalog.load(directory, paths)
+    return catalog.load(directory, paths, locks or Locks.CURRENT)
+
+
+def observed_sweeps(directory: Path, paths: Sequence[str], backend: str) -> list[Observation]:
+    """`status` and `report`: every sweep named (or all) observed once, from one bulk look each
+    (`runner.observe.sweeps`); a manifest problem raises before the backend is asked anything."""
+    from runner.backends import Capability, open_backend
+    from runner.observe import sweeps
+    from runner.render.code import uses_code
+    from runner.repo import gitrepo
+
+    cat = load_catalog(directory, paths)
+    raise_if_problems(cat)
+    opened = open_backend(backend, cat.root, lambda text: None)  # falls back quietly
+    head = ""  # local `code:` points say when they ran another commit than this
+    if Capability.RERUNS in opened.capabilities and any(uses_code(s) for s in cat.sweeps):
+        head = gitrepo.head_commit(cat.root).replace("uncommitted", "")
+    try:
+        return sweeps.observe(cat, opened, head)
+    finally:
+        opened.close()
 
 
 def report_problems(cat: Catalog) -> bool:

@@ -71,7 +71,7 @@ def expand(
     cat = load_catalog(directory, paths)
     failed = report_problems(cat)
     try:
-        plans = cat.plans(use_ledgers=plan)
+        plans = cat.plans() if plan else cat.unrecorded_plans()
     except ManifestError as exc:
         print(exc, file=sys.stderr)
         return 1

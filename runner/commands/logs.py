@@ -50,7 +50,9 @@ def logs(directory: Path, args: LogsArgs) -> int:
     cat = load_catalog(directory, ())  # a manifest with problems is left out, not fatal here
     backend = open_backend(args.backend, cat.root, stderr)
     try:
-        plans, broken = cat.readable_plans(kind=backend.kind)  # another sweep's ledger may not
+        plans, broken = cat.readable_plans(
+            cat.ledgers(backend.layout)
+        )  # another sweep's ledger may not
         for problem in broken:
             stderr(f"warning: left out: {problem}")
         [(plan, row)] = operate.find_point(plans, args.point)

@@ -12,11 +12,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.commands.common import BACKEND_CHOICES, Subparsers, add_paths, stderr
+from runner.commands.common import (
+    BACKEND_CHOICES,
+    Subparsers,
+    add_paths,
+    observed_sweeps,
+    stderr,
+)
 
 if TYPE_CHECKING:  # annotations only: findings imports the backends and the planner
-    from runner.operate.findings import Findings
-    from runner.operate.results import SweepResults
+    from runner.observe.findings import Findings
+    from runner.observe.model import Observation
 
 FORMATS = ("markdown", "json")
 GOALS = ("minimize", "maximize")
@@ -84,25 +90,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(directory: Path, args: ReportArgs) -> int:
-    from runner.commands.status import StatusArgs, collect
-    from runner.plan.catalog import find_root
+    from runner.core.errors import MissingExtra, RunnerError
 
     if args.storage and importlib.util.find_spec("optuna") is None:
-        from runner.core.errors import MissingExtra
-
         raise MissingExtra(
             "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
         )
-    sweeps = collect(directory, StatusArgs(paths=args.paths, backend=args.backend))
-    root = find_root(directory.resolve())
+    sweeps = observed_sweeps(directory, args.paths, args.backend)
     if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
-        from runner.core.errors import RunnerError
-
         have = sorted({m for s in sweeps for m in s.metric_names})
         raise RunnerError(
             f"no point has a numeric metric {args.metric!r} (metrics: {', '.join(have) or 'none yet'})"
         )
-    findings = [judge(root, s, args) for s in sweeps]
+    findings = [judge(s, args) for s in sweeps]
     try:
         if args.output is not None:
             for f in findings:
@@ -111,8 +111,6 @@ def report(directory: Path, args: ReportArgs) -> int:
         if args.storage is not None:
             store(findings, Path(args.storage))
     except OSError as exc:  # an --output that is a file, a directory one cannot write to
-        from runner.core.errors import RunnerError
-
         where = exc.filename or args.output or args.storage
         raise RunnerError(f"cannot write the report to {where}: {exc.strerror or exc}") from None
     if args.fmt == "json":
@@ -126,26 +124,21 @@ def report(directory: Path, args: ReportArgs) -> int:
     return 0
 
 
-def judge(root: Path, results: SweepResults, args: ReportArgs) -> Findings:
-    """The sweep's findings, by the metric and goal asked for or the search's own."""
+def judge(results: Observation, args: ReportArgs) -> Findings:
+    """The sweep's findings, by the metric and goal asked for, else the sweep's own objective."""
     from runner.core.errors import RunnerError
-    from runner.manifest import load_sample
     from runner.manifest.sample import Goal
-    from runner.operate.findings import defaults, find
+    from runner.observe.findings import defaults, find
     from runner.search import adaptive
 
+    objective = results.objective
+    goal = Goal(args.goal or (objective.goal if objective is not None else Goal.MINIMIZE))
     try:
-        sample = load_sample(root / results.path, results.path)
-    except RunnerError:  # the catalog loaded it: a lock problem at most, and no sample to use
-        sample = None
-    adaptive_goal = sample.goal if sample is not None and sample.adaptive else None
-    goal = Goal(args.goal or adaptive_goal or Goal.MINIMIZE)
-    try:
-        metric = defaults(results, sample, args.metric)
+        metric = defaults(results, args.metric)
     except RunnerError as exc:
         stderr(f"report: {exc}")
         metric = ""
-    return find(results, metric, goal, sample, fanova=adaptive.fanova_available())
+    return find(results, metric, goal, adaptive.estimator())
 
 
 def write(f: Findings, directory: Path) -> list[Path]:
@@ -176,10 +169,10 @@ def write(f: Findings, directory: Path) -> list[Path]:
 
 def store(findings: Sequence[Findings], path: Path) -> None:
     """Each sweep with a metric as an Optuna study named after it, in one file."""
-    from runner.operate.findings import told
+    from runner.observe.findings import told_findings
     from runner.search.adaptive import write_study
 
     for f in findings:
         if f.metric:
-            write_study(path, f.results.name, f.goal, f.space, told(f))
+            write_study(path, f.results.name, f.goal, f.space, told_findings(f))
             stderr(f"report: {f.results.name}: wrote the Optuna study {f.results.name!r} to {path}")

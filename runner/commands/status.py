@@ -15,15 +15,14 @@ from runner.commands.common import (
     BACKEND_CHOICES,
     Subparsers,
     add_paths,
-    load_catalog,
-    raise_if_problems,
+    observed_sweeps,
     stderr,
 )
 from runner.core.errors import RunnerError
 
-if TYPE_CHECKING:  # annotations only: results imports the backends and the planner
+if TYPE_CHECKING:  # annotations only: the observation imports the backends and the planner
     from runner.manifest.sample import Goal
-    from runner.operate.results import SweepResults
+    from runner.observe.model import Observation
 
 FORMATS = ("table", "markdown", "json", "csv")
 AUTO = "auto"
@@ -121,42 +120,25 @@ def status(directory: Path, args: StatusArgs) -> int:
     return 0
 
 
-def collect(directory: Path, args: StatusArgs) -> list[SweepResults]:
-    from runner.apply import guardrails
-    from runner.backends import Capability, open_backend
-    from runner.operate.results import collect as results
-    from runner.render.code import uses_code
-    from runner.repo import gitrepo
-
-    cat = load_catalog(directory, args.paths)
-    raise_if_problems(cat)
-    opened = open_backend(args.backend, cat.root, lambda text: None)  # falls back quietly
-    head = ""  # local `code:` points say when they ran another commit than this
-    if Capability.RERUNS in opened.capabilities and any(uses_code(s) for s in cat.sweeps):
-        head = gitrepo.head_commit(cat.root).replace("uncommitted", "")
-    try:
-        sweeps = [
-            guardrails.noted(results(plan, opened, cat.root, head), plan.sweep)
-            for plan in cat.plans(kind=opened.kind)
-        ]
-    finally:
-        opened.close()
+def collect(directory: Path, args: StatusArgs) -> list[Observation]:
+    """Each sweep's observation (stderr: its duplicate warnings)."""
+    sweeps = observed_sweeps(directory, args.paths, args.backend)
     for sweep in sweeps:
         for warning in sweep.warnings:
             stderr(warning)
     return sweeps
 
 
-def _metric(sweep: SweepResults, asked: str) -> str:
+def _metric(sweep: Observation, asked: str) -> str:
     if asked != AUTO:
         return asked
-    numeric = [m for m in sweep.metric_names if any(p.number(m) is not None for p in sweep.points)]
+    numeric = sweep.numeric_metrics
     if not numeric:
         raise RunnerError(f"{sweep.name}: no numeric metric to plot yet")
     return numeric[0]
 
 
-def _mermaid(sweep: SweepResults, args: StatusArgs) -> str:
+def _mermaid(sweep: Observation, args: StatusArgs) -> str:
     from runner.report import plot
 
     assert args.plot is not None
@@ -166,7 +148,7 @@ def _mermaid(sweep: SweepResults, args: StatusArgs) -> str:
         return f"_No plot: {exc}_\n"
 
 
-def write_plots(sweeps: Sequence[SweepResults], args: StatusArgs) -> int:
+def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> int:
     """One file per sweep (FILE itself when there is one sweep); exit 1 if none was written."""
     from runner.report import plot
 
@@ -191,7 +173,7 @@ def write_plots(sweeps: Sequence[SweepResults], args: StatusArgs) -> int:
     return 0 if written else 1
 
 
-def best(sweeps: Sequence[SweepResults], metric: str, goal: Goal, fmt: str) -> str:
+def best(sweeps: Sequence[Observation], metric: str, goal: Goal, fmt: str) -> str:
     from runner.report.status import best_text, point_json
     from runner.search import ranking
 

@@ -76,7 +76,7 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     )
     try:
         options = apply_options(backend, cat, args, started, clock)
-        applied = apply(cat.plans(kind=backend.kind), backend, options, progress)
+        applied = apply(cat.plans(cat.ledgers(backend.layout)), backend, options, progress)
     finally:
         backend.close()
     return _report(cat.root, args, target, applied)

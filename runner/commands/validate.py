@@ -26,7 +26,7 @@ def validate(directory: Path, paths: Sequence[str]) -> int:
     failed = report_problems(cat)
     failed = _policy_invalid(cat.root) or failed
     try:
-        plans = cat.plans(use_ledgers=False)  # a broken ledger is not a broken manifest
+        plans = cat.unrecorded_plans()  # a broken ledger is not a broken manifest
     except ManifestError as exc:
         print(exc, file=sys.stderr)
         return 1

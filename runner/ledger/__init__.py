@@ -152,52 +152,25 @@ def _same_experiment(a: Entry, b: Entry) -> Entry:
     return first if merged == first else merged
 
 
-def ledger_path(root: Path, sweep: str, kind: str = "beaker") -> Path:
-    """Beaker ledgers are committed under sweeps/ledger/; local runs live in .runs/ (ignored)."""
-    if kind == "local":
-        return root / ".runs" / sweep / "ledger.jsonl"
-    return root / LEDGER_DIR / f"{sweep}.jsonl"
-
-
 @dataclass(frozen=True)
-class LedgerStore:
-    """The ledgers of one backend kind under a repository root: the one place that knows where
-    each sweep's file is, and reads and writes it."""
+class Layout:
+    """Where one backend's ledgers live under a repository root: a relative path with `{sweep}`.
+    The ledger knows only the committed one; a backend whose runs are recorded elsewhere (the
+    local one, in its run directories) brings its own (`runner.backends.Backend.layout`)."""
 
-    root: Path
-    kind: str = "beaker"
+    pattern: str
 
-    def path(self, sweep: str) -> Path:
-        return ledger_path(self.root, sweep, self.kind)
+    def path(self, root: Path, sweep: str) -> Path:
+        return root / self.pattern.format(sweep=sweep)
 
-    def read(self, sweep: str) -> Ledger:
-        return read(self.path(sweep), sweep)
 
-    def record(self, sweep: str, entries: Iterable[Entry]) -> Ledger:
-        return record(self.path(sweep), sweep, entries)
+COMMITTED = Layout(f"{LEDGER_DIR}/{{sweep}}.jsonl")
+"""Beaker's ledgers: committed under sweeps/ledger/, one file per sweep."""
 
-    def set_group(self, sweep: str, url: str) -> bool:
-        from runner.ledger import headers
 
-        return headers.set_group(self.path(sweep), sweep, url)
-
-    def set_intents(
-        self, sweep: str, entries: Iterable[Entry], fields: tuple[str, ...] = INTENTS
-    ) -> None:
-        """Write these entries' `fields` (the intents, by default) as they are (an empty one
-        clears it), under the lock, for entries the ledger records; nothing else changes."""
-        path, entries = self.path(sweep), list(entries)
-        if not entries:
-            return
-        with locked(path.parent):
-            current = read(path, sweep)
-            changed = dict(current.entries)
-            for entry in entries:
-                if (old := changed.get(entry.key)) is not None and old.id == entry.id:
-                    values = {name: getattr(entry, name) for name in fields}
-                    changed[entry.key] = dataclasses.replace(old, **values)
-            if changed != current.entries:
-                write_atomic(path, render(dataclasses.replace(current, entries=changed)))
+def ledger_path(root: Path, sweep: str) -> Path:
+    """The committed ledger of a sweep (sweeps/ledger/<sweep>.jsonl)."""
+    return COMMITTED.path(root, sweep)
 
 
 def header(sweep: str, group: str = "", notified: Mapping[str, str] | None = None) -> str:

@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from enum import Enum, auto
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -13,8 +14,9 @@ from runner.core.errors import ManifestError, Problem
 from runner.core.marks import Document
 from runner.core.model import DEFAULT_MAX_POINTS, Limits, Placement, Space, StopWhen, Sweep
 from runner.core.space import count_points, duplicate_includes, unmatched_excludes, upper_bound
-from runner.manifest.params import parse_space
-from runner.manifest.sample import Sample, lock_path, parse_sample, stale_problem
+from runner.manifest.lock import Locked, LockFile, lock_path, stale_problem
+from runner.manifest.params import parse_params
+from runner.manifest.sample import Sample
 from runner.manifest.schema import schema_problems
 from runner.render import Renderer
 from runner.yaml12 import load_file
@@ -24,10 +26,28 @@ _FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 @dataclass(frozen=True)
 class Loaded:
-    """A checked manifest and the renderer its checks compiled, kept so nothing compiles twice."""
+    """A checked manifest, parsed once per command: the sweep, the renderer its checks compiled
+    (so nothing compiles twice), its `params.sample` section and lock, and its document (so a
+    new lock is checked against it without reading the file again: `relock`)."""
 
     sweep: Sweep
     renderer: Renderer = field(compare=False, repr=False)
+    sample: Sample | None = None
+    lock: Locked | None = None
+    """The sample's lock as read (it may belong to an older sample section, or be stale)."""
+    doc: Document | None = field(default=None, compare=False, repr=False)
+    stale: Problem | None = None
+    """With `Locks.MAY_BE_STALE`: why the lock does not serve the sample (missing, out of
+    date); the sweep then has no sampled point yet."""
+
+
+class Locks(Enum):
+    """What `load` asks of a sample's lock."""
+
+    CURRENT = auto()
+    """Every command but the two that write it: a missing or stale lock is a problem."""
+    MAY_BE_STALE = auto()
+    """`lock` and `propose`, which write it: a missing or stale lock is what they mend."""
 
 
 def load_manifest(path: Path, display: str | None = None) -> Sweep:
@@ -35,8 +55,8 @@ def load_manifest(path: Path, display: str | None = None) -> Sweep:
     return load(path, display).sweep
 
 
-def load(path: Path, display: str | None = None) -> Loaded:
-    """`load_manifest`, keeping the compiled renderer for planning."""
+def load(path: Path, display: str | None = None, locks: Locks = Locks.CURRENT) -> Loaded:
+    """Parse and check one manifest (and its sample's lock); ManifestError lists every problem."""
     shown = display or str(path)
     doc = load_file(path, shown)
     problems = _too_many_points(doc)  # before the checks that cost time per value written
@@ -45,36 +65,40 @@ def load(path: Path, display: str | None = None) -> Loaded:
     problems = schema_problems(doc)
     if problems:
         raise ManifestError(problems + _params_problems_despite(problems, doc, path))
-    space, problems = parse_space(doc, lock_path(path))
+    return _checked(doc, path, LockFile(lock_path(path)), locks)
+
+
+def relock(loaded: Loaded, path: Path, text: str) -> Loaded:
+    """The manifest as it would load with `text` as its lock (ManifestError if not valid):
+    checked before the lock is written, from the document already parsed."""
+    assert loaded.doc is not None
+    return _checked(loaded.doc, path, LockFile(lock_path(path), text), Locks.CURRENT)
+
+
+def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
+    parsed = parse_params(doc, lock)
+    stale = (
+        {stale_problem(doc, doc.source, missing) for missing in (False, True)}
+        if parsed.sample is not None
+        else set()
+    )
+    found = [p for p in parsed.problems if p in stale]
+    problems = parsed.problems
+    if locks is Locks.MAY_BE_STALE:
+        problems = [p for p in problems if p not in stale]
+    space = parsed.space
     problems += _file_problems(path, doc) + _budget_problems(doc) + _preemption_problems(doc)
     if not problems:
         problems += _space_problems(doc, space)
-    sweep = _build(doc, shown, space)
+    sweep = _build(doc, doc.source, space)
     try:
-        renderer = Renderer(
-            sweep
-        )  # compiles every template: unknown names and bad syntax fail here
+        renderer = Renderer(sweep)  # compiles every template: unknown names, bad syntax fail here
     except ManifestError as exc:
         problems += exc.problems
     if problems:
         raise ManifestError(problems)
-    return Loaded(sweep, renderer)
-
-
-def load_sample(path: Path, display: str | None = None) -> Sample | None:
-    """For `lock`: the checked `params.sample` section of a manifest whose lock may not exist
-    yet (None without one). Raises ManifestError for any problem but the lock's, and when the
-    sample would make more than max_points points: before anything is drawn."""
-    doc = load_file(path, display or str(path))
-    problems = _too_many_points(doc) or schema_problems(doc)
-    if problems:
-        raise ManifestError(problems)
-    _, problems = parse_space(doc)
-    stale = {stale_problem(doc, doc.source, missing) for missing in (False, True)}
-    problems = [p for p in problems if p not in stale]
-    if problems:
-        raise ManifestError(problems)
-    return parse_sample(doc, lambda *_: None, lambda *_: True)
+    stale_lock = found[0] if found else None
+    return Loaded(sweep, renderer, parsed.sample, parsed.lock, doc, stale_lock)
 
 
 def _build(doc: Document, shown: str, space: Space) -> Sweep:
@@ -142,8 +166,8 @@ def _params_problems_despite(schema: list[Problem], doc: Document, path: Path) -
         return []
     if not isinstance(doc.data, Mapping) or "params" not in doc.data:
         return []
-    space, problems = parse_space(doc, lock_path(path))
-    return problems or _space_problems(doc, space)
+    parsed = parse_params(doc, LockFile(lock_path(path)))
+    return parsed.problems or _space_problems(doc, parsed.space)
 
 
 def _warnings(doc: Document) -> list[Problem]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path as FilePath
+from dataclasses import dataclass
 from typing import Any
 
 from runner.core.errors import Problem
@@ -21,6 +21,7 @@ from runner.core.model import (
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
 from runner.manifest import conditions
 from runner.manifest import sample as sampled
+from runner.manifest.lock import Locked, LockFile, collisions, locked_rows, stale_problem
 
 Path = tuple[str | int, ...]
 
@@ -37,10 +38,27 @@ class _Collector:
         return self.doc.marks.value(path)
 
 
-def parse_space(doc: Document, lock: FilePath | None = None) -> tuple[Space, list[Problem]]:
-    """Build the Space from a schema-valid document; problems are returned, not raised.
+@dataclass(frozen=True)
+class ParsedSpace:
+    """The params section: its space, its sample section and the lock as read, and problems."""
 
-    `lock`: the lock file of a `params.sample` section (`runner.manifest.sample`); its points
+    space: Space
+    problems: list[Problem]
+    sample: sampled.Sample | None = None
+    lock: Locked | None = None
+    """The lock as read (for any sample section: the caller checks it belongs to this one)."""
+
+
+def parse_space(doc: Document, lock: LockFile | None = None) -> tuple[Space, list[Problem]]:
+    """Build the Space from a schema-valid document; problems are returned, not raised."""
+    parsed = parse_params(doc, lock)
+    return parsed.space, parsed.problems
+
+
+def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
+    """The params section of a schema-valid document; problems are returned, not raised.
+
+    `lock`: the lock file of a `params.sample` section (`runner.manifest.lock`); its points
     are the first axis, so points appended by a larger `n` come last in manifest order."""
     raw: Mapping[str, Any] = doc.data.get("params") or {}
     out = _Collector(doc)
@@ -80,7 +98,8 @@ def parse_space(doc: Document, lock: FilePath | None = None) -> tuple[Space, lis
     sample = sampled.parse_sample(doc, out.add, claim)
     conditional = bool(found) or (sample is not None and bool(sample.conditions))
     domains = _domains(axes, sample) if conditional else {}  # a pass over every value
-    sample_axis = _sample_axis(doc, sample, lock, out, len(out.problems) > before)
+    found_lock = None if sample is None or lock is None else lock.read(sample.names)
+    sample_axis = _sample_axis(doc, sample, (lock, found_lock), out, len(out.problems) > before)
     if sample_axis is not None:
         axes.insert(0, sample_axis)
         found += [(conditions.SAMPLE, c) for c in sample.conditions] if sample else []
@@ -94,7 +113,7 @@ def parse_space(doc: Document, lock: FilePath | None = None) -> tuple[Space, lis
     )
     _check_assignments(space, out)
     _check_env_names(seen, out)
-    return space, out.problems
+    return ParsedSpace(space, out.problems, sample, found_lock)
 
 
 def _zip_axis(
@@ -144,7 +163,7 @@ def _domains(
 def _sample_axis(
     doc: Document,
     sample: sampled.Sample | None,
-    lock: FilePath | None,
+    lock: tuple[LockFile | None, Locked | None],
     out: _Collector,
     failed: bool,
 ) -> Axis | None:
@@ -154,13 +173,13 @@ def _sample_axis(
     path: Path = ("params", "sample")
     if failed:  # the names stay known, so templates do not cascade
         return Axis(sample.declared, (), out.mark(path))
-    found = None if lock is None else sampled.read_lock(lock, sample.names)
-    rows = sampled.locked_rows(sample, found)
+    source, found = lock
+    rows = locked_rows(sample, found)
     if rows is None:
-        missing = lock is None or not lock.exists()
-        out.problems.append(sampled.stale_problem(doc, doc.source, missing))
+        missing = source is None or not source.exists()
+        out.problems.append(stale_problem(doc, doc.source, missing))
         return Axis(sample.names, (), out.mark(path))  # names stay known: no cascade
-    for first, second in sampled.collisions(rows):
+    for first, second in collisions(rows):
         out.add(
             path,
             f"sampled points {first} and {second} are the same after rounding to"

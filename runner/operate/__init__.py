@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from runner import ledger
 from runner.backends import (
@@ -25,10 +24,11 @@ from runner.backends import (
     Transient,
     runs,
 )
-from runner.backends.observed import Listed, Observer, chosen
 from runner.core.errors import RunnerError
 from runner.core.files import utc_now
 from runner.core.values import StrEnum
+from runner.ledger.store import LedgerStore
+from runner.observe.looks import Listed, Observer, chosen
 from runner.plan import PlanStatus, Row, SweepPlan, capped
 from runner.render.code import Code, at_commit, uses_code
 
@@ -54,10 +54,6 @@ class Restart:
     """Restarts recorded for the point after this one."""
 
 
-def _record(root: Path, kind: str, sweep: str, entry: ledger.Entry) -> None:
-    ledger.LedgerStore(root, kind).record(sweep, [entry])
-
-
 def restart_candidates(
     observer: Observer, plans: Sequence[SweepPlan], only: Sequence[str] | None = None
 ) -> list[Candidate]:
@@ -77,7 +73,7 @@ def restart_candidates(
             rows = [r for r in rows if id(r) in named]
         if not rows:
             continue
-        seen = observer.observe(plan)
+        seen = observer.look(plan)
         live = chosen(seen.listed, seen.mine, Capability.RESUMES in capabilities)
         reruns = only is not None and Capability.RERUNS in capabilities
         decided = [
@@ -118,7 +114,7 @@ def _within_cap(plan: SweepPlan, found: list[Candidate], listed: Listed) -> list
 def restart_failed(
     observer: Observer,
     plans: Sequence[SweepPlan],
-    root: Path,
+    store: LedgerStore,
     now: Callable[[], str] = utc_now,
     only: Sequence[str] | None = None,
     code: Code | None = None,
@@ -129,7 +125,7 @@ def restart_failed(
     a `code:` point runs when the backend reruns (`Capability.RERUNS`); elsewhere a restart
     runs the commit the point ran. The observer is told each restart."""
     return [
-        _restart_one(observer, c, root, now, code)
+        _restart_one(observer, c, store, now, code)
         if c.verdict == RestartVerdict.RESTARTED
         else c.outcome()
         for c in restart_candidates(observer, plans, only)
@@ -192,14 +188,13 @@ def _decide(
 def _restart_one(
     observer: Observer,
     candidate: Candidate,
-    root: Path,
+    store: LedgerStore,
     now: Callable[[], str],
     code: Code | None = None,
 ) -> Restart:
     backend, row, sweep = observer.backend, candidate.row, candidate.plan.sweep
     entry = row.entry
     assert entry is not None and row.rendered is not None
-    store = ledger.LedgerStore(root, backend.kind)
 
     def intent(token: str) -> None:  # write-ahead: recorded before the request is sent
         store.set_intents(sweep.name, [dataclasses.replace(entry, restarting=token)])
@@ -222,7 +217,7 @@ def _restart_one(
         )
     observer.restarted(sweep, restarted)
     count = entry.restarts + 1
-    _record(root, backend.kind, sweep.name, _restarted(entry, count, now()))
+    store.record(sweep.name, [_restarted(entry, count, now())])
     if entry.canceled_at:  # a point canceled with `cancel`, named by `--restart --points`
         store.set_intents(sweep.name, [dataclasses.replace(entry, canceled_at=None)], CANCEL)
     if commit != entry.commit:  # a rerun at a newer commit: the entry says which ran last
@@ -283,7 +278,7 @@ def live_caps(observer: Observer, plans: Sequence[SweepPlan]) -> list[SweepPlan]
         if plan.sweep.limits.max_running is None or not pending:
             out.append(plan)
             continue
-        running, taken = occupancy(plan, observer.observe(plan).listed)
+        running, taken = occupancy(plan, observer.look(plan).listed)
         out.append(capped(plan, running, taken))
     return out
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from runner import ledger
 from runner.backends import Backend, Experiment, ExperimentState, RunsInCreate, recorded
-from runner.backends.observed import Observer
 from runner.core.files import utc_now
+from runner.ledger.store import LedgerStore
+from runner.observe.looks import Observer
 from runner.operate import find_point
 from runner.plan import PlanStatus, Row, SweepPlan
 
@@ -63,7 +63,7 @@ def stop_starting(backend: Backend, plans: Sequence[SweepPlan]) -> None:
 def cancel(
     backend: Backend,
     targets: Sequence[CancelTarget],
-    root: Path,
+    store: LedgerStore,
     now: Callable[[], str] = utc_now,
     commit: str = "uncommitted",
 ) -> list[CancelTarget]:
@@ -75,7 +75,6 @@ def cancel(
     the commit the manifests were read at, recorded in such a new entry.
     """
     canceled: list[CancelTarget] = []
-    store = ledger.LedgerStore(root, backend.kind)
     plans = {id(t.plan): t.plan for t in targets}  # plans are not hashable; each is one object
     for plan in plans.values():
         mine = [t for t in targets if t.plan is plan]
@@ -97,19 +96,22 @@ def cancel(
 
 
 def reconcile_cancels(
-    backend: Backend, plans: Sequence[SweepPlan], root: Path, observer: Observer | None = None
+    backend: Backend,
+    plans: Sequence[SweepPlan],
+    store: LedgerStore,
+    observer: Observer | None = None,
 ) -> int:
     """Cancels a stopped run sent but never recorded: an experiment canceled since its intent
     gets canceled_at (the intent's time); any other intent is dropped. How many were recorded.
     `observer`: read the sweep's look of this phase instead of listing its own."""
-    store, count = ledger.LedgerStore(root, backend.kind), 0
+    count = 0
     for plan in plans:
         rows = [r for r in plan.rows if r.entry is not None and r.entry.canceling]
         if not rows:
             continue
         ours = recorded(r.record for r in rows)
         if observer is not None:
-            listed = observer.observe(plan).listed
+            listed = observer.look(plan).listed
         else:
             listed = backend.experiments(plan.sweep, [r.experiment for r in rows], ours)
         done, dropped = [], []

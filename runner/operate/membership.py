@@ -15,11 +15,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from runner import ledger
 from runner.backends import Backend, Group, runs
 from runner.core.errors import LedgerError
+from runner.ledger.store import LedgerStore
 from runner.plan import PlanStatus, SweepPlan
 
 SECONDS = 120.0
@@ -43,9 +42,9 @@ class GroupOutcome:
         )
 
 
-def wanted(plan: SweepPlan, root: Path, kind: str) -> list[str]:
+def wanted(plan: SweepPlan, store: LedgerStore) -> list[str]:
     """Ids of the sweep's recorded experiments of this revision (orphans belong elsewhere)."""
-    record = ledger.LedgerStore(root, kind).read(plan.sweep.name)
+    record = store.read(plan.sweep.name)
     current = {row.key for row in plan.rows if row.status != PlanStatus.ORPHAN}
     return [e.id for key, e in sorted(record.entries.items()) if key in current]
 
@@ -53,7 +52,7 @@ def wanted(plan: SweepPlan, root: Path, kind: str) -> list[str]:
 def ensure_groups(
     backend: Backend,
     plans: Sequence[SweepPlan],
-    root: Path,
+    store: LedgerStore,
     deadline: float | None = None,
     now: Callable[[], float] = time.monotonic,
 ) -> list[GroupOutcome]:
@@ -65,7 +64,7 @@ def ensure_groups(
         if not sweep.placement.group or not runs(backend, sweep):
             continue
         try:
-            ids = wanted(plan, root, backend.kind)
+            ids = wanted(plan, store)
         except (OSError, LedgerError) as exc:
             outcomes.append(GroupOutcome(sweep.name, None, str(exc)))
             continue
@@ -78,7 +77,7 @@ def ensure_groups(
         result = _bounded(functools.partial(backend.ensure_group, sweep, ids), limit)
         if isinstance(result, Group):
             try:
-                ledger.LedgerStore(root, backend.kind).set_group(sweep.name, result.url)
+                store.set_group(sweep.name, result.url)
             except (OSError, LedgerError) as exc:
                 outcomes.append(GroupOutcome(sweep.name, result, f"ledger not updated: {exc}"))
                 continue

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import ledger, manifest, plan
 from runner.core.errors import LedgerError, ManifestError, Problem, RunnerError
 from runner.core.model import Sweep
+from runner.ledger import COMMITTED, Layout
+from runner.ledger.store import LedgerStore
 from runner.plan.policy import POLICY_PATH
-from runner.render import Renderer
 
 SWEEPS_DIR = ledger.LEDGER_DIR.parent.name
 SKIP_DIRS = {ledger.LEDGER_DIR.name}
@@ -23,41 +24,62 @@ class Catalog:
     sweeps: tuple[Sweep, ...]
     problems: tuple[Problem, ...]
     """Problems of the manifests that failed to load; those are left out of sweeps."""
-    renderers: Mapping[str, Renderer] = field(default_factory=dict, compare=False, repr=False)
-    """Each sweep's renderer by sweep name, compiled once while loading."""
+    loaded: Mapping[str, manifest.Loaded] = field(default_factory=dict, compare=False, repr=False)
+    """Each sweep as its manifest loaded (the renderer it compiled, its sample and lock), by
+    sweep name: each manifest is parsed once per command."""
 
-    def plans(self, kind: str = "beaker", use_ledgers: bool = True) -> list[plan.SweepPlan]:
-        """Plan every valid sweep against its ledger (or an empty one); problems raise."""
+    def ledgers(self, layout: Layout = COMMITTED) -> LedgerStore:
+        """The repository's ledgers for a backend's layout (the committed ones by default):
+        the one store a command builds and hands to every step that reads or records."""
+        return LedgerStore(self.root, layout)
+
+    def plans(self, store: LedgerStore | None = None) -> list[plan.SweepPlan]:
+        """Plan every valid sweep against its ledger in `store` (by default the committed
+        ledgers); problems raise."""
+        store = store or self.ledgers()
+        return self._all(lambda sweep: store.read(sweep.name))
+
+    def plans_of(self, names: Sequence[str], store: LedgerStore) -> list[plan.SweepPlan]:
+        """The plans of the sweeps named only (in the catalog's order), against `store`."""
+        wanted = set(names)
+        sweeps = [s for s in self.sweeps if s.name in wanted]
+        return [self._plan(s, store.read(s.name)) for s in sweeps]
+
+    def unrecorded_plans(self) -> list[plan.SweepPlan]:
+        """Plan every valid sweep as if nothing were submitted (a broken ledger is not a broken
+        manifest: `validate`, and `expand` without `--plan`)."""
+        return self._all(lambda sweep: ledger.Ledger(sweep.name, {}))
+
+    def _all(self, read: Callable[[Sweep], ledger.Ledger]) -> list[plan.SweepPlan]:
         plans: list[plan.SweepPlan] = []
         problems: list[Problem] = []
         for sweep in self.sweeps:
             try:
-                plans.append(self._plan(sweep, kind, use_ledgers))
+                plans.append(self._plan(sweep, read(sweep)))
             except ManifestError as exc:
                 problems += exc.problems
         if problems:
             raise ManifestError(problems)
         return plans
 
-    def readable_plans(self, kind: str = "beaker") -> tuple[list[plan.SweepPlan], list[str]]:
+    def readable_plans(
+        self, store: LedgerStore | None = None
+    ) -> tuple[list[plan.SweepPlan], list[str]]:
         """The plans of the sweeps whose ledgers read, and why each other one is left out (a
         command about one point must not fail for another sweep's broken ledger)."""
+        store = store or self.ledgers()
         plans: list[plan.SweepPlan] = []
         left_out: list[str] = []
         for sweep in self.sweeps:
             try:
-                plans.append(self._plan(sweep, kind, use_ledgers=True))
+                plans.append(self._plan(sweep, store.read(sweep.name)))
             except (ManifestError, LedgerError) as exc:
                 left_out.append(str(exc))
         return plans, left_out
 
-    def _plan(self, sweep: Sweep, kind: str, use_ledgers: bool) -> plan.SweepPlan:
-        record = (
-            ledger.LedgerStore(self.root, kind).read(sweep.name)
-            if use_ledgers
-            else ledger.Ledger(sweep.name, {})
-        )
-        built = plan.build(sweep, record, self.renderers.get(sweep.name))
+    def _plan(self, sweep: Sweep, record: ledger.Ledger) -> plan.SweepPlan:
+        loaded = self.loaded.get(sweep.name)
+        built = plan.build(sweep, record, loaded.renderer if loaded is not None else None)
         return plan.capped(built, running=None)
 
 
@@ -102,8 +124,11 @@ def display(root: Path, path: Path) -> str:
         return str(path)
 
 
-def load(directory: Path, paths: Sequence[str] = ()) -> Catalog:
-    """Load every manifest named (or all under sweeps/), collecting problems across files.
+def load(
+    directory: Path, paths: Sequence[str] = (), locks: manifest.Locks = manifest.Locks.CURRENT
+) -> Catalog:
+    """Load every manifest named (or all under sweeps/), collecting problems across files;
+    `locks`: what is asked of a sample's lock (`runner.manifest.Locks`).
 
     `directory` is where the command runs (`-C`): the root is found from it, and relative paths
     are taken from it, as `git -C` does.
@@ -113,11 +138,11 @@ def load(directory: Path, paths: Sequence[str] = ()) -> Catalog:
     sweeps: list[Sweep] = []
     problems: list[Problem] = []
     owners: dict[str, Sweep] = {}
-    renderers: dict[str, Renderer] = {}
+    loaded_by_name: dict[str, manifest.Loaded] = {}
     for path in manifests(root, paths, base):
         shown = display(root, path)
         try:
-            loaded = manifest.load(path, shown)
+            loaded = manifest.load(path, shown, locks)
         except ManifestError as exc:
             problems += exc.problems
             continue
@@ -135,5 +160,5 @@ def load(directory: Path, paths: Sequence[str] = ()) -> Catalog:
             continue
         owners[sweep.name] = sweep
         sweeps.append(sweep)
-        renderers[sweep.name] = loaded.renderer
-    return Catalog(root, tuple(sweeps), tuple(problems), renderers)
+        loaded_by_name[sweep.name] = loaded
+    return Catalog(root, tuple(sweeps), tuple(problems), loaded_by_name)

@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping, Sequence
 
 from runner.core.errors import RunnerError
-from runner.operate.findings import Findings, finished
-from runner.operate.results import PointResult
+from runner.observe.findings import Findings, finished
+from runner.observe.model import PointResult
 from runner.report import plot
 from runner.report.status import metric_text, point_json, summary
 from runner.report.tables import params_text, tabulate

@@ -27,11 +27,11 @@ from runner.core.errors import RunnerError
 from runner.core.model import Cell
 from runner.core.values import Value, as_text
 from runner.manifest.sample import Goal
-from runner.operate.results import SweepResults
+from runner.observe.model import Observation
 from runner.report.tables import params_text
 
 if TYPE_CHECKING:
-    from runner.operate.findings import Findings
+    from runner.observe.findings import Findings
 
 EXTRA = "pip install 'beaker-sweep-runner[plot]'"
 SIZE = (8.0, 5.0)
@@ -72,7 +72,7 @@ class Chart:
         return all([x for x, _ in s.points] == xs for s in self.series)
 
 
-def chart(sweep: SweepResults, metric: str, by: str | None = None) -> Chart:
+def chart(sweep: Observation, metric: str, by: str | None = None) -> Chart:
     """The chart of `metric` over the points that have it as a number; RunnerError if none."""
     scored = [(p, p.number(metric)) for p in sweep.points]
     points = [(dict(p.params), v) for p, v in scored if v is not None]

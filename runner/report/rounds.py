@@ -12,6 +12,7 @@ from runner.search.rounds import RoundVerdict
 
 if TYPE_CHECKING:
     from runner.manifest.sample import Sample
+    from runner.operate.advance import Advanced
     from runner.search.points import Told
     from runner.search.rounds import Next, Round
 
@@ -33,6 +34,20 @@ def line(shown: str, sample: Sample, step: Next) -> str:
         f"{shown}: round {step.number}: proposed {len(step.new)} point(s),"
         f" {len(step.rows)} of n={sample.n}"
     )
+
+
+def lock_line(shown: str, sample: Sample, done: Advanced) -> str:
+    """What `lock` did for one drawn sample, in one line."""
+    step, name = done.step, done.lock.name
+    if done.text is None:
+        return f"{shown}: {name} is up to date ({len(step.rows)} points)"
+    if done.before:
+        verb = f"kept {min(done.before, sample.n)}, drew {len(step.new)}"
+    elif done.replaced:
+        verb = f"a new sample: drew {len(step.rows)} (the sample section changed)"
+    else:
+        verb = f"drew {len(step.rows)}"
+    return f"{shown}: wrote {name}: {verb} point(s) ({sample.method}, seed {sample.seed})"
 
 
 def best_line(sample: Sample, step: Next) -> str:

@@ -13,7 +13,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from runner.operate.results import PointResult, SweepResults
+from runner.observe.model import Observation, PointResult
 from runner.render.durations import elapsed_text
 from runner.report.tables import params_text, tabulate
 
@@ -24,7 +24,7 @@ LEGEND = (
 )
 
 
-def render(sweeps: Sequence[SweepResults], fmt: str) -> str:
+def render(sweeps: Sequence[Observation], fmt: str) -> str:
     if fmt == "json":
         return json.dumps({"sweeps": [as_json(s) for s in sweeps]}, indent=2, default=str) + "\n"
     if fmt == "csv":
@@ -37,11 +37,11 @@ def render(sweeps: Sequence[SweepResults], fmt: str) -> str:
 SAYS_WIDTH = 60
 
 
-def _says(sweep: SweepResults) -> bool:
+def _says(sweep: Observation) -> bool:
     return any(p.description for p in sweep.points)
 
 
-def _headers(sweep: SweepResults) -> list[str]:
+def _headers(sweep: Observation) -> list[str]:
     says = ["job says"] if _says(sweep) else []
     return ["", "experiment", "state", "exit", "time", "params", *sweep.metric_names, *says, "url"]
 
@@ -67,12 +67,12 @@ def _row(point: PointResult, metrics: Sequence[str], says: bool) -> list[str]:
     ]
 
 
-def _title(sweep: SweepResults) -> str:
+def _title(sweep: Observation) -> str:
     group = f"; group {sweep.group.url}" if sweep.group and sweep.group.url else ""
     return f"{sweep.name} ({sweep.path}{group})"
 
 
-def table(sweep: SweepResults) -> str:
+def table(sweep: Observation) -> str:
     metrics, says = sweep.metric_names, _says(sweep)
     rows = [_row(p, metrics, says) for p in sweep.points]
     lines = [_title(sweep), tabulate(rows, headers=_headers(sweep))]
@@ -82,7 +82,7 @@ def table(sweep: SweepResults) -> str:
     return "\n".join(lines)
 
 
-def markdown(sweep: SweepResults) -> str:
+def markdown(sweep: Observation) -> str:
     parts = [f"### `{sweep.name}` — `{sweep.path}`", ""]
     if sweep.group and sweep.group.url:
         parts += [f"Group: [{sweep.group.name or sweep.group.url}]({sweep.group.url})", ""]
@@ -97,7 +97,7 @@ def markdown(sweep: SweepResults) -> str:
     return "\n".join(parts)
 
 
-def summary(sweep: SweepResults) -> str:
+def summary(sweep: Observation) -> str:
     counts: dict[str, int] = {}
     for point in sweep.points:
         counts[point.state] = counts.get(point.state, 0) + 1
@@ -105,7 +105,7 @@ def summary(sweep: SweepResults) -> str:
     return f"{len(sweep.points)} point(s): {states or 'none'}"
 
 
-def as_json(sweep: SweepResults) -> dict[str, object]:
+def as_json(sweep: Observation) -> dict[str, object]:
     group = sweep.group
     return {
         "name": sweep.name,
@@ -137,7 +137,7 @@ def point_json(p: PointResult) -> dict[str, object]:
     }
 
 
-def as_csv(sweeps: Sequence[SweepResults]) -> str:
+def as_csv(sweeps: Sequence[Observation]) -> str:
     """One table for all sweeps: a column per parameter (`param.lr`) and per metric
     (`metric.loss`) of any of them, so neither can clash with the fixed columns; then each
     point's URL and the commit that submitted it."""
@@ -191,7 +191,7 @@ def _md(cell: str) -> str:
     return cell.replace("|", "\\|")
 
 
-def best_text(sweep: SweepResults, point: PointResult | None, metric: str, goal: str) -> str:
+def best_text(sweep: Observation, point: PointResult | None, metric: str, goal: str) -> str:
     """The winning point, or why there is none, as one line plus its parameters."""
     if point is None:
         return f"{sweep.name}: no point has a numeric {metric}"

@@ -141,6 +141,11 @@ def fanova_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("optuna", "sklearn"))
 
 
+def estimator() -> Estimator:
+    """The best importance this machine can judge: fANOVA where it runs, else main effects."""
+    return Estimator.FANOVA if fanova_available() else Estimator.VARIANCE
+
+
 def fanova(
     space: Sequence[Distribution],
     rows: Sequence[Sequence[Cell]],

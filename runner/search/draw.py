@@ -1,6 +1,6 @@
 """Drawing sampled points: the one module that imports scipy and numpy (the `[search]` extra).
 
-Only `python -m runner lock` comes here. A draw is a function of (method, seed, dimension) and
+Only `sweep-runner lock` comes here (through `runner.search.rounds.proposer`). A draw is a function of (method, seed, dimension) and
 the index range asked for: the first `start` points of a longer draw are the points of the
 shorter one, so growing `n` only appends. The lock keeps the values drawn before, so a newer
 scipy that drew them differently never changes a locked point.
@@ -16,7 +16,7 @@ from typing import Any
 from runner.core.errors import MissingExtra
 from runner.core.model import Cell
 from runner.manifest.sample import Method, Sample
-from runner.search.points import row
+from runner.search.points import Told, row
 
 INSTALL_HINT = "pip install 'beaker-sweep-runner[search]'"
 
@@ -61,7 +61,9 @@ def draw(sample: Sample, start: int, count: int) -> list[tuple[Cell, ...]]:
     return [row(sample, point) for point in found]
 
 
-def extend(sample: Sample, kept: Sequence[tuple[Cell, ...]]) -> list[tuple[Cell, ...]]:
-    """The sample's n points: those kept (already locked for it), then newly drawn ones."""
-    kept = list(kept[: sample.n])
-    return kept + draw(sample, len(kept), sample.n - len(kept))
+def propose(
+    sample: Sample, told: Sequence[Told], count: int, round_: int
+) -> list[tuple[Cell, ...]]:
+    """The sample's next `count` points after those told (the `Proposer` of a drawn sample):
+    points `len(told)` onwards of its seeded draw, whatever their results."""
+    return draw(sample, len(told), count)

@@ -4,7 +4,7 @@ conditional parameters, and what a point so far says; pure, no library."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum, auto
 
@@ -29,6 +29,13 @@ class Told:
     """None where a conditional parameter is absent."""
     result: Result
     value: float | None = None
+
+
+Proposer = Callable[[Sample, Sequence[Told], int, int], list[tuple[Cell, ...]]]
+"""The search's one seam: (sample, every point so far as told, how many, the round) -> that
+many new points (fewer when the space has no more), never one told. A drawn sample's proposer
+ignores the results (`runner.search.draw`); an adaptive one asks Optuna
+(`runner.search.adaptive`)."""
 
 
 def rounded(value: float, digits: int) -> float:

@@ -1,13 +1,15 @@
-"""The next round of an adaptive search (`params.sample.method: tpe` or `gp`), as data.
+"""The next step of a search, as data: the one decision behind `lock` and `propose`.
 
-From the lock (every point so far and its round) and what was observed of those points (each
-one's result, as `status` shows it, and the sweep's own stop): once the last round has finished
-(`proceed` of it, by default all), ask Optuna for the next `batch` points
-(`runner.search.adaptive`) as the next round. The same lock, results and seed propose the same
-points. Stops at `n`, at the sweep's `stop_when` or `max_failures`, and says which. Nothing here
-reads the ledger or a backend: `python -m runner propose` (`runner.commands.propose`) observes
-the sweep and writes the lock, and `runner.report.rounds` turns a round into its line and its
-pull request.
+Every method is a sequence of rounds whose points a proposer finds (the seam: `proposer`):
+a drawn sample (random, Sobol, Halton) is one round of `n` points, drawn once (growing `n`
+appends), whose results are never read; an adaptive search (`tpe`, `gp`) proposes `batch`
+points a round from the results so far. From the lock (every point so far and its round) and
+what was observed of those points (each one's result, as `status` shows it, and the sweep's own
+stop): once the last round has finished (`proceed` of it, by default all), the next round is
+proposed. The same lock, results and seed propose the same points. Stops at `n`, at the sweep's
+`stop_when` or `max_failures`, and says which. Nothing here reads the ledger or a backend:
+`runner.operate.advance` observes the sweep and writes the lock, and `runner.report.rounds`
+turns a round into its line and its pull request.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from dataclasses import dataclass, replace
 
 from runner.core.model import Cell
 from runner.core.values import StrEnum
-from runner.manifest.sample import Locked, Sample, row_identity
-from runner.search import adaptive
-from runner.search.points import Result, Told
+from runner.manifest.lock import Locked
+from runner.manifest.sample import Sample, row_identity
+from runner.search import adaptive, draw
+from runner.search.points import Proposer, Result, Told
 from runner.search.ranking import best
 
 Rows = tuple[tuple[Cell, ...], ...]
@@ -85,14 +88,36 @@ def so_far(sample: Sample, lock: Locked | None) -> tuple[Rows, tuple[int, ...]]:
 
 
 def observes(sample: Sample, lock: Locked | None) -> bool:
-    """Whether the next round depends on results: the lock holds points, fewer than n."""
+    """Whether the next round depends on results: an adaptive search whose lock holds points,
+    fewer than n."""
     rows, _ = so_far(sample, lock)
-    return 0 < len(rows) < sample.n
+    return sample.adaptive and 0 < len(rows) < sample.n
+
+
+def proposer(sample: Sample) -> Proposer:
+    """Who finds the points of the sample's method: Optuna's samplers for an adaptive search,
+    else the seeded quantile draw."""
+    return adaptive.propose if sample.adaptive else draw.propose
+
+
+def advance(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
+    """The search's next step, from its lock and what was observed (`SoFar()` when `observes`
+    says the results do not matter): a drawn sample's points (those locked kept, then new ones
+    drawn up to `n`); an adaptive search's next round."""
+    if sample.adaptive:
+        return next_round(sample, lock, observed)
+    rows, _ = so_far(sample, lock)
+    kept = rows[: sample.n]
+    told = tuple(Told(row, Result.PENDING) for row in kept)
+    new = tuple(proposer(sample)(sample, told, sample.n - len(kept), 0))
+    changed = bool(new) or len(kept) < len(rows) or lock is None or lock.sample != sample.digest
+    verdict = RoundVerdict.PROPOSED if changed else RoundVerdict.COMPLETE
+    every = (*kept, *new)
+    return Next(verdict, 0, every, (0,) * len(every), new)
 
 
 def next_round(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
-    """The search's next step, from its lock and what was observed (`SoFar()` when
-    `observes` says the results do not matter)."""
+    """An adaptive search's next round."""
     rows, rounds = so_far(sample, lock)
     if len(rows) >= sample.n:
         return Next(RoundVerdict.COMPLETE, max(rounds, default=0), rows, rounds)
@@ -107,7 +132,7 @@ def next_round(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
     if rows and observed.stop:
         return replace(waits, verdict=RoundVerdict.STOPPED)
     count = min(sample.batch, sample.n - len(rows))
-    new = tuple(adaptive.propose(sample, told, count, last + 1))
+    new = tuple(proposer(sample)(sample, told, count, last + 1))
     if not new:
         return replace(waits, verdict=RoundVerdict.EXHAUSTED)
     return replace(

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runner.backends import Backend, Experiment, recorded
-from runner.backends.observed import Observer
 from runner.core.model import Sweep
+from runner.observe.looks import Observer
 from runner.plan import SweepPlan
 from runner.submit.outcome import Duplicate, Outcome, OutcomeStatus
 
@@ -39,7 +39,7 @@ def check(
         made = recorded(
             (o.point.name, o.experiment.id, o.point.key) for o in created if o.experiment
         )
-        copies = observer.observe(plan, made).listed
+        copies = observer.look(plan, made).listed
         for outcome in created:
             assert outcome.experiment is not None
             mine = outcome.experiment

@@ -10,13 +10,14 @@ from runner.core.errors import LedgerError
 from runner.core.files import utc_now
 from runner.core.model import Rendered
 from runner.ledger.pending import Pending
+from runner.ledger.store import LedgerStore
 from runner.submit.outcome import Listener, Outcome
 
 
 class Recorder:
     def __init__(
         self,
-        store: ledger.LedgerStore,
+        store: LedgerStore,
         commit: str,
         every: float,
         progress: Listener,

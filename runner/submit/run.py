@@ -9,12 +9,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from runner import ledger
 from runner.backends import Backend, Capability, Experiment, RunsInCreate, Transient, runs
 from runner.backends.health import Wait
-from runner.backends.observed import Observer, chosen
 from runner.core.model import Rendered, Sweep
 from runner.core.retry import RetryPolicy
+from runner.ledger.store import LedgerStore
+from runner.observe.looks import Observer, chosen, never
 from runner.plan import SweepPlan
 from runner.render.durations import elapsed_text
 from runner.submit import duplicates
@@ -24,10 +24,6 @@ from runner.submit.point import NameClash, PointSubmitter, adopt
 from runner.submit.record import Recorder
 
 Job = tuple[Sweep, Rendered]
-
-
-def _never(plan: SweepPlan) -> bool:
-    return False
 
 
 @dataclass(frozen=True)
@@ -52,11 +48,13 @@ class Submitter:
         options: Options,
         progress: Listener,
         observers: tuple[Observer, Observer] | None = None,
+        store: LedgerStore | None = None,
     ) -> None:
         """`observers`: the looks at each sweep before the creates (what exists to adopt) and
-        after them (the duplicate check); by default, looks of their own."""
+        after them (the duplicate check); by default, looks of their own. `store`: the
+        repository's ledgers (by default, those of `options.root` in the backend's layout)."""
         self.backend = backend
-        before, after = observers or (Observer(backend, _never), Observer(backend, _never))
+        before, after = observers or (Observer(backend, never), Observer(backend, never))
         self.observer, self.after = before, after
         self.options = options
         self.progress = progress
@@ -73,7 +71,7 @@ class Submitter:
         self._outcomes: dict[tuple[str, str], Outcome] = {}
         self._down_since: float | None = None
         self._grace_until: float | None = None
-        store = ledger.LedgerStore(options.root, backend.kind)
+        store = store or LedgerStore(options.root, backend.layout)
         self.record = Recorder(
             store, options.commit, options.record_every, progress, self.clock.now
         )
@@ -148,7 +146,7 @@ class Submitter:
         return pending
 
     def _adoptable(self, plan: SweepPlan) -> dict[str, Experiment]:
-        seen = self.observer.observe(plan)
+        seen = self.observer.look(plan)
         return chosen(seen.listed, seen.mine, Capability.RESUMES in self.backend.capabilities)
 
     def _start_workers(self, pending: list[Job]) -> None:

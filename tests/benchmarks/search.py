@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from runner.manifest.sample import lock_path
+from runner.manifest.lock import lock_path
 from tests.benchmarks.common import (
     Config,
     Row,

@@ -39,6 +39,7 @@ def probe(points: int, latency: float) -> dict[str, object]:
     """Set up, then time one status; returns the figures (run in a fresh process)."""
     from runner.backends.beaker import BeakerBackend
     from runner.cli import main
+    from runner.ledger.store import LedgerStore
     from runner.operate.membership import ensure_groups
     from runner.plan import catalog
     from runner.report.progress import Progress
@@ -54,7 +55,7 @@ def probe(points: int, latency: float) -> dict[str, object]:
         backend = BeakerBackend()
         options = Options(root=root, commit="0" * 40, concurrency=16)
         Submitter(backend, options, Progress(io.StringIO(), io.StringIO())).run(plans)
-        ensure_groups(backend, plans, root)
+        ensure_groups(backend, plans, LedgerStore(root))
         backend.close()
         for i, exp in enumerate(fake.experiments()):
             fake.set_job_status(exp.id, "failed" if i % FAILED_EVERY == 0 else "succeeded")

@@ -20,7 +20,6 @@ from beaker.exceptions import BeakerConfigurationError, BeakerError, BeakerExper
 
 from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends import (
-    BackendKind,
     Capability,
     Experiment,
     ExperimentState,
@@ -44,6 +43,7 @@ from runner.backends.health import Health, Wait
 from runner.core.errors import SubmitError
 from runner.core.model import Rendered, Sweep
 from runner.core.retry import RetryPolicy
+from runner.ledger import COMMITTED, Layout
 
 __all__ = ["TOKEN_HELP", "BeakerBackend", "credentials", "to_beaker_spec"]
 
@@ -64,7 +64,7 @@ STATES: dict[str, ExperimentState] = {
 
 
 class BeakerBackend:
-    kind: BackendKind = BackendKind.BEAKER
+    layout: Layout = COMMITTED
     capabilities: frozenset[Capability] = frozenset({Capability.SHARED})
 
     def __init__(

@@ -19,10 +19,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from runner import ledger
 from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends import (
-    BackendKind,
     Canceled,
     Capability,
     Experiment,
@@ -58,15 +56,15 @@ from runner.backends.local.rundir import (
     terminate,
 )
 from runner.backends.local.supervisor import Supervisor
+from runner.backends.local.sweepdir import LAYOUT as LAYOUT
+from runner.backends.local.sweepdir import SweepDir
 from runner.core.errors import BackendError, RunnerError
 from runner.core.model import Rendered, Sweep
-
-CANCELED_MARKER = ".canceled"
-"""In .runs/<sweep>/: when `cancel` last canceled the whole sweep (seconds since the epoch)."""
+from runner.ledger import Layout
 
 
 class LocalBackend:
-    kind: BackendKind = BackendKind.LOCAL
+    layout: Layout = LAYOUT
     capabilities: frozenset[Capability] = frozenset(
         {Capability.RUNS_DRAFTS, Capability.RESUMES, Capability.RERUNS}
     )
@@ -89,7 +87,7 @@ class LocalBackend:
         """When this runner began: a sweep canceled since starts no more points here."""
 
     def run_dir(self, sweep: str, name: str) -> RunDir:
-        return RunDir(ledger.ledger_path(self.root, sweep, self.kind).parent / name)
+        return SweepDir(self.root, sweep).run(name)
 
     def say(self, text: str, once: str | None = None) -> None:
         """A note on stderr; with `once`, only the first time that topic comes up."""
@@ -150,7 +148,7 @@ class LocalBackend:
 
     def ensure_group(self, sweep: Sweep, experiment_ids: Sequence[str]) -> Group:
         """Here a sweep's runs are already together: its group is its run directory."""
-        where = ledger.ledger_path(self.root, sweep.name, self.kind).parent
+        where = SweepDir(self.root, sweep.name).path
         return Group(sweep.name, where.resolve().as_uri(), members=len(set(experiment_ids)))
 
     def results(self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING) -> Results:
@@ -273,21 +271,12 @@ class LocalBackend:
         return canceled
 
     def stop_starting(self, sweep: Sweep) -> None:
-        marker = self._canceled_file(sweep.name)
-        if marker.parent.is_dir():  # else no submit has run the sweep here yet
-            marker.write_text(f"{time.time()!r}\n", encoding="utf-8")
-
-    def _canceled_file(self, sweep: str) -> Path:
-        return ledger.ledger_path(self.root, sweep, self.kind).parent / CANCELED_MARKER
+        SweepDir(self.root, sweep.name).mark_canceled()
 
     def _check_canceled(self, run: RunDir) -> None:
         """Raise Canceled when the run's sweep was canceled since this runner began."""
         sweep = run.path.parent.name
-        try:
-            since = float(self._canceled_file(sweep).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        if since >= self._opened:
+        if SweepDir(self.root, sweep).canceled_since(self._opened):
             raise Canceled(
                 f"not started: `cancel` canceled the sweep {sweep} while this"
                 " submit ran (the next submit starts it)"

@@ -1,11 +1,13 @@
-"""One look at a sweep's experiments per phase of a submit, which every step reads.
+"""One look at a sweep's experiments per phase, which every reader and every step reads.
 
-Before the creates, the restarts, the max_running cap, the stops and the adoption of existing
-experiments all ask the same question of the backend: which experiments do the sweep's names
-have now (the local resume asks it of the run directories, before the plan's rows change). After them, the duplicate check and the notifications ask it
-again. An `Observer` asks it once per sweep and phase (`observe`), in one bulk call: `results`
-for a sweep whose stops need metrics, else `experiments`. A restart changes what was seen, so
-it is told (`restarted`) instead of listing again. A sweep no step asks about is never listed.
+Before a submit's creates, the restarts, the max_running cap, the stops and the adoption of
+existing experiments all ask the same question of the backend: which experiments do the sweep's
+names have now. After them, the duplicate check and the notifications ask it again; `status`,
+`report` and `propose` ask it once. An `Observer` asks it once per sweep and phase, in one bulk
+call: `results` for a sweep whose readers need states and metrics, else `experiments` (`look`);
+`observation` joins that look with the plan (`runner.observe.join`). A restart changes what was
+seen, so it is told (`restarted`) instead of listing again. A sweep nobody asks about is never
+listed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from runner.backends import (
     recorded,
 )
 from runner.core.model import Sweep
+from runner.observe.join import Seen, observation
+from runner.observe.model import Observation, Search
 from runner.plan import SweepPlan
 
 Listed = Mapping[str, Sequence[Experiment]]
@@ -77,18 +81,44 @@ def _listed(results: Results) -> dict[str, tuple[Experiment, ...]]:
     return {n: results.copies.get(n) or (e,) for n, e in results.experiments.items()}
 
 
+def never(plan: SweepPlan) -> bool:
+    """A phase whose looks need no results (states and the listing are enough)."""
+    return False
+
+
+def always(plan: SweepPlan) -> bool:
+    """A phase whose looks all carry results (the readers: `status`, `report`, `propose`)."""
+    return True
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the readers of a phase know of the sweeps besides the backend: each sampled sweep's
+    search (its sample and lock, as the manifest loaded them) and, where local `code:` points
+    rerun at HEAD, the commit checked out now."""
+
+    searches: Mapping[str, Search] = field(default_factory=dict)
+    head: str = ""
+
+
 class Observer:
     """The looks of one phase, one per sweep (by name), made on first use."""
 
-    def __init__(self, backend: Backend, wants_results: Callable[[SweepPlan], bool]) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        wants_results: Callable[[SweepPlan], bool] = always,
+        context: Context = Context(),
+    ) -> None:
         self.backend = backend
         self.wants_results = wants_results
-        """Whether a sweep's look must carry results (its stops, or a notification, read them),
-        asked of the plan the first look is made for. A look without them leaves a step that
-        needs them to ask `results` itself."""
+        """Whether a sweep's look must carry results (its stops, a notification or a reader
+        read them), asked of the plan the first look is made for."""
+        self.context = context
         self._seen: dict[str, Observed] = {}
+        self._observations: dict[str, Observation] = {}
 
-    def observe(self, plan: SweepPlan, made: Recorded = NOTHING_RECORDED) -> Observed:
+    def look(self, plan: SweepPlan, made: Recorded = NOTHING_RECORDED) -> Observed:
         """The sweep's look, at every name of its plan (with the ledger's records, and `made`:
         those of experiments this run created): made now unless this phase made it already."""
         seen = self._seen.get(plan.sweep.name)
@@ -104,15 +134,40 @@ class Observer:
         self._seen[sweep.name] = seen
         return seen
 
+    def observation(self, plan: SweepPlan) -> Observation:
+        """The sweep's observation: its plan joined with this phase's look (one with results;
+        a sweep not looked at yet is asked about its recorded experiments only, and not at all
+        when none is recorded)."""
+        name = plan.sweep.name
+        if name not in self._observations:
+            seen = self._seen.get(name)
+            found = seen.results if seen is not None else None
+            if found is None:
+                found = self._results(plan)
+            context = self.context
+            joined = observation(plan, Seen(found, context.searches.get(name), context.head))
+            self._observations[name] = joined
+        return self._observations[name]
+
+    def _results(self, plan: SweepPlan) -> Results:
+        names = [row.experiment for row in plan.rows if row.entry is not None]
+        if not names:
+            return Results(None, {})
+        mine = recorded(row.record for row in plan.rows)
+        found = self.backend.results(plan.sweep, names, mine)
+        self._seen[plan.sweep.name] = Observed(_listed(found), found, mine)
+        return found
+
     def restarted(self, sweep: Sweep, experiment: Experiment) -> None:
         """A restart changed what the sweep's look saw."""
         seen = self._seen.get(sweep.name)
         if seen is not None:
             self._seen[sweep.name] = seen.restarted(experiment)
+        self._observations.pop(sweep.name, None)
 
     def next_phase(self, wants_results: Callable[[SweepPlan], bool] | None = None) -> Observer:
         """A fresh observer for the next phase (after the creates, what was seen is old)."""
-        return Observer(self.backend, wants_results or self.wants_results)
+        return Observer(self.backend, wants_results or self.wants_results, self.context)
 
 
 def records(rows: Iterable[tuple[str, str, str] | None], more: Recorded) -> Recorded:

@@ -1,6 +1,6 @@
-"""What a sweep's results say, for its results page (`report`): the points ranked by a metric,
-each parameter's importance, and the best value so far; from one observation (`results.collect`,
-what `status` shows), pure.
+"""What a sweep's observation says, for its results page (`report`): the points ranked by a
+metric, each parameter's importance, and the best value so far; and each point as a search is
+told it (`told`, for `propose` and the Optuna study). Pure.
 
 A point is *finished* when it succeeded with the metric as a number; only finished points are
 ranked and judged, every other point (failed, running, not submitted, succeeded without the
@@ -12,21 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from runner.backends import ExperimentState
 from runner.core.errors import RunnerError
-from runner.manifest.sample import Distribution, Goal, Sample, row_identity
-from runner.operate.results import MISSING, NOT_SUBMITTED, ROUND, PointResult, SweepResults
-from runner.search import ranking
-from runner.search.ranking import Importance
-
-if TYPE_CHECKING:
-    from runner.search.points import Told
-
-
-ENDED = (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
-"""States a point ends in: without the metric, a failed trial to a search."""
+from runner.manifest.sample import Distribution, Goal, row_identity
+from runner.observe.model import ROUND, Absent, Observation, PointResult
+from runner.search import adaptive, ranking
+from runner.search.points import Result, Told
+from runner.search.ranking import Estimator, Importance
 
 
 @dataclass(frozen=True)
@@ -43,7 +35,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Findings:
-    results: SweepResults
+    results: Observation
     metric: str
     goal: Goal
     params: tuple[str, ...]
@@ -63,16 +55,14 @@ class Findings:
         return self.ranked[0] if self.ranked else None
 
 
-def defaults(results: SweepResults, sample: Sample | None, metric: str | None) -> str:
-    """The metric asked for; else an adaptive search's own; else the first (by name) with a
-    number anywhere. RunnerError when there is none."""
+def defaults(results: Observation, metric: str | None) -> str:
+    """The metric asked for; else the sweep's own (an adaptive search's, a `stop_when`'s); else
+    the first (by name) with a number anywhere. RunnerError when there is none."""
     if metric:
         return metric
-    if sample is not None and sample.adaptive and sample.metric:
-        return sample.metric
-    numeric = [
-        m for m in results.metric_names if any(p.number(m) is not None for p in results.points)
-    ]
+    if results.objective is not None:
+        return results.objective.metric
+    numeric = results.numeric_metrics
     if not numeric:
         raise RunnerError(f"{results.name}: no numeric metric yet: pass --metric NAME")
     return numeric[0]
@@ -80,19 +70,16 @@ def defaults(results: SweepResults, sample: Sample | None, metric: str | None) -
 
 def finished(point: PointResult, metric: str) -> float | None:
     """The point's metric when it succeeded with it as a number; None otherwise."""
-    return point.number(metric) if point.state == ExperimentState.SUCCEEDED else None
+    return point.finished(metric)
 
 
 def find(
-    results: SweepResults,
-    metric: str,
-    goal: Goal,
-    sample: Sample | None = None,
-    fanova: bool = False,
+    results: Observation, metric: str, goal: Goal, estimator: Estimator = Estimator.VARIANCE
 ) -> Findings:
-    """The sweep's findings; `fanova`: judge importance with fANOVA (Optuna and scikit-learn
-    must be installed), else by main effects."""
+    """The sweep's findings, importance judged by `estimator` (fANOVA needs Optuna and
+    scikit-learn: `runner.search.adaptive.fanova_available`)."""
     params = tuple(n for n in results.axes if n != ROUND)
+    sample = results.sample
     spaces = {d.name: d for d in (sample.params if sample is not None else ())}
     space = tuple(
         spaces.get(n)
@@ -109,7 +96,7 @@ def find(
         params,
         log,
         ranked,
-        importance(space, ranked, metric, fanova),
+        importance(space, ranked, metric, estimator),
         progress(results.points, metric, goal, by_round),
         by_round,
         space,
@@ -117,45 +104,40 @@ def find(
 
 
 def importance(
-    space: Sequence[Distribution], points: Sequence[PointResult], metric: str, fanova: bool
+    space: Sequence[Distribution], points: Sequence[PointResult], metric: str, estimator: Estimator
 ) -> Importance:
     """Each parameter's share, over the parameters that vary among the finished points."""
     columns = {d.name: [dict(p.params).get(d.name) for p in points] for d in space}
     varying = [d for d in space if len({row_identity([v]) for v in columns[d.name]}) > 1]
     rows = [tuple(columns[d.name][i] for d in varying) for i in range(len(points))]
     values = [float(finished(p, metric) or 0.0) for p in points]
-    if not fanova:
+    if estimator is not Estimator.FANOVA:
         return ranking.main_effects([d.name for d in varying], rows, values)
-    from runner.search import adaptive
-
     return adaptive.fanova(varying, rows, values)
 
 
-def told(f: Findings) -> tuple[Told, ...]:
-    """Each submitted point as a search would be told it (for an Optuna study), its row in the
-    order of `f.space`."""
-    return observed(f.results, [d.name for d in f.space], f.metric)
-
-
-def observed(results: SweepResults, names: Sequence[str], metric: str) -> tuple[Told, ...]:
+def told(results: Observation, names: Sequence[str], metric: str) -> tuple[Told, ...]:
     """Each submitted point as a search is told it, its row the values of `names`: finished with
-    its value, failed (or succeeded without the metric), or still pending."""
-    from runner.search.points import Result, Told
-
+    its value, failed (or ended without the metric), or still pending."""
     out = []
     for p in results.points:
-        if p.state in (NOT_SUBMITTED, MISSING):
+        if isinstance(p.state, Absent):
             continue
         params = dict(p.params)
         row = tuple(params.get(n) for n in names)
-        value = finished(p, metric)
+        value = p.finished(metric)
         if value is not None:
             out.append(Told(row, Result.DONE, value))
-        elif p.state in ENDED:
+        elif p.state.final:
             out.append(Told(row, Result.FAILED))
         else:
             out.append(Told(row, Result.PENDING))
     return tuple(out)
+
+
+def told_findings(f: Findings) -> tuple[Told, ...]:
+    """`told`, each row in the order of `f.space` (for an Optuna study of the page's space)."""
+    return told(f.results, [d.name for d in f.space], f.metric)
 
 
 def progress(

@@ -1,4 +1,4 @@
-"""Local runs left unfinished are planned again.
+"""Local runs left unfinished are planned again (the submit step `resume_local_runs`).
 
 A local run is recorded in the ledger when it starts, as a Beaker experiment is once created,
 so `status` shows it running. A runner that dies (killed, a crash) or is stopped (Ctrl-C)

@@ -1,15 +1,24 @@
-"""One look at a sweep per phase (runner/backends/observed.py), on the fake at the port."""
+"""One look at a sweep per phase (runner/observe/looks.py), and one observation of it that every
+reader shares, on the fake at the port."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 from runner.apply import ApplyOptions, apply
 from runner.backends import Experiment, ExperimentState, Recorded
-from runner.backends.observed import Observer, chosen
+from runner.commands import searches
+from runner.manifest import Locks
+from runner.manifest.sample import Goal
+from runner.observe import sweeps
+from runner.observe.findings import find
+from runner.observe.looks import Observer, chosen
 from runner.plan import SweepPlan, catalog
+from runner.report import status
 from tests.fake_backend import FakeBackend
-from tests.helpers import Quiet, minimal
+from tests.helpers import Quiet, minimal, write_manifest
 
 
 def _plan(root: Path, extra: str = "") -> SweepPlan:
@@ -25,10 +34,10 @@ def _experiment(name: str, id: str, state: ExperimentState, key: str = "k") -> E
 def test_a_phase_looks_at_a_sweep_once_and_the_next_phase_again(tmp_path: Path) -> None:
     plan, backend = _plan(tmp_path), FakeBackend()
     observer = Observer(backend, lambda plan: False)
-    assert observer.observe(plan) is observer.observe(plan)
+    assert observer.look(plan) is observer.look(plan)
     after = observer.next_phase(lambda plan: True)
-    after.observe(plan)
-    after.observe(plan)
+    after.look(plan)
+    after.look(plan)
     assert [call for call, _ in backend.calls] == ["list", "results", "list"]  # results lists
 
 
@@ -37,10 +46,10 @@ def test_a_restart_is_seen_without_looking_again(tmp_path: Path) -> None:
     name = plan.rows[0].name
     backend.made[name] = [_experiment(name, "old", ExperimentState.FAILED)]
     observer = Observer(backend, lambda plan: True)
-    assert observer.observe(plan).listed[name][0].state == ExperimentState.FAILED
+    assert observer.look(plan).listed[name][0].state == ExperimentState.FAILED
     restarted = _experiment(name, "old", ExperimentState.QUEUED)
     observer.restarted(plan.sweep, restarted)
-    seen = observer.observe(plan)
+    seen = observer.look(plan)
     assert seen.listed[name][0].state == ExperimentState.QUEUED
     assert seen.results is not None and seen.results.experiments[name].state.live
     assert [call for call, _ in backend.calls] == ["results", "list"]  # one look (the fake's)
@@ -66,3 +75,55 @@ def test_a_submit_of_a_guarded_capped_sweep_looks_once_before_and_once_after(
     assert len(applied.outcomes) == 1
     listing = [call for call, _ in backend.calls if call in ("list", "results")]
     assert listing == ["results", "list", "list"]  # the fake's `results` lists inside it
+
+
+SEARCH = """\
+version: 1
+name: search
+beaker:
+  workspace: ai2/sweeps-test
+  budget: ai2/sweeps-budget
+  clusters: [ai2/test-cluster]
+tasks:
+  - image: {beaker: org/image}
+    command: [python, train.py, "--x={x}"]
+params:
+  sample:
+    method: tpe
+    n: 8
+    batch: 4
+    metric: loss
+    space:
+      x: {uniform: [0, 1]}
+"""
+
+
+def test_status_report_and_propose_read_one_observation_of_each_sweep(tmp_path: Path) -> None:
+    """Issue 37: the three readers of one process share the phase's observer, so each sweep is
+    listed once (the fake's `results` lists inside it), whoever reads it first."""
+    minimal(tmp_path)
+    write_manifest(tmp_path, SEARCH, "search.yaml")
+    backend = FakeBackend()
+    cat = catalog.load(tmp_path, (), Locks.MAY_BE_STALE)
+    assert [r.step.number for r in searches.proposed(cat, sweeps.observer(cat, backend))] == [0]
+    cat = catalog.load(tmp_path, ())
+    apply(cat.plans(), backend, ApplyOptions(tmp_path), Quiet())
+    for name, made in backend.made.items():  # every point ran: round 0 is over
+        backend.made[name][-1] = dataclasses.replace(
+            made[-1], state=ExperimentState.SUCCEEDED, metrics={"loss": len(name) / 100}
+        )
+    backend.calls.clear()
+
+    looks = sweeps.observer(cat, backend)
+    shown = status.render([looks.observation(p) for p in cat.plans()], "json")  # status
+    assert {s["name"] for s in json.loads(shown)["sweeps"]} == {"demo", "search"}
+    pages = [find(looks.observation(p), "loss", Goal.MINIMIZE) for p in cat.plans()]  # report
+    assert [len(f.ranked) for f in pages] == [2, 4]
+    (proposed,) = searches.proposed(cat, looks)  # propose
+    assert proposed.step.number == 1 and len(proposed.step.previous) == 4
+    assert sorted(backend.calls) == [
+        ("list", "demo"),
+        ("list", "search"),
+        ("results", "demo"),
+        ("results", "search"),
+    ]

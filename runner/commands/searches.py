@@ -1,0 +1,115 @@
+"""What `lock` and `propose` do, below their argparse: the one search use case
+(`runner.operate.advance`) over every sampled manifest named, each parsed once (a missing or
+stale lock is what these two commands mend, so it is no problem here), one line each.
+
+Imported only when one of the two runs: it loads the whole pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from runner.backends import open_backend
+from runner.commands.common import load_catalog, report_problems, stderr
+from runner.core.errors import Exit, RunnerError
+from runner.core.invoked import invoked
+from runner.manifest import Locks
+from runner.observe import sweeps
+from runner.observe.looks import Observer
+from runner.observe.model import Observation
+from runner.operate.advance import Advanced, advance_search
+from runner.plan.catalog import Catalog
+from runner.repo import github
+from runner.report.rounds import line, lock_line, pull_request
+from runner.search.rounds import Round, RoundVerdict
+
+
+def lock_samples(directory: Path, paths: Sequence[str]) -> Exit:
+    """`lock`: draw (or keep) each drawn sample's points; an adaptive one is `propose`'s. One
+    manifest's problem does not stop the others (exit 1 at the end)."""
+    cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
+    failed = report_problems(cat)
+    for sweep in cat.sweeps:
+        loaded = cat.loaded[sweep.name]
+        shown, sample = str(sweep.path), loaded.sample
+        if sample is None:
+            stderr(f"{shown}: no params.sample: nothing to lock")
+            continue
+        if sample.adaptive:
+            stderr(
+                f"{shown}: method {sample.method} proposes its points round by round from the"
+                f" results: run {invoked()} propose {shown}"
+            )
+            continue
+        try:
+            done = advance_search(loaded, cat.root / shown, f"{invoked()} lock {shown}", _never)
+        except RunnerError as exc:
+            stderr(str(exc))
+            failed = True
+            continue
+        stderr(lock_line(shown, sample, done))
+    return Exit.USER_ERROR if failed else Exit.OK
+
+
+def _never() -> Observation:
+    raise AssertionError("a drawn sample's points never depend on results")
+
+
+def propose_rounds(directory: Path, paths: Sequence[str], backend_name: str) -> Exit:
+    """`propose`: each adaptive search's next round, from its observation; the rounds proposed
+    as the step output `rounds` (one pull request each, in the Propose workflow)."""
+    cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
+    if report_problems(cat):
+        return Exit.USER_ERROR
+    searches = [s for s in cat.sweeps if (f := cat.loaded[s.name].sample) and f.adaptive]
+    if paths and not searches:
+        named = ", ".join(str(s.path) for s in cat.sweeps)
+        stderr(
+            f"{named}: nothing to propose: only an adaptive search (method tpe or gp) has rounds"
+        )
+        return Exit.USER_ERROR
+    rounds: list[Round] = []
+    if searches:
+        backend = open_backend(backend_name, cat.root, stderr)
+        try:
+            rounds = proposed(cat, sweeps.observer(cat, backend))
+        finally:
+            backend.close()
+    pulls = [pull_request(r) for r in rounds]
+    github.set_outputs({"rounds": json.dumps(pulls, sort_keys=True)})
+    github.append_summary("".join(f"- {p['title']}\n" for p in pulls) or "No round proposed.\n")
+    return Exit.OK
+
+
+def proposed(cat: Catalog, looks: Observer) -> list[Round]:
+    """Each adaptive search's step (one line each on stderr), from the phase's observer (the
+    readers' one: `runner.observe.sweeps.observer`); the rounds proposed and written."""
+    rounds = []
+    for sweep in cat.sweeps:
+        sample = cat.loaded[sweep.name].sample
+        if sample is not None and sample.adaptive:
+            found = _next(cat, sweep.name, looks)
+            rounds += [found] if found is not None else []
+    return rounds
+
+
+def _next(cat: Catalog, name: str, looks: Observer) -> Round | None:
+    """One search's step, said on stderr; the round, when one was proposed and written."""
+    loaded = cat.loaded[name]
+    sample, shown = loaded.sample, str(loaded.sweep.path)
+    assert sample is not None
+
+    def observe() -> Observation:
+        (plan,) = cat.plans_of([name], cat.ledgers(looks.backend.layout))
+        return looks.observation(plan)
+
+    done: Advanced = advance_search(
+        loaded, cat.root / shown, f"{invoked()} propose {shown}", observe
+    )
+    stderr(line(shown, sample, done.step))
+    if done.step.verdict is not RoundVerdict.PROPOSED or done.text is None:
+        return None
+    lock = done.lock.relative_to(cat.root).as_posix()
+    return Round(name, lock, done.text, sample, done.step)
