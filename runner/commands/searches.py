@@ -13,7 +13,7 @@ from pathlib import Path
 
 from runner.backends import open_backend
 from runner.commands.common import load_catalog, report_problems, stderr
-from runner.core.errors import Exit, RunnerError
+from runner.core.errors import Exit, MissingExtra, RunnerError
 from runner.core.invoked import invoked
 from runner.manifest import Locks
 from runner.observe import sweeps
@@ -45,6 +45,8 @@ def lock_samples(directory: Path, paths: Sequence[str]) -> Exit:
             continue
         try:
             done = advance_search(loaded, cat.root / shown, f"{invoked()} lock {shown}", _never)
+        except MissingExtra:
+            raise  # every drawn sample needs scipy: one line, not one per manifest
         except RunnerError as exc:
             stderr(str(exc))
             failed = True
