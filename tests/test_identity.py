@@ -216,6 +216,36 @@ def test_a_strangers_experiment_under_a_points_name_is_told_apart_by_its_spec(
     assert fake_beaker.cancels(stranger) == 0 and _live(fake_beaker) == [order[0]]
 
 
+@pytest.mark.parametrize("listed_specs", [True, False], ids=["specs-listed", "specs-read"])
+def test_a_stranger_whose_description_claims_a_points_key_is_not_adopted(
+    tmp_path: Path,
+    fake_beaker: FakeBeaker,
+    capsys: pytest.CaptureFixture[str],
+    listed_specs: bool,
+) -> None:
+    """The description is the job's (anyone may write the runner's marker into it): a name
+    whose key only the description claims is proved from its spec before it is adopted. The
+    stranger's spec carries another key, so the point's name is taken: refused, exit 4, and
+    the ledger records nothing for the point (it used to be adopted, exit 0, when the listing
+    left the specs out)."""
+    write_manifest(tmp_path, OLMO, "olmo.yaml")
+    [plan] = catalog.load(tmp_path, []).plans()
+    first = plan.rows[0]
+    fake_beaker.listed_specs = listed_specs
+    stranger = _stranger(first.name, "f" * 64, f"someone's run [sweep-key {first.key}]")
+    fake_beaker.reset_calls()
+
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 4
+    assert fake_beaker.calls.get("GetExperimentYamlSpec", 0) == (0 if listed_specs else 1)
+    err = capsys.readouterr().err
+    taken = f"rejected {first.name}: experiment {first.name} ("
+    assert taken in err and f"already exists but records key {'f' * 64}, not this point's" in err
+    assert f"adopted {first.name}" not in err and "(4 created, 0 adopted)" in err
+    assert first.name not in _entries(tmp_path, "olmo")
+    assert stranger not in {e.id for e in _entries(tmp_path, "olmo").values()}
+    assert fake_beaker.count_by_name()[first.name] == 1  # the stranger's, alone
+
+
 def test_a_point_renamed_in_the_ui_is_still_the_point_by_its_id(
     tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
