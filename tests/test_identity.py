@@ -194,45 +194,26 @@ def _stranger(name: str, key: str, description: str = PROGRESS) -> str:
         return client.experiment.create(name=name, spec=spec, workspace=workspace).experiment.id
 
 
+@pytest.mark.parametrize("claims", [False, True], ids=["its-own-text", "claims-the-key"])
 @pytest.mark.parametrize("listed_specs", [True, False], ids=["specs-listed", "specs-read"])
 def test_a_strangers_experiment_under_a_points_name_is_told_apart_by_its_spec(
     tmp_path: Path,
     fake_beaker: FakeBeaker,
     capsys: pytest.CaptureFixture[str],
     listed_specs: bool,
+    claims: bool,
 ) -> None:
-    """Its description shows no marker either way: only its spec tells it is not the point's.
-    It is refused (exit 4), holds no slot of the cap, and cancel leaves it alone."""
-    write_manifest(tmp_path, OLMO, "olmo.yaml")
-    order = _names(tmp_path, "olmo")
-    fake_beaker.listed_specs = listed_specs
-    stranger = _stranger(order[0], "f" * 64)
-
-    assert _run(tmp_path, "submit", "--backend", "beaker") == 4
-    assert "not this point's" in capsys.readouterr().err
-    assert _live(fake_beaker) == sorted(order[:5])  # the stranger's and the sweep's 4
-    assert order[0] not in _entries(tmp_path, "olmo")
-    assert _run(tmp_path, "cancel", "sweeps/olmo.yaml", "--backend", "beaker", "--yes") == 0
-    assert fake_beaker.cancels(stranger) == 0 and _live(fake_beaker) == [order[0]]
-
-
-@pytest.mark.parametrize("listed_specs", [True, False], ids=["specs-listed", "specs-read"])
-def test_a_stranger_whose_description_claims_a_points_key_is_not_adopted(
-    tmp_path: Path,
-    fake_beaker: FakeBeaker,
-    capsys: pytest.CaptureFixture[str],
-    listed_specs: bool,
-) -> None:
-    """The description is the job's (anyone may write the runner's marker into it): a name
-    whose key only the description claims is proved from its spec before it is adopted. The
-    stranger's spec carries another key, so the point's name is taken: refused, exit 4, and
-    the ledger records nothing for the point (it used to be adopted, exit 0, when the listing
-    left the specs out)."""
+    """Only its spec tells it is not the point's, whatever its description says: its job's
+    text, or the runner's marker with the point's key (anyone may write it there; that one was
+    adopted, exit 0, when the listing left the specs out). It is refused (exit 4, the name
+    taken) after one spec read where the listing leaves the specs out, holds no slot of the
+    cap, is recorded nowhere, and cancel leaves it alone."""
     write_manifest(tmp_path, OLMO, "olmo.yaml")
     [plan] = catalog.load(tmp_path, []).plans()
-    first = plan.rows[0]
+    order, first = [row.name for row in plan.rows], plan.rows[0]
     fake_beaker.listed_specs = listed_specs
-    stranger = _stranger(first.name, "f" * 64, f"someone's run [sweep-key {first.key}]")
+    description = f"someone's run [sweep-key {first.key}]" if claims else PROGRESS
+    stranger = _stranger(first.name, "f" * 64, description)
     fake_beaker.reset_calls()
 
     assert _run(tmp_path, "submit", "--backend", "beaker") == 4
@@ -240,10 +221,12 @@ def test_a_stranger_whose_description_claims_a_points_key_is_not_adopted(
     err = capsys.readouterr().err
     taken = f"rejected {first.name}: experiment {first.name} ("
     assert taken in err and f"already exists but records key {'f' * 64}, not this point's" in err
-    assert f"adopted {first.name}" not in err and "(4 created, 0 adopted)" in err
-    assert first.name not in _entries(tmp_path, "olmo")
-    assert stranger not in {e.id for e in _entries(tmp_path, "olmo").values()}
-    assert fake_beaker.count_by_name()[first.name] == 1  # the stranger's, alone
+    assert "(4 created, 0 adopted)" in err
+    assert _live(fake_beaker) == sorted(order[:5])  # the stranger's and the sweep's 4
+    recorded = _entries(tmp_path, "olmo")
+    assert first.name not in recorded and stranger not in {e.id for e in recorded.values()}
+    assert _run(tmp_path, "cancel", "sweeps/olmo.yaml", "--backend", "beaker", "--yes") == 0
+    assert fake_beaker.cancels(stranger) == 0 and _live(fake_beaker) == [first.name]
 
 
 def test_a_point_renamed_in_the_ui_is_still_the_point_by_its_id(
