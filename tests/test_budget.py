@@ -1,10 +1,12 @@
-"""The budget policy (runner/plan/policy.py, runner/plan/budget.py, runner/repo/review.py): its
+"""The budget policy (runner/plan/policy.py, runner/plan/budget.py, runner/plan/holds.py): its
 schema, what breaches it, the approval label, the base branch's copy in force, and holding back unapproved points on merge."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,8 +14,9 @@ import pytest
 from runner.cli import main
 from runner.commands.plan_comment import policy_at
 from runner.core.errors import ManifestError
-from runner.plan import SweepPlan, budget, policy
+from runner.plan import Held, SweepPlan, budget, holds, policy
 from runner.plan.catalog import load
+from runner.plan.policy import Policy
 from runner.repo import review
 from runner.report.comment import budget_markdown
 from runner.report.held import held_markdown
@@ -129,21 +132,29 @@ def test_the_approval_travels_in_the_pins(tmp_path: Path) -> None:
     assert review.parse_pins(review.pin_lines(review.pins(plans)))[0].approved is False
 
 
+def _unapproved(plans: Sequence[SweepPlan], found: Sequence[review.Pin], rules: Policy) -> Held:
+    """What a submit with these pins holds back over the budget: the points of its over-budget
+    sweeps that no approved pin covers."""
+    approved = [p for p in found if p.approved]
+    unapproved = functools.partial(review.uncovered, found=approved)
+    return holds.hold_unapproved(plans, budget.breaches(plans, rules), unapproved)
+
+
 def test_on_merge_over_budget_points_need_an_approved_pin(tmp_path: Path) -> None:
     plans = _plans(tmp_path)
     rules = policy.read(tmp_path)
     unapproved = review.pins(plans)
-    held = review.hold_unapproved(plans, unapproved, rules)
+    held = _unapproved(plans, unapproved, rules)
     assert len(held.held) == 2 and held.plans[0].to_submit == ()
     approved = [dataclasses.replace(p, approved=True) for p in unapproved]
-    assert review.hold_unapproved(plans, approved, rules).held == ()
+    assert _unapproved(plans, approved, rules).held == ()
     # An approved plan covers the points it showed, not a third one added later: the pins the
     # reviewed job hands on (review.approvals) name the two it approved, a partial set.
     (bigger,) = _plans(tmp_path, GPU.replace("[0.1, 0.01]", "[0.1, 0.01, 0.5]"))
-    assert len(review.hold_unapproved([bigger], approved, rules).held) == 3  # digest: all or none
+    assert len(_unapproved([bigger], approved, rules).held) == 3  # digest: all or none
     shown = frozenset(review.token(r) for r in plans[0].pending)
     merged = [review.Pin(bigger.sweep.name, 2, review.NO_DIGEST, shown, approved=True)]
-    result = review.hold_unapproved([bigger], review.approvals([bigger], merged), rules)
+    result = _unapproved([bigger], review.approvals([bigger], merged), rules)
     assert [dict(r.params)["lr"] for _, r in result.held] == [0.5]
     assert "Held back: over the budget policy" in held_markdown(result)
 

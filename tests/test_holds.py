@@ -5,11 +5,12 @@ apply's steps on the fake at the port."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 from runner.apply import ApplyOptions, apply, guardrails
 from runner.observe.model import SweepStop
-from runner.plan import Hold, HoldReason, SweepPlan, capped, catalog, hold
+from runner.plan import Hold, HoldReason, SweepPlan, capped, catalog, hold, holds
 from runner.repo import review
 from runner.report import plan as report
 from runner.report.held import held_counts, held_line, held_markdown
@@ -63,7 +64,7 @@ def test_max_running_and_a_stop_wait_while_a_point_held_back_for_good_takes_no_s
         None,
         HoldReason.MAX_RUNNING,
     ]
-    assert live.cap is not None and live.cap.waiting == 1
+    assert live.cap is not None and live.waiting == 1
     assert held_counts([live]) == (1, 3)
     stop = SweepStop("exact", "stopped: 2 failed (max_failures 2)")
     stopped = guardrails.stopped(live, stop)
@@ -106,7 +107,9 @@ def test_the_summary_counts_the_points_held_over_the_budget_too(tmp_path: Path) 
 
 def test_every_hold_is_shown_one_way(tmp_path: Path) -> None:
     plan = dataclasses.replace(_plan(tmp_path), group="https://beaker.org/gr/01GROUP")
-    unreviewed = review.hold_back([plan], [_covering(plan, slice(None, 4))])
+    unreviewed = holds.hold_back(
+        [plan], lambda p: review.uncovered(p, [_covering(p, slice(None, 4))])
+    )
     table = report.table(unreviewed.plans)
     assert table.count("held back: not in a reviewed plan") == 2
     assert (
@@ -125,3 +128,23 @@ def test_every_hold_is_shown_one_way(tmp_path: Path) -> None:
     assert held_line(unreviewed) == "2 point(s) held back: not in a reviewed plan"
     assert held_line(over) == "1 point(s) held back: over the budget policy, not approved"
     assert held_markdown(hold([plan], UNREVIEWED, lambda p: ())) == ""
+
+
+def test_a_stopped_capped_sweep_is_summarised_from_its_rows(tmp_path: Path) -> None:
+    """The cap's count and the stop's words are read from the rows: after a stop re-held the
+    points max_running had let through or kept waiting, none waits for a slot, all six for the
+    stop (the summary used to keep the cap's 4 while every row said 'stopped')."""
+    plan = _plan(tmp_path, "max_running: 2\nmax_failures: 1\n" + SWEEP)
+    stop = SweepStop("exact", "stopped: 1 failed (max_failures 1)")
+    stopped = guardrails.stopped(capped(plan, 0), stop)
+    assert {r.hold.text for r in stopped.rows if r.hold} == {stop.reason}
+    assert stopped.summary() == (
+        "Plan: 6 to submit, 0 already submitted, 0 drifted, 0 orphaned;"
+        " max_running 2: 0 waiting (0 running now); stopped: 1 failed (max_failures 1)"
+    )
+    assert held_counts([stopped]) == (6, 0) and stopped.waiting == 0
+    cap = json.loads(report.as_json([stopped]))["sweeps"][0]["cap"]
+    assert cap == {"limit": 2, "running": 0, "waiting": 0}
+    assert stopped.stopped == stop.reason and capped(plan, 0).stopped == ""
+    # The cap decides again only its own waits: a stopped point takes no slot and stays stopped.
+    assert capped(stopped, 0).rows == stopped.rows

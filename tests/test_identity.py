@@ -194,26 +194,39 @@ def _stranger(name: str, key: str, description: str = PROGRESS) -> str:
         return client.experiment.create(name=name, spec=spec, workspace=workspace).experiment.id
 
 
+@pytest.mark.parametrize("claims", [False, True], ids=["its-own-text", "claims-the-key"])
 @pytest.mark.parametrize("listed_specs", [True, False], ids=["specs-listed", "specs-read"])
 def test_a_strangers_experiment_under_a_points_name_is_told_apart_by_its_spec(
     tmp_path: Path,
     fake_beaker: FakeBeaker,
     capsys: pytest.CaptureFixture[str],
     listed_specs: bool,
+    claims: bool,
 ) -> None:
-    """Its description shows no marker either way: only its spec tells it is not the point's.
-    It is refused (exit 4), holds no slot of the cap, and cancel leaves it alone."""
+    """Only its spec tells it is not the point's, whatever its description says: its job's
+    text, or the runner's marker with the point's key (anyone may write it there; that one was
+    adopted, exit 0, when the listing left the specs out). It is refused (exit 4, the name
+    taken) after one spec read where the listing leaves the specs out, holds no slot of the
+    cap, is recorded nowhere, and cancel leaves it alone."""
     write_manifest(tmp_path, OLMO, "olmo.yaml")
-    order = _names(tmp_path, "olmo")
+    [plan] = catalog.load(tmp_path, []).plans()
+    order, first = [row.name for row in plan.rows], plan.rows[0]
     fake_beaker.listed_specs = listed_specs
-    stranger = _stranger(order[0], "f" * 64)
+    description = f"someone's run [sweep-key {first.key}]" if claims else PROGRESS
+    stranger = _stranger(first.name, "f" * 64, description)
+    fake_beaker.reset_calls()
 
     assert _run(tmp_path, "submit", "--backend", "beaker") == 4
-    assert "not this point's" in capsys.readouterr().err
+    assert fake_beaker.calls.get("GetExperimentYamlSpec", 0) == (0 if listed_specs else 1)
+    err = capsys.readouterr().err
+    taken = f"rejected {first.name}: experiment {first.name} ("
+    assert taken in err and f"already exists but records key {'f' * 64}, not this point's" in err
+    assert "(4 created, 0 adopted)" in err
     assert _live(fake_beaker) == sorted(order[:5])  # the stranger's and the sweep's 4
-    assert order[0] not in _entries(tmp_path, "olmo")
+    recorded = _entries(tmp_path, "olmo")
+    assert first.name not in recorded and stranger not in {e.id for e in recorded.values()}
     assert _run(tmp_path, "cancel", "sweeps/olmo.yaml", "--backend", "beaker", "--yes") == 0
-    assert fake_beaker.cancels(stranger) == 0 and _live(fake_beaker) == [order[0]]
+    assert fake_beaker.cancels(stranger) == 0 and _live(fake_beaker) == [first.name]
 
 
 def test_a_point_renamed_in_the_ui_is_still_the_point_by_its_id(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -193,21 +195,26 @@ def test_init_adds_its_hook_to_an_existing_pre_commit_config(
     assert (repo / ".pre-commit-config.yaml").read_text() == merged
 
 
+def _beside_python(tool: str) -> str:
+    """A linter the test extra installs beside this interpreter: in its environment's scripts
+    directory, which need not be on PATH (a venv's python run without activating it)."""
+    found = shutil.which(tool, path=sysconfig.get_path("scripts")) or shutil.which(tool)
+    assert found is not None, f"{tool} is installed neither beside {sys.executable} nor on PATH"
+    return found
+
+
 @pytest.mark.slow
 def test_the_written_workflows_pass_the_workflow_linters(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     assert main(["init", str(repo), "--ref", SHA]) == 0
     workflows = sorted(str(p) for p in (repo / ".github/workflows").glob("*.yml"))
+    check_jsonschema = [sys.executable, "-m", "check_jsonschema", "--builtin-schema"]
+    zizmor = [_beside_python("zizmor"), "--offline"]
     linters = [
-        ["check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows],
-        [
-            "check-jsonschema",
-            "--builtin-schema",
-            "vendor.dependabot",
-            str(repo / ".github/dependabot.yml"),
-        ],
-        ["zizmor", "--offline", str(repo / ".github/workflows")],
-        ["zizmor", "--offline", "--persona", "auditor", str(repo / ".github/workflows")],
+        [*check_jsonschema, "vendor.github-workflows", *workflows],
+        [*check_jsonschema, "vendor.dependabot", str(repo / ".github/dependabot.yml")],
+        [*zizmor, str(repo / ".github/workflows")],
+        [*zizmor, "--persona", "auditor", str(repo / ".github/workflows")],
     ]
     for argv in linters:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120)

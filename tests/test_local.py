@@ -56,7 +56,7 @@ names = [n for n in os.environ if n.startswith(("BEAKER_", "SWEEP_")) or n in (
 out = pathlib.Path(os.environ["RESULTS_DIR"]) / f"env-{os.environ['BEAKER_REPLICA_RANK']}.json"
 out.write_text(json.dumps({
     "env": {n: os.environ[n] for n in names},
-    "argv": sys.argv[1:], "cwd": os.getcwd(), "executable": sys.executable,
+    "argv": sys.argv[1:], "cwd": os.getcwd(), "executable": sys.executable, "prefix": sys.prefix,
 }))
 """
 
@@ -218,7 +218,10 @@ params:
         assert env["GREETING"] == "hello 0.5"
         assert env["PRESENT_SECRET"] == "from-the-caller" and "ABSENT_SECRET" not in env
         assert seen["argv"] == ["--lr=0.5"]
-        assert seen["cwd"] == str(tmp_path) and seen["executable"] == sys.executable
+        assert seen["cwd"] == str(tmp_path)
+        # The runner's own interpreter, in its environment, however the path to it was spelled.
+        assert Path(seen["executable"]).resolve() == Path(sys.executable).resolve()
+        assert Path(seen["prefix"]).resolve() == Path(sys.prefix).resolve()
         assert (run / f"replica-{rank}.log").exists()
 
 

@@ -383,7 +383,7 @@ def test_the_readme_example_sweep_loads_with_its_cap_and_restart_bound(tmp_path:
     write_manifest(tmp_path, example, "lr.yaml")
     [plan] = catalog.load(tmp_path, []).plans()
     assert (plan.sweep.limits.max_running, plan.sweep.limits.max_restarts) == (2, 3)
-    assert len(plan.to_submit) == 2 and plan.cap is not None and plan.cap.waiting == 2
+    assert len(plan.to_submit) == 2 and plan.cap is not None and plan.waiting == 2
 
 
 @pytest.mark.slow

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from runner.core.errors import RunnerError
-from runner.plan import COMMENT_MARKER, SweepPlan
+from runner.plan import COMMENT_MARKER, Held, SweepPlan, holds
 from runner.plan.catalog import load
 from runner.repo import review
 from tests.fake_github import FakeGitHub
@@ -19,22 +21,27 @@ def _plans(root: Path, text: str = SWEEP) -> list[SweepPlan]:
     return load(root).plans()
 
 
+def _held_back(plans: Sequence[SweepPlan], found: Sequence[review.Pin]) -> Held:
+    """What a submit with these pins holds back: the points they do not cover."""
+    return holds.hold_back(plans, functools.partial(review.uncovered, found=found))
+
+
 def test_pins_round_trip_and_approve_exactly_the_points_shown(tmp_path: Path) -> None:
     (plan,) = _plans(tmp_path)
     pins = review.parse_pins(review.pin_lines(review.pins([plan])))
     assert pins == review.pins([plan]) and pins[0].points == 6 and pins[0].tokens == frozenset()
-    assert review.hold_back([plan], pins).held == ()
+    assert _held_back([plan], pins).held == ()
     (bigger,) = _plans(tmp_path, SWEEP.replace("seed: [1, 2]", "seed: [1, 2, 3]"))
-    assert len(review.hold_back([bigger], pins).held) == 9  # a comment's digest: all or nothing
+    assert len(_held_back([bigger], pins).held) == 9  # a comment's digest: all or nothing
     # What the reviewed job hands on: the head defined the 6 shown; 3 of the 9 are not covered.
     shown = review.checked(pins, {"exact": frozenset(map(review.token, plan.rows))}, False)
     handed = review.approvals([bigger], shown)
     assert len(handed[0].tokens) == 6  # a partial set: a token per covered point
-    held = review.hold_back([bigger], handed).held
+    held = _held_back([bigger], handed).held
     assert len(held) == 3 and {dict(r.params)["seed"] for _, r in held} == {3}
     # All covered: a digest, no token, however many points.
     assert review.approvals([plan], shown)[0].tokens == frozenset()
-    assert review.hold_back([plan], review.approvals([plan], shown)).held == ()
+    assert _held_back([plan], review.approvals([plan], shown)).held == ()
 
 
 def test_pins_do_not_grow_with_points_and_past_their_room_one_pin_stands_for_all(
@@ -60,7 +67,7 @@ def test_holding_back_a_point_keeps_the_rest_of_the_plan_as_it_was(tmp_path: Pat
     (plan,) = _plans(tmp_path)
     plan = dataclasses.replace(plan, group="https://beaker.org/gr/01GROUP")
     some = review.Pin("exact", 1, review.NO_DIGEST, frozenset({review.token(plan.rows[0])}))
-    checked = review.hold_back([plan], [some])
+    checked = _held_back([plan], [some])
     assert len(checked.held) == 5 and checked.plans[0].group == plan.group
 
 
@@ -68,7 +75,7 @@ def test_an_edited_template_is_not_covered_by_the_old_pin(tmp_path: Path) -> Non
     (plan,) = _plans(tmp_path)
     pins = review.pins([plan])
     (edited,) = _plans(tmp_path, SWEEP.replace("org/image", "org/other-image"))
-    assert len(review.hold_back([edited], pins).held) == 6
+    assert len(_held_back([edited], pins).held) == 6
 
 
 def test_reading_pins_needs_the_token_and_fails_closed(tmp_path: Path) -> None:
@@ -115,10 +122,10 @@ def test_a_capped_sweep_pins_every_point_so_top_ups_submit_the_waiting_ones(
     from runner.plan import PlanStatus, capped
 
     (plan,) = _plans(tmp_path, "max_running: 2\n" + SWEEP)
-    assert len(plan.to_submit) == 2 and plan.cap is not None and plan.cap.waiting == 4
+    assert len(plan.to_submit) == 2 and plan.cap is not None and plan.waiting == 4
     pins = review.parse_pins(review.pin_lines(review.pins([plan])))
     assert pins[0].points == 6
-    assert review.hold_back([plan], pins).held == ()
+    assert _held_back([plan], pins).held == ()
     # The first two are submitted: the schedule's plan has 4 `+` points, 2 of them not waiting.
     first = {r.key for r in plan.to_submit}
     rows = tuple(
@@ -130,7 +137,7 @@ def test_a_capped_sweep_pins_every_point_so_top_ups_submit_the_waiting_ones(
     shown = review.checked(pins, {"exact": frozenset(map(review.token, plan.rows))}, False)
     handed = review.approvals([later], shown)
     assert handed[0].points == 4 and handed[0].tokens == frozenset()
-    checked = review.hold_back([later], handed)
+    checked = _held_back([later], handed)
     assert checked.held == ()
     (kept,) = checked.plans
     assert len([r for r in kept.rows if r.status == PlanStatus.SUBMIT]) == 4

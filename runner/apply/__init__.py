@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -46,8 +47,8 @@ from runner.backends import Backend, Capability
 from runner.ledger.store import LedgerStore
 from runner.observe.looks import Observer
 from runner.operate import cancels, membership
-from runner.plan import SweepPlan, policy, reread
-from runner.repo import review
+from runner.plan import SweepPlan, budget, holds, policy, reread
+from runner.repo.review import uncovered
 from runner.submit import Options, Outcome, OutcomeStatus, Submitter
 
 __all__ = [
@@ -117,7 +118,7 @@ def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
     """Plan pinning: hold back the `+` points no reviewed plan showed."""
     if run.options.pins is None:
         return applied
-    checked = review.hold_back(applied.plans, run.options.pins)
+    checked = holds.hold_back(applied.plans, functools.partial(uncovered, found=run.options.pins))
     return dataclasses.replace(applied, plans=tuple(checked.plans), review=checked)
 
 
@@ -127,8 +128,10 @@ def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
     judged by)."""
     if run.options.pins is None:
         return applied
-    rules = policy.read(run.options.root)
-    held = review.hold_unapproved(applied.plans, run.options.pins, rules)
+    breached = budget.breaches(applied.plans, policy.read(run.options.root))
+    approved = [p for p in run.options.pins if p.approved]
+    unapproved = functools.partial(uncovered, found=approved)
+    held = holds.hold_unapproved(applied.plans, breached, unapproved)
     return dataclasses.replace(applied, plans=held.plans, over_budget=held if held.held else None)
 
 

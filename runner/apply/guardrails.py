@@ -8,7 +8,6 @@ reviewed change resumes the sweep.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from runner.backends import runs
@@ -22,7 +21,7 @@ def stopped(plan: SweepPlan, stop: SweepStop) -> SweepPlan:
     """The plan with every pending point held, the stop as its reason (shown as the row's note)."""
     why = Hold(HoldReason.GUARDRAIL, stop.reason)
     (held,) = hold([plan], why, lambda p: {r.key for r in p.rows}).plans
-    return dataclasses.replace(held, stopped=stop.reason)
+    return held
 
 
 def apply_stops(observer: Observer, plans: Sequence[SweepPlan]) -> list[SweepPlan]:

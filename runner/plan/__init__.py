@@ -12,7 +12,7 @@ import dataclasses
 import gc
 import json
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.core.errors import ManifestError, Problem
@@ -23,8 +23,10 @@ from runner.ledger import Entry, Ledger
 from runner.plan import drift
 from runner.plan.drift import FieldChange
 from runner.plan.holds import HELD_BACK as HELD_BACK
+from runner.plan.holds import Held as Held
 from runner.plan.holds import Hold as Hold
 from runner.plan.holds import HoldReason as HoldReason
+from runner.plan.holds import hold as hold
 from runner.render import Renderer
 
 COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
@@ -76,6 +78,9 @@ class Row:
         stop), as a merge approves it, pins cover it and its cost counts."""
         return self.status == PlanStatus.SUBMIT and (self.hold is None or self.hold.reason.waits)
 
+    def held_for(self, reason: HoldReason) -> bool:
+        return self.hold is not None and self.hold.reason == reason
+
     @property
     def experiment(self) -> str:
         """The name of the point's experiment on the backend: the recorded one once submitted
@@ -97,8 +102,8 @@ class Cap:
     limit: int
     running: int | None
     """Its experiments queued or running now; None when not looked up (the offline plan
-    assumes none, so it shows the most the next submit may start)."""
-    waiting: int
+    assumes none, so it shows the most the next submit may start). The points waiting for a
+    slot are its plan's rows held for it (`SweepPlan.waiting`)."""
 
 
 @dataclass(frozen=True)
@@ -108,8 +113,18 @@ class SweepPlan:
     cap: Cap | None = None
     group: str = ""
     """The URL of the sweep's group, as the ledger's header records it (empty before one)."""
-    stopped: str = ""
-    """Why no new points are created (`runner.apply.guardrails`), e.g. 'stopped: 5 failed (max_failures 5)'."""
+
+    @property
+    def waiting(self) -> int:
+        """Its points waiting for a max_running slot (held by `capped`)."""
+        return sum(1 for r in self.rows if r.held_for(HoldReason.MAX_RUNNING))
+
+    @property
+    def stopped(self) -> str:
+        """Why no new points are created, as its held rows say (`runner.apply.guardrails`):
+        e.g. 'stopped: 5 failed (max_failures 5)'; empty when it is not stopped."""
+        stops = (r.hold for r in self.rows if r.hold and r.held_for(HoldReason.GUARDRAIL))
+        return next((stop.text for stop in stops), "")
 
     @property
     def counts(self) -> Mapping[PlanStatus, int]:
@@ -140,9 +155,9 @@ class SweepPlan:
         )
         if self.cap is not None:
             now = "not checked" if self.cap.running is None else f"{self.cap.running} running now"
-            text += f"; max_running {self.cap.limit}: {self.cap.waiting} waiting ({now})"
-        if self.stopped:
-            text += f"; {self.stopped}"
+            text += f"; max_running {self.cap.limit}: {self.waiting} waiting ({now})"
+        if stopped := self.stopped:
+            text += f"; {stopped}"
         held = Counter(r.hold.reason for r in self.rows if r.hold and not r.hold.reason.waits)
         text += "".join(f"; {n} held back ({HELD_BACK[why]})" for why, n in sorted(held.items()))
         if self.sweep.draft:
@@ -255,27 +270,24 @@ def _compare(
 def capped(plan: SweepPlan, running: int | None, taken: frozenset[str] = frozenset()) -> SweepPlan:
     """The plan under the sweep's max_running: with `running` of its experiments queued or
     running, only the first `max_running - running` pending points (manifest order) are
-    submitted; the rest stay `+`, held with the reason they wait. The points keyed in `taken`
-    (their names held by another experiment: the backend refuses them) are tried without taking
-    a slot, so they report their own error and never stall the sweep. A point held back for good
-    (not reviewed, over the budget) takes no slot. A plan without max_running is returned as is."""
+    submitted; the rest stay `+`, held with the reason they wait (decided again on each call).
+    The points keyed in `taken` (their names held by another experiment: the backend refuses
+    them) are tried without taking a slot, so they report their own error and never stall the
+    sweep. A point held back for good (not reviewed, over the budget), or by a stop, takes no
+    slot. A plan without max_running is returned as is."""
     limit = plan.sweep.limits.max_running
     if limit is None:
         return plan
     free = max(0, limit - (running or 0))
     wait = Hold(HoldReason.MAX_RUNNING, f"waiting: {max(limit, running or 0)}/{limit} running")
-    rows, started, waiting = [], 0, 0
-    for row in plan.rows:
-        if row.pending and row.key in taken:
-            row = dataclasses.replace(row, hold=None)
-        elif row.pending and started < free:
-            started += 1
-            row = dataclasses.replace(row, hold=None)
-        elif row.pending:
-            waiting += 1
-            row = dataclasses.replace(row, hold=wait)
-        rows.append(row)
-    return dataclasses.replace(plan, rows=tuple(rows), cap=Cap(limit, running, waiting))
+    (held,) = hold([plan], wait, lambda p: _past_the_slots(p, free, taken)).plans
+    return dataclasses.replace(held, cap=Cap(limit, running))
+
+
+def _past_the_slots(plan: SweepPlan, free: int, taken: frozenset[str]) -> list[str]:
+    """The keys of the pending points that would take a slot, past the first `free` of them."""
+    free_to_run = (r for r in plan.rows if r.hold is None or r.held_for(HoldReason.MAX_RUNNING))
+    return [r.key for r in free_to_run if r.pending and r.key not in taken][free:]
 
 
 def reread(plan: SweepPlan, entries: Mapping[str, Entry]) -> SweepPlan:
@@ -294,41 +306,3 @@ def reread(plan: SweepPlan, entries: Mapping[str, Entry]) -> SweepPlan:
         for row in plan.rows
     )
     return dataclasses.replace(plan, rows=rows)
-
-
-@dataclass(frozen=True)
-class Held:
-    """Plans after one hold: the points it held stay in their plan, marked (`Row.hold`)."""
-
-    plans: tuple[SweepPlan, ...]
-    held: tuple[tuple[str, Row], ...]
-    """(sweep name, row) of each point this hold held back."""
-    reason: HoldReason
-    because: tuple[str, ...] = ()
-    """What made the hold, one line each (the breaches of the budget policy)."""
-
-
-def hold(
-    plans: Sequence[SweepPlan],
-    why: Hold,
-    pick: Callable[[SweepPlan], Collection[str]],
-    because: Sequence[str] = (),
-) -> Held:
-    """Hold points back (plan pins, the budget, a stop: `capped` alone re-decides its own holds
-    each time): in each plan, the pending points whose keys `pick` names get `why`, and stay in
-    the plan, marked; the rest of the plan stays as it was (its group, cap and stop)."""
-    kept: list[SweepPlan] = []
-    held: list[tuple[str, Row]] = []
-    for plan in plans:
-        out = pick(plan)
-        if not out:
-            kept.append(plan)
-            continue
-        rows = [
-            dataclasses.replace(r, hold=why) if r.pending and r.key in out else r for r in plan.rows
-        ]
-        held += [
-            (plan.sweep.name, r) for r, old in zip(rows, plan.rows, strict=True) if r is not old
-        ]
-        kept.append(dataclasses.replace(plan, rows=tuple(rows)))
-    return Held(tuple(kept), tuple(held), why.reason, tuple(because))

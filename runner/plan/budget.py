@@ -6,7 +6,7 @@ pull request that raises a limit is judged by the old one (`runner.commands.plan
 it at the base commit). The approval is the pull request's label (`approval_label`); the plan
 comment's pins carry it (`approved=budget`), so the submit job runs the over-budget points of a
 sweep only when an approved pin covers them, and holds back the rest
-(`runner.repo.review.hold_unapproved`).
+(`runner.plan.holds.hold_unapproved`).
 """
 
 from __future__ import annotations

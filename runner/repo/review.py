@@ -31,9 +31,8 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from runner.plan import Held, Hold, HoldReason, Row, SweepPlan, budget, hold
+from runner.plan import Row, SweepPlan
 from runner.plan.budget import Verdict
-from runner.plan.policy import Policy
 
 PIN_MARK = "beaker-sweep-runner:reviewed"
 HEAD_MARK = "beaker-sweep-runner:planned"
@@ -144,28 +143,9 @@ def uncovered(plan: SweepPlan, found: Iterable[Pin]) -> frozenset[str]:
     return frozenset(r.key for r in rows if token(r) not in tokens)
 
 
-def hold_back(plans: Sequence[SweepPlan], found: Sequence[Pin]) -> Held:
-    """Plan pinning: hold back the pending points no pin covers (drafts submit nothing anyway)."""
-    return hold(plans, Hold.back(HoldReason.UNREVIEWED), lambda plan: uncovered(plan, found))
-
-
 def approve_pins(found: Sequence[Pin], verdict: Verdict) -> list[Pin]:
     """The pins a plan comment carries: marked approved when the approval label is set."""
     return [dataclasses.replace(p, approved=verdict.approved) for p in found]
-
-
-def hold_unapproved(plans: Sequence[SweepPlan], found: Sequence[Pin], rules: Policy) -> Held:
-    """The budget on merge: hold back the pending points of over-budget sweeps that no approved
-    pin covers."""
-    breached = budget.breaches(plans, rules)
-    over = {b.sweep for b in breached}
-    approved = [p for p in found if p.approved]
-    return hold(
-        plans,
-        Hold.back(HoldReason.OVER_BUDGET),
-        lambda plan: uncovered(plan, approved) if plan.sweep.name in over else (),
-        sorted({str(b.problem) for b in breached}),
-    )
 
 
 # -- checking them against the merged heads ---------------------------------------------------

@@ -281,7 +281,9 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
         if plan.sweep.placement.group
         else None,
         "counts": {word.replace(" ", "_"): plan.counts[s] for s, word in STATUS_WORDS.items()},
-        "cap": None if plan.cap is None else dataclasses.asdict(plan.cap),
+        "cap": None
+        if plan.cap is None
+        else {**dataclasses.asdict(plan.cap), "waiting": plan.waiting},
         "gpu_hours": cost.as_json(costs.total),
         "points": [
             {

@@ -5,11 +5,11 @@ may rewrite it at will (OLMo-core's BeakerCallback writes `[3%, 30/1,000] <W&B U
 every few steps, gantry's `update_workload_description` replaces it too). So a point's key is,
 in this order: the key the ledger recorded for the experiment's id (`recorded`); the
 `SWEEP_POINT_KEY` env var of its tasks, when the listing carries their specs; a key already
-read back from its spec in this process (a spec never changes); the `[sweep-key …]` marker the
-runner wrote into the description at create (a fast path only); and last, its spec, fetched
-(one call, only for an experiment nothing else proves: a job rewrote the description and the
-listing left the specs out, or someone else's experiment under a point's name, whose spec
-carries another key or none).
+read back from its spec in this process (a spec never changes); and last, its spec, fetched
+(one call, only for an experiment nothing else proves: an unrecorded one when the listing left
+the specs out, such as someone else's experiment under a point's name, whose spec carries
+another key or none). The `[sweep-key …]` marker the runner writes into the description at
+create proves nothing: anyone may write it there, a stranger claiming a point's key too.
 """
 
 from __future__ import annotations
@@ -37,11 +37,6 @@ def listed_key(workload: pb2.Workload) -> str | None:
             if env.name == KEY_ENV and env.literal:
                 return str(env.literal)
     return None
-
-
-def described_key(description: str) -> str | None:
-    match = KEY_IN_DESCRIPTION.search(description)
-    return match.group(1) if match else None
 
 
 def job_text(description: str) -> str:
@@ -98,8 +93,7 @@ class Keys:
             return True, key
         if exp.id in self.read:
             return True, self.read[exp.id]
-        key = described_key(exp.description)
-        return key is not None, key
+        return False, None
 
     def key(self, workload: pb2.Workload, recorded: Recorded) -> str | None:
         return self.known(workload, recorded)[1]
