@@ -347,6 +347,43 @@ def test_no_class_name_is_defined_in_two_runner_modules() -> None:
     assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}
 
 
+def _spelled_twice(root: Path) -> dict[str, list[str]]:
+    """Type aliases (a subscripted or union type at module level) written in two modules, by
+    their text, whatever they are called."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.Assign) or not isinstance(node.targets[0], ast.Name):
+                continue
+            target = node.targets[0]
+            if target.id.startswith("_"):
+                continue
+            if isinstance(node.value, ast.Subscript | ast.BinOp) and target.id[0].isupper():
+                where.setdefault(ast.unparse(node.value), []).append(f"{name}: {target.id}")
+    return {
+        spelled: paths
+        for spelled, paths in where.items()
+        if len({path.split(":")[0] for path in paths}) > 1
+    }
+
+
+def test_no_type_alias_is_spelled_in_two_runner_modules() -> None:
+    """`KeyPath` was written in four modules (twice as `Path`)."""
+    assert _spelled_twice(RUNNER) == {}
+
+
+def test_the_spelling_scan_finds_an_alias_under_another_name(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("KeyPath = tuple[str | int, ...]\n")
+    (tmp_path / "b.py").write_text("Path = tuple[str | int, ...]\n")
+    (tmp_path / "c.py").write_text(
+        "Intent = Callable[[str], None]\nNotify = Callable[[str], None]\n"
+    )
+    assert _spelled_twice(tmp_path) == {
+        "tuple[str | int, ...]": ["a.py: KeyPath", "b.py: Path"],
+    }
+
+
 def _private_imports(root: Path) -> list[str]:
     """Each `from runner… import _name` under root: a private name used across a module's cut."""
     found = []
