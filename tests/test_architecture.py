@@ -349,7 +349,7 @@ def test_no_class_name_is_defined_in_two_runner_modules() -> None:
 
 def _spelled_twice(root: Path) -> dict[str, list[str]]:
     """Type aliases (a subscripted or union type at module level) written in two modules, by
-    their text, whatever they are called."""
+    their text, whatever they are called; and `DEFAULT_` constants defined in two modules."""
     where: dict[str, list[str]] = {}
     for path in sorted(root.rglob("*.py")):
         name = path.relative_to(root).as_posix()
@@ -359,7 +359,9 @@ def _spelled_twice(root: Path) -> dict[str, list[str]]:
             target = node.targets[0]
             if target.id.startswith("_"):
                 continue
-            if isinstance(node.value, ast.Subscript | ast.BinOp) and target.id[0].isupper():
+            if target.id.startswith("DEFAULT_"):
+                where.setdefault(target.id, []).append(name)
+            elif isinstance(node.value, ast.Subscript | ast.BinOp) and target.id[0].isupper():
                 where.setdefault(ast.unparse(node.value), []).append(f"{name}: {target.id}")
     return {
         spelled: paths
@@ -368,19 +370,21 @@ def _spelled_twice(root: Path) -> dict[str, list[str]]:
     }
 
 
-def test_no_type_alias_is_spelled_in_two_runner_modules() -> None:
-    """`KeyPath` was written in four modules (twice as `Path`)."""
+def test_no_type_alias_or_default_is_spelled_in_two_runner_modules() -> None:
+    """`KeyPath` was written in four modules (twice as `Path`), and the submit defaults
+    `DEFAULT_CONCURRENCY` and `DEFAULT_MAX_UNREACHABLE` in two, free to drift apart."""
     assert _spelled_twice(RUNNER) == {}
 
 
-def test_the_spelling_scan_finds_an_alias_under_another_name(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text("KeyPath = tuple[str | int, ...]\n")
-    (tmp_path / "b.py").write_text("Path = tuple[str | int, ...]\n")
+def test_the_spelling_scan_finds_an_alias_under_another_name_and_a_default(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("KeyPath = tuple[str | int, ...]\nDEFAULT_N = 8\n")
+    (tmp_path / "b.py").write_text("Path = tuple[str | int, ...]\nDEFAULT_N = 8\n")
     (tmp_path / "c.py").write_text(
         "Intent = Callable[[str], None]\nNotify = Callable[[str], None]\n"
     )
     assert _spelled_twice(tmp_path) == {
         "tuple[str | int, ...]": ["a.py: KeyPath", "b.py: Path"],
+        "DEFAULT_N": ["a.py", "b.py"],
     }
 
 

@@ -6,14 +6,9 @@ import argparse
 from dataclasses import dataclass, replace
 
 from runner.commands.common import BACKEND_CHOICES, add_paths, split_points, stderr
+from runner.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE, DEFAULT_TIMEOUT
 from runner.core.errors import RunnerError
 from runner.core.invoked import invoked
-
-DEFAULT_CONCURRENCY = 8
-"""As `runner.submit.options`' (spelled again here: `--help` loads none of the submit path)."""
-DEFAULT_TIMEOUT = 3600.0
-"""Seconds a Beaker run may take when --timeout is not given (local runs have no default)."""
-DEFAULT_MAX_UNREACHABLE = 180.0
 
 
 @dataclass(frozen=True)

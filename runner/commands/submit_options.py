@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.commands.gitops import code_for, reviewed_pins
-from runner.commands.submit_args import DEFAULT_TIMEOUT, SubmitArgs, name_the_manifests
+from runner.commands.submit_args import SubmitArgs, name_the_manifests
+from runner.core.defaults import DEFAULT_TIMEOUT
 from runner.core.errors import SubmitError
 
 if TYPE_CHECKING:  # annotations only: apply imports the whole pipeline
