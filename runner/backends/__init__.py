@@ -45,6 +45,11 @@ class ExperimentState(StrEnum):
         """Failed or canceled: `--restart-failed` may restart its failed tasks in place."""
         return self in (ExperimentState.FAILED, ExperimentState.CANCELED)
 
+    @property
+    def final(self) -> bool:
+        """Succeeded, failed or canceled: it ended, and its state will not change by itself."""
+        return self in (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
+
 
 Intent = Callable[[str], None]
 """Told a restart's write-ahead token before the request is sent (`Backend.restart`)."""
