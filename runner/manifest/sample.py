@@ -86,8 +86,7 @@ class Goal(StrEnum):
 
 @dataclass(frozen=True)
 class Distribution:
-    """One sampled parameter: its kind and bounds (`runner.search.points` maps a number in
-    [0, 1) to its value)."""
+    """One sampled parameter (`runner.search.points` maps a number in [0, 1) to its value)."""
 
     name: str
     kind: Kind
@@ -95,6 +94,10 @@ class Distribution:
     """[low, high] for ranges; the values for `choice`."""
     when: Condition | None = None
     """A conditional parameter's condition: drawn always, kept only where it holds."""
+
+    @property
+    def on(self) -> tuple[str, ...]:
+        return self.when.on if self.when is not None else ()
 
 
 @dataclass(frozen=True)
@@ -167,9 +170,8 @@ def parse_sample(
         if problem is not None:
             add((*path, kind), problem, False)
             continue
-        when = None
-        if "when" in spec:
-            when = conditioned.parse(name, spec["when"], (*path, "when"), add)
+        on = spec.get("when")
+        when = None if on is None else conditioned.parse(name, on, (*path, "when"), add)
         params.append(Distribution(name, Kind(kind), tuple(checked(b) for b in bounds), when))
     method = Method(raw["method"])
     if method.adaptive:
