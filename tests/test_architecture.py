@@ -194,6 +194,40 @@ def test_the_vocabulary_scan_finds_a_stray_state() -> None:
     assert sorted(_state_literals(ast.parse(code))) == [(1, "+"), (1, "queued"), (1, "running")]
 
 
+def _compared_words(tree: ast.AST, words: set[str]) -> list[tuple[int, str]]:
+    """String constants among `words` on either side of a comparison."""
+    return sorted(
+        (node.lineno, node.value)
+        for compare in ast.walk(tree)
+        if isinstance(compare, ast.Compare)
+        for side in (compare.left, *compare.comparators)
+        for node in ast.walk(side)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words
+    )
+
+
+def test_a_sampled_kind_is_compared_as_a_kind_member() -> None:
+    """Where sampled parameters are handled, even in Kind's own module: `kind == "choice"`
+    compared strings that a renamed member would silently stop matching."""
+    from runner.manifest.sample import Kind
+
+    stray = [
+        f"{path.relative_to(PROJECT)}:{line}: {word!r}"
+        for folder in ("manifest", "search")
+        for path in sorted((RUNNER / folder).rglob("*.py"))
+        for line, word in _compared_words(ast.parse(path.read_text(encoding="utf-8")), set(Kind))
+    ]
+    assert stray == []
+
+
+def test_the_kind_scan_finds_a_compared_word() -> None:
+    code = 'if d.kind == "choice" or kind in ("log_int", x):\n    print("uniform")\n'
+    assert _compared_words(ast.parse(code), {"choice", "log_int", "uniform"}) == [
+        (1, "choice"),
+        (1, "log_int"),
+    ]
+
+
 def test_the_backend_choices_of_the_cli_are_the_backend_kinds() -> None:
     from runner.backends import CHOICES
     from runner.commands.common import BACKEND_CHOICES

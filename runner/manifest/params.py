@@ -135,7 +135,7 @@ def _domains(
         for i, name in enumerate(axis.names):
             out[name] = (conditions.GRID, tuple(v for r in axis.values if (v := r[i]) is not None))
     for d in sample.params if sample is not None else ():
-        out[d.name] = (conditions.SAMPLE, d.bounds if d.kind == "choice" else None)
+        out[d.name] = (conditions.SAMPLE, d.bounds if d.kind is sampled.Kind.CHOICE else None)
     return out
 
 
