@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.commands.gitops import code_for, reviewed_pins
+from runner.commands.gitops import code_for, read_pins
 from runner.commands.submit_args import SubmitArgs, name_the_manifests
 from runner.core.defaults import DEFAULT_TIMEOUT
 from runner.core.errors import SubmitError
@@ -43,7 +43,7 @@ def apply_options(
         dry_run=args.dry_run,
         restart_failed=args.restart_failed,
         restart_points=args.restart_points,
-        pins=reviewed_pins(Path(args.reviewed)) if args.reviewed is not None and shared else None,
+        pins=read_pins(Path(args.reviewed)) if args.reviewed is not None and shared else None,
         concurrency=args.concurrency,
         timeout=DEFAULT_TIMEOUT if args.timeout is None and shared else args.timeout,
         started=started,

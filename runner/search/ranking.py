@@ -137,7 +137,7 @@ def _groups(column: Sequence[Cell]) -> list[list[int]]:
     return [order[b * len(order) // bins : (b + 1) * len(order) // bins] for b in range(bins)]
 
 
-def observed(name: str, column: Sequence[Value], log: bool = False) -> Distribution:
+def spanned(name: str, column: Sequence[Value], log: bool = False) -> Distribution:
     """The space a parameter's values span, for fANOVA: a range of the numbers seen (on a log
     scale when `log`), or the values seen as choices."""
     numbers = [v for v in column if isinstance(v, int | float) and not isinstance(v, bool)]
