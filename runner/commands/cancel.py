@@ -100,7 +100,7 @@ def cancel(directory: Path, args: CancelArgs) -> int:
             stderr("Nothing to cancel: no queued or running experiment of these points.")
             if found and args.commit:
                 commit_back(cat.root, target)
-            return 0
+            return Exit.OK
         if not args.yes:
             _show("Would cancel", targets)
             stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
@@ -115,7 +115,7 @@ def cancel(directory: Path, args: CancelArgs) -> int:
     _warn_waiting(plans, backend, {id(t.row) for t in done})
     if args.commit:
         commit_back(cat.root, target)
-    return 0
+    return Exit.OK
 
 
 def _warn_waiting(plans: Sequence[SweepPlan], backend: Backend, canceled: set[int]) -> None:

@@ -74,7 +74,7 @@ def expand(
         plans = cat.plans(use_ledgers=plan)
     except ManifestError as exc:
         print(exc, file=sys.stderr)
-        return 1
+        return Exit.USER_ERROR
     if fmt == "markdown":
         text = report.markdown(plans, planned=plan)
     elif fmt == "json":
@@ -86,7 +86,7 @@ def expand(
         written = specfiles.save(Path(save_specs), plans)
         print(f"wrote {written} spec file(s) under {save_specs}", file=sys.stderr)
     if failed:
-        return 1
+        return Exit.USER_ERROR
     if detailed_exitcode and any(p.to_submit for p in plans):
         return Exit.WOULD_CHANGE
-    return 0
+    return Exit.OK
