@@ -10,6 +10,7 @@ from typing import Any
 from runner.backends import group_name
 from runner.core.invoked import invoked
 from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan, cost
+from runner.report import cost as priced
 from runner.report.tables import params_text, simple_table, tabulate
 
 MARKDOWN_LIMIT = 60_000
@@ -28,7 +29,7 @@ def _cells(row: Row) -> list[str]:
 
 def _summary(plan: SweepPlan, planned: bool) -> str:
     if planned:
-        line = cost.sweep_line(cost.plan_cost(plan).total)
+        line = priced.sweep_line(cost.plan_cost(plan).total)
         return plan.summary() + (f"\n{line}" if line else "")
     return f"{len(plan.rows)} point(s), not compared with the ledger (add --plan for that)"
 
@@ -52,7 +53,7 @@ def _with_notes(plan: SweepPlan, rows: Sequence[Row]) -> tuple[list[list[str]], 
     cells, headers = [_cells(r) for r in rows], HEADERS
     costs = cost.plan_cost(plan)
     if costs.total.uses_gpus:
-        rows_cost = [cost.row_cells(costs.rows.get(r.key)) for r in rows]
+        rows_cost = [priced.row_cells(costs.rows.get(r.key)) for r in rows]
         cells = [[*c, *extra] for c, extra in zip(cells, rows_cost, strict=True)]
         headers = [*headers, "resources (image)", "GPU-h up to"]
     notes = [note(r) for r in plan.rows]
@@ -131,7 +132,7 @@ def _headline(plans: Sequence[SweepPlan], planned: bool) -> str:
         headline += f" {drafts} draft sweep(s) shown below submit nothing."
     spent = cost.merge_total([cost.plan_cost(p) for p in plans])
     if spent.uses_gpus:
-        headline += "\n\n" + cost.headline(spent)
+        headline += "\n\n" + priced.headline(spent)
     return headline
 
 
@@ -253,7 +254,7 @@ def _cut(lines: list[str], drifted: list[str], cap: int, fold: bool, elsewhere: 
 def as_json(plans: Sequence[SweepPlan], planned: bool = True) -> str:
     """The plan as JSON; `planned=False`: the points without statuses or counts."""
     sweeps = [_plan_json(p) for p in plans]
-    merge = cost.as_json(cost.merge_total([cost.plan_cost(p) for p in plans]))
+    merge = priced.as_json(cost.merge_total([cost.plan_cost(p) for p in plans]))
     if not planned:
         for sweep in sweeps:
             del sweep["counts"]
@@ -262,12 +263,6 @@ def as_json(plans: Sequence[SweepPlan], planned: bool = True) -> str:
                     del point[key]
     document = {"sweeps": sweeps, "gpu_hours": merge} if planned else {"sweeps": sweeps}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-def _cost_json(point: cost.Cost | None) -> dict[str, Any] | None:
-    if point is None:
-        return None
-    return {**cost.as_json(point), "resources": point.resources, "image": point.image}
 
 
 def _plan_json(plan: SweepPlan) -> dict[str, Any]:
@@ -282,7 +277,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
         else None,
         "counts": {word.replace(" ", "_"): plan.counts[s] for s, word in STATUS_WORDS.items()},
         "cap": None if plan.cap is None else dataclasses.asdict(plan.cap),
-        "gpu_hours": cost.as_json(costs.total),
+        "gpu_hours": priced.as_json(costs.total),
         "points": [
             {
                 "status": row.status,
@@ -297,7 +292,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
                     {"field": c.field, "before": c.before, "after": c.after} for c in row.changes
                 ],
                 "drift_note": row.note,
-                "cost": _cost_json(costs.rows.get(row.key)),
+                "cost": priced.point_json(costs.rows.get(row.key)),
             }
             for row in plan.rows
         ],
