@@ -15,6 +15,8 @@ from runner import ledger
 from runner.cli import build_parser, main
 from runner.commands.common import args_from
 from runner.commands.submit_args import SubmitArgs, from_namespace
+from runner.plan.catalog import load
+from runner.report import plan as report
 from runner.report.plan import MARKDOWN_LIMIT
 from tests.conftest import PROJECT
 from tests.helpers import minimal
@@ -246,6 +248,16 @@ def test_expand_without_plan_makes_no_plan_claims(
     out = capsys.readouterr().out
     assert "Plan:" not in out and "to submit" not in out and '"status"' not in out
     assert "demo-" in out
+
+
+def test_a_plan_report_shows_the_plan_or_only_the_points(tmp_path: Path) -> None:
+    """One `View` for the three formats (a `planned` bool threaded through seven functions)."""
+    minimal(tmp_path)
+    plans = load(tmp_path).plans()
+    for render in (report.table, report.markdown, report.as_json):
+        plan, points = render(plans, view=report.View.PLAN), render(plans, view=report.View.POINTS)
+        assert all("demo-" in shown for shown in (plan, points))
+        assert "to submit" in plan.replace("_", " ") and "to submit" not in points.replace("_", " ")
 
 
 def test_detailed_exitcode_needs_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

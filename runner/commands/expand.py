@@ -75,12 +75,13 @@ def expand(
     except ManifestError as exc:
         print(exc, file=sys.stderr)
         return Exit.USER_ERROR
+    view = report.View.PLAN if plan else report.View.POINTS
     if fmt == "markdown":
-        text = report.markdown(plans, planned=plan)
+        text = report.markdown(plans, view=view)
     elif fmt == "json":
-        text = report.as_json(plans, planned=plan)
+        text = report.as_json(plans, view=view)
     else:
-        text = report.table(plans, planned=plan) + "\n"
+        text = report.table(plans, view) + "\n"
     write_output(text, output)
     if save_specs:
         written = specfiles.save(Path(save_specs), plans)
