@@ -41,8 +41,9 @@ class ApplyOptions:
     clock: Clock = field(default_factory=Clock)
     code: Code | None = None
     """`code:` sweeps: the commit their experiments check out (the one that submits them)."""
-    webhook: str = field(default_factory=notify.webhook_url)
-    """Where notifications go (`runner.apply.notify`); empty: none are sent."""
+    webhook: str = ""
+    """Where notifications go (`runner.apply.notify`); empty: none are sent. The command reads
+    it (`notify.webhook_url`): options built anywhere else never read the environment."""
 
 
 class ApplyListener(Listener, Protocol):

@@ -30,7 +30,7 @@ def apply_options(
     backend: Backend, cat: Catalog, args: SubmitArgs, started: float, clock: Clock
 ) -> ApplyOptions:
     """What `apply` is asked to do on this backend."""
-    from runner.apply import ApplyOptions
+    from runner.apply import ApplyOptions, notify
     from runner.backends import Capability
     from runner.repo import gitrepo
 
@@ -50,4 +50,5 @@ def apply_options(
         max_unreachable=args.max_unreachable,
         clock=clock,
         code=code_for(cat, shared, args.dry_run),  # `code:` sweeps: refused if not pushed
+        webhook=notify.webhook_url(),
     )
