@@ -462,6 +462,39 @@ def test_the_exit_scan_finds_a_bare_return(tmp_path: Path) -> None:
     assert _bare_exits(tmp_path) == ["c.py:2", "c.py:4"]
 
 
+MOST_BOOL_PARAMETERS = 40
+"""Functions in runner/ that take a `bool` (issue 37: 51, 37 a round before). Lower it when one
+goes; raise it only with the reason in the commit: an enum or two functions often say it better."""
+
+
+def _bool_parameters(root: Path) -> list[str]:
+    """Each function under root with a parameter annotated `bool` or `bool | None`."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            given = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            if any(
+                a.annotation and ast.unparse(a.annotation) in ("bool", "bool | None") for a in given
+            ):
+                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}: {node.name}")
+    return found
+
+
+def test_functions_taking_a_bool_do_not_grow() -> None:
+    assert len(_bool_parameters(RUNNER)) <= MOST_BOOL_PARAMETERS, _bool_parameters(RUNNER)
+
+
+def test_the_bool_scan_finds_a_flag(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(
+        "def a(x: int, *, last: bool = False): ...\n"
+        "def b(x: bool | None): ...\n"
+        "def c(x: int): ...\n"
+    )
+    assert _bool_parameters(tmp_path) == ["f.py:1: a", "f.py:2: b"]
+
+
 def _private_imports(root: Path) -> list[str]:
     """Each `from runner… import _name` under root: a private name used across a module's cut."""
     found = []

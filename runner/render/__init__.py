@@ -254,7 +254,8 @@ class Renderer:
             slots += [Slot(template.Template((t,)), (*path, "launcher")) for t in prefix]
         for i, raw in enumerate(command if field == "command" else arguments):
             item_path = (*path, field, i)
-            problem = argv.variable_problem(str(raw), in_script=offset + i == script)
+            check = argv.script_problem if offset + i == script else argv.variable_problem
+            problem = check(str(raw))
             if problem:
                 self._problem(item_path, problem)
                 slots.append(Slot(template.Template((str(raw),)), item_path))
