@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 from typing import Any, Protocol, TypeVar
 
 from runner.core.errors import Problem
-from runner.core.marks import Mark, Marks
+from runner.core.marks import KeyPath, Mark, Marks
 from runner.core.values import Value, identity
 
 FORMAT_VERSION = 1
@@ -80,7 +80,7 @@ class Condition:
 
     name: str
     when: tuple[tuple[str, tuple[Value, ...]], ...]
-    path: tuple[str | int, ...]
+    path: KeyPath
     """Where `when:` is written, for messages."""
     _idents: tuple[tuple[str, frozenset[str]], ...] = field(init=False, compare=False, repr=False)
 
@@ -158,7 +158,7 @@ class Assignment:
 
     values: tuple[tuple[str, Value], ...]
     mark: Mark
-    paths: tuple[tuple[str | int, ...], ...] = field(default=(), compare=False)
+    paths: tuple[KeyPath, ...] = field(default=(), compare=False)
     """Document path of each value, aligned with values (for error messages)."""
 
     def as_dict(self) -> dict[str, Value]:
