@@ -302,3 +302,12 @@ def test_the_deadline_is_counted_on_the_runs_one_clock(tmp_path: Path) -> None:
     late = dataclasses.replace(options, started=now - 10.0)
     applied = apply(_plans(tmp_path, extra="revision: 1\n"), backend, late, Shown())
     assert applied.stop is not None and applied.exit_code == Exit.INCOMPLETE
+
+
+def test_options_built_outside_the_command_send_no_notice_whatever_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The webhook is the submit command's to read (`SWEEP_SLACK_WEBHOOK`); a default that read
+    the environment made every test that built options depend on it."""
+    monkeypatch.setenv("SWEEP_SLACK_WEBHOOK", "https://hooks.example/never")
+    assert ApplyOptions(tmp_path).webhook == ""

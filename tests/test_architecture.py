@@ -194,6 +194,40 @@ def test_the_vocabulary_scan_finds_a_stray_state() -> None:
     assert sorted(_state_literals(ast.parse(code))) == [(1, "+"), (1, "queued"), (1, "running")]
 
 
+def _compared_words(tree: ast.AST, words: set[str]) -> list[tuple[int, str]]:
+    """String constants among `words` on either side of a comparison."""
+    return sorted(
+        (node.lineno, node.value)
+        for compare in ast.walk(tree)
+        if isinstance(compare, ast.Compare)
+        for side in (compare.left, *compare.comparators)
+        for node in ast.walk(side)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words
+    )
+
+
+def test_a_sampled_kind_is_compared_as_a_kind_member() -> None:
+    """Where sampled parameters are handled, even in Kind's own module: `kind == "choice"`
+    compared strings that a renamed member would silently stop matching."""
+    from runner.manifest.sample import Kind
+
+    stray = [
+        f"{path.relative_to(PROJECT)}:{line}: {word!r}"
+        for folder in ("manifest", "search")
+        for path in sorted((RUNNER / folder).rglob("*.py"))
+        for line, word in _compared_words(ast.parse(path.read_text(encoding="utf-8")), set(Kind))
+    ]
+    assert stray == []
+
+
+def test_the_kind_scan_finds_a_compared_word() -> None:
+    code = 'if d.kind == "choice" or kind in ("log_int", x):\n    print("uniform")\n'
+    assert _compared_words(ast.parse(code), {"choice", "log_int", "uniform"}) == [
+        (1, "choice"),
+        (1, "log_int"),
+    ]
+
+
 def test_the_backend_choices_of_the_cli_are_the_backend_kinds() -> None:
     from runner.backends import CHOICES
     from runner.commands.common import BACKEND_CHOICES
@@ -351,6 +385,120 @@ def test_no_class_name_is_defined_in_two_runner_modules() -> None:
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 where.setdefault(node.name, []).append(path.relative_to(RUNNER).as_posix())
     assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}
+
+
+def _spelled_twice(root: Path) -> dict[str, list[str]]:
+    """Type aliases (a subscripted or union type at module level) written in two modules, by
+    their text, whatever they are called; and `DEFAULT_` constants defined in two modules."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.Assign) or not isinstance(node.targets[0], ast.Name):
+                continue
+            target = node.targets[0]
+            if target.id.startswith("_"):
+                continue
+            if target.id.startswith("DEFAULT_"):
+                where.setdefault(target.id, []).append(name)
+            elif isinstance(node.value, ast.Subscript | ast.BinOp) and target.id[0].isupper():
+                where.setdefault(ast.unparse(node.value), []).append(f"{name}: {target.id}")
+    return {
+        spelled: paths
+        for spelled, paths in where.items()
+        if len({path.split(":")[0] for path in paths}) > 1
+    }
+
+
+def test_no_type_alias_or_default_is_spelled_in_two_runner_modules() -> None:
+    """`KeyPath` was written in four modules (twice as `Path`), and the submit defaults
+    `DEFAULT_CONCURRENCY` and `DEFAULT_MAX_UNREACHABLE` in two, free to drift apart."""
+    assert _spelled_twice(RUNNER) == {}
+
+
+def test_the_spelling_scan_finds_an_alias_under_another_name_and_a_default(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("KeyPath = tuple[str | int, ...]\nDEFAULT_N = 8\n")
+    (tmp_path / "b.py").write_text("Path = tuple[str | int, ...]\nDEFAULT_N = 8\n")
+    (tmp_path / "c.py").write_text(
+        "Intent = Callable[[str], None]\nNotify = Callable[[str], None]\n"
+    )
+    assert _spelled_twice(tmp_path) == {
+        "tuple[str | int, ...]": ["a.py: KeyPath", "b.py: Path"],
+        "DEFAULT_N": ["a.py", "b.py"],
+    }
+
+
+BARE_EXIT_EXEMPT = frozenset({"status.py", "report.py", "propose.py", "lock.py"})
+"""Commands that still return a bare 0 or 1, TEMPORARILY: they are being rewritten (one
+observation of a sweep, issue 37), and the rewrite returns `Exit`. Shrink this, never grow it."""
+
+
+def _bare_exits(root: Path) -> list[str]:
+    """Each `return` of an integer literal (or a choice between literals) under root: an exit
+    code spelled as a number instead of an `Exit` member."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Return) or node.value is None:
+                continue
+            value = node.value
+            spelled = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+            if any(isinstance(v, ast.Constant) and type(v.value) is int for v in spelled):
+                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_commands_return_an_exit_never_a_bare_integer() -> None:
+    """`Exit` names every code; 21 bare `return 0` / `return 1` in 11 commands named none."""
+    bare = [
+        line
+        for line in _bare_exits(RUNNER / "commands")
+        if line.split(":")[0] not in BARE_EXIT_EXEMPT
+    ]
+    assert bare == []
+
+
+def test_the_exit_scan_finds_a_bare_return(tmp_path: Path) -> None:
+    (tmp_path / "c.py").write_text(
+        "def a():\n    return 0\n"
+        "def b(x):\n    return 1 if x else Exit.OK\n"
+        "def c():\n    return Exit.OK\n"
+        "def d():\n    return True\n"
+    )
+    assert _bare_exits(tmp_path) == ["c.py:2", "c.py:4"]
+
+
+MOST_BOOL_PARAMETERS = 40
+"""Functions in runner/ that take a `bool` (issue 37: 51, 37 a round before). Lower it when one
+goes; raise it only with the reason in the commit: an enum or two functions often say it better."""
+
+
+def _bool_parameters(root: Path) -> list[str]:
+    """Each function under root with a parameter annotated `bool` or `bool | None`."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            given = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            if any(
+                a.annotation and ast.unparse(a.annotation) in ("bool", "bool | None") for a in given
+            ):
+                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}: {node.name}")
+    return found
+
+
+def test_functions_taking_a_bool_do_not_grow() -> None:
+    assert len(_bool_parameters(RUNNER)) <= MOST_BOOL_PARAMETERS, _bool_parameters(RUNNER)
+
+
+def test_the_bool_scan_finds_a_flag(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(
+        "def a(x: int, *, last: bool = False): ...\n"
+        "def b(x: bool | None): ...\n"
+        "def c(x: int): ...\n"
+    )
+    assert _bool_parameters(tmp_path) == ["f.py:1: a", "f.py:2: b"]
 
 
 def _private_imports(root: Path) -> list[str]:

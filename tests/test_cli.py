@@ -1,15 +1,22 @@
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from beaker import BeakerExperimentSpec
 
 from runner import ledger
-from runner.cli import main
+from runner.cli import build_parser, main
+from runner.commands.common import args_from
+from runner.commands.submit_args import SubmitArgs, from_namespace
+from runner.plan.catalog import load
+from runner.report import plan as report
 from runner.report.plan import MARKDOWN_LIMIT
 from tests.conftest import PROJECT
 from tests.helpers import minimal
@@ -243,6 +250,16 @@ def test_expand_without_plan_makes_no_plan_claims(
     assert "demo-" in out
 
 
+def test_a_plan_report_shows_the_plan_or_only_the_points(tmp_path: Path) -> None:
+    """One `View` for the three formats (a `planned` bool threaded through seven functions)."""
+    minimal(tmp_path)
+    plans = load(tmp_path).plans()
+    for render in (report.table, report.markdown, report.as_json):
+        plan, points = render(plans, view=report.View.PLAN), render(plans, view=report.View.POINTS)
+        assert all("demo-" in shown for shown in (plan, points))
+        assert "to submit" in plan.replace("_", " ") and "to submit" not in points.replace("_", " ")
+
+
 def test_detailed_exitcode_needs_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     minimal(tmp_path)
     assert main(["-C", str(tmp_path), "expand", "--detailed-exitcode"]) == 1
@@ -288,13 +305,44 @@ def test_a_backend_failure_is_a_runner_error_with_its_code_and_debug_shows_its_t
     ],
 )
 def test_submit_restart_points_takes_the_path_anywhere(tmp_path: Path, argv: list[str]) -> None:
-    from runner.cli import build_parser
-    from runner.commands.submit_args import from_namespace
-
     (tmp_path / "sweeps").mkdir()
     args = from_namespace(build_parser().parse_args(["-C", str(tmp_path), "submit", *argv]))
     assert args.restart_points == ("lr-1", "abc123")
     assert args.paths == tuple(w for w in argv if w.startswith(("sweeps", "other")))
+
+
+@dataclass(frozen=True)
+class _Asked:
+    paths: tuple[str, ...]
+    fmt: str
+    points: tuple[str, ...] = ()
+    yes: bool = False
+
+
+def test_args_from_takes_each_field_from_its_attribute_renamed_or_given() -> None:
+    parsed = argparse.Namespace(
+        directory=".", paths=["a.yaml"], format="json", points=["x"], yes=True
+    )
+    asked = args_from(parsed, _Asked, {"fmt": "format"}, points=("y",))
+    assert asked == _Asked(("a.yaml",), "json", ("y",), True)
+    with pytest.raises(TypeError, match=r"_Asked\.fmt: the command line has no 'fmt'"):
+        args_from(parsed, _Asked)  # a field the parser lacks is not left at its default
+
+
+def test_every_submit_option_reaches_submit_args(tmp_path: Path) -> None:
+    """Each field differs from its default when its option is given: none is dropped between
+    argparse and the command (a hand copy of fourteen fields could drop one unseen)."""
+    argv = ["--dry-run", "--concurrency", "3", "--timeout", "5", "--backend", "local"]
+    argv += ["--http-timeout", "7", "--commit", "--push", "--github-event", "--restart-failed"]
+    argv += ["--max-unreachable", "9", "--summary-json", "s.json", "--reviewed", "r.txt"]
+    argv += ["--restart", "--points", "lr-1", "sweeps/x.yaml"]
+    args = from_namespace(build_parser().parse_args(["-C", str(tmp_path), "submit", *argv]))
+    defaults = SubmitArgs()
+    assert [
+        f.name
+        for f in dataclasses.fields(SubmitArgs)
+        if getattr(args, f.name) == getattr(defaults, f.name)
+    ] == []
 
 
 def test_cancel_points_takes_the_path_anywhere_and_needs_one(

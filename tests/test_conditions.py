@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from runner import yaml12
 from runner.cli import main
 from runner.core.keys import point_key
-from runner.core.model import Condition, Space
+from runner.core.model import Condition, Space, in_order
 from runner.core.space import count_points, iter_points, upper_bound
 from runner.core.values import Value
 from runner.manifest import load_manifest
@@ -24,7 +24,7 @@ from runner.manifest.conditions import parse
 from runner.manifest.params import parse_space
 from runner.manifest.sample import Distribution, Kind, Method, Sample
 from runner.search.adaptive import propose
-from runner.search.points import Result, Told, row
+from runner.search.points import Result, Told, parents_first, row
 from tests.conftest import PROJECT
 from tests.helpers import write_manifest
 
@@ -520,6 +520,26 @@ def test_a_sampled_chain_drops_as_a_whole(quantiles: list[float]) -> None:
     assert lr is not None and optim in ("adamw", "sgd")
     assert (nesterov is not None) == (optim == "sgd")
     assert (damp is not None) == (nesterov is True)
+
+
+def test_conditions_and_draws_are_put_in_one_order() -> None:
+    """Parents first, else as written: the conditions checked on load and the order in which a
+    search asks for values are the same topological order (two copies of it were written)."""
+
+    def when(name: str, raw: dict[str, object]) -> Condition | None:
+        return parse(name, raw, ("w",), lambda *_: None)
+
+    space = (
+        Distribution("dampening", Kind.UNIFORM, (0.0, 1.0), when("dampening", {"nesterov": True})),
+        Distribution("lr", Kind.UNIFORM, (0.0, 1.0)),
+        Distribution("nesterov", Kind.CHOICE, (True, False), when("nesterov", {"optim": "sgd"})),
+        Distribution("optim", Kind.CHOICE, ("adamw", "sgd")),
+    )
+    sample = Sample(Method.RANDOM, 4, 0, 4, space)
+    drawn = ["optim", "nesterov", "dampening", "lr"]
+    assert [d.name for d in parents_first(sample)] == drawn
+    assert [d.name for d in in_order(space)] == drawn
+    assert [c.name for c in sample.conditions] == ["nesterov", "dampening"]
 
 
 def test_an_exclude_that_names_no_point_of_a_conditional_grid_is_refused(

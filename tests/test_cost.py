@@ -1,4 +1,5 @@
-"""GPU-hours in every plan (runner/plan/cost.py): per point, per sweep, per merge; table, comment, JSON."""
+"""GPU-hours in every plan (runner/plan/cost.py, and as text runner/report/cost.py): per point,
+per sweep, per merge; table, comment, JSON."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from runner.plan import SweepPlan, cost
 from runner.plan.catalog import load
+from runner.report import cost as priced
 from runner.report import plan as report
 from tests.helpers import write_manifest
 
@@ -88,7 +90,7 @@ def test_every_task_counts_replicas_times_gpus_and_cpu_tasks_nothing(tmp_path: P
 def test_a_gpu_task_without_timeout_is_unbounded_and_said_loudly(tmp_path: Path) -> None:
     (plan,) = _plans(tmp_path, DPO.replace("  timeout: 48h\n", ""))
     total = cost.plan_cost(plan).total
-    assert total.unbounded == 2 and cost.up_to_text(total) == "unbounded"
+    assert total.unbounded == 2 and priced.up_to_text(total) == "unbounded"
     text = report.markdown([plan])
     assert "**This merge has no upper bound on GPU-hours: 2 point(s) have GPUs and no" in text
     assert "UNBOUNDED: 2 point(s) with GPUs and no timeout" in report.table([plan])
@@ -152,3 +154,17 @@ def test_a_cpu_sweep_shows_no_cost_columns(tmp_path: Path) -> None:
 )
 def test_numbers_read_as_the_issue_writes_them(hours: float, text: str) -> None:
     assert cost.number(hours) == text
+
+
+def test_the_planner_sums_and_the_report_writes_the_sums() -> None:
+    """The text of a cost is report's (runner/report/cost.py); the planner keeps the arithmetic
+    and `number`, which its budget problems write hours with."""
+    spent = cost.Cost(2304.0, 960.0, 8, points=3, resources="8 GPU", image="org/image")
+    assert priced.headline(spent) == "This merge may use up to **2 304** GPU-hours; expected 960."
+    assert priced.sweep_line(spent) == (
+        "GPU-hours of the 3 point(s) to submit: up to 2 304, expected 960"
+    )
+    assert priced.row_cells(spent) == ["8 GPU (org/image)", "2 304"]
+    assert priced.point_json(None) is None
+    text = ("up_to_text", "headline", "sweep_line", "row_cells", "as_json")
+    assert [name for name in text if hasattr(cost, name)] == []

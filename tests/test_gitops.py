@@ -15,8 +15,11 @@ import pytest
 
 from runner import ledger
 from runner.cli import main
+from runner.commands.gitops import read_pins
+from runner.core.errors import RunnerError
 from runner.core.retry import RetryPolicy
 from runner.plan import COMMENT_MARKER
+from runner.repo import review
 from runner.repo.gitrepo import push
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
@@ -257,3 +260,13 @@ def test_a_github_rerun_from_the_original_sha_rewrites_nothing_and_pushes_nothin
 
     assert fake_beaker.calls.get("http:create", 0) == 0
     assert world.head() == head and world.show(LEDGER) == recorded  # no commit, no rewrite
+
+
+def test_read_pins_reads_the_reviewed_file_and_says_when_it_cannot(tmp_path: Path) -> None:
+    """`submit --reviewed FILE`: the pins the reviewed job wrote, or one line naming the file."""
+    pins = [review.Pin("exact", 6, "0" * 64, frozenset())]
+    written = tmp_path / "reviewed.txt"
+    written.write_text(review.pin_lines(pins), encoding="utf-8")
+    assert read_pins(written) == pins
+    with pytest.raises(RunnerError, match=r"cannot read the reviewed plans at .*missing\.txt"):
+        read_pins(tmp_path / "missing.txt")

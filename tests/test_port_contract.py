@@ -189,6 +189,15 @@ def test_restart_writes_its_intent_ahead_and_an_interrupted_one_is_sent_once(
     assert again is not None and again.id == failed.id and len(tokens) == 2
 
 
+def test_a_state_is_exactly_one_of_live_final_and_unknown() -> None:
+    """`.final` names "it ended", which the notices and the findings each spelled as a tuple."""
+    for state in ExperimentState:
+        assert [state.live, state.final, state == ExperimentState.UNKNOWN].count(True) == 1, state
+    ended = {ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED}
+    assert {state for state in ExperimentState if state.final} == ended
+    assert all(state.final for state in ExperimentState if state.restartable)
+
+
 def test_the_port_has_eight_calls_and_this_contract_exercises_each() -> None:
     """`retire` (a second exactly-once cancel, which the local backend always refused) is
     folded into `cancel`: eight calls, each run on both adapters by this module."""

@@ -89,3 +89,32 @@ def test_every_link_of_the_readme_into_the_docs_lands() -> None:
         assert target.exists(), path
         if anchor:
             assert anchor in _anchors(target), f"{path}#{anchor}"
+
+
+def _row_references(text: str) -> list[tuple[str, str]]:
+    """Each `(row N` of a benchmarks page with the words before it on its line, when they do
+    not name the title of row N of the page's table (its second cell)."""
+    titles: dict[str, list[str]] = {}
+    for number, title in re.findall(r"^\| (\d+) \| ([^|]+) \|", text, re.M):
+        titles.setdefault(number, []).append(title.strip().lower())
+    wrong = []
+    for found in re.finditer(r"\(row (\d+)", text):
+        line = text.rfind("\n", 0, found.start()) + 1
+        before = text[max(line, found.start() - 80) : found.start()].lower()
+        if not any(title in before for title in titles.get(found[1], [])):
+            wrong.append((found[0], before.strip()))
+    return wrong
+
+
+def test_the_benchmarks_page_names_its_rows_by_their_numbers() -> None:
+    """The restart probe was called row 11; it is row 12 (tests/benchmarks/RESULTS.md too)."""
+    assert _row_references((PROJECT / "docs" / "benchmarks.md").read_text(encoding="utf-8")) == []
+
+
+def test_the_row_check_finds_a_wrong_number() -> None:
+    page = "| 7 | `status` of a sweep | ... |\n| 8 | what users do today | ... |\n"
+    right = "What users do today (row 8)\n`status` of a sweep (row 7)\n"
+    assert _row_references(page + right) == []
+    assert _row_references(page + right.replace("(row 7)", "(row 8)")) == [
+        ("(row 8", "`status` of a sweep")
+    ]

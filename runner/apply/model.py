@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from runner.apply import notify
+from runner.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
 from runner.core.errors import Exit, RunResult
 from runner.operate import Candidate, Restart, RestartVerdict
 from runner.operate.membership import GroupOutcome
@@ -16,7 +17,6 @@ from runner.plan import Held, SweepPlan
 from runner.render.code import Code
 from runner.repo.review import Pin
 from runner.submit import Clock, Duplicate, Listener, Outcome, OutcomeStatus, Stop, StopKind
-from runner.submit.options import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
 
 EXIT_SIGNAL = {StopKind.SIGINT: Exit.SIGINT, StopKind.SIGTERM: Exit.SIGTERM}
 
@@ -41,8 +41,9 @@ class ApplyOptions:
     clock: Clock = field(default_factory=Clock)
     code: Code | None = None
     """`code:` sweeps: the commit their experiments check out (the one that submits them)."""
-    webhook: str = field(default_factory=notify.webhook_url)
-    """Where notifications go (`runner.apply.notify`); empty: none are sent."""
+    webhook: str = ""
+    """Where notifications go (`runner.apply.notify`); empty: none are sent. The command reads
+    it (`notify.webhook_url`): options built anywhere else never read the environment."""
 
 
 class ApplyListener(Listener, Protocol):

@@ -42,14 +42,14 @@ class ExperimentState(StrEnum):
         return self in (ExperimentState.QUEUED, ExperimentState.RUNNING)
 
     @property
-    def final(self) -> bool:
-        """Succeeded, failed or canceled: it ended, and its state no longer changes by itself."""
-        return self in (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
-
-    @property
     def restartable(self) -> bool:
         """Failed or canceled: `--restart-failed` may restart its failed tasks in place."""
         return self in (ExperimentState.FAILED, ExperimentState.CANCELED)
+
+    @property
+    def final(self) -> bool:
+        """Succeeded, failed or canceled: it ended, and its state will not change by itself."""
+        return self in (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
 
 
 Intent = Callable[[str], None]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from runner.commands.common import (
     BACKEND_CHOICES,
     Subparsers,
+    args_from,
     load_catalog,
     raise_if_problems,
     split_points,
@@ -69,18 +70,7 @@ def run(args: argparse.Namespace) -> int:
     points, paths = split_points(args.directory, args.points, args.paths)
     if not paths:  # `cancel --points NAME... PATH` gives --points the PATH: split_points finds it
         raise RunnerError("cancel needs the manifests (PATH...) whose experiments it cancels")
-    return cancel(
-        Path(args.directory),
-        CancelArgs(
-            paths,
-            args.orphans,
-            points,
-            args.yes,
-            args.backend,
-            args.commit,
-            args.push,
-        ),
-    )
+    return cancel(Path(args.directory), args_from(args, CancelArgs, paths=paths, points=points))
 
 
 def cancel(directory: Path, args: CancelArgs) -> int:
@@ -111,7 +101,7 @@ def cancel(directory: Path, args: CancelArgs) -> int:
             stderr("Nothing to cancel: no queued or running experiment of these points.")
             if found and args.commit:
                 commit_back(cat.root, target)
-            return 0
+            return Exit.OK
         if not args.yes:
             _show("Would cancel", targets)
             stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
@@ -126,7 +116,7 @@ def cancel(directory: Path, args: CancelArgs) -> int:
     _warn_waiting(plans, backend, {id(t.row) for t in done})
     if args.commit:
         commit_back(cat.root, target)
-    return 0
+    return Exit.OK
 
 
 def _warn_waiting(plans: Sequence[SweepPlan], backend: Backend, canceled: set[int]) -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from runner.core.errors import ManifestError
 
 if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
+    from _typeshed import DataclassInstance
+
     from runner.manifest import Locks
     from runner.observe.model import Observation
     from runner.plan.catalog import Catalog
@@ -19,6 +22,29 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 FORMATS = ("table", "markdown", "json")
 BACKEND_CHOICES = ("auto", "beaker", "local")
 """`--backend`: auto, or a `runner.backends.BackendKind` (spelled here: `--help` loads no backend)."""
+Args = TypeVar("Args", bound="DataclassInstance")
+
+
+def args_from(
+    namespace: argparse.Namespace,
+    into: type[Args],
+    renamed: Mapping[str, str] | None = None,
+    **given: Any,
+) -> Args:
+    """A command's arguments (the dataclass `into`) from argparse's namespace: each field from
+    the attribute of its name, or of `renamed[field]` where the two differ; a list (`nargs`) as
+    a tuple. Values worked out from several attributes come in `given`. A field with neither an
+    attribute nor a given value is a mistake in the command, raised, not hidden by its default."""
+    values = dict(given)
+    for field in dataclasses.fields(into):
+        if field.name in values or not field.init:
+            continue
+        attribute = (renamed or {}).get(field.name, field.name)
+        if not hasattr(namespace, attribute):
+            raise TypeError(f"{into.__name__}.{field.name}: the command line has no {attribute!r}")
+        value = getattr(namespace, attribute)
+        values[field.name] = tuple(value) if isinstance(value, list) else value
+    return into(**values)
 
 
 def add_paths(parser: argparse.ArgumentParser) -> None:

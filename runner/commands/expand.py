@@ -74,19 +74,20 @@ def expand(
         plans = cat.plans() if plan else cat.unrecorded_plans()
     except ManifestError as exc:
         print(exc, file=sys.stderr)
-        return 1
+        return Exit.USER_ERROR
+    view = report.View.PLAN if plan else report.View.POINTS
     if fmt == "markdown":
-        text = report.markdown(plans, planned=plan)
+        text = report.markdown(plans, view=view)
     elif fmt == "json":
-        text = report.as_json(plans, planned=plan)
+        text = report.as_json(plans, view=view)
     else:
-        text = report.table(plans, planned=plan) + "\n"
+        text = report.table(plans, view) + "\n"
     write_output(text, output)
     if save_specs:
         written = specfiles.save(Path(save_specs), plans)
         print(f"wrote {written} spec file(s) under {save_specs}", file=sys.stderr)
     if failed:
-        return 1
+        return Exit.USER_ERROR
     if detailed_exitcode and any(p.to_submit for p in plans):
         return Exit.WOULD_CHANGE
-    return 0
+    return Exit.OK

@@ -87,7 +87,7 @@ def code_for(cat: Catalog, shared: bool, dry_run: bool) -> Code | None:
     return Code(commit)
 
 
-def reviewed_pins(path: Path) -> list[Pin]:
+def read_pins(path: Path) -> list[Pin]:
     """The plan pins of `--reviewed FILE` (the reviewed plans' hidden records)."""
     from runner.repo import review
 

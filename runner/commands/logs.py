@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.commands.common import BACKEND_CHOICES, Subparsers, load_catalog, stderr
-from runner.core.errors import RunnerError
+from runner.core.errors import Exit, RunnerError
 
 
 @dataclass(frozen=True)
@@ -64,9 +64,9 @@ def logs(directory: Path, args: LogsArgs) -> int:
                 sys.stdout.flush()
     except NotStarted as exc:
         stderr(f"no logs yet: {exc}")
-        return 1
+        return Exit.USER_ERROR
     except (Rejected, Transient) as exc:
         raise RunnerError(str(exc)) from None
     finally:
         backend.close()
-    return 0
+    return Exit.OK

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.commands.common import Subparsers, add_paths, load_catalog, write_output
-from runner.core.errors import ManifestError, Problem
+from runner.core.errors import Exit, ManifestError, Problem
 
 if TYPE_CHECKING:  # annotations only: the policy loads the YAML and schema stack
     from runner.plan.policy import Policy
@@ -102,8 +102,8 @@ def plan_comment(
             print(f"over budget: {problem}", file=sys.stderr)
             if annotate:
                 print(_annotation(problem), flush=True)
-        return 1
-    return 1 if problems else 0
+        return Exit.USER_ERROR
+    return Exit.USER_ERROR if problems else Exit.OK
 
 
 def _write_artifact(directory: Path, full: str, plan_json: str) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.commands.common import Subparsers, stderr, write_output
+from runner.core.errors import Exit
 
 if TYPE_CHECKING:
     from runner.repo.github import Api
@@ -58,7 +59,7 @@ def reviewed_plans(directory: str, *, output: str | None = None) -> int:
     for line in lines:
         stderr(line)
     github.append_summary("".join(f"{line[0].upper()}{line[1:]}.\n\n" for line in lines))
-    return 0
+    return Exit.OK
 
 
 @dataclass(frozen=True)

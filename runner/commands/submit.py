@@ -25,6 +25,7 @@ from runner.commands.submit_args import (
     from_namespace,
 )
 from runner.commands.submit_options import apply_options, not_drafts
+from runner.core.errors import Exit
 
 if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, apply the whole pipeline
     from runner.apply import Applied
@@ -93,7 +94,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
         print(github.annotation("warning", warning), flush=True)
     github.append_summary(shown.job_summary(applied, args.dry_run))
     if args.dry_run:
-        return 0
+        return Exit.OK
     if args.commit:  # after failures too: what was created is recorded
         commit_back(root, target)
     for line in shown.result_lines(applied):

@@ -5,15 +5,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, replace
 
-from runner.commands.common import BACKEND_CHOICES, add_paths, split_points, stderr
+from runner.commands.common import BACKEND_CHOICES, add_paths, args_from, split_points, stderr
+from runner.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE, DEFAULT_TIMEOUT
 from runner.core.errors import RunnerError
 from runner.core.invoked import invoked
-
-DEFAULT_CONCURRENCY = 8
-"""As `runner.submit.options`' (spelled again here: `--help` loads none of the submit path)."""
-DEFAULT_TIMEOUT = 3600.0
-"""Seconds a Beaker run may take when --timeout is not given (local runs have no default)."""
-DEFAULT_MAX_UNREACHABLE = 180.0
 
 
 @dataclass(frozen=True)
@@ -145,22 +140,7 @@ def from_namespace(args: argparse.Namespace) -> SubmitArgs:
     points, paths = split_points(args.directory, args.points, args.paths)
     if bool(args.restart) != bool(points):
         raise RunnerError("--restart and --points go together: `submit --restart --points NAME...`")
-    return SubmitArgs(
-        paths=paths,
-        dry_run=args.dry_run,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        backend=args.backend,
-        http_timeout=args.http_timeout,
-        commit=args.commit,
-        push=args.push,
-        github_event=args.github_event,
-        restart_failed=args.restart_failed,
-        restart_points=points,
-        max_unreachable=args.max_unreachable,
-        summary_json=args.summary_json,
-        reviewed=args.reviewed,
-    )
+    return args_from(args, SubmitArgs, paths=paths, restart_points=points)
 
 
 def _positive(text: str) -> int:

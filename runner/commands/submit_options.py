@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.commands.gitops import code_for, reviewed_pins
-from runner.commands.submit_args import DEFAULT_TIMEOUT, SubmitArgs, name_the_manifests
+from runner.commands.gitops import code_for, read_pins
+from runner.commands.submit_args import SubmitArgs, name_the_manifests
+from runner.core.defaults import DEFAULT_TIMEOUT
 from runner.core.errors import SubmitError
 
 if TYPE_CHECKING:  # annotations only: apply imports the whole pipeline
@@ -29,7 +30,7 @@ def apply_options(
     backend: Backend, cat: Catalog, args: SubmitArgs, started: float, clock: Clock
 ) -> ApplyOptions:
     """What `apply` is asked to do on this backend."""
-    from runner.apply import ApplyOptions
+    from runner.apply import ApplyOptions, notify
     from runner.backends import Capability
     from runner.repo import gitrepo
 
@@ -42,11 +43,12 @@ def apply_options(
         dry_run=args.dry_run,
         restart_failed=args.restart_failed,
         restart_points=args.restart_points,
-        pins=reviewed_pins(Path(args.reviewed)) if args.reviewed is not None and shared else None,
+        pins=read_pins(Path(args.reviewed)) if args.reviewed is not None and shared else None,
         concurrency=args.concurrency,
         timeout=DEFAULT_TIMEOUT if args.timeout is None and shared else args.timeout,
         started=started,
         max_unreachable=args.max_unreachable,
         clock=clock,
         code=code_for(cat, shared, args.dry_run),  # `code:` sweeps: refused if not pushed
+        webhook=notify.webhook_url(),
     )

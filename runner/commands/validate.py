@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner.commands.common import Subparsers, add_paths, load_catalog, report_problems
-from runner.core.errors import ManifestError
+from runner.core.errors import Exit, ManifestError
 
 
 def register(commands: Subparsers) -> None:
@@ -29,12 +29,12 @@ def validate(directory: Path, paths: Sequence[str]) -> int:
         plans = cat.unrecorded_plans()  # a broken ledger is not a broken manifest
     except ManifestError as exc:
         print(exc, file=sys.stderr)
-        return 1
+        return Exit.USER_ERROR
     if failed:
-        return 1
+        return Exit.USER_ERROR
     points = sum(len(p.rows) for p in plans)
     print(f"{len(plans)} manifest(s) valid, {points} point(s)", file=sys.stderr)
-    return 0
+    return Exit.OK
 
 
 def _policy_invalid(root: Path) -> bool:

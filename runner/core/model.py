@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from runner.core.errors import Problem
-from runner.core.marks import Mark, Marks
+from runner.core.marks import KeyPath, Mark, Marks
 from runner.core.values import Value, identity
 
 FORMAT_VERSION = 1
@@ -80,7 +80,7 @@ class Condition:
 
     name: str
     when: tuple[tuple[str, tuple[Value, ...]], ...]
-    path: tuple[str | int, ...]
+    path: KeyPath
     """Where `when:` is written, for messages."""
     _idents: tuple[tuple[str, frozenset[str]], ...] = field(init=False, compare=False, repr=False)
 
@@ -105,24 +105,38 @@ class Condition:
         return "when " + ", ".join(parts)
 
 
-def in_order(conditions: tuple[Condition, ...]) -> tuple[Condition, ...]:
-    """The conditions, each after those of the parameters it reads (acyclic: checked on load)."""
-    by_name = {c.name: c for c in conditions}
-    out: list[Condition] = []
+class Reads(Protocol):
+    """A named thing that reads others by name: a condition, a sampled parameter."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def on(self) -> tuple[str, ...]: ...
+
+
+R = TypeVar("R", bound=Reads)
+
+
+def in_order(items: Sequence[R]) -> tuple[R, ...]:
+    """The items in the order given, each after those it reads (acyclic: checked on load; a
+    loop is cut, not followed). The one topological order of conditions and of draws."""
+    by_name = {item.name: item for item in items}
+    out: list[R] = []
     done: set[str] = set()
 
-    def visit(c: Condition, depth: int) -> None:
-        if c.name in done or depth > len(conditions):
+    def visit(item: R, depth: int) -> None:
+        if item.name in done or depth > len(items):
             return
-        for name in c.on:
+        for name in item.on:
             if name in by_name:
                 visit(by_name[name], depth + 1)
-        if c.name not in done:
-            done.add(c.name)
-            out.append(c)
+        if item.name not in done:
+            done.add(item.name)
+            out.append(item)
 
-    for c in conditions:
-        visit(c, 0)
+    for item in items:
+        visit(item, 0)
     return tuple(out)
 
 
@@ -144,7 +158,7 @@ class Assignment:
 
     values: tuple[tuple[str, Value], ...]
     mark: Mark
-    paths: tuple[tuple[str | int, ...], ...] = field(default=(), compare=False)
+    paths: tuple[KeyPath, ...] = field(default=(), compare=False)
     """Document path of each value, aligned with values (for error messages)."""
 
     def as_dict(self) -> dict[str, Value]:

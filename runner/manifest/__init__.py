@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.core.errors import ManifestError, Problem
-from runner.core.marks import Document
+from runner.core.marks import Document, KeyPath
 from runner.core.model import DEFAULT_MAX_POINTS, Limits, Placement, Space, StopWhen, Sweep
 from runner.core.space import count_points, duplicate_includes, unmatched_excludes, upper_bound
 from runner.manifest.lock import Locked, LockFile, lock_path, stale_problem
@@ -146,7 +146,7 @@ def _target(raw: Mapping[str, Any] | None) -> StopWhen | None:
     return StopWhen(raw["metric"], float(raw["below" if below else "above"]), below)
 
 
-def _problem(doc: Document, path: tuple[str | int, ...], message: str) -> Problem:
+def _problem(doc: Document, path: KeyPath, message: str) -> Problem:
     return Problem.at(doc.marks, doc.source, path, message)
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from runner.core.marks import KeyPath
 from runner.core.model import Condition, in_order
 from runner.core.values import InvalidValue, Value, checked, identity
 
-KeyPath = tuple[str | int, ...]
 Add = Callable[[KeyPath, str, bool], None]
 """Where problems go: (document path, message, whether the path names a key)."""
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.core.errors import Problem
-from runner.core.marks import Document, Mark, field_path
+from runner.core.marks import Document, KeyPath, Mark, field_path
 from runner.core.model import (
     BUILTINS,
     DEFAULT_MAX_POINTS,
@@ -23,18 +23,16 @@ from runner.manifest import conditions
 from runner.manifest import sample as sampled
 from runner.manifest.lock import Locked, LockFile, collisions, locked_rows, stale_problem
 
-Path = tuple[str | int, ...]
-
 
 class _Collector:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.problems: list[Problem] = []
 
-    def add(self, path: Path, message: str, key: bool = False) -> None:
+    def add(self, path: KeyPath, message: str, key: bool = False) -> None:
         self.problems.append(Problem.at(self.doc.marks, self.doc.source, path, message, key))
 
-    def mark(self, path: Path) -> Mark:
+    def mark(self, path: KeyPath) -> Mark:
         return self.doc.marks.value(path)
 
 
@@ -62,11 +60,11 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
     are the first axis, so points appended by a larger `n` come last in manifest order."""
     raw: Mapping[str, Any] = doc.data.get("params") or {}
     out = _Collector(doc)
-    base: Path = ("params",)
+    base: KeyPath = ("params",)
     axes: list[Axis] = []
-    seen: dict[str, Path] = {}
+    seen: dict[str, KeyPath] = {}
 
-    def claim(name: str, path: Path) -> bool:
+    def claim(name: str, path: KeyPath) -> bool:
         if name in BUILTINS:
             out.add(path, f"{name!r} is reserved (built-ins: {', '.join(BUILTINS)})", key=True)
             return False
@@ -117,7 +115,7 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
 
 
 def _zip_axis(
-    group: Mapping[str, Any], gpath: Path, out: _Collector, claim: Callable[[str, Path], bool]
+    group: Mapping[str, Any], gpath: KeyPath, out: _Collector, claim: Callable[[str, KeyPath], bool]
 ) -> list[Axis]:
     """One zip group as one axis (none when it names no parameter)."""
     # A zip member may repeat a value (gpus: [8, 8]); only whole rows must differ.
@@ -156,7 +154,7 @@ def _domains(
         for i, name in enumerate(axis.names):
             out[name] = (conditions.GRID, tuple(v for r in axis.values if (v := r[i]) is not None))
     for d in sample.params if sample is not None else ():
-        out[d.name] = (conditions.SAMPLE, d.bounds if d.kind == "choice" else None)
+        out[d.name] = (conditions.SAMPLE, d.bounds if d.kind is sampled.Kind.CHOICE else None)
     return out
 
 
@@ -170,7 +168,7 @@ def _sample_axis(
     """The locked points of `params.sample` as one axis (like a zip group), or None."""
     if sample is None:
         return None
-    path: Path = ("params", "sample")
+    path: KeyPath = ("params", "sample")
     if failed:  # the names stay known, so templates do not cascade
         return Axis(sample.declared, (), out.mark(path))
     source, found = lock
@@ -190,8 +188,8 @@ def _sample_axis(
 
 
 def _flatten(
-    node: Mapping[str, Any], path: Path, prefix: str = ""
-) -> Iterator[tuple[str, Any, Path]]:
+    node: Mapping[str, Any], path: KeyPath, prefix: str = ""
+) -> Iterator[tuple[str, Any, KeyPath]]:
     """Nested mappings of axes become dotted names: optim: {lr: [...]} is `optim.lr`. A
     conditional axis ({values: [...], when: {...}}) is yielded as its mapping."""
     for key, value in node.items():
@@ -203,7 +201,7 @@ def _flatten(
 
 
 def _column(
-    values: list[Any], path: Path, out: _Collector, unique: bool = True
+    values: list[Any], path: KeyPath, out: _Collector, unique: bool = True
 ) -> tuple[Value, ...]:
     column: list[Value] = []
     seen: dict[str, int] = {}
@@ -222,7 +220,7 @@ def _column(
     return tuple(column)
 
 
-def _no_duplicate_rows(rows: tuple[tuple[Value, ...], ...], path: Path, out: _Collector) -> None:
+def _no_duplicate_rows(rows: tuple[tuple[Value, ...], ...], path: KeyPath, out: _Collector) -> None:
     seen: dict[str, int] = {}
     for i, row in enumerate(rows):
         ident = canonical_json(list(row))
@@ -231,10 +229,10 @@ def _no_duplicate_rows(rows: tuple[tuple[Value, ...], ...], path: Path, out: _Co
         seen.setdefault(ident, i)
 
 
-def _assignments(items: list[Any], path: Path, out: _Collector) -> Iterator[Assignment]:
+def _assignments(items: list[Any], path: KeyPath, out: _Collector) -> Iterator[Assignment]:
     for i, item in enumerate(items):
         pairs: list[tuple[str, Value]] = []
-        paths: list[Path] = []
+        paths: list[KeyPath] = []
         for name, raw, vpath in _flatten(item, (*path, i)):
             if any(name == other for other, _ in pairs):
                 # `optim.lr` and `optim: {lr: ...}` in one assignment: which value would win?
@@ -249,7 +247,7 @@ def _assignments(items: list[Any], path: Path, out: _Collector) -> Iterator[Assi
 
 
 def _derived(
-    node: Mapping[str, Any], path: Path, out: _Collector, claim: Callable[[str, Path], bool]
+    node: Mapping[str, Any], path: KeyPath, out: _Collector, claim: Callable[[str, KeyPath], bool]
 ) -> Iterator[Derived]:
     for name, text in node.items():
         if claim(name, (*path, name)):
@@ -268,7 +266,7 @@ def _check_assignments(space: Space, out: _Collector) -> None:
     known = ", ".join(names) or "none"
     for kind, items in (("exclude", space.exclude), ("include", space.include)):
         for i, item in enumerate(items):
-            ipath: Path = ("params", kind, i)
+            ipath: KeyPath = ("params", kind, i)
             for (name, value), vpath in zip(item.values, item.paths, strict=True):
                 if name not in domain:
                     out.add(vpath, f"unknown parameter {name!r} (axes: {known})", key=True)
@@ -278,7 +276,9 @@ def _check_assignments(space: Space, out: _Collector) -> None:
                 _check_include(space, item.as_dict(), ipath, out)
 
 
-def _check_include(space: Space, given: Mapping[str, Value], path: Path, out: _Collector) -> None:
+def _check_include(
+    space: Space, given: Mapping[str, Value], path: KeyPath, out: _Collector
+) -> None:
     """An include assigns every axis parameter, a conditional one exactly where it applies."""
     conditional = {c.name: c for c in space.conditions}
     missing = [n for n in space.axis_names if n not in given and n not in conditional]
@@ -290,7 +290,7 @@ def _check_include(space: Space, given: Mapping[str, Value], path: Path, out: _C
             out.add(path, f"include {verb} {name!r}, which exists exactly {condition}")
 
 
-def _check_env_names(seen: Mapping[str, Path], out: _Collector) -> None:
+def _check_env_names(seen: Mapping[str, KeyPath], out: _Collector) -> None:
     by_env: dict[str, str] = {}
     for name, path in seen.items():
         env = param_env_name(name)

@@ -75,8 +75,7 @@ class Goal(StrEnum):
 
 @dataclass(frozen=True)
 class Distribution:
-    """One sampled parameter: its kind and bounds (`runner.search.points` maps a number in
-    [0, 1) to its value)."""
+    """One sampled parameter (`runner.search.points` maps a number in [0, 1) to its value)."""
 
     name: str
     kind: Kind
@@ -84,6 +83,10 @@ class Distribution:
     """[low, high] for ranges; the values for `choice`."""
     when: Condition | None = None
     """A conditional parameter's condition: drawn always, kept only where it holds."""
+
+    @property
+    def on(self) -> tuple[str, ...]:
+        return self.when.on if self.when is not None else ()
 
 
 @dataclass(frozen=True)
@@ -151,15 +154,14 @@ def parse_sample(
         if not claim(name, path):
             continue
         declared.append(name)
-        kind, bounds = next((k, v) for k, v in spec.items() if k != "when")
+        kind, bounds = next((Kind(k), v) for k, v in spec.items() if k != "when")
         problem = _check(kind, bounds)
         if problem is not None:
-            add((*path, kind), problem, False)
+            add((*path, kind.value), problem, False)
             continue
-        when = None
-        if "when" in spec:
-            when = conditioned.parse(name, spec["when"], (*path, "when"), add)
-        params.append(Distribution(name, Kind(kind), tuple(checked(b) for b in bounds), when))
+        on = spec.get("when")
+        when = None if on is None else conditioned.parse(name, on, (*path, "when"), add)
+        params.append(Distribution(name, kind, tuple(checked(b) for b in bounds), when))
     method = Method(raw["method"])
     if method.adaptive:
         for needed in ("batch", "metric"):
@@ -192,8 +194,8 @@ def parse_sample(
     )
 
 
-def _check(kind: str, bounds: list[Any]) -> str | None:
-    if kind == "choice":
+def _check(kind: Kind, bounds: list[Any]) -> str | None:
+    if kind is Kind.CHOICE:
         seen: dict[str, int] = {}
         for i, value in enumerate(bounds):
             try:
@@ -210,9 +212,9 @@ def _check(kind: str, bounds: list[Any]) -> str | None:
     if low >= high:
         word = "empty" if low == high else "inverted"
         return f"the range [{low}, {high}] is {word}: write [low, high] with low < high"
-    if kind == "log_uniform" and low <= 0:
+    if kind is Kind.LOG_UNIFORM and low <= 0:
         return f"log_uniform needs bounds above 0 (got low {low})"
-    if kind == "log_int" and low < 1:
+    if kind is Kind.LOG_INT and low < 1:
         return f"log_int needs bounds of 1 or more (got low {low})"
     return None
 

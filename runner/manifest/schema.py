@@ -14,7 +14,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError
 
 from runner.core.errors import Problem
-from runner.core.marks import Document
+from runner.core.marks import Document, KeyPath
 from runner.core.values import type_name
 from runner.render.argv import CODE_REPO_PATTERN
 
@@ -152,7 +152,7 @@ def _exactly_one_message(names: list[str], instance: object) -> str | None:
     return f"must have exactly one of {', '.join(names)}, got {found}"
 
 
-def _unknown(doc: Document, path: tuple[str | int, ...], allowed: list[str]) -> Problem:
+def _unknown(doc: Document, path: KeyPath, allowed: list[str]) -> Problem:
     name = str(path[-1])
     hint = difflib.get_close_matches(name, allowed, n=1)
     suggestion = f"did you mean {hint[0]!r}? " if hint else ""

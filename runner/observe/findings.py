@@ -83,7 +83,7 @@ def find(
     spaces = {d.name: d for d in (sample.params if sample is not None else ())}
     space = tuple(
         spaces.get(n)
-        or ranking.observed(n, [v for p in results.points for k, v in p.params if k == n])
+        or ranking.spanned(n, [v for p in results.points for k, v in p.params if k == n])
         for n in params
     )
     log = tuple(d.name for d in space if d.kind.log)

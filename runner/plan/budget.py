@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from runner.core.errors import Problem
+from runner.core.marks import KeyPath
 from runner.core.model import Sweep
 from runner.plan import SweepPlan, cost
 from runner.plan.policy import Policy
@@ -61,7 +62,7 @@ def _hours_text(value: float) -> str:
     return "unbounded" if math.isinf(value) else cost.number(value)
 
 
-def _at(sweep: Sweep, path: tuple[str | int, ...], message: str) -> Problem:
+def _at(sweep: Sweep, path: KeyPath, message: str) -> Problem:
     return Problem.at(sweep.marks, str(sweep.path), path, message)
 
 

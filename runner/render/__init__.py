@@ -17,12 +17,13 @@ from typing import Any
 
 from runner.core.errors import ManifestError, Problem
 from runner.core.keys import experiment_name, point_key
+from runner.core.marks import KeyPath
 from runner.core.model import BUILTINS, Point, Rendered, Sweep, param_env_name
 from runner.core.values import Value, as_text, checked
 from runner.render import argv, template
 from runner.render.shape import SpecShape
 from runner.render.skeleton import Skeleton
-from runner.render.slots import Path, PointContext, Slot
+from runner.render.slots import PointContext, Slot
 
 MULTINODE_DEFAULTS: Mapping[str, Any] = {
     "leader_selection": True,
@@ -80,7 +81,7 @@ class Renderer:
         }
         self._conditional = {c.name: c for c in sweep.space.conditions}
         self._optional = frozenset(self._conditional)
-        self._literal_numbers: dict[Path, int | float] = {}
+        self._literal_numbers: dict[KeyPath, int | float] = {}
         """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
         self._skeletons: dict[tuple[tuple[bool, ...], frozenset[str]], Skeleton[PointContext]] = {}
         """The spec with holes, per shape of point: which tasks are multi-node, which
@@ -123,11 +124,11 @@ class Renderer:
 
     # -- compilation ---------------------------------------------------------------------------
 
-    def _problem(self, path: Path, message: str) -> None:
+    def _problem(self, path: KeyPath, message: str) -> None:
         self.problems.append(Problem.at(self.sweep.marks, str(self.sweep.path), path, message))
 
     def _slot(
-        self, raw: object, path: Path, known: set[str] | None = None, argv: bool = False
+        self, raw: object, path: KeyPath, known: set[str] | None = None, argv: bool = False
     ) -> Slot:
         text = raw if isinstance(raw, str) else as_text(checked(raw))
         known = self._known if known is None else known
@@ -162,7 +163,7 @@ class Renderer:
             known = known | {item.name}
         return out
 
-    def _compile_task(self, task: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    def _compile_task(self, task: Mapping[str, Any], path: KeyPath) -> dict[str, Any]:
         slot = self._slot
         self._check_env_names(task, path)
         resources = task.get("resources", {})
@@ -191,7 +192,7 @@ class Renderer:
             "single_host_networking": task.get("multinode", {}).get("host_networking", False),
         }
 
-    def _check_env_names(self, task: Mapping[str, Any], path: Path) -> None:
+    def _check_env_names(self, task: Mapping[str, Any], path: KeyPath) -> None:
         """One problem per reserved or doubly set variable name of a task."""
         env_names = list(task.get("env", {})) + list(task.get("secrets", {}))
         if "beaker_token_secret" in task:
@@ -219,7 +220,7 @@ class Renderer:
             elif name in env_names[:i]:
                 self._problem((*path, key, name), f"{name} is set both in env and in secrets")
 
-    def _code_env(self, code: Mapping[str, Any] | None, path: Path) -> list[tuple[str, Slot]]:
+    def _code_env(self, code: Mapping[str, Any] | None, path: KeyPath) -> list[tuple[str, Slot]]:
         """`code:`'s own variables (fixed, so hashed): where the checkout goes, and the
         repository when the manifest names it (else it is set at submit time)."""
         if code is None:
@@ -232,7 +233,7 @@ class Renderer:
             )
         return out
 
-    def _argv(self, task: Mapping[str, Any], path: Path, field: str) -> list[Slot]:
+    def _argv(self, task: Mapping[str, Any], path: KeyPath, field: str) -> list[Slot]:
         """Compiled command or arguments, after the `$VAR` rule; a launcher prefixes its line."""
         command, arguments = list(task["command"]), list(task.get("arguments", []))
         launcher = task.get("launcher")
@@ -253,7 +254,8 @@ class Renderer:
             slots += [Slot(template.Template((t,)), (*path, "launcher")) for t in prefix]
         for i, raw in enumerate(command if field == "command" else arguments):
             item_path = (*path, field, i)
-            problem = argv.variable_problem(str(raw), in_script=offset + i == script)
+            check = argv.script_problem if offset + i == script else argv.variable_problem
+            problem = check(str(raw))
             if problem:
                 self._problem(item_path, problem)
                 slots.append(Slot(template.Template((str(raw),)), item_path))
@@ -262,7 +264,7 @@ class Renderer:
                 self._dangling(slots, item_path)
         return slots
 
-    def _dangling(self, slots: list[Slot], path: Path) -> None:
+    def _dangling(self, slots: list[Slot], path: KeyPath) -> None:
         """A flag item before an item that may be left out would stay without its value."""
         if len(slots) < 2 or not slots[-1].template.needs(self._optional):
             return

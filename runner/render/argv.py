@@ -155,17 +155,22 @@ def script_index(argv: Sequence[object]) -> int | None:
     return None
 
 
-def variable_problem(text: str, in_script: bool) -> str | None:
-    """What is wrong with shell variables in one argv item, or None."""
-    if in_script:
-        found = _BRACED.search(text)
-        if found is None:
-            return None
-        name = found["name"]
-        return (
-            f"${{{name}}} reads as the template {{{name}}} here; write ${{{{{name}}}}} for the"
-            f" shell variable (or ${name})"
-        )
+def script_problem(text: str) -> str | None:
+    """What is wrong with shell variables in the script of a `bash -c` line, or None: there
+    `${NAME}` is read as the template `{NAME}`."""
+    found = _BRACED.search(text)
+    if found is None:
+        return None
+    name = found["name"]
+    return (
+        f"${{{name}}} reads as the template {{{name}}} here; write ${{{{{name}}}}} for the"
+        f" shell variable (or ${name})"
+    )
+
+
+def variable_problem(text: str) -> str | None:
+    """What is wrong with shell variables in an argv item outside a script, or None: no shell
+    reads them there."""
     found = _VAR.search(text)
     if found is None:
         return None

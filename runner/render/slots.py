@@ -8,11 +8,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from runner.core.errors import ManifestError, Problem
+from runner.core.marks import KeyPath
 from runner.core.model import Point, Sweep
 from runner.core.values import Value, as_text, normalize
 from runner.render import template
 
-Path = tuple[str | int, ...]
 Check = Callable[[str], "str | None"]
 """A check of a rendered string: the problem with it, or None."""
 
@@ -22,7 +22,7 @@ class Slot:
     """One templated string in the task template, with where it came from."""
 
     template: template.Template
-    path: Path
+    path: KeyPath
     literal: str | None = dataclasses.field(init=False, compare=False)
     """The text, when the template has no field: most slots, rendered once instead of per point."""
 
@@ -45,7 +45,7 @@ class PointContext:
         point: Point,
         env: Mapping[str, Value],
         identity: tuple[str, str],
-        literal_numbers: dict[Path, int | float],
+        literal_numbers: dict[KeyPath, int | float],
     ) -> None:
         self.sweep, self.point, self.env = sweep, point, env
         self.key, self.name = identity

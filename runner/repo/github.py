@@ -178,20 +178,25 @@ def set_outputs(values: Mapping[str, str], environ: Mapping[str, str] = os.envir
     return True
 
 
-def _escape(text: str, *, prop: bool = False) -> str:
-    """Escaping of workflow command values, as GitHub's toolkit does it."""
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+def _escape_data(text: str) -> str:
+    """A workflow command's message, escaped as GitHub's toolkit does (`escapeData`)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    """A workflow command's property value (`file=`), escaped as the toolkit does it
+    (`escapeProperty`): its message's escapes, and the separators of properties."""
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def annotation(level: str, message: str, file: str = "", line: int = 0, col: int = 0) -> str:
     """A workflow command such as `::error file=sweeps/a.yaml,line=3,col=5::message`: GitHub shows
     it on that line of the pull request's diff."""
-    where = [f"file={_escape(file, prop=True)}"] if file else []
+    where = [f"file={_escape_property(file)}"] if file else []
     where += [f"line={line}"] if line else []
     where += [f"col={col}"] if col else []
     props = " " + ",".join(where) if where else ""
-    return f"::{level}{props}::{_escape(message)}"
+    return f"::{level}{props}::{_escape_data(message)}"
 
 
 def in_actions(environ: Mapping[str, str] = os.environ) -> bool:

@@ -9,7 +9,9 @@ from typing import Any
 
 from runner.backends import group_name
 from runner.core.invoked import invoked
+from runner.core.values import StrEnum
 from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan, cost
+from runner.report import cost as priced
 from runner.report.tables import params_text, simple_table, tabulate
 
 MARKDOWN_LIMIT = 60_000
@@ -22,13 +24,26 @@ MARKDOWN_DRIFT_LINES = 300
 """Lines of drift detail shown per sweep in markdown; the JSON plan has them all."""
 
 
+class View(StrEnum):
+    """What a plan report shows: the plan (each point's status against its ledger), or only
+    the points (`expand` without --plan: no statuses, counts, costs or groups)."""
+
+    PLAN = "plan"
+    POINTS = "points"
+
+    @property
+    def compared(self) -> bool:
+        """Whether the points were compared with the ledgers."""
+        return self is View.PLAN
+
+
 def _cells(row: Row) -> list[str]:
     return [row.status, row.name, row.key[:12], params_text(row.params)]
 
 
-def _summary(plan: SweepPlan, planned: bool) -> str:
-    if planned:
-        line = cost.sweep_line(cost.plan_cost(plan).total)
+def _summary(plan: SweepPlan, view: View) -> str:
+    if view.compared:
+        line = priced.sweep_line(cost.plan_cost(plan).total)
         return plan.summary() + (f"\n{line}" if line else "")
     return f"{len(plan.rows)} point(s), not compared with the ledger (add --plan for that)"
 
@@ -52,7 +67,7 @@ def _with_notes(plan: SweepPlan, rows: Sequence[Row]) -> tuple[list[list[str]], 
     cells, headers = [_cells(r) for r in rows], HEADERS
     costs = cost.plan_cost(plan)
     if costs.total.uses_gpus:
-        rows_cost = [cost.row_cells(costs.rows.get(r.key)) for r in rows]
+        rows_cost = [priced.row_cells(costs.rows.get(r.key)) for r in rows]
         cells = [[*c, *extra] for c, extra in zip(cells, rows_cost, strict=True)]
         headers = [*headers, "resources (image)", "GPU-h up to"]
     notes = [note(r) for r in plan.rows]
@@ -78,12 +93,12 @@ def _drift_block(plan: SweepPlan, limit: int | None = None) -> list[str]:
     return out
 
 
-def table(plans: Sequence[SweepPlan], planned: bool = True) -> str:
-    """The plan per sweep; `planned=False` (expand without --plan): the points, no statuses."""
+def table(plans: Sequence[SweepPlan], view: View = View.PLAN) -> str:
+    """The plan per sweep, or (`View.POINTS`) the points without statuses."""
     blocks = []
     for plan in plans:
         title = f"{plan.sweep.name} ({plan.sweep.path})"
-        if planned:
+        if view.compared:
             body = simple_table(*_with_notes(plan, plan.rows))
         else:
             body = simple_table([_cells(r)[1:] for r in plan.rows], HEADERS[1:])
@@ -91,9 +106,10 @@ def table(plans: Sequence[SweepPlan], planned: bool = True) -> str:
         details = (
             "\n".join(["", "Drift (what changed since submission):", *drifted]) if drifted else ""
         )
-        extra = [line for line in (group_line(plan), code_line(plan)) if line] if planned else []
+        lines = (group_line(plan), code_line(plan)) if view.compared else ()
+        extra = [line for line in lines if line]
         blocks.append(
-            f"{title}\n{body}{details}\n{_summary(plan, planned)}"
+            f"{title}\n{body}{details}\n{_summary(plan, view)}"
             + "".join(f"\n{line}" for line in extra)
         )
     return "\n\n".join(blocks)
@@ -118,8 +134,8 @@ def group_line(plan: SweepPlan, link: bool = False) -> str:
     return f"Beaker group: [{name}]({plan.group})" if link else f"Beaker group: {name} {plan.group}"
 
 
-def _headline(plans: Sequence[SweepPlan], planned: bool) -> str:
-    if not planned:
+def _headline(plans: Sequence[SweepPlan], view: View) -> str:
+    if not view.compared:
         points = sum(len(p.rows) for p in plans)
         return f"**{points}** point(s) across {len(plans)} sweep(s), not compared with the ledgers."
     live = [p for p in plans if not p.sweep.draft]
@@ -131,7 +147,7 @@ def _headline(plans: Sequence[SweepPlan], planned: bool) -> str:
         headline += f" {drafts} draft sweep(s) shown below submit nothing."
     spent = cost.merge_total([cost.plan_cost(p) for p in plans])
     if spent.uses_gpus:
-        headline += "\n\n" + cost.headline(spent)
+        headline += "\n\n" + priced.headline(spent)
     return headline
 
 
@@ -147,7 +163,7 @@ FOLD_ROWS = 50
 def markdown(
     plans: Sequence[SweepPlan],
     heading: str = "Sweep plan",
-    planned: bool = True,
+    view: View = View.PLAN,
     limit: int = MARKDOWN_LIMIT,
     rows: int | None = MARKDOWN_ROWS,
     elsewhere: str | None = None,
@@ -157,9 +173,9 @@ def markdown(
     folded when the document is long; tables are cut to the rows that fit, then sweeps past the
     room are counted in one line. `elsewhere` says where the rest can be read (`full_plan`)."""
     elsewhere = elsewhere or full_plan()
-    head = "\n".join([COMMENT_MARKER, f"## {heading}", "", _headline(plans, planned)]) + "\n"
-    sections = [_section(plan, planned) for plan in plans]
-    tables = [_table_lines(plan, planned, rows) for plan in plans]
+    head = "\n".join([COMMENT_MARKER, f"## {heading}", "", _headline(plans, view)]) + "\n"
+    sections = [_section(plan, view) for plan in plans]
+    tables = [_table_lines(plan, view, rows) for plan in plans]
     drifts = [_drift_block(plan, MARKDOWN_CHANGES) for plan in plans]
     fold = sum(len(t) for t in tables) > FOLD_ROWS
     note = size(f"\n…and 1000000 more points: {elsewhere}.\n")
@@ -188,22 +204,24 @@ def size(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _section(plan: SweepPlan, planned: bool) -> str:
-    lines = ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", _summary(plan, planned), ""]
-    for line in (group_line(plan, link=True), code_line(plan)) if planned else ():
+def _section(plan: SweepPlan, view: View) -> str:
+    lines = ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", _summary(plan, view), ""]
+    for line in (group_line(plan, link=True), code_line(plan)) if view.compared else ():
         if line:
             lines += [line, ""]
     return "\n".join(lines) + "\n"
 
 
-def _table_lines(plan: SweepPlan, planned: bool, limit: int | None) -> list[str]:
+def _table_lines(plan: SweepPlan, view: View, limit: int | None) -> list[str]:
     """The sweep's table rows (not yet submitted first) as markdown lines, the header first."""
-    first = 0 if planned else 1  # without a plan there is no status column
+    first = 0 if view.compared else 1  # without a plan there is no status column
     rows = [r for r in plan.rows if r.status != PlanStatus.SUBMITTED] + [
         r for r in plan.rows if r.status == PlanStatus.SUBMITTED
     ]
     shown = rows[:limit]
-    plain, headers = _with_notes(plan, shown) if planned else ([_cells(r) for r in shown], HEADERS)
+    plain, headers = (
+        _with_notes(plan, shown) if view.compared else ([_cells(r) for r in shown], HEADERS)
+    )
     cells = [[f"`{c}`" if i < 3 and c else c for i, c in enumerate(row)][first:] for row in plain]
     lines = tabulate(cells, headers=headers[first:], tablefmt="github").splitlines()
     return lines + [""] * (len(rows) - len(shown))  # rows left out, counted by _cut
@@ -250,24 +268,18 @@ def _cut(lines: list[str], drifted: list[str], cap: int, fold: bool, elsewhere: 
     return text + "\n" if text else ""
 
 
-def as_json(plans: Sequence[SweepPlan], planned: bool = True) -> str:
-    """The plan as JSON; `planned=False`: the points without statuses or counts."""
+def as_json(plans: Sequence[SweepPlan], view: View = View.PLAN) -> str:
+    """The plan as JSON; `View.POINTS`: the points without statuses or counts."""
     sweeps = [_plan_json(p) for p in plans]
-    merge = cost.as_json(cost.merge_total([cost.plan_cost(p) for p in plans]))
-    if not planned:
+    merge = priced.as_json(cost.merge_total([cost.plan_cost(p) for p in plans]))
+    if not view.compared:
         for sweep in sweeps:
             del sweep["counts"]
             for point in sweep["points"]:
                 for key in ("status", "url", "changes", "drift_note"):
                     del point[key]
-    document = {"sweeps": sweeps, "gpu_hours": merge} if planned else {"sweeps": sweeps}
+    document = {"sweeps": sweeps, "gpu_hours": merge} if view.compared else {"sweeps": sweeps}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-def _cost_json(point: cost.Cost | None) -> dict[str, Any] | None:
-    if point is None:
-        return None
-    return {**cost.as_json(point), "resources": point.resources, "image": point.image}
 
 
 def _plan_json(plan: SweepPlan) -> dict[str, Any]:
@@ -284,7 +296,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
         "cap": None
         if plan.cap is None
         else {**dataclasses.asdict(plan.cap), "waiting": plan.waiting},
-        "gpu_hours": cost.as_json(costs.total),
+        "gpu_hours": priced.as_json(costs.total),
         "points": [
             {
                 "status": row.status,
@@ -299,7 +311,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
                     {"field": c.field, "before": c.before, "after": c.after} for c in row.changes
                 ],
                 "drift_note": row.note,
-                "cost": _cost_json(costs.rows.get(row.key)),
+                "cost": priced.point_json(costs.rows.get(row.key)),
             }
             for row in plan.rows
         ],

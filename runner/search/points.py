@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum, auto
 
-from runner.core.model import Cell
+from runner.core.model import Cell, in_order
 from runner.core.values import Value
 from runner.manifest.sample import Distribution, Kind, Sample
 
@@ -81,17 +81,4 @@ def absent_dropped(sample: Sample, values: Sequence[Cell]) -> tuple[Cell, ...]:
 def parents_first(sample: Sample) -> list[Distribution]:
     """The sampled parameters in the order written, each conditional one after those its
     condition reads (acyclic: checked on load)."""
-    by_name = {d.name: d for d in sample.params}
-    out: list[Distribution] = []
-
-    def visit(d: Distribution) -> None:
-        if d in out:
-            return
-        for name in d.when.on if d.when is not None else ():
-            if name in by_name and by_name[name] not in out:
-                visit(by_name[name])
-        out.append(d)
-
-    for d in sample.params:
-        visit(d)
-    return out
+    return list(in_order(sample.params))

@@ -137,16 +137,16 @@ def _groups(column: Sequence[Cell]) -> list[list[int]]:
     return [order[b * len(order) // bins : (b + 1) * len(order) // bins] for b in range(bins)]
 
 
-def observed(name: str, column: Sequence[Value], log: bool = False) -> Distribution:
-    """The space a parameter's values span, for fANOVA: a range of the numbers seen (on a log
-    scale when `log`), or the values seen as choices."""
+def spanned(name: str, column: Sequence[Value]) -> Distribution:
+    """The space a parameter's values span, for fANOVA: a range of the numbers seen, or the
+    values seen as choices. (A sampled parameter's own distribution says whether it is on a
+    log scale; the values of a grid axis do not.)"""
     numbers = [v for v in column if isinstance(v, int | float) and not isinstance(v, bool)]
     if len(numbers) == len(column) and numbers:
         low, high = min(numbers), max(numbers)
         if all(isinstance(v, int) for v in numbers):
-            return Distribution(name, Kind.LOG_INT if log and low >= 1 else Kind.INT, (low, high))
-        kind = Kind.LOG_UNIFORM if log and low > 0 else Kind.UNIFORM
-        return Distribution(name, kind, (float(low), float(high)))
+            return Distribution(name, Kind.INT, (low, high))
+        return Distribution(name, Kind.UNIFORM, (float(low), float(high)))
     seen: dict[str, Value] = {}
     for v in column:
         seen.setdefault(identity(v), v)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from runner.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
 from runner.core.retry import RetryPolicy
 from runner.render.code import Code
 
@@ -29,10 +30,6 @@ class Clock:
     def take(self, box: queue.Queue[T], timeout: float | None) -> T:
         """The next item of `box`; `queue.Empty` after `timeout` seconds, or sooner (POLL)."""
         return box.get(timeout=POLL if timeout is None else min(max(timeout, 0.0), POLL))
-
-
-DEFAULT_CONCURRENCY = 8
-DEFAULT_MAX_UNREACHABLE = 180.0
 
 
 @dataclass

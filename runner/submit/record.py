@@ -37,17 +37,22 @@ class Recorder:
     def due_in(self) -> float | None:
         return self._unwritten.due_in()
 
-    def write(self, last: bool = False) -> None:
-        """Write what has accumulated; a failure mid-run is retried at the next write."""
+    def write(self) -> None:
+        """Write what has accumulated; a failure mid-run is noted and retried at the next write."""
         try:
             self._unwritten.flush()
         except (OSError, LedgerError) as exc:
-            if last:
-                raise LedgerError(
-                    f"could not write the ledger: {exc}. The experiments exist on the backend;"
-                    " run submit again to adopt them into the ledger"
-                ) from None
             self.progress.note(f"could not write the ledger ({exc}); trying again")
+
+    def write_last(self) -> None:
+        """The run's last write: a failure now is the run's error, and says what to do."""
+        try:
+            self._unwritten.flush()
+        except (OSError, LedgerError) as exc:
+            raise LedgerError(
+                f"could not write the ledger: {exc}. The experiments exist on the backend;"
+                " run submit again to adopt them into the ledger"
+            ) from None
 
     def entry(self, point: Rendered, experiment: Experiment) -> ledger.Entry:
         return ledger.Entry.of(point, experiment.url, experiment.id, self.commit, utc_now())

@@ -114,7 +114,7 @@ class Submitter:
                 self._next_event()
             self._check_duplicates(plans)
         finally:
-            self.record.write(last=True)  # at the end, at the deadline, on a signal and on errors
+            self.record.write_last()  # at the end, at the deadline, on a signal and on errors
         self.progress.finish()
         return [self._final(sweep, point) for sweep, point in jobs]
 

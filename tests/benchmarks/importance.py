@@ -45,7 +45,7 @@ def run(config: Config) -> list[Row]:
     if not adaptive.fanova_available() or importlib.util.find_spec("sklearn") is None:
         config.note("importance: fANOVA not measured (needs optuna and scikit-learn)")
         return out
-    space = [ranking.observed(name, [r[j] for r in rows]) for j, name in enumerate(names)]
+    space = [ranking.spanned(name, [r[j] for r in rows]) for j, name in enumerate(names)]
     adaptive.fanova(space, rows[:20], values[:20], 2)  # untimed: imports Optuna and scikit-learn
     timings = []
     for trees in (adaptive.FANOVA_TREES, 64):
