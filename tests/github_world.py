@@ -171,27 +171,20 @@ class GitHub:
         if ref.startswith("refs/heads/"):
             branch = ref.removeprefix("refs/heads/")
             tracking = f"refs/remotes/origin/{branch}"
-            git(
-                workspace,
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                f"--depth={depth}",
-                "origin",
-                f"+{sha}:{tracking}",
-            )
-            git(workspace, "checkout", "--quiet", "--force", "-B", branch, tracking)
+            checkout = ["-B", branch, tracking]
         else:
-            git(
-                workspace,
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                f"--depth={depth}",
-                "origin",
-                f"+{sha}:refs/remotes/pull/merge",
-            )
-            git(workspace, "checkout", "--quiet", "--force", "--detach", "refs/remotes/pull/merge")
+            tracking = "refs/remotes/pull/merge"
+            checkout = ["--detach", tracking]
+        fetch = [
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            f"--depth={depth}",
+            "origin",
+            f"+{sha}:{tracking}",
+        ]
+        git(workspace, *fetch)
+        git(workspace, "checkout", "--quiet", "--force", *checkout)
         assert step.with_.get("persist-credentials") in ("true", "false")
 
     def _github_script(self, step: Step) -> None:
