@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from runner.cli import main
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.fake_github import FakeGitHub
-from tests.github_world import REPOSITORY, GitHub, succeeded
+from tests.github_world import REPOSITORY, GitHub, needs_node, succeeded
 from tests.gitworld import World, commit_all, git
 
 WRITTEN = [
@@ -215,7 +214,7 @@ def test_the_written_workflows_pass_the_workflow_linters(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node")
+@needs_node
 def test_a_repository_made_by_init_plans_a_pull_request_and_its_merge_submits_every_point_once(
     tmp_path: Path, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:

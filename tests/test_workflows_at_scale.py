@@ -10,7 +10,6 @@ GitHub's contents API returns empty) is reviewed like any other.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 
@@ -19,13 +18,10 @@ import yaml
 
 from runner.plan import COMMENT_MARKER
 from tests.conftest import PROJECT
-from tests.github_world import GitHub, succeeded
+from tests.github_world import GitHub, needs_node, succeeded
 from tests.gitworld import git
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
-]
+pytestmark = [pytest.mark.slow, needs_node]
 
 SWEEPS, POINTS = 60, 96
 MANIFEST = """\
