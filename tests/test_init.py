@@ -14,6 +14,7 @@ from tests.fake_beaker.server import FakeBeaker
 from tests.fake_github import FakeGitHub
 from tests.github_world import REPOSITORY, GitHub, needs_node, succeeded
 from tests.gitworld import World, commit_all, git
+from tests.helpers import head
 
 WRITTEN = [
     ".github/dependabot.yml",
@@ -27,22 +28,17 @@ WRITTEN = [
     "sweeps/example.yaml",
 ]
 SHA = "0123456789abcdef0123456789abcdef01234567"
-GRID = """\
-# yaml-language-server: $schema=../schemas/sweep.schema.json
-version: 1
-name: grid
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/test-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+GRID = (
+    "# yaml-language-server: $schema=../schemas/sweep.schema.json\n"
+    + head("grid")
+    + """\
     command: [python, train.py, "--lr={lr}", "--seed={seed}"]
 params:
   grid:
     lr: [0.1, 0.01]
     seed: [1, 2]
 """
+)
 
 
 def _repo(tmp_path: Path) -> Path:

@@ -12,18 +12,13 @@ from runner import ledger
 from runner.cli import main
 from tests.github_world import GitHub, needs_node, succeeded
 from tests.gitworld import git
+from tests.helpers import head
 
 pytestmark = [pytest.mark.slow, needs_node]
 
-SEARCH = """\
-version: 1
-name: search
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/test-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+SEARCH = (
+    head("search")
+    + """\
     command: [python, -m, runner.examples.objectives, branin]
     arguments: [--x1, "{x1}", --x2, "{x2}"]
 params:
@@ -36,6 +31,7 @@ params:
       x1: {uniform: [-5, 10]}
       x2: {uniform: [0, 15]}
 """
+)
 
 
 def _round_0_submitted(github: GitHub) -> None:

@@ -18,19 +18,14 @@ from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.github_world import GitHub, Queue, needs_node, succeeded
 from tests.gitworld import git
+from tests.helpers import head
 from tests.webhook import Webhook
 
 pytestmark = [pytest.mark.slow, needs_node]
 
-GRID = """\
-version: 1
-name: grid
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/test-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+GRID = (
+    head("grid")
+    + """\
     command: [python, train.py, "--lr={lr}", "--wd={wd}", "--seed={seed}"]
 params:
   grid:
@@ -38,6 +33,7 @@ params:
     wd: [0.0]
     seed: [1, 2]
 """
+)
 MORE_LR = GRID.replace("[0.1, 0.01]", "[0.1, 0.01, 0.001]")
 MORE_SEEDS = GRID.replace("[1, 2]", "[1, 2, 3]")
 
