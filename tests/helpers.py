@@ -91,6 +91,23 @@ params:
 )
 POINTS = 6
 
+BRANIN_SEARCH = """\
+    command: [python, -m, runner.examples.objectives, branin]
+    arguments: [--x1, "{x1}", --x2, "{x2}"]
+params:
+  sample:
+    method: tpe
+    n: 12
+    batch: 4
+    metric: value
+    seed: 0
+    space:
+      x1: {uniform: [-5, 10]}
+      x2: {uniform: [0, 15]}
+"""
+"""A task that evaluates the Branin function (runner.examples.objectives) and an adaptive (TPE)
+search of it, 12 points in rounds of 4: a manifest's rest after its head()."""
+
 
 def assert_exactly_once(root: Path, fake: FakeBeaker, points: int = POINTS) -> None:
     counts = fake.count_by_name()

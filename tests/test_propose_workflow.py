@@ -12,26 +12,11 @@ from runner import ledger
 from runner.cli import main
 from tests.github_world import GitHub, needs_node, succeeded
 from tests.gitworld import git
-from tests.helpers import head
+from tests.helpers import BRANIN_SEARCH, head
 
 pytestmark = [pytest.mark.slow, needs_node]
 
-SEARCH = (
-    head("search")
-    + """\
-    command: [python, -m, runner.examples.objectives, branin]
-    arguments: [--x1, "{x1}", --x2, "{x2}"]
-params:
-  sample:
-    method: tpe
-    n: 12
-    batch: 4
-    metric: value
-    space:
-      x1: {uniform: [-5, 10]}
-      x2: {uniform: [0, 15]}
-"""
-)
+SEARCH = head("search") + BRANIN_SEARCH
 
 
 def _round_0_submitted(github: GitHub) -> None:
