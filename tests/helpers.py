@@ -138,6 +138,18 @@ def wait_for_entries(path: Path, count: int, proc: subprocess.Popen[str]) -> Non
     raise AssertionError("runner made no progress")
 
 
+def interrupted_submit(
+    root: Path, fake: FakeBeaker, signal: int, *, recorded: int, concurrency: int
+) -> subprocess.Popen[str]:
+    """A submit of `exact` in another process, each Beaker call slowed to 0.3 s, sent `signal`
+    once its ledger holds `recorded` points: a runner stopped mid-run."""
+    fake.latency = 0.3
+    proc = submit_process(root, "--concurrency", str(concurrency))
+    wait_for_entries(ledger.ledger_path(root, "exact"), recorded, proc)
+    proc.send_signal(signal)
+    return proc
+
+
 Step = tuple[str, list[str]]
 """One `$ command` of a documented transcript and the lines shown under it."""
 
