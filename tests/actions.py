@@ -82,29 +82,27 @@ class _Parser:
         assert self.pos == len(self.tokens), f"trailing tokens in {self.tokens}"
         return value
 
-    def or_(self) -> Any:
-        value = self.and_()
-        while self.peek() == "||":
-            self.take()
-            right = self.and_()
-            value = value if _truthy(value) else right
+    def _chain(
+        self,
+        ops: tuple[str, ...],
+        operand: Callable[[], Any],
+        combine: Callable[[Any, str, Any], Any],
+    ) -> Any:
+        """A left-associative run `operand (op operand)*`, folded by `combine(left, op, right)`."""
+        value = operand()
+        while self.peek() in ops:
+            op = self.take()[1]
+            value = combine(value, op, operand())
         return value
+
+    def or_(self) -> Any:
+        return self._chain(("||",), self.and_, lambda a, _, b: a if _truthy(a) else b)
 
     def and_(self) -> Any:
-        value = self.eq()
-        while self.peek() == "&&":
-            self.take()
-            right = self.eq()
-            value = right if _truthy(value) else value
-        return value
+        return self._chain(("&&",), self.eq, lambda a, _, b: b if _truthy(a) else a)
 
     def eq(self) -> Any:
-        value = self.unary()
-        while self.peek() in ("==", "!="):
-            op = self.take()[1]
-            right = self.unary()
-            value = _equal(value, right) == (op == "==")
-        return value
+        return self._chain(("==", "!="), self.unary, lambda a, op, b: _equal(a, b) == (op == "=="))
 
     def unary(self) -> Any:
         if self.peek() == "!":

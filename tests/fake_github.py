@@ -13,12 +13,13 @@ import base64
 import json
 import re
 import subprocess
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from tests.loopback import Loopback, QuietHandler
 
 BOT = "github-actions[bot]"
 COMMENT_LIMIT = 65_536
@@ -42,10 +43,7 @@ class FakeGitHub:
     def __post_init__(self) -> None:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 fake._serve(self, "GET")
 
@@ -55,17 +53,14 @@ class FakeGitHub:
             def do_PATCH(self) -> None:
                 fake._serve(self, "PATCH")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.http = Loopback(Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return self.http.url
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.http.close()
 
     # -- test helpers ---------------------------------------------------------------------------
 

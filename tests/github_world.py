@@ -25,6 +25,10 @@ from tests.fake_github import FakeGitHub
 from tests.gitworld import World, commit_all, git, make_world, write
 
 REPOSITORY = "ai2/sweeps"
+needs_node = pytest.mark.skipif(
+    shutil.which("node") is None, reason="the github-script step needs node"
+)
+"""The mark of a test that runs a workflow: its github-script steps run under node."""
 
 
 @dataclass
@@ -62,6 +66,11 @@ class GitHub:
         merge = self.remerge(number)
         self.api.pulls[number]["head"] = git(dev, "rev-parse", f"pr-{number}")
         return merge
+
+    def land(self, number: int, files: dict[str, str]) -> None:
+        """A pull request changing ``files`` is planned and merged, and its submit run succeeds."""
+        succeeded(self.plan(number, self.open_pull(number, files)).run(), "plan")
+        succeeded(self.merge(number).run(), "reviewed", "submit")
 
     def remerge(self, number: int) -> str:
         dev = self._dev()
@@ -171,27 +180,20 @@ class GitHub:
         if ref.startswith("refs/heads/"):
             branch = ref.removeprefix("refs/heads/")
             tracking = f"refs/remotes/origin/{branch}"
-            git(
-                workspace,
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                f"--depth={depth}",
-                "origin",
-                f"+{sha}:{tracking}",
-            )
-            git(workspace, "checkout", "--quiet", "--force", "-B", branch, tracking)
+            checkout = ["-B", branch, tracking]
         else:
-            git(
-                workspace,
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                f"--depth={depth}",
-                "origin",
-                f"+{sha}:refs/remotes/pull/merge",
-            )
-            git(workspace, "checkout", "--quiet", "--force", "--detach", "refs/remotes/pull/merge")
+            tracking = "refs/remotes/pull/merge"
+            checkout = ["--detach", tracking]
+        fetch = [
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            f"--depth={depth}",
+            "origin",
+            f"+{sha}:{tracking}",
+        ]
+        git(workspace, *fetch)
+        git(workspace, "checkout", "--quiet", "--force", *checkout)
         assert step.with_.get("persist-credentials") in ("true", "false")
 
     def _github_script(self, step: Step) -> None:

@@ -1,5 +1,6 @@
-"""Small builders shared by tests: minimal manifests and loading them; a submit in another
-process, and the exactly-once check of a submit on the fake Beaker."""
+"""Small builders shared by tests: the head every test manifest starts with, minimal manifests
+and loading them; a submit in another process, and the exactly-once check of a submit on the
+fake Beaker."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.conftest import PROJECT
 if TYPE_CHECKING:
     from tests.fake_beaker.server import FakeBeaker
 
-MINIMAL = """\
+HEAD = """\
 version: 1
 name: {name}
 beaker:
@@ -29,12 +30,32 @@ beaker:
   clusters: [ai2/test-cluster]
 tasks:
   - image: {{beaker: org/image}}
+"""
+"""The lines every test manifest starts with, up to its first task's image, as a template of its
+`name` (so MINIMAL, which goes on from it, is one too); head() fills it in."""
+
+
+def head(name: str, *, draft: bool = False) -> str:
+    """A test manifest up to its first task's image, so that a test writes only what its sweep
+    is about (the task's command, its params): in the fake Beaker's workspace, with a budget; a
+    draft (run locally, never on Beaker) leaves the budget out, as only a draft may."""
+    text = HEAD.format(name=name)
+    if draft:
+        text = text.replace("beaker:\n", "draft: true\nbeaker:\n", 1)
+        text = text.replace("  budget: ai2/sweeps-budget\n", "")
+    return text
+
+
+MINIMAL = (
+    HEAD
+    + """\
     command: [python, train.py]
     arguments: ["--lr={{lr}}"]
 params:
   grid:
     lr: [0.1, 0.01]
 """
+)
 
 
 def no_sleep(seconds: float) -> None:
@@ -58,22 +79,34 @@ def load(root: Path, path: Path) -> Sweep:
 
 
 # The six-point sweep the submit and GitOps tests create on the fake Beaker.
-SWEEP = """\
-version: 1
-name: exact
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/sweeps-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+SWEEP = (
+    head("exact")
+    + """\
     command: [python, train.py, "--lr={lr}", "--seed={seed}"]
 params:
   grid:
     lr: [0.1, 0.01, 0.001]
     seed: [1, 2]
 """
+)
 POINTS = 6
+
+BRANIN_SEARCH = """\
+    command: [python, -m, runner.examples.objectives, branin]
+    arguments: [--x1, "{x1}", --x2, "{x2}"]
+params:
+  sample:
+    method: tpe
+    n: 12
+    batch: 4
+    metric: value
+    seed: 0
+    space:
+      x1: {uniform: [-5, 10]}
+      x2: {uniform: [0, 15]}
+"""
+"""A task that evaluates the Branin function (runner.examples.objectives) and an adaptive (TPE)
+search of it, 12 points in rounds of 4: a manifest's rest after its head()."""
 
 
 def assert_exactly_once(root: Path, fake: FakeBeaker, points: int = POINTS) -> None:
@@ -103,6 +136,18 @@ def wait_for_entries(path: Path, count: int, proc: subprocess.Popen[str]) -> Non
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     raise AssertionError("runner made no progress")
+
+
+def interrupted_submit(
+    root: Path, fake: FakeBeaker, signal: int, *, recorded: int, concurrency: int
+) -> subprocess.Popen[str]:
+    """A submit of `exact` in another process, each Beaker call slowed to 0.3 s, sent `signal`
+    once its ledger holds `recorded` points: a runner stopped mid-run."""
+    fake.latency = 0.3
+    proc = submit_process(root, "--concurrency", str(concurrency))
+    wait_for_entries(ledger.ledger_path(root, "exact"), recorded, proc)
+    proc.send_signal(signal)
+    return proc
 
 
 Step = tuple[str, list[str]]

@@ -13,16 +13,11 @@ from runner import ledger
 from runner.cli import main
 from tests.fake_beaker.server import FakeBeaker
 from tests.gitworld import World, commit_all, git, make_world, write
+from tests.helpers import head
 
-CODED = """\
-version: 1
-name: coded
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/test-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+CODED = (
+    head("coded")
+    + """\
     code:
       setup: ["pip install -e ."]
     command: [python, train.py, "--lr={lr}"]
@@ -30,6 +25,7 @@ params:
   grid:
     lr: [0.1, 0.2, 0.3]
 """
+)
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from tests.builds import TRUST, child_env, ok, run, tagged_source
 from tests.conftest import PROJECT
 from tests.fake_beaker.certs import CertBundle
 from tests.gitworld import git
+from tests.helpers import head
 
 pytestmark = pytest.mark.slow
 
@@ -38,31 +39,16 @@ lr = float(sys.argv[1].split("=", 1)[1])
 out = pathlib.Path(os.environ["RESULTS_DIR"]) / "metrics.json"
 out.write_text(json.dumps({"final_loss": round(1 / lr, 3)}))
 """
-SWEEP = """\
-version: 1
-name: {name}
-draft: {draft}
-beaker:
-  workspace: ai2/research
-  budget: ai2/research-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {{beaker: org/image}}
+TASK = """\
     command: [python, train.py]
-    arguments: ["--lr={{lr}}"]
+    arguments: ["--lr={lr}"]
 params:
   grid:
     lr: [0.1, 0.5]
 """
-SAMPLED = """\
-version: 1
-name: search
-draft: true
-beaker:
-  workspace: ai2/research
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+SAMPLED = (
+    head("search", draft=True)
+    + """\
     command: [python, train.py]
     arguments: ["--lr={lr}"]
 params:
@@ -73,6 +59,7 @@ params:
     space:
       lr: {uniform: [0.1, 0.5]}
 """
+)
 BROKEN = """\
 version: 1
 name: broken
@@ -91,7 +78,7 @@ def _research_repo(root: Path) -> Path:
     (root / "runner" / "__init__.py").write_text(SHADOW)
     (root / "train.py").write_text(TRAIN)
     (root / "sweeps").mkdir()
-    (root / "sweeps" / "demo.yaml").write_text(SWEEP.format(name="demo", draft="true"))
+    (root / "sweeps" / "demo.yaml").write_text(head("demo", draft=True) + TASK)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "research code and a first sweep")
@@ -164,7 +151,7 @@ def test_the_built_wheel_works_from_a_research_repository(
     assert not (repo / "loss.png").exists()
 
     # A sweep that is not a draft, with no token: one line, exit 1, nothing run.
-    (repo / "sweeps" / "real.yaml").write_text(SWEEP.format(name="real", draft="false"))
+    (repo / "sweeps" / "real.yaml").write_text(head("real") + TASK)
     real = run([tool, "submit", "sweeps/real.yaml"], repo, env)
     assert real.returncode == 1 and len(real.stderr.splitlines()) == 1
     assert "--backend local" in real.stderr and not (repo / ".runs" / "real").exists()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -15,8 +14,9 @@ from runner.cli import main
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
 from tests.fake_github import FakeGitHub
-from tests.github_world import REPOSITORY, GitHub, succeeded
+from tests.github_world import REPOSITORY, GitHub, needs_node, succeeded
 from tests.gitworld import World, commit_all, git
+from tests.helpers import head
 
 WRITTEN = [
     ".github/dependabot.yml",
@@ -30,22 +30,17 @@ WRITTEN = [
     "sweeps/example.yaml",
 ]
 SHA = "0123456789abcdef0123456789abcdef01234567"
-GRID = """\
-# yaml-language-server: $schema=../schemas/sweep.schema.json
-version: 1
-name: grid
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/test-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+GRID = (
+    "# yaml-language-server: $schema=../schemas/sweep.schema.json\n"
+    + head("grid")
+    + """\
     command: [python, train.py, "--lr={lr}", "--seed={seed}"]
 params:
   grid:
     lr: [0.1, 0.01]
     seed: [1, 2]
 """
+)
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -222,7 +217,7 @@ def test_the_written_workflows_pass_the_workflow_linters(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node")
+@needs_node
 def test_a_repository_made_by_init_plans_a_pull_request_and_its_merge_submits_every_point_once(
     tmp_path: Path, fake_beaker: FakeBeaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:

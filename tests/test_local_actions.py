@@ -32,7 +32,7 @@ from runner.core.errors import Exit
 from runner.plan import catalog
 from tests.background import WAIT, Command, Sink, wait_for
 from tests.conftest import PROJECT
-from tests.helpers import write_manifest
+from tests.helpers import head, write_manifest
 
 pytestmark = pytest.mark.slow
 
@@ -52,21 +52,16 @@ if rank == "1" and not marker.exists():
     sys.exit(5)
 """
 
-SWEEP = """\
-version: 1
-name: replicas
-draft: true
-beaker:
-  workspace: ai2/local-tests
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+SWEEP = (
+    head("replicas", draft=True)
+    + """\
     command: [python, task.py]
     replicas: 3
 params:
   grid:
     lr: [0.1]
 """
+)
 
 
 @pytest.fixture
@@ -151,37 +146,27 @@ while not pathlib.Path("go").exists():
 sys.exit(toy_trainer.main(sys.argv[1:]))
 """
 
-FOLLOWED = """\
-version: 1
-name: followed
-draft: true
-beaker:
-  workspace: ai2/local-tests
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+FOLLOWED = (
+    head("followed", draft=True)
+    + """\
     command: [python, gate.py, --steps, "300", --step-sleep, "0.002"]
 params:
   grid:
     lr: [0.1]
 """
+)
 
 # A slow sweep: one point, two replicas training for about a minute unless stopped.
-SLOW = """\
-version: 1
-name: slow
-draft: true
-beaker:
-  workspace: ai2/local-tests
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+SLOW = (
+    head("slow", draft=True)
+    + """\
     command: [python, -m, runner.examples.toy_trainer, --steps, "6000", --step-sleep, "0.01"]
     replicas: 2
 params:
   grid:
     lr: [0.1]
 """
+)
 
 
 LOCAL = ("--backend", "local")

@@ -46,6 +46,14 @@ def _entries(root: Path) -> dict[str, ledger.Entry]:
 # -- restart ----------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def one_restart(tmp_path: Path, fake_beaker: FakeBeaker) -> Path:
+    """The six-point sweep with `max_restarts: 1`, submitted to the fake Beaker."""
+    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
+    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
+    return tmp_path
+
+
 def test_restart_failed_restarts_once_under_a_lost_reply_and_records_it(
     repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -79,16 +87,14 @@ def test_restart_failed_restarts_once_under_a_lost_reply_and_records_it(
 
 
 def test_max_restarts_bounds_restarts_per_point(
-    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+    one_restart: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
-    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
-    name = _names(tmp_path)[0]
+    name = _names(one_restart)[0]
     for _ in range(3):
         fake_beaker.set_job_status(name, "failed")
-        assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+        assert _run(one_restart, "submit", "--backend", "beaker", "--restart-failed") == 0
     assert fake_beaker.restarts(name) == 1
-    assert _entries(tmp_path)[name].restarts == 1
+    assert _entries(one_restart)[name].restarts == 1
     assert "failed; max_restarts 1 reached" in capsys.readouterr().err
 
 
@@ -414,32 +420,30 @@ def test_logs_follow_prints_every_line_once_in_order_until_the_job_ends(
 
 
 def test_restart_failed_dry_run_lists_what_it_would_restart_and_skip_and_restarts_nothing(
-    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+    one_restart: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
-    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
-    failed, canceled, spent, done, *_ = _names(tmp_path)
+    failed, canceled, spent, done, *_ = _names(one_restart)
     fake_beaker.set_job_status(spent, "failed")
-    assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+    assert _run(one_restart, "submit", "--backend", "beaker", "--restart-failed") == 0
     fake_beaker.set_job_status(spent, "failed")  # failed again, its one restart spent
     fake_beaker.set_job_status(canceled, "running")
-    assert _run(tmp_path, "cancel", "sweeps/exact.yaml", "--points", canceled, "--yes") == 0
+    assert _run(one_restart, "cancel", "sweeps/exact.yaml", "--points", canceled, "--yes") == 0
     fake_beaker.set_job_status(failed, "failed", exit_code=2)
     fake_beaker.set_job_status(done, "succeeded")
-    ledger_before = ledger.ledger_path(tmp_path, "exact").read_text()
+    ledger_before = ledger.ledger_path(one_restart, "exact").read_text()
     fake_beaker.reset_calls()
     capsys.readouterr()
 
     # No PATH and the auto backend: still looked up on Beaker, which has the credentials.
-    assert _run(tmp_path, "submit", "--restart-failed", "--dry-run") == 0
+    assert _run(one_restart, "submit", "--restart-failed", "--dry-run") == 0
 
     assert fake_beaker.calls.get("RestartExperimentTasks", 0) == 0
     assert fake_beaker.calls.get("http:create", 0) == 0
     assert [fake_beaker.restarts(n) for n in (failed, canceled, spent)] == [0, 0, 1]
-    assert ledger.ledger_path(tmp_path, "exact").read_text() == ledger_before
+    assert ledger.ledger_path(one_restart, "exact").read_text() == ledger_before
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("would ")]
-    canceled_at = _entries(tmp_path)[canceled].canceled_at
+    canceled_at = _entries(one_restart)[canceled].canceled_at
     assert sorted(lines) == sorted(
         [
             f"would restart exact/{failed}: failed (restarts: 0)",
@@ -684,32 +688,36 @@ def _process(root: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(argv, cwd=PROJECT, env=dict(os.environ), text=True)
 
 
+def _restarting(root: Path, fake: FakeBeaker, held: float) -> tuple[str, subprocess.Popen[str]]:
+    """The first point failed, and a runner in its own process restarting it: Beaker commits
+    the restart and holds its reply `held` seconds. Returns the point's name and the runner."""
+    name = _names(root)[0]
+    fake.set_job_status(name, "failed")
+    fake.hold_reply("RestartExperimentTasks", held)
+    return name, _process(root, "submit", "--backend", "beaker", "--restart-failed")
+
+
 @pytest.mark.slow
 def test_a_runner_killed_between_a_restart_and_its_record_keeps_max_restarts(
-    tmp_path: Path, fake_beaker: FakeBeaker
+    one_restart: Path, fake_beaker: FakeBeaker
 ) -> None:
     """The restart is committed on Beaker, its reply held back, and the runner SIGKILLed before
     it records anything: the intent written ahead makes the next run count that restart, so
     `max_restarts: 1` still means one restart on Beaker."""
-    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
-    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
-    name = _names(tmp_path)[0]
-    fake_beaker.set_job_status(name, "failed")
-    fake_beaker.hold_reply("RestartExperimentTasks", 10)
-    runner = _process(tmp_path, "submit", "--backend", "beaker", "--restart-failed")
+    name, runner = _restarting(one_restart, fake_beaker, held=10)
     try:
         wait_for(lambda: fake_beaker.restarts(name) == 1, "the restart to be committed")
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.wait()
-    killed = _entries(tmp_path)[name]
+    killed = _entries(one_restart)[name]
     assert killed.restarts == 0 and killed.restarting  # only the intent was written
     fake_beaker.set_job_status(name, "failed")  # the restarted job fails too
 
     for _ in range(2):
-        assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+        assert _run(one_restart, "submit", "--backend", "beaker", "--restart-failed") == 0
     assert fake_beaker.restarts(name) == 1  # counted once, never sent again
-    entry = _entries(tmp_path)[name]
+    entry = _entries(one_restart)[name]
     assert entry.restarts == 1 and not entry.restarting
 
 
@@ -758,23 +766,18 @@ def test_a_broken_ledger_of_one_sweep_does_not_stop_logs_of_another(
 
 @pytest.mark.slow
 def test_a_second_runner_restarting_the_same_point_sees_the_first_ones_restart(
-    tmp_path: Path, fake_beaker: FakeBeaker
+    one_restart: Path, fake_beaker: FakeBeaker
 ) -> None:
     """Two runners restart one failed point at once: the first's request is committed (its
     reply still on the way); the second finds its intent and the new jobs, and sends nothing."""
-    write_manifest(tmp_path, "max_restarts: 1\n" + SWEEP, "exact.yaml")
-    assert _run(tmp_path, "submit", "--backend", "beaker") == 0
-    name = _names(tmp_path)[0]
-    fake_beaker.set_job_status(name, "failed")
-    fake_beaker.hold_reply("RestartExperimentTasks", 2)
-    first = _process(tmp_path, "submit", "--backend", "beaker", "--restart-failed")
+    name, first = _restarting(one_restart, fake_beaker, held=2)
     try:
         wait_for(lambda: fake_beaker.restarts(name) == 1, "the first restart to be committed")
-        assert _run(tmp_path, "submit", "--backend", "beaker", "--restart-failed") == 0
+        assert _run(one_restart, "submit", "--backend", "beaker", "--restart-failed") == 0
     finally:
         assert first.wait(timeout=60) == 0
     assert fake_beaker.restarts(name) == 1 and fake_beaker.calls["RestartExperimentTasks"] == 1
-    entry = _entries(tmp_path)[name]
+    entry = _entries(one_restart)[name]
     assert entry.restarts == 1 and not entry.restarting
 
 

@@ -19,9 +19,10 @@ from runner.manifest.sample import Distribution, Kind, Method, Sample
 from runner.search.adaptive import propose
 from runner.search.points import Result, Told
 from tests.conftest import PROJECT
-from tests.helpers import shown_line, transcripts, write_manifest
+from tests.helpers import BRANIN_SEARCH, shown_line, transcripts, write_manifest
 
-BRANIN = """\
+BRANIN = (
+    """\
 version: 1
 name: branin
 draft: true
@@ -31,19 +32,9 @@ beaker:
 tasks:
   - name: objective
     image: {docker: python:3.12-slim}
-    command: [python, -m, runner.examples.objectives, branin]
-    arguments: [--x1, "{x1}", --x2, "{x2}"]
-params:
-  sample:
-    method: tpe
-    n: 12
-    batch: 4
-    metric: value
-    seed: 0
-    space:
-      x1: {uniform: [-5, 10]}
-      x2: {uniform: [0, 15]}
 """
+    + BRANIN_SEARCH
+)
 LOCK = "sweeps/branin.lock.json"
 
 

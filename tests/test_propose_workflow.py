@@ -5,41 +5,18 @@ second one when the reply of its creation is lost, and none once a round's was c
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from runner import ledger
 from runner.cli import main
-from tests.github_world import GitHub, succeeded
+from tests.github_world import GitHub, needs_node, succeeded
 from tests.gitworld import git
+from tests.helpers import BRANIN_SEARCH, head
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
-]
+pytestmark = [pytest.mark.slow, needs_node]
 
-SEARCH = """\
-version: 1
-name: search
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/test-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
-    command: [python, -m, runner.examples.objectives, branin]
-    arguments: [--x1, "{x1}", --x2, "{x2}"]
-params:
-  sample:
-    method: tpe
-    n: 12
-    batch: 4
-    metric: value
-    space:
-      x1: {uniform: [-5, 10]}
-      x2: {uniform: [0, 15]}
-"""
+SEARCH = head("search") + BRANIN_SEARCH
 
 
 def _round_0_submitted(github: GitHub) -> None:
@@ -49,9 +26,7 @@ def _round_0_submitted(github: GitHub) -> None:
     (dev / "sweeps" / "search.yaml").write_text(SEARCH)
     assert main(["-C", str(dev), "propose", "--backend", "local"]) == 0
     lock = (dev / "sweeps" / "search.lock.json").read_text()
-    sha = github.open_pull(1, {"sweeps/search.yaml": SEARCH, "sweeps/search.lock.json": lock})
-    succeeded(github.plan(1, sha).run(), "plan")
-    succeeded(github.merge(1).run(), "reviewed", "submit")
+    github.land(1, {"sweeps/search.yaml": SEARCH, "sweeps/search.lock.json": lock})
     entries = ledger.read(ledger.ledger_path(github.world.clone("look"), "search"), "search")
     assert len(entries.entries) == 4
     for i, entry in enumerate(sorted(entries.entries.values(), key=lambda e: e.experiment)):

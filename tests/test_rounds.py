@@ -22,7 +22,7 @@ from runner.search import rounds
 from runner.search.points import Result, Told
 from runner.search.rounds import Next, Round, RoundVerdict, SoFar, next_round
 from tests.fake_backend import FakeBackend
-from tests.helpers import Quiet, write_manifest
+from tests.helpers import Quiet, head, write_manifest
 
 SPACE = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)), Distribution("k", Kind.INT, (1, 4)))
 SAMPLE = Sample(Method.TPE, 8, 0, 4, SPACE, batch=4, metric="loss")
@@ -111,15 +111,9 @@ def test_a_lock_of_another_sample_starts_afresh_and_unobserved_points_are_pendin
     assert [t.result for t in matched] == [Result.PENDING] * 2 + [Result.DONE, Result.PENDING]
 
 
-SEARCH = """\
-version: 1
-name: search
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/sweeps-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+SEARCH = (
+    head("search")
+    + """\
     command: [python, train.py, "--x={x}", "--k={k}"]
 params:
   sample:
@@ -131,6 +125,7 @@ params:
       x: {uniform: [0, 1]}
       k: {int: [1, 4]}
 """
+)
 
 
 @pytest.mark.slow

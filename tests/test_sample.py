@@ -16,16 +16,9 @@ from runner.cli import main
 from runner.manifest.lock import lock_path
 from runner.plan import catalog
 from tests.conftest import PROJECT
+from tests.helpers import head
 
 SEARCH = """\
-version: 1
-name: search
-draft: true
-beaker:
-  workspace: ai2/sweeps-test
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {{beaker: org/image}}
     command: [python, train.py, "--lr={{lr}}", "--wd={{wd}}", "--warmup={{warmup}}", "--seed={{seed}}"]
 params:
   grid:
@@ -43,13 +36,18 @@ params:
       optim: {{choice: [adamw, lion, sgd]}}
   max_points: 100000
 """
+"""The search's task and params, after its head(), as a template of the sample's settings."""
+
+
+def _search(method: str = "sobol", n: int = 16, seed: int = 0, digits: int = 4) -> str:
+    return head("search", draft=True) + SEARCH.format(method=method, n=n, seed=seed, digits=digits)
 
 
 def _repo(
     tmp_path: Path, method: str = "sobol", n: int = 16, seed: int = 0, digits: int = 4
 ) -> Path:
     (tmp_path / "sweeps").mkdir(parents=True, exist_ok=True)
-    text = SEARCH.format(method=method, n=n, seed=seed, digits=digits)
+    text = _search(method, n, seed, digits)
     (tmp_path / "sweeps" / "search.yaml").write_text(text, encoding="utf-8")
     return tmp_path
 
@@ -216,7 +214,7 @@ def test_points_that_collide_after_rounding_are_refused_and_nothing_is_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "sweeps").mkdir()
-    text = SEARCH.format(method="random", n=8, seed=0, digits=4)
+    text = _search("random", n=8)
     text = text.split("    space:\n")[0] + "    space:\n      optim: {choice: [adamw, lion]}\n"
     text = text.replace('"--lr={lr}", "--wd={wd}", "--warmup={warmup}", ', '"--optim={optim}", ')
     (tmp_path / "sweeps" / "search.yaml").write_text(text)

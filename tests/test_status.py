@@ -24,6 +24,7 @@ from runner.submit import Options, Submitter
 from tests.charts import check_xychart, image_checks
 from tests.conftest import PROJECT
 from tests.fake_beaker.certs import CertBundle
+from tests.fake_beaker.fixtures import serving
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
 
@@ -153,15 +154,8 @@ def big_fake(
     fake_beaker_ca: CertBundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[FakeBeaker]:
     """A fake Beaker with 100-item pages, like Beaker's own page size."""
-    fake = FakeBeaker(certs=fake_beaker_ca, workdir=tmp_path / "fake", page_size=100)
-    fake.add_workspace("ai2/sweeps-test")
-    fake.start()
-    for name, value in fake.env.items():
-        monkeypatch.setenv(name, value)
-    try:
+    with serving(fake_beaker_ca, tmp_path / "fake", monkeypatch, page_size=100) as fake:
         yield fake
-    finally:
-        fake.close()
 
 
 THOUSAND = SWEEP.replace(

@@ -4,17 +4,12 @@ as the `sweep-report` artifact."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
-from tests.github_world import GitHub, succeeded
+from tests.github_world import GitHub, needs_node, succeeded
 from tests.helpers import SWEEP
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
-]
+pytestmark = [pytest.mark.slow, needs_node]
 
 GRID = SWEEP.replace("name: exact", "name: grid")  # the six points the GitOps tests use
 
@@ -22,9 +17,7 @@ GRID = SWEEP.replace("name: exact", "name: grid")  # the six points the GitOps t
 def test_the_status_workflow_puts_each_results_page_in_the_summary_and_uploads_it(
     github: GitHub,
 ) -> None:
-    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    succeeded(github.plan(1, sha).run(), "plan")
-    succeeded(github.merge(1).run(), "reviewed", "submit")
+    github.land(1, {"sweeps/grid.yaml": GRID})
     for i, exp in enumerate(github.beaker.experiments()):
         if i == 5:
             github.beaker.set_job_status(exp.id, "failed", exit_code=1)

@@ -26,9 +26,9 @@ from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import (
     POINTS,
     assert_exactly_once,
+    interrupted_submit,
     minimal,
     submit_process,
-    wait_for_entries,
 )
 
 
@@ -219,10 +219,7 @@ def test_missing_token_is_a_one_line_error(
 def test_runner_killed_mid_run_and_restarted_ends_with_one_experiment_per_point(
     repo: Path, fake_beaker: FakeBeaker
 ) -> None:
-    fake_beaker.latency = 0.3
-    proc = submit_process(repo, "--concurrency", "1")
-    wait_for_entries(ledger.ledger_path(repo, "exact"), 2, proc)
-    proc.send_signal(signal.SIGKILL)
+    proc = interrupted_submit(repo, fake_beaker, signal.SIGKILL, recorded=2, concurrency=1)
     proc.wait()
     fake_beaker.latency = 0.0
     again = submit_process(repo)

@@ -33,8 +33,7 @@ from tests.helpers import (
     POINTS,
     SWEEP,
     assert_exactly_once,
-    submit_process,
-    wait_for_entries,
+    interrupted_submit,
     write_manifest,
 )
 
@@ -80,6 +79,16 @@ def run(
         backend.close()
 
 
+def alice_then_bob(tmp_path: Path, repo: Path, fake: FakeBeaker) -> tuple[Path, str]:
+    """Alice has submitted `repo`; Bob, in a checkout of his own, starts before he can see her
+    experiments (his first listing was taken before her creates landed). His checkout and
+    token; he has not run yet."""
+    alice, bob = fake.add_user("alice"), fake.add_user("bob")
+    run(repo, token=alice)
+    fake.empty_listing(times=1)
+    return checkout(tmp_path, "bob"), bob
+
+
 def recorded(root: Path) -> dict[str, str]:
     """Experiment name -> id, as the ledger records them."""
     entries = ledger.read(ledger.ledger_path(root, "exact"), "exact").entries.values()
@@ -104,10 +113,7 @@ def test_a_reply_cut_mid_body_is_looked_up_and_adopted(repo: Path, fake_beaker: 
 def test_a_point_another_account_created_meanwhile_is_found_and_adopted(
     tmp_path: Path, repo: Path, fake_beaker: FakeBeaker
 ) -> None:
-    alice, bob = fake_beaker.add_user("alice"), fake_beaker.add_user("bob")
-    run(repo, token=alice)
-    fake_beaker.empty_listing(times=1)  # bob's listing was taken before alice's creates landed
-    other = checkout(tmp_path, "bob")
+    other, bob = alice_then_bob(tmp_path, repo, fake_beaker)
     outcomes, _ = run(other, token=bob)
     assert [o.status for o in outcomes] == [OutcomeStatus.ADOPTED] * POINTS, [
         o.error for o in outcomes
@@ -121,11 +127,8 @@ def test_author_scoped_names_keep_the_older_copy_and_cancel_ours_once(
     tmp_path: Path, repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_beaker.name_scope = "author"
-    alice, bob = fake_beaker.add_user("alice"), fake_beaker.add_user("bob")
-    run(repo, token=alice)
-    fake_beaker.empty_listing(times=1)  # bob starts before he can see alice's experiments
+    other, bob = alice_then_bob(tmp_path, repo, fake_beaker)
     fake_beaker.lose_reply("CancelWorkloads", times=1)  # a cancel that commits, reply lost
-    other = checkout(tmp_path, "bob")
     err = io.StringIO()
     outcomes, submitter = run(other, token=bob, err=err)
 
@@ -172,11 +175,8 @@ def test_status_reports_a_duplicate_that_could_not_be_cancelled(
     tmp_path: Path, repo: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_beaker.name_scope = "author"
-    alice, bob = fake_beaker.add_user("alice"), fake_beaker.add_user("bob")
-    run(repo, token=alice)
-    fake_beaker.empty_listing(times=1)
+    other, bob = alice_then_bob(tmp_path, repo, fake_beaker)
     fake_beaker.fail_rpc("CancelWorkloads", grpc.StatusCode.PERMISSION_DENIED, times=POINTS)
-    other = checkout(tmp_path, "bob")
     _, submitter = run(other, token=bob)
     assert all("cancel it by hand" in d.problem for d in submitter.duplicates)
     capsys.readouterr()
@@ -237,10 +237,7 @@ def test_beaker_pys_own_retries_are_shown(repo: Path, fake_beaker: FakeBeaker) -
 def test_sigterm_records_every_created_experiment_and_prints_the_summary(
     repo: Path, fake_beaker: FakeBeaker
 ) -> None:
-    fake_beaker.latency = 0.3
-    proc = submit_process(repo, "--concurrency", "2")
-    wait_for_entries(ledger.ledger_path(repo, "exact"), 1, proc)
-    proc.send_signal(signal.SIGTERM)
+    proc = interrupted_submit(repo, fake_beaker, signal.SIGTERM, recorded=1, concurrency=2)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert "SIGTERM received" in err and "submitted: " in err

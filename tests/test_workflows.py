@@ -11,30 +11,21 @@ requests and merges on it as GitHub does (refs/pull/N/head and refs/pull/N/merge
 from __future__ import annotations
 
 import dataclasses
-import shutil
 
 import pytest
 
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.github_world import GitHub, Queue, succeeded
+from tests.github_world import GitHub, Queue, needs_node, succeeded
 from tests.gitworld import git
+from tests.helpers import head
 from tests.webhook import Webhook
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
-]
+pytestmark = [pytest.mark.slow, needs_node]
 
-GRID = """\
-version: 1
-name: grid
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/test-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
+GRID = (
+    head("grid")
+    + """\
     command: [python, train.py, "--lr={lr}", "--wd={wd}", "--seed={seed}"]
 params:
   grid:
@@ -42,6 +33,7 @@ params:
     wd: [0.0]
     seed: [1, 2]
 """
+)
 MORE_LR = GRID.replace("[0.1, 0.01]", "[0.1, 0.01, 0.001]")
 MORE_SEEDS = GRID.replace("[1, 2]", "[1, 2, 3]")
 
@@ -65,9 +57,7 @@ def _plus(text: str) -> set[str]:
 def test_two_pull_requests_submit_only_reviewed_points_and_hold_back_the_cross_term(
     github: GitHub,
 ) -> None:
-    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    succeeded(github.plan(1, sha).run(), "plan")
-    succeeded(github.merge(1).run(), "reviewed", "submit")
+    github.land(1, {"sweeps/grid.yaml": GRID})
     assert len(_names(github.beaker)) == 4
 
     plans = {}
@@ -377,9 +367,7 @@ def test_the_webhook_hears_each_event_once_across_two_scheduled_runs(
     github: GitHub, webhook: Webhook
 ) -> None:
     github.secrets["SWEEP_SLACK_WEBHOOK"] = webhook.url
-    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    succeeded(github.plan(1, sha).run(), "plan")
-    succeeded(github.merge(1).run(), "reviewed", "submit")
+    github.land(1, {"sweeps/grid.yaml": GRID})
     assert webhook.received == []  # nothing has finished or failed yet
     for i, exp in enumerate(github.beaker.experiments()):
         github.beaker.set_job_status(exp.id, "failed" if i == 0 else "succeeded")
@@ -396,9 +384,7 @@ def test_the_webhook_hears_each_event_once_across_two_scheduled_runs(
 def test_a_failing_webhook_leaves_the_scheduled_run_green(github: GitHub, webhook: Webhook) -> None:
     github.secrets["SWEEP_SLACK_WEBHOOK"] = webhook.url
     webhook.mode = "fail"
-    sha = github.open_pull(1, {"sweeps/grid.yaml": GRID})
-    succeeded(github.plan(1, sha).run(), "plan")
-    succeeded(github.merge(1).run(), "reviewed", "submit")
+    github.land(1, {"sweeps/grid.yaml": GRID})
     for exp in github.beaker.experiments():
         github.beaker.set_job_status(exp.id, "failed")
     jobs = github.schedule().run()
@@ -422,9 +408,7 @@ def test_a_capped_sweep_merged_through_its_plan_is_topped_up_to_every_point(
     and each scheduled run after a slot frees submits the next ones: all 6 in the end, each
     once, never more than 2 queued or running."""
     capped = "max_running: 2\n" + GRID.replace("[0.1, 0.01]", "[0.1, 0.01, 0.001]")
-    sha = github.open_pull(1, {"sweeps/grid.yaml": capped})
-    succeeded(github.plan(1, sha).run(), "plan")
-    succeeded(github.merge(1).run(), "reviewed", "submit")
+    github.land(1, {"sweeps/grid.yaml": capped})
     assert len(_names(github.beaker)) == 2
     for total in (2, 4, 6):
         assert len(_names(github.beaker)) == total and _live(github.beaker) <= 2

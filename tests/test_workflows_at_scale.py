@@ -10,7 +10,6 @@ GitHub's contents API returns empty) is reviewed like any other.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 
@@ -19,24 +18,14 @@ import yaml
 
 from runner.plan import COMMENT_MARKER
 from tests.conftest import PROJECT
-from tests.github_world import GitHub, succeeded
+from tests.github_world import GitHub, needs_node, succeeded
 from tests.gitworld import git
+from tests.helpers import head
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("node") is None, reason="the github-script step needs node"),
-]
+pytestmark = [pytest.mark.slow, needs_node]
 
 SWEEPS, POINTS = 60, 96
-MANIFEST = """\
-version: 1
-name: family-{i:02}
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/test-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {{beaker: org/image}}
+TASK = """\
     command: [python, train.py, "--lr={{lr}}", "--wd={{wd}}", "--seed={{seed}}", "--family={i}"]
 params:
   grid:
@@ -46,8 +35,12 @@ params:
 """
 
 
+def _manifest(i: int) -> str:
+    return head(f"family-{i:02}") + TASK.format(i=i)
+
+
 def _family(count: int) -> dict[str, str]:
-    return {f"sweeps/family-{i:02}.yaml": MANIFEST.format(i=i) for i in range(count)}
+    return {f"sweeps/family-{i:02}.yaml": _manifest(i) for i in range(count)}
 
 
 def test_a_merge_of_5760_points_is_planned_in_one_comment_and_submitted_whole(
@@ -94,7 +87,7 @@ def test_a_sweep_file_over_1_mb_is_reviewed_from_git_not_the_contents_api(github
     notes = "".join(
         f"# run {i}: notes kept with the sweep, line after line\n" for i in range(24_000)
     )
-    big = MANIFEST.format(i=0) + notes
+    big = _manifest(0) + notes
     assert len(big.encode()) > 1_048_576
     head_of = github.open_pull(1, {"sweeps/family-00.yaml": big})
     succeeded(github.plan(1, head_of).run(), "plan")

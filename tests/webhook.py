@@ -7,10 +7,9 @@ connection without a reply: a lost reply). Bodies over 64 KiB are refused with 4
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+
+from tests.loopback import Loopback, QuietHandler
 
 LIMIT = 64 * 1024
 
@@ -26,10 +25,7 @@ class Webhook:
     def __post_init__(self) -> None:
         hook = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 if length > LIMIT:
@@ -51,14 +47,11 @@ class Webhook:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.http = Loopback(Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/services/T0/B0/secret"
+        return f"{self.http.url}/services/T0/B0/secret"
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.http.close()

@@ -49,8 +49,9 @@ RENDER_TARGET = 2.0
 GUARD_TARGET = 0.010
 
 
-def lower_bound(sweep: Sweep) -> None:
-    """itertools.product -> dict -> sha256 of canonical JSON: the obvious minimal loop."""
+def _keyed(sweep: Sweep) -> Iterator[tuple[tuple[object, ...], str]]:
+    """Each point's axis values and key, the obvious minimal way: itertools.product -> dict ->
+    sha256 of canonical JSON."""
     assert all(len(axis.names) == 1 for axis in sweep.space.axes), "grid axes only"
     names = sweep.space.axis_names
     columns = [[row[0] for row in axis.values] for axis in sweep.space.axes]
@@ -63,7 +64,13 @@ def lower_bound(sweep: Sweep) -> None:
             "params": dict(zip(names, combo, strict=True)),
         }
         text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        hashlib.sha256(text.encode()).hexdigest()
+        yield combo, hashlib.sha256(text.encode()).hexdigest()
+
+
+def lower_bound(sweep: Sweep) -> None:
+    """The keys of _keyed, and nothing more: the obvious minimal loop."""
+    for _ in _keyed(sweep):
+        pass
 
 
 def spec_template(renderer: Renderer) -> tuple[list[str], int]:
@@ -89,21 +96,9 @@ def _differing(a: object, b: object) -> int:
 def spec_floor(sweep: Sweep, pieces: list[str], holes: int) -> None:
     """The lower bound, then a spec-sized template filled with the point's key and values as
     `str()` writes them, and the sha256 of the text: the least a render can do."""
-    assert all(len(axis.names) == 1 for axis in sweep.space.axes), "grid axes only"
-    names = sweep.space.axis_names
-    columns = [[row[0] for row in axis.values] for axis in sweep.space.axes]
     out: list[str] = [""] * (2 * holes + 1)
     out[0::2] = pieces
-    for combo in itertools.product(*columns):
-        identity = {
-            "format": FORMAT_VERSION,
-            "sweep": sweep.name,
-            "workspace": sweep.placement.workspace,
-            "revision": sweep.revision,
-            "params": dict(zip(names, combo, strict=True)),
-        }
-        text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        key = hashlib.sha256(text.encode()).hexdigest()
+    for combo, key in _keyed(sweep):
         fills = [key, *map(str, combo)]
         out[1::2] = (fills * (holes // len(fills) + 1))[:holes]
         hashlib.sha256("".join(out).encode()).hexdigest()

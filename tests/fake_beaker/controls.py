@@ -30,11 +30,12 @@ class FaultControls:
 
     @property
     def latency(self) -> float:
+        """Seconds added before handling every gRPC call and every create (not /_fake/stats);
+        settable while running (e.g. after an untimed set-up)."""
         return self._faults.latency
 
     @latency.setter
     def latency(self, seconds: float) -> None:
-        """Added before handling every gRPC call and every create (not /_fake/stats)."""
         self._faults.latency = seconds
 
     def fail_creates(

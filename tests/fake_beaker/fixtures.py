@@ -8,6 +8,7 @@ test opens a gRPC channel: gRPC reads ``GRPC_DEFAULT_SSL_ROOTS_FILE_PATH`` once 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,20 +33,27 @@ def fake_beaker_ca() -> Iterator[CertBundle]:
     patch.undo()
 
 
+@contextlib.contextmanager
+def serving(
+    certs: CertBundle, workdir: Path, monkeypatch: pytest.MonkeyPatch, **options: Any
+) -> Iterator[FakeBeaker]:
+    """A started FakeBeaker (``options`` as FakeBeaker takes them) with workspace
+    ai2/sweeps-test, its env set in os.environ until the test ends; closed on leaving."""
+    fake = FakeBeaker(certs=certs, workdir=workdir, **options)
+    fake.add_workspace(DEFAULT_WORKSPACE)
+    with fake:
+        for name, value in fake.env.items():
+            monkeypatch.setenv(name, value)
+        yield fake
+
+
 @pytest.fixture
 def fake_beaker(
     fake_beaker_ca: CertBundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[FakeBeaker]:
     """A started FakeBeaker with workspace ai2/sweeps-test; its env is set in os.environ."""
-    fake = FakeBeaker(certs=fake_beaker_ca, workdir=tmp_path / "fake-beaker")
-    fake.add_workspace(DEFAULT_WORKSPACE)
-    fake.start()
-    for name, value in fake.env.items():
-        monkeypatch.setenv(name, value)
-    try:
+    with serving(fake_beaker_ca, tmp_path / "fake-beaker", monkeypatch) as fake:
         yield fake
-    finally:
-        fake.close()
 
 
 def new_client(**overrides: Any) -> Beaker:

@@ -59,6 +59,11 @@ def page(
     return page, f"{TOKEN_PREFIX}{encoded}.{cursor(page[-1])}"
 
 
+def given(message: Any, field: str) -> Any:
+    """An optional field's value, or None where the message leaves it unset."""
+    return getattr(message, field) if message.HasField(field) else None
+
+
 def descending(sort_clause: Any) -> bool:
     return bool(sort_clause.sort_order == pb2.SortOrder.SORT_ORDER_DESCENDING)
 
@@ -89,10 +94,14 @@ class ServicerBase(beaker_pb2_grpc.BeakerServicer):
         return min(requested or self.page_size, self.page_size)
 
     def _experiment(self, experiment_id: str, context: Any) -> Experiment:
-        record = self.state.experiment(experiment_id)
+        return self._found(
+            self.state.experiment(experiment_id), context, f"workload {experiment_id!r}"
+        )
+
+    def _found(self, record: T | None, context: Any, what: str) -> T:
+        """``record``; where there is none, the call ends NOT_FOUND: "<what> not found"."""
         if record is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"workload {experiment_id!r} not found")
-        assert record is not None
+            self._abort(context, ApiError(404, f"{what} not found"))
         return record
 
     def _caller(self, context: Any) -> UserRecord:
@@ -104,6 +113,13 @@ class ServicerBase(beaker_pb2_grpc.BeakerServicer):
     def _abort(self, context: Any, error: ApiError) -> NoReturn:
         context.abort(GRPC_CODES.get(error.status, grpc.StatusCode.UNKNOWN), error.message)
         raise AssertionError("unreachable")  # context.abort raises
+
+    def _or_abort(self, context: Any, change: Callable[[], T]) -> T:
+        """What ``change()`` returns; an ApiError it raises ends the call with that error."""
+        try:
+            return change()
+        except ApiError as e:
+            self._abort(context, e)
 
     def _listing(
         self,

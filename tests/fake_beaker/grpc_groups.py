@@ -14,8 +14,8 @@ from typing import Any
 from beaker import beaker_pb2 as pb2
 
 from . import messages
-from .grpc_common import ServicerBase, descending
-from .records import ApiError, Experiment, GroupRecord, TaskRecord
+from .grpc_common import ServicerBase, descending, given
+from .records import Experiment, GroupRecord, TaskRecord
 
 TaskRow = tuple[Experiment, TaskRecord]
 
@@ -36,11 +36,7 @@ def _filter_groups(groups: list[GroupRecord], opts: Any) -> list[GroupRecord]:
 
 class GroupsMixin(ServicerBase):
     def _group(self, group_id: str, context: Any) -> GroupRecord:
-        record = self.groups.get(group_id)
-        if record is None:
-            self._abort(context, ApiError(404, f"group {group_id!r} not found"))
-        assert record is not None
-        return record
+        return self._found(self.groups.get(group_id), context, f"group {group_id!r}")
 
     def _task_rows(self, group: GroupRecord) -> list[TaskRow]:
         """Every task of every experiment in the group, in the order they were added."""
@@ -48,41 +44,39 @@ class GroupsMixin(ServicerBase):
         return [(r, t) for r in records if r is not None for t in r.tasks]
 
     def CreateGroup(self, request: pb2.CreateGroupRequest, context: Any) -> pb2.CreateGroupResponse:
-        try:
-            record = self.groups.create(
+        caller = self._caller(context)
+        record = self._or_abort(
+            context,
+            lambda: self.groups.create(
                 request.workspace_id,
                 request.name,
                 request.description,
                 request.experiment_ids,
-                self._caller(context),
-            )
-        except ApiError as e:
-            self._abort(context, e)
+                caller,
+            ),
+        )
         return pb2.CreateGroupResponse(group=messages.group(record))
 
     def GetGroup(self, request: pb2.GetGroupRequest, context: Any) -> pb2.GetGroupResponse:
         return pb2.GetGroupResponse(group=messages.group(self._group(request.group_id, context)))
 
     def UpdateGroup(self, request: pb2.UpdateGroupRequest, context: Any) -> pb2.UpdateGroupResponse:
-        try:
-            record = self.groups.update(
+        record = self._or_abort(
+            context,
+            lambda: self.groups.update(
                 request.group_id,
-                name=request.name if request.HasField("name") else None,
-                description=request.description if request.HasField("description") else None,
+                name=given(request, "name"),
+                description=given(request, "description"),
                 add_experiment_ids=request.add_experiment_ids,
-                archived=request.archived if request.HasField("archived") else None,
-            )
-        except ApiError as e:
-            self._abort(context, e)
+                archived=given(request, "archived"),
+            ),
+        )
         return pb2.UpdateGroupResponse(group=messages.group(record))
 
     def DeleteGroups(
         self, request: pb2.DeleteGroupsRequest, context: Any
     ) -> pb2.DeleteGroupsResponse:
-        try:
-            self.groups.delete(request.group_ids)
-        except ApiError as e:
-            self._abort(context, e)
+        self._or_abort(context, lambda: self.groups.delete(request.group_ids))
         return pb2.DeleteGroupsResponse()
 
     def ListGroups(self, request: pb2.ListGroupsRequest, context: Any) -> pb2.ListGroupsResponse:

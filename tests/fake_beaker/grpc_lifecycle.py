@@ -16,7 +16,6 @@ from beaker import beaker_pb2 as pb2
 
 from . import lifecycle, messages
 from .grpc_common import ServicerBase
-from .records import ApiError
 
 FOLLOW_POLL = 0.05  # seconds between checks for new lines and a finished job
 
@@ -26,12 +25,10 @@ class LifecycleMixin(ServicerBase):
         self, request: pb2.RestartExperimentTasksRequest, context: Any
     ) -> pb2.RestartExperimentTasksResponse:
         experiment_id = self._experiment(request.experiment_id, context).id
-        try:
-            record = self.state.update_experiment(
-                experiment_id, lifecycle.restart(lambda: self.state.new_id("JOB"))
-            )
-        except ApiError as e:
-            self._abort(context, e)
+        restart = lifecycle.restart(lambda: self.state.new_id("JOB"))
+        record = self._or_abort(
+            context, lambda: self.state.update_experiment(experiment_id, restart)
+        )
         self.telemetry.count_restart(experiment_id)
         return pb2.RestartExperimentTasksResponse(workload=messages.workload(record))
 
@@ -53,9 +50,9 @@ class LifecycleMixin(ServicerBase):
         return pb2.CancelWorkloadsResponse(workload_ids=canceled)
 
     def StreamJobLogs(self, request: pb2.StreamJobLogsRequest, context: Any) -> Iterator[Any]:
-        record = self.state.experiment_for_job(request.job_id)
-        if record is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"job {request.job_id!r} not found")
+        self._found(
+            self.state.experiment_for_job(request.job_id), context, f"job {request.job_id!r}"
+        )
         since = 0
         if request.HasField("since"):
             since = request.since.seconds * 1_000_000_000 + request.since.nanos

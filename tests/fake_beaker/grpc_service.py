@@ -23,11 +23,11 @@ import grpc
 from beaker import beaker_pb2 as pb2
 
 from . import messages
-from .grpc_common import descending, seconds
+from .grpc_common import descending, given, seconds
 from .grpc_groups import GroupsMixin
 from .grpc_lifecycle import LifecycleMixin
 from .interceptor import FaultInterceptor
-from .records import ApiError, Experiment
+from .records import Experiment
 
 __all__ = ["FakeBeakerServicer", "FaultInterceptor"]
 
@@ -64,10 +64,7 @@ class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
         user = self._caller(context)
         if request.HasField("user_id"):
             found = self.state.find_user(request.user_id)
-            if found is None:
-                context.abort(grpc.StatusCode.NOT_FOUND, f"user {request.user_id!r} not found")
-            assert found is not None
-            user = found
+            user = self._found(found, context, f"user {request.user_id!r}")
         return pb2.GetUserResponse(user=messages.user(user))
 
     def ResolveUserName(
@@ -82,18 +79,13 @@ class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
     def ResolveOrganizationName(
         self, request: pb2.ResolveOrganizationNameRequest, context: Any
     ) -> pb2.ResolveOrganizationNameResponse:
-        org_id = self.state.org_id(request.organization_name)
-        if org_id is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, "organization not found")
+        org_id = self._found(self.state.org_id(request.organization_name), context, "organization")
         return pb2.ResolveOrganizationNameResponse(organization_id=org_id)
 
     def GetOrganization(
         self, request: pb2.GetOrganizationRequest, context: Any
     ) -> pb2.GetOrganizationResponse:
-        name = self.state.org_name(request.organization_id)
-        if name is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, "organization not found")
-        assert name is not None
+        name = self._found(self.state.org_name(request.organization_id), context, "organization")
         org_id = self.state.org_id(name) or ""
         return pb2.GetOrganizationResponse(organization=messages.organization(org_id, name))
 
@@ -102,19 +94,14 @@ class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
     def GetWorkspace(
         self, request: pb2.GetWorkspaceRequest, context: Any
     ) -> pb2.GetWorkspaceResponse:
-        record = self.state.workspace(request.workspace_id)
-        if record is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, "workspace not found")
-        assert record is not None
+        record = self._found(self.state.workspace(request.workspace_id), context, "workspace")
         return pb2.GetWorkspaceResponse(workspace=messages.workspace(record, self.state.user))
 
     def ResolveWorkspaceName(
         self, request: pb2.ResolveWorkspaceNameRequest, context: Any
     ) -> pb2.ResolveWorkspaceNameResponse:
-        record = self.state.resolve_workspace(request.owner_name, request.workspace_name)
-        if record is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, "workspace not found")
-        assert record is not None
+        found = self.state.resolve_workspace(request.owner_name, request.workspace_name)
+        record = self._found(found, context, "workspace")
         return pb2.ResolveWorkspaceNameResponse(workspace_id=record.id)
 
     # Workloads and experiments.
@@ -126,10 +113,8 @@ class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
     def ResolveWorkloadName(
         self, request: pb2.ResolveWorkloadNameRequest, context: Any
     ) -> pb2.ResolveWorkloadNameResponse:
-        record = self.state.resolve_experiment(request.author_name, request.workload_name)
-        if record is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, "workload not found")
-        assert record is not None
+        found = self.state.resolve_experiment(request.author_name, request.workload_name)
+        record = self._found(found, context, "workload")
         return pb2.ResolveWorkloadNameResponse(workload_id=record.id)
 
     def ListWorkloads(
@@ -155,14 +140,14 @@ class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
     ) -> pb2.UpdateWorkloadResponse:
         """A new description (a job's progress) or name (a rename in the UI); the id stays."""
         experiment_id = self._experiment(request.workload_id, context).id
-        try:
-            record = self.state.update_workload(
+        record = self._or_abort(
+            context,
+            lambda: self.state.update_workload(
                 experiment_id,
-                name=request.name if request.HasField("name") else None,
-                description=request.description if request.HasField("description") else None,
-            )
-        except ApiError as e:
-            self._abort(context, e)
+                name=given(request, "name"),
+                description=given(request, "description"),
+            ),
+        )
         return pb2.UpdateWorkloadResponse(workload=messages.workload(record))
 
     def GetExperimentYamlSpec(
@@ -176,10 +161,8 @@ class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
     # statuses set by the test.
 
     def GetJob(self, request: pb2.GetJobRequest, context: Any) -> pb2.GetJobResponse:
-        record = self.state.experiment_for_job(request.job_id)
-        if record is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"job {request.job_id!r} not found")
-        assert record is not None
+        found = self.state.experiment_for_job(request.job_id)
+        record = self._found(found, context, f"job {request.job_id!r}")
         job = next(j for j in record.jobs if j.id == request.job_id)
         return pb2.GetJobResponse(job=messages.job(record, job))
 

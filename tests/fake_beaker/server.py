@@ -258,15 +258,6 @@ class FakeBeaker(FaultControls, LifecycleControls):
         self._calls.reset()
 
     @property
-    def latency(self) -> float:
-        """Seconds added to every call; settable while running (e.g. after an untimed setup)."""
-        return self._faults.latency
-
-    @latency.setter
-    def latency(self, seconds: float) -> None:
-        self._faults.latency = seconds
-
-    @property
     def posting_connections(self) -> int:
         """HTTPS connections (each a TCP and TLS handshake) that carried at least one POST,
         since the server last started; also at ``GET /_fake/connections``."""
