@@ -1,28 +1,18 @@
 """`sweep-runner` (or `python -m runner`): argparse front end; the one place exceptions become
-exit codes."""
+exit codes. The arguments are `runner.commands.arguments`; the command that runs is imported
+only then, so `--help` loads none of the pipeline."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, cast
 
-from runner.commands import (
-    cancel,
-    expand,
-    init,
-    lock,
-    logs,
-    plan_comment,
-    propose,
-    report,
-    reviewed,
-    status,
-    submit,
-    validate,
-)
+from runner.commands import arguments
+from runner.commands.common import Subparsers
 from runner.core.errors import Exit, ManifestError, RunnerError
 from runner.core.invoked import invoked
 
@@ -67,21 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run as if started in this directory (the root is found from it; PATHs are relative to it)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (
-        init,
-        validate,
-        expand,
-        lock,
-        propose,
-        submit,
-        status,
-        report,
-        plan_comment,
-        cancel,
-        logs,
-        reviewed,
-    ):
-        command.register(commands)
+    arguments.register(cast(Subparsers, commands))  # its parsers are _Parser: usage errors exit 1
     return parser
 
 
@@ -89,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args))
+        command = importlib.import_module(f"runner.commands.{args.handler}")
+        return int(command.run(args))
     except RunnerError as exc:
         if args.debug:
             traceback.print_exc()

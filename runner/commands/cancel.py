@@ -13,23 +13,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from runner.commands.common import (
-    BACKEND_CHOICES,
-    Subparsers,
-    args_from,
-    load_catalog,
-    raise_if_problems,
-    split_points,
-    stderr,
-)
+from runner.backends import Backend, open_backend, runs
+from runner.commands.common import args_from, split_points, stderr
+from runner.commands.gitops import check_commit, commit_back
+from runner.commands.loading import load_catalog, raise_if_problems
 from runner.core.errors import Exit, RunnerError
-
-if TYPE_CHECKING:  # annotations only: importing operate loads the pipeline
-    from runner.backends import Backend
-    from runner.operate.cancels import CancelTarget
-    from runner.plan import SweepPlan
+from runner.operate import cancels
+from runner.operate.cancels import CancelTarget
+from runner.plan import PlanStatus, SweepPlan
+from runner.repo import gitrepo
+from runner.report.tables import simple_table
 
 
 @dataclass(frozen=True)
@@ -43,29 +37,6 @@ class CancelArgs:
     push: bool = False
 
 
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "cancel", help="cancel a sweep's queued and running experiments (asks for --yes)"
-    )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="manifests or directories")
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument(
-        "--orphans", action="store_true", help="only points in the ledger but not the manifest"
-    )
-    which.add_argument(
-        "--points", nargs="+", default=(), metavar="NAME", help="only these (names or key prefixes)"
-    )
-    parser.add_argument(
-        "--yes",
-        action="store_true",
-        help=f"really cancel; without it, show what would be canceled and exit {int(Exit.WOULD_CHANGE)}",
-    )
-    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    parser.add_argument("--commit", action="store_true", help="then commit the changed ledgers")
-    parser.add_argument("--push", action="store_true", help="with --commit: push that commit")
-    parser.set_defaults(run=run)
-
-
 def run(args: argparse.Namespace) -> int:
     points, paths = split_points(args.directory, args.points, args.paths)
     if not paths:  # `cancel --points NAME... PATH` gives --points the PATH: split_points finds it
@@ -74,10 +45,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cancel(directory: Path, args: CancelArgs) -> int:
-    from runner.backends import open_backend
-    from runner.commands.gitops import check_commit, commit_back
-    from runner.operate import cancels
-    from runner.repo import gitrepo
 
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)
@@ -122,8 +89,6 @@ def cancel(directory: Path, args: CancelArgs) -> int:
 def _warn_waiting(plans: Sequence[SweepPlan], backend: Backend, canceled: set[int]) -> None:
     """Cancel never changes the manifest: its `+` points are still submitted by the next run,
     except those it just canceled (now in the ledger: existing, found by their key)."""
-    from runner.backends import runs
-    from runner.plan import PlanStatus
 
     for plan in plans:
         left = sum(1 for r in plan.rows if r.status == PlanStatus.SUBMIT and id(r) not in canceled)
@@ -140,7 +105,6 @@ def _warn_waiting(plans: Sequence[SweepPlan], backend: Backend, canceled: set[in
 
 
 def _show(verb: str, targets: Sequence[CancelTarget]) -> None:
-    from runner.report.tables import simple_table
 
     rows = [
         [t.plan.sweep.name, t.experiment.name, f"was {t.experiment.state}", t.experiment.url]

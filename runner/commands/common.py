@@ -9,14 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from runner.core.errors import ManifestError
-
 if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
     from _typeshed import DataclassInstance
 
-    from runner.manifest import Locks
-    from runner.observe.model import Observation
-    from runner.plan.catalog import Catalog
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 FORMATS = ("table", "markdown", "json")
@@ -54,48 +49,6 @@ def add_paths(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="manifests or directories (default: every manifest under sweeps/)",
     )
-
-
-def load_catalog(directory: Path, paths: Sequence[str], locks: Locks | None = None) -> Catalog:
-    """The manifests named (or all), each parsed once; `locks`: what is asked of a sample's
-    lock (by default, that it is current)."""
-    from runner.manifest import Locks
-    from runner.plan import catalog
-
-    return catalog.load(directory, paths, locks or Locks.CURRENT)
-
-
-def observed_sweeps(directory: Path, paths: Sequence[str], backend: str) -> list[Observation]:
-    """`status` and `report`: every sweep named (or all) observed once, from one bulk look each
-    (`runner.observe.sweeps`); a manifest problem raises before the backend is asked anything."""
-    from runner.backends import Capability, open_backend
-    from runner.observe import sweeps
-    from runner.render.code import uses_code
-    from runner.repo import gitrepo
-
-    cat = load_catalog(directory, paths)
-    raise_if_problems(cat)
-    opened = open_backend(backend, cat.root, lambda text: None)  # falls back quietly
-    head = ""  # local `code:` points say when they ran another commit than this
-    if Capability.RERUNS in opened.capabilities and any(uses_code(s) for s in cat.sweeps):
-        head = gitrepo.head_commit(cat.root).replace("uncommitted", "")
-    try:
-        return sweeps.observe(cat, opened, head)
-    finally:
-        opened.close()
-
-
-def report_problems(cat: Catalog) -> bool:
-    """Print every manifest problem (and warning) to stderr; True when there were problems."""
-    warnings = [w for sweep in cat.sweeps for w in sweep.warnings]
-    for problem in sorted([*cat.problems, *warnings]):
-        print(problem, file=sys.stderr)
-    return bool(cat.problems)
-
-
-def raise_if_problems(cat: Catalog) -> None:
-    if cat.problems:
-        raise ManifestError(list(cat.problems))
 
 
 def write_output(text: str, output: str | None) -> None:

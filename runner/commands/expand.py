@@ -7,38 +7,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.commands.common import (
-    FORMATS,
-    Subparsers,
-    add_paths,
-    load_catalog,
-    report_problems,
-    write_output,
-)
+from runner.commands.common import write_output
+from runner.commands.loading import load_catalog, report_problems
 from runner.core.errors import Exit, ManifestError, RunnerError
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "expand", help="expand sweeps into points; with --plan, compare with the ledgers"
-    )
-    add_paths(parser)
-    parser.add_argument(
-        "--plan", action="store_true", help="show each point's status against its ledger"
-    )
-    parser.add_argument("--format", choices=FORMATS, default="table")
-    parser.add_argument(
-        "--detailed-exitcode",
-        action="store_true",
-        help="exit 2 when the plan has points to submit (0: nothing to do, 1: invalid)",
-    )
-    parser.add_argument(
-        "--save-specs", metavar="DIR", help="write each point's Beaker spec as YAML under DIR"
-    )
-    parser.add_argument(
-        "--output", metavar="FILE", help="write the report to FILE instead of stdout"
-    )
-    parser.set_defaults(run=run)
+from runner.repo import specfiles
+from runner.report import plan as report
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +36,6 @@ def expand(
     save_specs: str | None = None,
     output: str | None = None,
 ) -> int:
-    from runner.repo import specfiles
-    from runner.report import plan as report
 
     if detailed_exitcode and not plan:
         raise RunnerError("--detailed-exitcode describes a plan: use it with --plan")

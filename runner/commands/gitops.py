@@ -5,16 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from runner.commands.common import stderr
 from runner.core.errors import RunnerError
-
-if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython
-    from runner.plan.catalog import Catalog
-    from runner.render.code import Code
-    from runner.repo.gitrepo import Target
-    from runner.repo.review import Pin
+from runner.plan.catalog import Catalog
+from runner.render.code import Code, uses_code
+from runner.repo import github, gitrepo, review
+from runner.repo.gitrepo import Target, push
+from runner.repo.review import Pin
 
 
 def check_commit(
@@ -31,7 +29,6 @@ def check_commit(
         raise RunnerError("--push pushes the ledger commit: use it with --commit")
     if not commit or dry_run:
         return None
-    from runner.repo import gitrepo
 
     gitrepo.ensure_committed(root, manifests)
     return gitrepo.resolve_target(root, branch) if push else None
@@ -39,8 +36,6 @@ def check_commit(
 
 def commit_back(root: Path, target: Target | None) -> None:
     """Commit (and push) the ledgers after a submit, and say what happened, also in the summary."""
-    from runner.repo import github, gitrepo
-    from runner.repo.gitrepo import push
 
     made = gitrepo.commit_ledgers(root)
     lines = [f"Committed {made.sha[:12]}: {made.message}" if made else "No ledger changed."]
@@ -66,9 +61,6 @@ def code_for(cat: Catalog, shared: bool, dry_run: bool) -> Code | None:
     sweep has `code:` (or in a dry run, which creates nothing)."""
     import os
 
-    from runner.render.code import Code, uses_code
-    from runner.repo import gitrepo
-
     if dry_run or not any(uses_code(s) for s in cat.sweeps):
         return None
     if shared:
@@ -89,7 +81,6 @@ def code_for(cat: Catalog, shared: bool, dry_run: bool) -> Code | None:
 
 def read_pins(path: Path) -> list[Pin]:
     """The plan pins of `--reviewed FILE` (the reviewed plans' hidden records)."""
-    from runner.repo import review
 
     try:
         return review.parse_pins(path.read_text(encoding="utf-8"))

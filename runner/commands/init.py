@@ -16,25 +16,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from runner.commands.common import Subparsers
+from runner import scaffold
 from runner.core.errors import Exit, RunnerError
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "init", help="make a git repository a sweeps repository (workflows, example, schema)"
-    )
-    parser.add_argument("dir", nargs="?", default=".", metavar="DIR", help="default: here")
-    parser.add_argument(
-        "--ref",
-        help="the tag or commit of beaker-sweep-runner the workflows and the hook call"
-        " (default: the latest release, v<this version>)",
-    )
-    parser.add_argument(
-        "--branch", help="the default branch merges submit from (default: the current one)"
-    )
-    parser.add_argument("--force", action="store_true", help="overwrite files that differ")
-    parser.set_defaults(run=run)
+from runner.repo import gitrepo
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,8 +29,6 @@ def run(args: argparse.Namespace) -> int:
 def init(
     directory: Path, ref: str | None = None, branch: str | None = None, force: bool = False
 ) -> int:
-    from runner import scaffold
-    from runner.repo import gitrepo
 
     root = gitrepo.toplevel(directory) if directory.is_dir() else None
     if root is None or root.resolve() != directory.resolve():

@@ -14,16 +14,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.commands.common import Subparsers, add_paths
+from runner.commands.searches import lock_samples
 from runner.core.errors import Exit
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "lock", help="draw the points of params.sample into the manifest's lock file"
-    )
-    add_paths(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,6 +24,5 @@ def run(args: argparse.Namespace) -> int:
 
 def lock(directory: Path, paths: Sequence[str]) -> Exit:
     """Lock every manifest named (or all); one manifest's problem does not stop the others."""
-    from runner.commands.searches import lock_samples
 
     return lock_samples(directory, paths)

@@ -7,7 +7,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.commands.common import BACKEND_CHOICES, Subparsers, load_catalog, stderr
+from runner import operate
+from runner.backends import LogQuery, NotStarted, Rejected, Transient, open_backend
+from runner.commands.common import stderr
+from runner.commands.loading import load_catalog
 from runner.core.errors import Exit, RunnerError
 
 
@@ -21,17 +24,6 @@ class LogsArgs:
     backend: str = "auto"
 
 
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser("logs", help="a point's logs (one replica of one task)")
-    parser.add_argument("point", metavar="NAME|KEY-PREFIX", help="experiment name or key prefix")
-    parser.add_argument("--replica", type=int, default=0, metavar="N", help="rank (default 0)")
-    parser.add_argument("--task", metavar="NAME", help="task name (default: the first task)")
-    parser.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
-    parser.add_argument("--follow", action="store_true", help="keep printing until the job ends")
-    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    parser.set_defaults(run=run)
-
-
 def run(args: argparse.Namespace) -> int:
     return logs(
         Path(args.directory),
@@ -42,8 +34,6 @@ def run(args: argparse.Namespace) -> int:
 def logs(directory: Path, args: LogsArgs) -> int:
     """Exit 0 with the lines; 1 with one line when the point is unknown or ambiguous, the
     task or replica does not exist, or its job has not started yet."""
-    from runner import operate
-    from runner.backends import LogQuery, NotStarted, Rejected, Transient, open_backend
 
     if args.tail is not None and args.tail < 1:
         raise RunnerError("--tail must be at least 1")

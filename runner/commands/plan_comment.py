@@ -15,35 +15,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from runner.commands.common import Subparsers, add_paths, load_catalog, write_output
+from runner.commands.common import write_output
+from runner.commands.loading import load_catalog
 from runner.core.errors import Exit, ManifestError, Problem
-
-if TYPE_CHECKING:  # annotations only: the policy loads the YAML and schema stack
-    from runner.plan.policy import Policy
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "plan-comment",
-        help="the plan as the markdown of a pull request comment, also added to the job summary",
-    )
-    add_paths(parser)
-    parser.add_argument(
-        "--output", metavar="FILE", help="write the comment to FILE (default: stdout)"
-    )
-    parser.add_argument(
-        "--base",
-        metavar="REV",
-        help="the pull request's base commit: only the sweeps changed since are shown in full",
-    )
-    parser.add_argument(
-        "--artifact",
-        metavar="DIR",
-        help="also write the whole plan to DIR/sweep-plan.md and DIR/sweep-plan.json",
-    )
-    parser.set_defaults(run=run)
+from runner.plan import budget, policy
+from runner.plan.policy import Policy
+from runner.repo import github, gitrepo, review
+from runner.report import comment as report
+from runner.report import plan as plan_report
+from runner.report.comment import ARTIFACT
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,10 +41,6 @@ def plan_comment(
     base: str | None = None,
     artifact: str | None = None,
 ) -> int:
-    from runner.plan import budget
-    from runner.repo import github, review
-    from runner.report import comment as report
-    from runner.report import plan as plan_report
 
     cat = load_catalog(directory, paths)
     problems = list(cat.problems)
@@ -107,7 +84,6 @@ def plan_comment(
 
 
 def _write_artifact(directory: Path, full: str, plan_json: str) -> None:
-    from runner.report.comment import ARTIFACT
 
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{ARTIFACT}.md").write_text(full, encoding="utf-8")
@@ -117,8 +93,6 @@ def _write_artifact(directory: Path, full: str, plan_json: str) -> None:
 def policy_at(root: Path, base: str | None) -> Policy:
     """The budget policy a pull request is judged by: its base commit's (a pull request that
     raises a limit is judged by the old one); the working tree's without a base."""
-    from runner.plan import policy
-    from runner.repo import gitrepo
 
     if base is None:
         return policy.read(root)
@@ -127,13 +101,11 @@ def policy_at(root: Path, base: str | None) -> Policy:
 
 
 def _changed(root: Path, base: str) -> set[str] | None:
-    from runner.repo import gitrepo
 
     return gitrepo.changed_since(root, base)
 
 
 def _annotation(problem: Problem) -> str:
-    from runner.repo import github
 
     message = f"{problem.field}: {problem.message}" if problem.field else problem.message
     return github.annotation("error", message, problem.path, problem.line, problem.col)

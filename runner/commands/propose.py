@@ -17,17 +17,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.commands.common import BACKEND_CHOICES, Subparsers, add_paths
+from runner.commands.searches import propose_rounds
 from runner.core.errors import Exit
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "propose", help="adaptive search: append the next round of points to the sample's lock"
-    )
-    add_paths(parser)
-    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +26,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -> Exit:
-    from runner.commands.searches import propose_rounds
 
     return propose_rounds(directory, paths, backend_name)

@@ -10,19 +10,19 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from runner.commands.common import (
-    BACKEND_CHOICES,
-    Subparsers,
-    add_paths,
-    observed_sweeps,
-    stderr,
-)
-
-if TYPE_CHECKING:  # annotations only: findings imports the backends and the planner
-    from runner.observe.findings import Findings
-    from runner.observe.model import Observation
+from runner.commands.common import stderr
+from runner.commands.loading import observed_sweeps
+from runner.core.errors import MissingExtra, RunnerError
+from runner.manifest.sample import Goal
+from runner.observe.findings import Findings, defaults, find, told_findings
+from runner.observe.model import Observation
+from runner.report import plot
+from runner.report.page import markdown, render_json
+from runner.report.page import markdown as page
+from runner.report.status import as_csv
+from runner.search import adaptive
+from runner.search.adaptive import write_study
 
 FORMATS = ("markdown", "json")
 GOALS = ("minimize", "maximize")
@@ -38,40 +38,6 @@ class ReportArgs:
     fmt: str = "markdown"
     backend: str = "auto"
     storage: str | None = None
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "report", help="each sweep's results page: best point, importance, images, CSV"
-    )
-    add_paths(parser)
-    parser.add_argument(
-        "--metric",
-        metavar="NAME",
-        help="the metric to rank by (default: an adaptive search's own, else the first numeric"
-        " metric by name)",
-    )
-    parser.add_argument(
-        "--goal",
-        choices=GOALS,
-        help="which way is better (default: an adaptive search's own, else minimize)",
-    )
-    parser.add_argument(
-        "--output",
-        metavar="DIR",
-        help="write each sweep's page (NAME.md), CSV (NAME.csv) and images (PNG with the [plot]"
-        " extra) into DIR",
-    )
-    parser.add_argument(
-        "--optuna-storage",
-        metavar="FILE",
-        help="also write each sweep as an Optuna study (named after the sweep) that"
-        " optuna-dashboard opens offline: SQLite for .db/.sqlite/.sqlite3, else a journal file"
-        " (the [adaptive] extra)",
-    )
-    parser.add_argument("--format", choices=FORMATS, default="markdown")
-    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,7 +56,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(directory: Path, args: ReportArgs) -> int:
-    from runner.core.errors import MissingExtra, RunnerError
 
     if args.storage and importlib.util.find_spec("optuna") is None:
         raise MissingExtra(
@@ -114,22 +79,14 @@ def report(directory: Path, args: ReportArgs) -> int:
         where = exc.filename or args.output or args.storage
         raise RunnerError(f"cannot write the report to {where}: {exc.strerror or exc}") from None
     if args.fmt == "json":
-        from runner.report.page import render_json
-
         sys.stdout.write(render_json(findings))
     elif args.output is None:
-        from runner.report.page import markdown
-
         sys.stdout.write("\n".join(markdown(f, {}) for f in findings))
     return 0
 
 
 def judge(results: Observation, args: ReportArgs) -> Findings:
     """The sweep's findings, by the metric and goal asked for, else the sweep's own objective."""
-    from runner.core.errors import RunnerError
-    from runner.manifest.sample import Goal
-    from runner.observe.findings import defaults, find
-    from runner.search import adaptive
 
     objective = results.objective
     goal = Goal(args.goal or (objective.goal if objective is not None else Goal.MINIMIZE))
@@ -143,9 +100,6 @@ def judge(results: Observation, args: ReportArgs) -> Findings:
 
 def write(f: Findings, directory: Path) -> list[Path]:
     """The sweep's CSV, images (when matplotlib is installed) and page, into directory."""
-    from runner.report import plot
-    from runner.report.page import markdown as page
-    from runner.report.status import as_csv
 
     name = f.results.name
     directory.mkdir(parents=True, exist_ok=True)
@@ -169,8 +123,6 @@ def write(f: Findings, directory: Path) -> list[Path]:
 
 def store(findings: Sequence[Findings], path: Path) -> None:
     """Each sweep with a metric as an Optuna study named after it, in one file."""
-    from runner.observe.findings import told_findings
-    from runner.search.adaptive import write_study
 
     for f in findings:
         if f.metric:

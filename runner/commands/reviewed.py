@@ -13,23 +13,15 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from runner.commands.common import Subparsers, stderr, write_output
+from runner.commands.common import stderr, write_output
 from runner.core.errors import Exit
-
-if TYPE_CHECKING:
-    from runner.repo.github import Api
-    from runner.repo.review import Pin
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "reviewed-plans",
-        help="in GitHub Actions: what the plans of the merged pull requests showed (for submit --reviewed)",
-    )
-    parser.add_argument("--output", metavar="FILE", help="write the pins to FILE (default: stdout)")
-    parser.set_defaults(run=run)
+from runner.ledger import LEDGER_DIR
+from runner.plan import catalog, policy
+from runner.plan.catalog import SWEEPS_DIR
+from runner.repo import github, gitrepo, review
+from runner.repo.github import Api
+from runner.repo.review import Pin
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,8 +29,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def reviewed_plans(directory: str, *, output: str | None = None) -> int:
-    from runner.plan import catalog, policy
-    from runner.repo import github, review
 
     event = github.read_event()
     api = github.Api.from_env(os.environ)
@@ -75,9 +65,6 @@ def reviewed_pins(api: Api, root: Path, commits: Sequence[str], base: str, label
     checked against its pull request's merged head, read with git from `origin` (GitHub's
     contents API would take a call per file and return files over 1 MB empty). `label`: the
     budget policy's approval label."""
-    from runner.ledger import LEDGER_DIR
-    from runner.plan.catalog import SWEEPS_DIR
-    from runner.repo import gitrepo, review
 
     shown: dict[int, tuple[str, bool, list[Pin]]] = {}
     refused: dict[int, str] = {}

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner.backends import open_backend
-from runner.commands.common import load_catalog, report_problems, stderr
+from runner.commands.common import stderr
+from runner.commands.loading import load_catalog, report_problems
 from runner.core.errors import Exit, MissingExtra, RunnerError
 from runner.core.invoked import invoked
 from runner.manifest import Locks

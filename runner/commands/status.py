@@ -9,20 +9,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from runner.commands.common import (
-    BACKEND_CHOICES,
-    Subparsers,
-    add_paths,
-    observed_sweeps,
-    stderr,
-)
+from runner.commands.common import stderr
+from runner.commands.loading import observed_sweeps
 from runner.core.errors import RunnerError
-
-if TYPE_CHECKING:  # annotations only: the observation imports the backends and the planner
-    from runner.manifest.sample import Goal
-    from runner.observe.model import Observation
+from runner.manifest.sample import Goal
+from runner.observe.model import Observation
+from runner.report import plot
+from runner.report import status as report
+from runner.report.status import best_text, point_json
+from runner.search import ranking
 
 FORMATS = ("table", "markdown", "json", "csv")
 AUTO = "auto"
@@ -40,27 +36,6 @@ class StatusArgs:
     best: str | None = None
     goal: str | None = None
     """`--min` or `--max`: a `Goal` (spelled as text: `--help` loads none of the pipeline)."""
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser("status", help="every point with its state and metrics")
-    add_paths(parser)
-    parser.add_argument("--format", choices=FORMATS, default="table")
-    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    parser.add_argument(
-        "--plot",
-        metavar="METRIC",
-        help="plot METRIC against a parameter (`auto`: each sweep's first numeric metric): into"
-        " --output FILE (.png or .svg: needs the [plot] extra; .md: Mermaid), or as a Mermaid"
-        " block with --format markdown",
-    )
-    parser.add_argument("--by", metavar="PARAM", help="with --plot: the parameter on the x axis")
-    parser.add_argument("--output", metavar="FILE", help="with --plot: the file to write")
-    parser.add_argument("--best", metavar="METRIC", help="print the point with the best METRIC")
-    goal = parser.add_mutually_exclusive_group()
-    goal.add_argument("--min", dest="goal", action="store_const", const="minimize")
-    goal.add_argument("--max", dest="goal", action="store_const", const="maximize")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,8 +70,6 @@ def check(args: StatusArgs) -> None:
     if args.output and Path(args.output).suffix.lower() not in (".png", ".svg", ".md", ".mmd"):
         raise RunnerError(f"{args.output}: --output must end in .png, .svg, .md or .mmd")
     if args.plot is not None and args.output:
-        from runner.report import plot
-
         plot.check_can_save(Path(args.output))
 
 
@@ -104,11 +77,8 @@ def status(directory: Path, args: StatusArgs) -> int:
     check(args)
     sweeps = collect(directory, args)
     if args.best is not None:
-        from runner.manifest.sample import Goal
-
         sys.stdout.write(best(sweeps, args.best, Goal(args.goal), args.fmt))
         return 0
-    from runner.report import status as report
 
     if args.plot is not None and args.output is None:  # markdown, each sweep with its chart
         blocks = [report.markdown(s) + "\n\n" + _mermaid(s, args) for s in sweeps]
@@ -139,7 +109,6 @@ def _metric(sweep: Observation, asked: str) -> str:
 
 
 def _mermaid(sweep: Observation, args: StatusArgs) -> str:
-    from runner.report import plot
 
     assert args.plot is not None
     try:
@@ -150,7 +119,6 @@ def _mermaid(sweep: Observation, args: StatusArgs) -> str:
 
 def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> int:
     """One file per sweep (FILE itself when there is one sweep); exit 1 if none was written."""
-    from runner.report import plot
 
     assert args.plot is not None and args.output is not None
     target = Path(args.output)
@@ -174,8 +142,6 @@ def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> int:
 
 
 def best(sweeps: Sequence[Observation], metric: str, goal: Goal, fmt: str) -> str:
-    from runner.report.status import best_text, point_json
-    from runner.search import ranking
 
     picks = [(s, ranking.best(s.points, lambda p: p.number(metric), goal)) for s in sweeps]
     if fmt == "json":

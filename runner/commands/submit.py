@@ -12,31 +12,26 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from runner.commands.common import Subparsers, load_catalog, raise_if_problems, stderr
+from runner.apply import Applied, ApplyOptions, apply
+from runner.backends import open_backend
+from runner.commands.common import stderr
 from runner.commands.gitops import check_commit, commit_back
+from runner.commands.loading import load_catalog, raise_if_problems
 from runner.commands.submit_args import (
     DRY_RESTART,
     SubmitArgs,
-    add_arguments,
-    apply_event,
     from_namespace,
 )
 from runner.commands.submit_options import apply_options, not_drafts
 from runner.core.errors import Exit
-
-if TYPE_CHECKING:  # annotations only: gitrepo imports GitPython, apply the whole pipeline
-    from runner.apply import Applied
-    from runner.repo.gitrepo import Target
-    from runner.submit import Clock
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser("submit", help="submit every point the plan marks '+'")
-    add_arguments(parser)
-    parser.set_defaults(run=run)
+from runner.repo import github
+from runner.repo.gitrepo import Target
+from runner.report import apply as shown
+from runner.report.progress import Progress
+from runner.submit import Clock
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,10 +41,6 @@ def run(args: argparse.Namespace) -> int:
 def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int:
     """Parse, load, check, open the backend, apply, report, commit (`runner.apply` does the
     work). `clock`: what the run reads the time and waits by (tests pass one that jumps)."""
-    from runner.apply import ApplyOptions, apply
-    from runner.backends import open_backend
-    from runner.report.progress import Progress
-    from runner.submit import Clock
 
     clock = clock or Clock()
     started, branch, progress = clock.now(), None, Progress()
@@ -85,8 +76,6 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
 
 def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applied) -> int:
     """The lines, the job summary, the ledger commit, the JSON summary; the exit code."""
-    from runner.repo import github
-    from runner.report import apply as shown
 
     for group in applied.groups:  # the URL on stdout, with the experiments; a failure on stderr
         print(group.line(), file=sys.stdout if group.group else sys.stderr, flush=True)
@@ -103,3 +92,21 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
         Path(args.summary_json).write_text(shown.json_summary(applied), encoding="utf-8")
     github.set_outputs(shown.outputs(applied))
     return applied.exit_code
+
+
+def apply_event(args: SubmitArgs) -> tuple[SubmitArgs, str | None]:
+    """The arguments with a workflow_dispatch event's inputs applied, and the branch to push to."""
+    event = github.read_event()
+    if event.dispatch is not None:
+        args = replace(
+            args,
+            paths=event.dispatch.paths or args.paths,
+            dry_run=args.dry_run or event.dispatch.dry_run,
+            concurrency=event.dispatch.concurrency or args.concurrency,
+            restart_failed=args.restart_failed or event.dispatch.restart_failed,
+        )
+        if event.dispatch.unreviewed and args.reviewed is not None:
+            stderr("dispatched with `unreviewed`: points no reviewed plan showed are submitted too")
+            args = replace(args, reviewed=None)
+    github.check_submit_branch(event, args.dry_run)
+    return args, event.branch

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from runner.commands.common import BACKEND_CHOICES, add_paths, args_from, split_points, stderr
+from runner.commands.common import BACKEND_CHOICES, add_paths, args_from, split_points
 from runner.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE, DEFAULT_TIMEOUT
 from runner.core.errors import RunnerError
 from runner.core.invoked import invoked
@@ -148,23 +148,3 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
-
-
-def apply_event(args: SubmitArgs) -> tuple[SubmitArgs, str | None]:
-    """The arguments with a workflow_dispatch event's inputs applied, and the branch to push to."""
-    from runner.repo import github
-
-    event = github.read_event()
-    if event.dispatch is not None:
-        args = replace(
-            args,
-            paths=event.dispatch.paths or args.paths,
-            dry_run=args.dry_run or event.dispatch.dry_run,
-            concurrency=event.dispatch.concurrency or args.concurrency,
-            restart_failed=args.restart_failed or event.dispatch.restart_failed,
-        )
-        if event.dispatch.unreviewed and args.reviewed is not None:
-            stderr("dispatched with `unreviewed`: points no reviewed plan showed are submitted too")
-            args = replace(args, reviewed=None)
-    github.check_submit_branch(event, args.dry_run)
-    return args, event.branch

@@ -4,18 +4,16 @@ need the open backend (a missing token must not run Beaker's sweeps on this mach
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from runner.apply import ApplyOptions, notify
+from runner.backends import Backend, Capability
 from runner.commands.gitops import code_for, read_pins
 from runner.commands.submit_args import SubmitArgs, name_the_manifests
 from runner.core.defaults import DEFAULT_TIMEOUT
 from runner.core.errors import SubmitError
-
-if TYPE_CHECKING:  # annotations only: apply imports the whole pipeline
-    from runner.apply import ApplyOptions
-    from runner.backends import Backend
-    from runner.plan.catalog import Catalog
-    from runner.submit import Clock
+from runner.plan.catalog import Catalog
+from runner.repo import gitrepo
+from runner.submit import Clock
 
 
 def not_drafts(cat: Catalog) -> str:
@@ -30,9 +28,6 @@ def apply_options(
     backend: Backend, cat: Catalog, args: SubmitArgs, started: float, clock: Clock
 ) -> ApplyOptions:
     """What `apply` is asked to do on this backend."""
-    from runner.apply import ApplyOptions, notify
-    from runner.backends import Capability
-    from runner.repo import gitrepo
 
     shared = Capability.SHARED in backend.capabilities
     if not shared and args.backend == "auto" and not args.paths:

@@ -7,14 +7,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.commands.common import Subparsers, add_paths, load_catalog, report_problems
+from runner.commands.loading import load_catalog, report_problems
 from runner.core.errors import Exit, ManifestError
-
-
-def register(commands: Subparsers) -> None:
-    parser = commands.add_parser("validate", help="check manifests without planning")
-    add_paths(parser)
-    parser.set_defaults(run=run)
+from runner.plan import policy
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +34,6 @@ def validate(directory: Path, paths: Sequence[str]) -> int:
 
 def _policy_invalid(root: Path) -> bool:
     """The budget policy (sweeps/policy.yaml) is checked with the manifests; True when invalid."""
-    from runner.plan import policy
 
     try:
         policy.read(root)

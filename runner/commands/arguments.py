@@ -1,0 +1,228 @@
+"""Every subcommand's arguments (argparse), apart from the commands that use them: `--help`
+and a usage error load only this module, `common` and `submit_args`, and none of the pipeline;
+`runner.cli` imports the one command that runs (`runner.commands.<name>`), whose own imports
+then load what it needs at the top of its module."""
+
+from __future__ import annotations
+
+from runner.commands.common import (
+    BACKEND_CHOICES,
+    FORMATS,
+    Subparsers,
+    add_paths,
+)
+from runner.commands.submit_args import add_arguments
+from runner.core.errors import Exit
+
+STATUS_FORMATS = ("table", "markdown", "json", "csv")
+REPORT_FORMATS = ("markdown", "json")
+GOALS = ("minimize", "maximize")
+"""`runner.manifest.sample.Goal`, spelled here: `--help` loads none of the pipeline."""
+
+
+def register(commands: Subparsers) -> None:
+    """Every subcommand, in the order `--help` lists them."""
+    for add in (
+        _init,
+        _validate,
+        _expand,
+        _lock,
+        _propose,
+        _submit,
+        _status,
+        _report,
+        _plan_comment,
+        _cancel,
+        _logs,
+        _reviewed,
+    ):
+        add(commands)
+
+
+def _init(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "init", help="make a git repository a sweeps repository (workflows, example, schema)"
+    )
+    parser.add_argument("dir", nargs="?", default=".", metavar="DIR", help="default: here")
+    parser.add_argument(
+        "--ref",
+        help="the tag or commit of beaker-sweep-runner the workflows and the hook call"
+        " (default: the latest release, v<this version>)",
+    )
+    parser.add_argument(
+        "--branch", help="the default branch merges submit from (default: the current one)"
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite files that differ")
+    parser.set_defaults(handler="init")
+
+
+def _validate(commands: Subparsers) -> None:
+    parser = commands.add_parser("validate", help="check manifests without planning")
+    add_paths(parser)
+    parser.set_defaults(handler="validate")
+
+
+def _expand(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "expand", help="expand sweeps into points; with --plan, compare with the ledgers"
+    )
+    add_paths(parser)
+    parser.add_argument(
+        "--plan", action="store_true", help="show each point's status against its ledger"
+    )
+    parser.add_argument("--format", choices=FORMATS, default="table")
+    parser.add_argument(
+        "--detailed-exitcode",
+        action="store_true",
+        help="exit 2 when the plan has points to submit (0: nothing to do, 1: invalid)",
+    )
+    parser.add_argument(
+        "--save-specs", metavar="DIR", help="write each point's Beaker spec as YAML under DIR"
+    )
+    parser.add_argument(
+        "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    parser.set_defaults(handler="expand")
+
+
+def _lock(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "lock", help="draw the points of params.sample into the manifest's lock file"
+    )
+    add_paths(parser)
+    parser.set_defaults(handler="lock")
+
+
+def _propose(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "propose", help="adaptive search: append the next round of points to the sample's lock"
+    )
+    add_paths(parser)
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    parser.set_defaults(handler="propose")
+
+
+def _submit(commands: Subparsers) -> None:
+    parser = commands.add_parser("submit", help="submit every point the plan marks '+'")
+    add_arguments(parser)
+    parser.set_defaults(handler="submit")
+
+
+def _status(commands: Subparsers) -> None:
+    parser = commands.add_parser("status", help="every point with its state and metrics")
+    add_paths(parser)
+    parser.add_argument("--format", choices=STATUS_FORMATS, default="table")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    parser.add_argument(
+        "--plot",
+        metavar="METRIC",
+        help="plot METRIC against a parameter (`auto`: each sweep's first numeric metric): into"
+        " --output FILE (.png or .svg: needs the [plot] extra; .md: Mermaid), or as a Mermaid"
+        " block with --format markdown",
+    )
+    parser.add_argument("--by", metavar="PARAM", help="with --plot: the parameter on the x axis")
+    parser.add_argument("--output", metavar="FILE", help="with --plot: the file to write")
+    parser.add_argument("--best", metavar="METRIC", help="print the point with the best METRIC")
+    goal = parser.add_mutually_exclusive_group()
+    goal.add_argument("--min", dest="goal", action="store_const", const="minimize")
+    goal.add_argument("--max", dest="goal", action="store_const", const="maximize")
+    parser.set_defaults(handler="status")
+
+
+def _report(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "report", help="each sweep's results page: best point, importance, images, CSV"
+    )
+    add_paths(parser)
+    parser.add_argument(
+        "--metric",
+        metavar="NAME",
+        help="the metric to rank by (default: an adaptive search's own, else the first numeric"
+        " metric by name)",
+    )
+    parser.add_argument(
+        "--goal",
+        choices=GOALS,
+        help="which way is better (default: an adaptive search's own, else minimize)",
+    )
+    parser.add_argument(
+        "--output",
+        metavar="DIR",
+        help="write each sweep's page (NAME.md), CSV (NAME.csv) and images (PNG with the [plot]"
+        " extra) into DIR",
+    )
+    parser.add_argument(
+        "--optuna-storage",
+        metavar="FILE",
+        help="also write each sweep as an Optuna study (named after the sweep) that"
+        " optuna-dashboard opens offline: SQLite for .db/.sqlite/.sqlite3, else a journal file"
+        " (the [adaptive] extra)",
+    )
+    parser.add_argument("--format", choices=REPORT_FORMATS, default="markdown")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    parser.set_defaults(handler="report")
+
+
+def _plan_comment(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "plan-comment",
+        help="the plan as the markdown of a pull request comment, also added to the job summary",
+    )
+    add_paths(parser)
+    parser.add_argument(
+        "--output", metavar="FILE", help="write the comment to FILE (default: stdout)"
+    )
+    parser.add_argument(
+        "--base",
+        metavar="REV",
+        help="the pull request's base commit: only the sweeps changed since are shown in full",
+    )
+    parser.add_argument(
+        "--artifact",
+        metavar="DIR",
+        help="also write the whole plan to DIR/sweep-plan.md and DIR/sweep-plan.json",
+    )
+    parser.set_defaults(handler="plan_comment")
+
+
+def _cancel(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "cancel", help="cancel a sweep's queued and running experiments (asks for --yes)"
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="manifests or directories")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--orphans", action="store_true", help="only points in the ledger but not the manifest"
+    )
+    which.add_argument(
+        "--points", nargs="+", default=(), metavar="NAME", help="only these (names or key prefixes)"
+    )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help=f"really cancel; without it, show what would be canceled and exit {int(Exit.WOULD_CHANGE)}",
+    )
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    parser.add_argument("--commit", action="store_true", help="then commit the changed ledgers")
+    parser.add_argument("--push", action="store_true", help="with --commit: push that commit")
+    parser.set_defaults(handler="cancel")
+
+
+def _logs(commands: Subparsers) -> None:
+    parser = commands.add_parser("logs", help="a point's logs (one replica of one task)")
+    parser.add_argument("point", metavar="NAME|KEY-PREFIX", help="experiment name or key prefix")
+    parser.add_argument("--replica", type=int, default=0, metavar="N", help="rank (default 0)")
+    parser.add_argument("--task", metavar="NAME", help="task name (default: the first task)")
+    parser.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
+    parser.add_argument("--follow", action="store_true", help="keep printing until the job ends")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    parser.set_defaults(handler="logs")
+
+
+def _reviewed(commands: Subparsers) -> None:
+    parser = commands.add_parser(
+        "reviewed-plans",
+        help="in GitHub Actions: what the plans of the merged pull requests showed (for submit --reviewed)",
+    )
+    parser.add_argument("--output", metavar="FILE", help="write the pins to FILE (default: stdout)")
+    parser.set_defaults(handler="reviewed")

@@ -1,0 +1,54 @@
+"""What several commands do first: load the manifests named (each parsed once), say their
+problems, and observe the sweeps for the readers (`status`, `report`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from runner.backends import Capability, open_backend
+from runner.core.errors import ManifestError
+from runner.manifest import Locks
+from runner.observe import sweeps
+from runner.observe.model import Observation
+from runner.plan import catalog
+from runner.plan.catalog import Catalog
+from runner.render.code import uses_code
+from runner.repo import gitrepo
+
+
+def load_catalog(directory: Path, paths: Sequence[str], locks: Locks | None = None) -> Catalog:
+    """The manifests named (or all), each parsed once; `locks`: what is asked of a sample's
+    lock (by default, that it is current)."""
+
+    return catalog.load(directory, paths, locks or Locks.CURRENT)
+
+
+def observed_sweeps(directory: Path, paths: Sequence[str], backend: str) -> list[Observation]:
+    """`status` and `report`: every sweep named (or all) observed once, from one bulk look each
+    (`runner.observe.sweeps`); a manifest problem raises before the backend is asked anything."""
+
+    cat = load_catalog(directory, paths)
+    raise_if_problems(cat)
+    opened = open_backend(backend, cat.root, lambda text: None)  # falls back quietly
+    head = ""  # local `code:` points say when they ran another commit than this
+    if Capability.RERUNS in opened.capabilities and any(uses_code(s) for s in cat.sweeps):
+        head = gitrepo.head_commit(cat.root).replace("uncommitted", "")
+    try:
+        return sweeps.observe(cat, opened, head)
+    finally:
+        opened.close()
+
+
+def report_problems(cat: Catalog) -> bool:
+    """Print every manifest problem (and warning) to stderr; True when there were problems."""
+    warnings = [w for sweep in cat.sweeps for w in sweep.warnings]
+    for problem in sorted([*cat.problems, *warnings]):
+        print(problem, file=sys.stderr)
+    return bool(cat.problems)
+
+
+def raise_if_problems(cat: Catalog) -> None:
+    if cat.problems:
+        raise ManifestError(list(cat.problems))
