@@ -12,18 +12,18 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from runner.backends import (
+    NO_RECORD,
     NOTHING_RECORDED,
     Capability,
     Experiment,
     ExperimentState,
     Group,
-    Intent,
     LogQuery,
     Recorded,
     Rejected,
     Results,
+    WriteAhead,
     group_name,
-    no_intent,
 )
 from runner.backends.health import Health
 from runner.core.model import Rendered, Sweep
@@ -82,22 +82,16 @@ class FakeBackend:
         }
 
     def restart(
-        self,
-        sweep: Sweep,
-        point: Rendered,
-        experiment: Experiment,
-        *,
-        since: str = "",
-        intent: Intent = no_intent,
+        self, sweep: Sweep, point: Rendered, experiment: Experiment, ahead: WriteAhead = NO_RECORD
     ) -> Experiment | None:
         self._log("restart", point.name)
         latest = self._latest(point.name)
         generation = str(self.restarted[point.name])
-        if since and latest is not None and generation != since:
+        if ahead.since and latest is not None and generation != ahead.since:
             return latest  # the interrupted restart took effect
         if latest is None or not latest.state.restartable:
             return None
-        intent(generation)
+        ahead.intent(generation)
         self.restarted[point.name] += 1
         restarted = dataclasses.replace(latest, state=ExperimentState.QUEUED)
         self.made[point.name][-1] = restarted

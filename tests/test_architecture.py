@@ -229,7 +229,7 @@ def test_the_kind_scan_finds_a_compared_word() -> None:
 
 
 def test_the_backend_choices_of_the_cli_are_the_backend_kinds() -> None:
-    from runner.backends import CHOICES
+    from runner.backends.opening import CHOICES
     from runner.commands.common import BACKEND_CHOICES
 
     assert BACKEND_CHOICES == CHOICES  # spelled twice only because `--help` loads no backend

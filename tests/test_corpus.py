@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import plan
 from runner.cli import main
 from runner.core import space
+from runner.plan import rendering
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MODELINE = "# yaml-language-server: $schema=../../schemas/sweep.schema.json"
@@ -118,7 +118,7 @@ def test_a_huge_grid_is_refused_from_axis_lengths_alone(
     def refuse(*_: object) -> None:
         pytest.fail("the points of an over-sized sweep were expanded")
 
-    for module in (space, plan):
+    for module in (space, rendering):
         monkeypatch.setattr(module, "iter_points", refuse)
     case = read_case(CORPUS / "max-points-huge-grid.yaml")
     outcome = validate(case, tmp_path, capsys)

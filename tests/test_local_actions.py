@@ -18,12 +18,12 @@ import pytest
 
 from runner import ledger
 from runner.backends.local import LAYOUT
+from runner.backends.local.processes import process_started
 from runner.backends.local.rundir import (
     STOP_ALL,
     Replica,
     RunDir,
     new_state,
-    process_started,
     with_replica,
 )
 from runner.backends.local.supervisor import Launch, Supervisor

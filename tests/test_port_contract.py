@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from runner import operate
-from runner.backends import Backend, BackendKind, ExperimentState, LogQuery, NameTaken, recorded
+from runner.backends import (
+    Backend,
+    BackendKind,
+    ExperimentState,
+    LogQuery,
+    NameTaken,
+    WriteAhead,
+    recorded,
+)
 from runner.backends.beaker import BeakerBackend
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import Replica, RunDir, new_state
@@ -180,12 +188,12 @@ def test_restart_writes_its_intent_ahead_and_an_interrupted_one_is_sent_once(
         raise _Crash
 
     with pytest.raises(_Crash):
-        opened.restart(plan.sweep, point, failed, intent=crash)
+        opened.restart(plan.sweep, point, failed, WriteAhead(intent=crash))
     # The intent never reached the backend: the generation has not moved, so it is sent now.
-    restarted = opened.restart(plan.sweep, point, failed, since=tokens[0], intent=tokens.append)
+    restarted = opened.restart(plan.sweep, point, failed, WriteAhead(tokens[0], tokens.append))
     assert restarted is not None and tokens == [tokens[0]] * 2
     # It did reach it: the generation moved on, nothing is sent again (no intent either).
-    again = opened.restart(plan.sweep, point, restarted, since=tokens[0], intent=tokens.append)
+    again = opened.restart(plan.sweep, point, restarted, WriteAhead(tokens[0], tokens.append))
     assert again is not None and again.id == failed.id and len(tokens) == 2
 
 

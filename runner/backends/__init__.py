@@ -8,10 +8,8 @@ experiment up by that name. It translates its own failures into those of `failur
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from runner.backends.failures import Canceled as Canceled
@@ -20,7 +18,6 @@ from runner.backends.failures import NotStarted as NotStarted
 from runner.backends.failures import Rejected as Rejected
 from runner.backends.failures import Transient as Transient
 from runner.backends.health import Health
-from runner.core.errors import SubmitError
 from runner.core.model import Rendered, Sweep
 from runner.core.values import StrEnum
 from runner.ledger import Layout
@@ -58,6 +55,18 @@ Intent = Callable[[str], None]
 
 def no_intent(token: str) -> None:
     """The default `intent`: nothing is recorded."""
+
+
+@dataclass(frozen=True)
+class WriteAhead:
+    """A restart's write-ahead record (`Backend.restart`): `since`, the token a run that was
+    interrupted recorded (empty: none); `intent`, told the token before the request is sent."""
+
+    since: str = ""
+    intent: Intent = no_intent
+
+
+NO_RECORD = WriteAhead()
 
 
 @dataclass(frozen=True)
@@ -211,20 +220,14 @@ class Backend(Protocol):
         ...
 
     def restart(
-        self,
-        sweep: Sweep,
-        point: Rendered,
-        experiment: Experiment,
-        *,
-        since: str = "",
-        intent: Intent = no_intent,
+        self, sweep: Sweep, point: Rendered, experiment: Experiment, ahead: WriteAhead = NO_RECORD
     ) -> Experiment | None:
         """Restart a failed or canceled experiment's failed tasks in place, exactly once (a
         request whose reply was lost is looked up, never sent twice). The restarted experiment;
         None when there was nothing to restart (it is not failed or canceled).
 
-        Write-ahead: `intent` is called with the experiment's job generation (an opaque token)
-        before the request is sent, so the caller can record it. Given that token as `since`
+        Write-ahead (`ahead`): `intent` is called with the experiment's job generation (an opaque
+        token) before the request is sent, so the caller can record it. Given that token as `since`
         (a run that recorded it was interrupted), an experiment whose generation has moved on
         is returned as restarted without sending anything: that restart took effect."""
         ...
@@ -272,48 +275,5 @@ class RunsInCreate(Protocol):
         (each raises `Canceled`); a submit started later runs them as usual."""
 
 
-CHOICES = ("auto", *BackendKind)
-"""What `--backend` takes (`runner.commands.common.BACKEND_CHOICES` spells the same for argparse):
-`auto` is Beaker when credentials exist, else local."""
 Notify = Callable[[str], None]
 """Where a backend's notes go (the progress display, so they never garble its live line)."""
-
-
-def in_ci() -> bool:
-    return bool(os.environ.get("CI") or os.environ.get("GITHUB_ACTIONS"))
-
-
-def open_backend(
-    choice: str,
-    root: Path,
-    notify: Notify,
-    *,
-    http_timeout: float | None = None,
-    refuse_local: str = "",
-) -> Backend:
-    """Beaker when asked or when credentials exist; local otherwise (never silently in CI).
-
-    `auto` falling back to the local backend says so through `notify`. `refuse_local`: why
-    `auto` must not fall back (e.g. a sweep that is not a draft would run on this machine);
-    then missing credentials are an error that names it and `--backend local`.
-    """
-    if choice not in CHOICES:
-        raise SubmitError(f"unknown backend {choice!r} (choose from {', '.join(CHOICES)})")
-    if choice in ("auto", "beaker"):
-        from runner.backends.beaker import TOKEN_HELP, BeakerBackend, credentials
-
-        config = credentials()
-        if config is not None:
-            return BeakerBackend(config, http_timeout=http_timeout)
-        if choice == "beaker" or in_ci():
-            raise SubmitError(
-                TOKEN_HELP + (" (CI never falls back to the local backend)" if in_ci() else "")
-            )
-        if refuse_local:
-            raise SubmitError(
-                f"{TOKEN_HELP}; {refuse_local}, so pass --backend local to run it here"
-            )
-        notify("no Beaker credentials found: using the local backend (this machine)")
-    from runner.backends.local import LocalBackend
-
-    return LocalBackend(root, notify)

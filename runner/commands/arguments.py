@@ -5,6 +5,8 @@ then load what it needs at the top of its module."""
 
 from __future__ import annotations
 
+import argparse
+
 from runner.commands.common import (
     BACKEND_CHOICES,
     FORMATS,
@@ -18,6 +20,13 @@ STATUS_FORMATS = ("table", "markdown", "json", "csv")
 REPORT_FORMATS = ("markdown", "json")
 GOALS = ("minimize", "maximize")
 """`runner.manifest.sample.Goal`, spelled here: `--help` loads none of the pipeline."""
+
+
+def _parser(commands: Subparsers, name: str, handler: str, text: str) -> argparse.ArgumentParser:
+    """A subcommand's parser, run by the module `runner.commands.<handler>`."""
+    parser = commands.add_parser(name, help=text)
+    parser.set_defaults(handler=handler)
+    return parser
 
 
 def register(commands: Subparsers) -> None:
@@ -40,8 +49,11 @@ def register(commands: Subparsers) -> None:
 
 
 def _init(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "init", help="make a git repository a sweeps repository (workflows, example, schema)"
+    parser = _parser(
+        commands,
+        "init",
+        "init",
+        "make a git repository a sweeps repository (workflows, example, schema)",
     )
     parser.add_argument("dir", nargs="?", default=".", metavar="DIR", help="default: here")
     parser.add_argument(
@@ -53,18 +65,19 @@ def _init(commands: Subparsers) -> None:
         "--branch", help="the default branch merges submit from (default: the current one)"
     )
     parser.add_argument("--force", action="store_true", help="overwrite files that differ")
-    parser.set_defaults(handler="init")
 
 
 def _validate(commands: Subparsers) -> None:
-    parser = commands.add_parser("validate", help="check manifests without planning")
+    parser = _parser(commands, "validate", "validate", "check manifests without planning")
     add_paths(parser)
-    parser.set_defaults(handler="validate")
 
 
 def _expand(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "expand", help="expand sweeps into points; with --plan, compare with the ledgers"
+    parser = _parser(
+        commands,
+        "expand",
+        "expand",
+        "expand sweeps into points; with --plan, compare with the ledgers",
     )
     add_paths(parser)
     parser.add_argument(
@@ -82,34 +95,33 @@ def _expand(commands: Subparsers) -> None:
     parser.add_argument(
         "--output", metavar="FILE", help="write the report to FILE instead of stdout"
     )
-    parser.set_defaults(handler="expand")
 
 
 def _lock(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "lock", help="draw the points of params.sample into the manifest's lock file"
+    parser = _parser(
+        commands, "lock", "lock", "draw the points of params.sample into the manifest's lock file"
     )
     add_paths(parser)
-    parser.set_defaults(handler="lock")
 
 
 def _propose(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "propose", help="adaptive search: append the next round of points to the sample's lock"
+    parser = _parser(
+        commands,
+        "propose",
+        "propose",
+        "adaptive search: append the next round of points to the sample's lock",
     )
     add_paths(parser)
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    parser.set_defaults(handler="propose")
 
 
 def _submit(commands: Subparsers) -> None:
-    parser = commands.add_parser("submit", help="submit every point the plan marks '+'")
+    parser = _parser(commands, "submit", "submit", "submit every point the plan marks '+'")
     add_arguments(parser)
-    parser.set_defaults(handler="submit")
 
 
 def _status(commands: Subparsers) -> None:
-    parser = commands.add_parser("status", help="every point with its state and metrics")
+    parser = _parser(commands, "status", "status", "every point with its state and metrics")
     add_paths(parser)
     parser.add_argument("--format", choices=STATUS_FORMATS, default="table")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
@@ -126,12 +138,14 @@ def _status(commands: Subparsers) -> None:
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--min", dest="goal", action="store_const", const="minimize")
     goal.add_argument("--max", dest="goal", action="store_const", const="maximize")
-    parser.set_defaults(handler="status")
 
 
 def _report(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "report", help="each sweep's results page: best point, importance, images, CSV"
+    parser = _parser(
+        commands,
+        "report",
+        "report",
+        "each sweep's results page: best point, importance, images, CSV",
     )
     add_paths(parser)
     parser.add_argument(
@@ -160,13 +174,14 @@ def _report(commands: Subparsers) -> None:
     )
     parser.add_argument("--format", choices=REPORT_FORMATS, default="markdown")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    parser.set_defaults(handler="report")
 
 
 def _plan_comment(commands: Subparsers) -> None:
-    parser = commands.add_parser(
+    parser = _parser(
+        commands,
         "plan-comment",
-        help="the plan as the markdown of a pull request comment, also added to the job summary",
+        "plan_comment",
+        "the plan as the markdown of a pull request comment, also added to the job summary",
     )
     add_paths(parser)
     parser.add_argument(
@@ -182,12 +197,14 @@ def _plan_comment(commands: Subparsers) -> None:
         metavar="DIR",
         help="also write the whole plan to DIR/sweep-plan.md and DIR/sweep-plan.json",
     )
-    parser.set_defaults(handler="plan_comment")
 
 
 def _cancel(commands: Subparsers) -> None:
-    parser = commands.add_parser(
-        "cancel", help="cancel a sweep's queued and running experiments (asks for --yes)"
+    parser = _parser(
+        commands,
+        "cancel",
+        "cancel",
+        "cancel a sweep's queued and running experiments (asks for --yes)",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="manifests or directories")
     which = parser.add_mutually_exclusive_group()
@@ -205,24 +222,23 @@ def _cancel(commands: Subparsers) -> None:
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     parser.add_argument("--commit", action="store_true", help="then commit the changed ledgers")
     parser.add_argument("--push", action="store_true", help="with --commit: push that commit")
-    parser.set_defaults(handler="cancel")
 
 
 def _logs(commands: Subparsers) -> None:
-    parser = commands.add_parser("logs", help="a point's logs (one replica of one task)")
+    parser = _parser(commands, "logs", "logs", "a point's logs (one replica of one task)")
     parser.add_argument("point", metavar="NAME|KEY-PREFIX", help="experiment name or key prefix")
     parser.add_argument("--replica", type=int, default=0, metavar="N", help="rank (default 0)")
     parser.add_argument("--task", metavar="NAME", help="task name (default: the first task)")
     parser.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
     parser.add_argument("--follow", action="store_true", help="keep printing until the job ends")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    parser.set_defaults(handler="logs")
 
 
 def _reviewed(commands: Subparsers) -> None:
-    parser = commands.add_parser(
+    parser = _parser(
+        commands,
         "reviewed-plans",
-        help="in GitHub Actions: what the plans of the merged pull requests showed (for submit --reviewed)",
+        "reviewed",
+        "in GitHub Actions: what the plans of the merged pull requests showed (for submit --reviewed)",
     )
     parser.add_argument("--output", metavar="FILE", help="write the pins to FILE (default: stdout)")
-    parser.set_defaults(handler="reviewed")

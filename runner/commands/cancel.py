@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.backends import Backend, open_backend, runs
+from runner.backends import Backend, runs
+from runner.backends.opening import open_backend
 from runner.commands.common import args_from, split_points, stderr
 from runner.commands.gitops import check_commit, commit_back
 from runner.commands.loading import load_catalog, raise_if_problems

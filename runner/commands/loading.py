@@ -7,7 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.backends import Capability, open_backend
+from runner.backends import Capability
+from runner.backends.opening import open_backend
 from runner.core.errors import ManifestError
 from runner.manifest import Locks
 from runner.observe import sweeps

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner import operate
-from runner.backends import LogQuery, NotStarted, Rejected, Transient, open_backend
+from runner.backends import LogQuery, NotStarted, Rejected, Transient
+from runner.backends.opening import open_backend
 from runner.commands.common import stderr
 from runner.commands.loading import load_catalog
 from runner.core.errors import Exit, RunnerError

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.backends import open_backend
+from runner.backends.opening import open_backend
 from runner.commands.common import stderr
 from runner.commands.loading import load_catalog, report_problems
 from runner.core.errors import Exit, MissingExtra, RunnerError

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from runner.apply import Applied, ApplyOptions, apply
-from runner.backends import open_backend
+from runner.backends.opening import open_backend
 from runner.commands.common import stderr
 from runner.commands.gitops import check_commit, commit_back
 from runner.commands.loading import load_catalog, raise_if_problems

@@ -22,6 +22,7 @@ from runner.backends import (
     ExperimentState,
     Rejected,
     Transient,
+    WriteAhead,
     runs,
 )
 from runner.core.errors import RunnerError
@@ -206,7 +207,7 @@ def _restart_one(
         point = at_commit(point, Code(commit))
     try:
         restarted = backend.restart(
-            sweep, point, candidate.found, since=entry.restarting, intent=intent
+            sweep, point, candidate.found, WriteAhead(entry.restarting, intent)
         )
     except (Transient, Rejected) as exc:
         return candidate.outcome(RestartVerdict.FAILED, str(exc))  # the intent stays: checked next

@@ -7,17 +7,13 @@ never cancelled). The same function feeds `expand --plan` and `submit`.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from runner.core.errors import ManifestError, Problem
 from runner.core.model import Rendered, Sweep
-from runner.core.space import iter_points
 from runner.core.values import StrEnum, Value
 from runner.ledger import Entry, Ledger
 from runner.plan import drift
@@ -27,6 +23,8 @@ from runner.plan.holds import Held as Held
 from runner.plan.holds import Hold as Hold
 from runner.plan.holds import HoldReason as HoldReason
 from runner.plan.holds import hold as hold
+from runner.plan.rendering import collector_paused
+from runner.plan.rendering import render_sweep as render_sweep
 from runner.render import Renderer
 
 COMMENT_MARKER = "<!-- beaker-sweep-runner:plan -->"
@@ -165,69 +163,12 @@ class SweepPlan:
         return text
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Rendering keeps a dozen new containers per point and frees none, and none form a cycle.
-
-    Left running, the cyclic garbage collector re-scans the points rendered so far, again and
-    again, for nothing: more than a tenth of the time of a 10 000-point plan.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def render_sweep(sweep: Sweep, renderer: Renderer | None = None) -> list[Rendered]:
-    """Every point rendered, or ManifestError with one problem per failing field.
-
-    Pass the renderer `runner.manifest.load` compiled, so a sweep's templates compile once.
-    """
-    renderer = renderer or Renderer(sweep)
-    with _collector_paused():
-        return _render_points(sweep, renderer)
-
-
-def _render_points(sweep: Sweep, renderer: Renderer) -> list[Rendered]:
-    rendered: list[Rendered] = []
-    problems: dict[str, Problem] = {}
-    names: dict[str, Rendered] = {}
-    for point in iter_points(sweep.space):
-        try:
-            item = renderer.render(point)
-        except ManifestError as exc:
-            for problem in exc.problems:
-                problems.setdefault(problem.field, problem)
-            continue
-        clash = names.get(item.name)
-        if clash is not None:
-            problems.setdefault(
-                item.name,
-                Problem(
-                    str(sweep.path),
-                    1,
-                    1,
-                    "params",
-                    f"points {clash.key} and {item.key} share the"
-                    f" experiment name {item.name}; change revision to re-key the sweep",
-                ),
-            )
-        names[item.name] = item
-        rendered.append(item)
-    if problems:
-        raise ManifestError(list(problems.values()))
-    return rendered
-
-
 def build(sweep: Sweep, ledger: Ledger, renderer: Renderer | None = None) -> SweepPlan:
     """The plan of a sweep against its ledger. Points match entries by key, which is their
     identity: a point whose experiment name changed (a new `experiment_name` template) keeps its
     entry and shows `~` with the name change."""
     renderer = renderer or Renderer(sweep)
-    with _collector_paused():
+    with collector_paused():
         return _compare(sweep, render_sweep(sweep, renderer), ledger, renderer.legacy_env)
 
 

@@ -18,22 +18,22 @@ from beaker import beaker_pb2 as pb2
 from beaker.config import Config
 from beaker.exceptions import BeakerConfigurationError, BeakerError, BeakerExperimentConflict
 
-from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends import (
+    NO_RECORD,
     Capability,
     Experiment,
     ExperimentState,
     Group,
-    Intent,
     LogQuery,
     NotStarted,
     Recorded,
     Rejected,
     Results,
     Transient,
-    no_intent,
+    WriteAhead,
     recorded,
 )
+from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends.beaker import duplicates, identity, lifecycle
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
@@ -230,16 +230,10 @@ class BeakerBackend:
     # -- acting on experiments (see runner.backends.beaker.lifecycle) --------------------------
 
     def restart(
-        self,
-        sweep: Sweep,
-        point: Rendered,
-        experiment: Experiment,
-        *,
-        since: str = "",
-        intent: Intent = no_intent,
+        self, sweep: Sweep, point: Rendered, experiment: Experiment, ahead: WriteAhead = NO_RECORD
     ) -> Experiment | None:
         workload = lifecycle.restart(
-            self.client, experiment.id, self.policy, lambda: None, since, intent
+            self.client, experiment.id, self.policy, lambda: None, ahead.since, ahead.intent
         )
         if workload is None:
             return None

@@ -19,14 +19,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends import (
+    NO_RECORD,
     Canceled,
     Capability,
     Experiment,
-    ExperimentState,
     Group,
-    Intent,
     LogQuery,
     NameTaken,
     Notify,
@@ -34,27 +32,26 @@ from runner.backends import (
     Rejected,
     Results,
     StartHook,
-    no_intent,
+    WriteAhead,
 )
+from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends.health import Health
 from runner.backends.local import logs as logfiles
 from runner.backends.local.launches import replica_plans
 from runner.backends.local.machine import Machine, ReplicaPlan, assign_gpus
+from runner.backends.local.processes import starting, stop_leftovers, terminate
 from runner.backends.local.rundir import (
     FAILED,
     RUNNING,
     STOP_ALL,
-    SUCCEEDED,
     Replica,
     RunDir,
     RunState,
     Stopping,
     elapsed_seconds,
     new_state,
-    starting,
-    stop_leftovers,
-    terminate,
 )
+from runner.backends.local.states import as_experiment, seen
 from runner.backends.local.supervisor import Supervisor
 from runner.backends.local.sweepdir import LAYOUT as LAYOUT
 from runner.backends.local.sweepdir import SweepDir
@@ -100,16 +97,6 @@ class LocalBackend:
 
     # -- lookups ------------------------------------------------------------------------------
 
-    def _observe(self, run: RunDir) -> tuple[RunState | None, bool]:
-        """A run's state and whether a live runner is running it right now."""
-        state = run.read()
-        if state is None or state.status != RUNNING:
-            return state, False
-        if run.supervised():
-            return state, True
-        state = run.read()  # it may have finished, or been taken over, since the first read
-        return state, state is not None and state.status == RUNNING and run.supervised()
-
     def _resumable(self, run: RunDir, state: RunState) -> None:
         if state.status == RUNNING:
             text = (
@@ -120,28 +107,13 @@ class LocalBackend:
             text = f"interrupted run {state.experiment}: starting it again"
         self.say(text, once=str(run.path))
 
-    def _experiment(self, run: RunDir, state: RunState, live: bool) -> Experiment:
-        """A stale or interrupted run shows as 'canceled' (submit again resumes it)."""
-        return Experiment(
-            name=state.experiment,
-            id=state.experiment,
-            url=run.url,
-            key=state.key,
-            state=ExperimentState(state.status)
-            if state.finished or live
-            else ExperimentState.CANCELED,
-            exit_code=state.exit_code if state.status in (SUCCEEDED, FAILED) else None,
-            metrics=run.metrics(),
-            unfinished=not (state.finished or live),
-        )
-
     def _states(self, sweep: Sweep, names: Iterable[str]) -> Mapping[str, Experiment]:
         found = {}
         for name in names:
             run = self.run_dir(sweep.name, name)
-            state, live = self._observe(run)
+            state, live = seen(run)
             if state is not None:
-                found[name] = self._experiment(run, state, live)
+                found[name] = as_experiment(run, state, live)
         return found
 
     # -- groups and results -------------------------------------------------------------------
@@ -212,16 +184,10 @@ class LocalBackend:
                 f"run {point.name} failed: replica {state.cause} exited {state.exit_code}"
                 f" (log: {run.path / logs[0] if logs else run.path})"
             )
-        return self._experiment(run, state, live=False)
+        return as_experiment(run, state, live=False)
 
     def restart(
-        self,
-        sweep: Sweep,
-        point: Rendered,
-        experiment: Experiment,
-        *,
-        since: str = "",
-        intent: Intent = no_intent,
+        self, sweep: Sweep, point: Rendered, experiment: Experiment, ahead: WriteAhead = NO_RECORD
     ) -> Experiment | None:
         """Run a finished point again in its run directory (a failed or canceled one; a
         succeeded one when `--restart --points` names it: `Capability.RERUNS`); its earlier
@@ -235,11 +201,11 @@ class LocalBackend:
             with self._busy(), run.claim(self._stop):
                 previous = run.read()  # under the lock: another runner may have restarted it
                 generation = str(len(run.attempts()))  # a restart archives one attempt
-                if since and generation != since and previous is not None:
-                    return self._experiment(run, previous, live=False)  # it took effect
+                if ahead.since and generation != ahead.since and previous is not None:
+                    return as_experiment(run, previous, live=False)  # it took effect
                 if previous is None or previous.key != point.key or not previous.finished:
                     return None
-                intent(generation)
+                ahead.intent(generation)
                 kept = run.archive()
                 self.say(f"restarting {point.name}; its earlier attempt is in {kept}")
                 run.reset()
@@ -248,7 +214,7 @@ class LocalBackend:
             raise  # already one of the port's failures (NameTaken above)
         except (Stopping, RunnerError, OSError) as exc:
             raise Rejected(f"{point.name}: {exc}") from None
-        return self._experiment(run, state, live=False)
+        return as_experiment(run, state, live=False)
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
         """Stop the replicas of runs another runner is running now (SIGTERM to each process
@@ -258,7 +224,7 @@ class LocalBackend:
         canceled = []
         for experiment in experiments:
             run = self.run_dir(sweep.name, experiment.name)
-            state, live = self._observe(run)
+            state, live = seen(run)
             if state is None or not live or state.key != experiment.key:
                 continue
             run.request_cancel()  # first: its runner then records `canceled`, not `failed`
@@ -287,7 +253,7 @@ class LocalBackend:
 
     def _started(self, sweep: Sweep, point: Rendered, run: RunDir, state: RunState) -> None:
         if self.on_start is not None:
-            self.on_start(sweep, point, self._experiment(run, state, live=True))
+            self.on_start(sweep, point, as_experiment(run, state, live=True))
 
     def _run(
         self,

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from runner.backends.local.processes import process_started
 from runner.backends.local.rundir import (
     CANCELED,
     FAILED,
@@ -27,7 +28,6 @@ from runner.backends.local.rundir import (
     RunDir,
     RunState,
     Stopping,
-    process_started,
     with_replica,
 )
 from runner.core.files import utc_now
