@@ -25,11 +25,11 @@ from runner.backends import (
     WriteAhead,
     runs,
 )
-from runner.core.errors import RunnerError
 from runner.core.files import utc_now
 from runner.core.values import StrEnum
 from runner.ledger.store import LedgerStore
 from runner.observe.looks import Listed, Observer, chosen
+from runner.operate.finding import find_point as find_point
 from runner.plan import PlanStatus, Row, SweepPlan, capped
 from runner.render.code import Code, at_commit, uses_code
 
@@ -246,28 +246,6 @@ def _canceled_on_request(entry: ledger.Entry, found: Experiment) -> str | None:
 def _interrupted(row: Row) -> bool:
     """A restart of this point was sent (or about to be) by a run stopped before its record."""
     return row.entry is not None and bool(row.entry.restarting)
-
-
-# -- finding a point --------------------------------------------------------------------------
-
-
-def find_point(plans: Sequence[SweepPlan], ref: str) -> list[tuple[SweepPlan, Row]]:
-    """The one point named `ref` (an experiment name, or a prefix of its key) across the plans;
-    a RunnerError naming the candidates when there is none or more than one."""
-    rows = [(plan, row) for plan in plans for row in plan.rows]
-    exact = [(p, r) for p, r in rows if ref in (r.name, r.experiment, r.key)]
-    found = exact or [(p, r) for p, r in rows if ref and r.key.startswith(ref.lower())]
-    if not found:
-        raise RunnerError(
-            f"no point is named {ref!r} or has a key starting with it"
-            f" (in {', '.join(p.sweep.name for p in plans) or 'no sweep'})"
-        )
-    if len(found) > 1:
-        names = ", ".join(r.name for _, r in found[:5]) + (", ..." if len(found) > 5 else "")
-        raise RunnerError(
-            f"{ref!r} matches {len(found)} points ({names}): give more of the key, or the name"
-        )
-    return found
 
 
 def live_caps(observer: Observer, plans: Sequence[SweepPlan]) -> list[SweepPlan]:

@@ -12,7 +12,7 @@ from runner.backends import Backend, Experiment, ExperimentState, RunsInCreate, 
 from runner.core.files import utc_now
 from runner.ledger.store import LedgerStore
 from runner.observe.looks import Observer
-from runner.operate import find_point
+from runner.operate.finding import find_point
 from runner.plan import PlanStatus, Row, SweepPlan
 
 

@@ -20,6 +20,7 @@ from tests.benchmarks import (
     planning,
     restart,
     search,
+    signals,
     startup,
     status,
     submission,
@@ -37,6 +38,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "adaptive": adaptive.run,
     "importance": importance.run,
     "restart": restart.run,
+    "signals": signals.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 

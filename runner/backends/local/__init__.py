@@ -39,11 +39,10 @@ from runner.backends.health import Health
 from runner.backends.local import logs as logfiles
 from runner.backends.local.launches import replica_plans
 from runner.backends.local.machine import Machine, ReplicaPlan, assign_gpus
-from runner.backends.local.processes import starting, stop_leftovers, terminate
+from runner.backends.local.processes import cancel_run, stop_leftovers
 from runner.backends.local.rundir import (
     FAILED,
     RUNNING,
-    STOP_ALL,
     Replica,
     RunDir,
     RunState,
@@ -221,20 +220,7 @@ class LocalBackend:
         group whose recorded start time proves it is still that replica); that runner records
         how they ended. A run counts as canceled when at least one of its replicas was
         signalled: a pid now held by another process (or without a start time) is left alone."""
-        canceled = []
-        for experiment in experiments:
-            run = self.run_dir(sweep.name, experiment.name)
-            state, live = seen(run)
-            if state is None or not live or state.key != experiment.key:
-                continue
-            run.request_cancel()  # first: its runner then records `canceled`, not `failed`
-            signalled = terminate(state) or ([STOP_ALL] if starting(state) else [])
-            if signalled:
-                run.request_cancel(signalled)  # its runner stops any replica started since
-                canceled.append(experiment.name)
-            else:
-                run.cancel_file.unlink(missing_ok=True)
-        return canceled
+        return [e.name for e in experiments if cancel_run(self.run_dir(sweep.name, e.name), e.key)]
 
     def stop_starting(self, sweep: Sweep) -> None:
         SweepDir(self.root, sweep.name).mark_canceled()

@@ -9,7 +9,8 @@ import os
 import signal
 from pathlib import Path
 
-from runner.backends.local.rundir import RunState
+from runner.backends.local.rundir import STOP_ALL, RunDir, RunState
+from runner.backends.local.states import seen
 
 
 def process_started(pid: int) -> int | None:
@@ -57,3 +58,21 @@ def starting(state: RunState) -> bool:
 def terminate(state: RunState) -> list[int]:
     """SIGTERM to the process group of each replica still running (`cancel`); their pids."""
     return _signal_groups(_recorded_alive(state), signal.SIGTERM)
+
+
+def cancel_run(run: RunDir, key: str | None) -> bool:
+    """Stop the replicas of a run another runner is running now (SIGTERM to each process group
+    whose recorded start time proves it is still that replica, or a request to stop them all
+    while its runner is still starting them); that runner records how they ended. Whether it
+    was canceled: at least one replica signalled (a pid now held by another process, or without
+    a start time, is left alone)."""
+    state, live = seen(run)
+    if state is None or not live or state.key != key:
+        return False
+    run.request_cancel()  # first: its runner then records `canceled`, not `failed`
+    signalled = terminate(state) or ([STOP_ALL] if starting(state) else [])
+    if signalled:
+        run.request_cancel(signalled)  # its runner stops any replica started since
+        return True
+    run.cancel_file.unlink(missing_ok=True)
+    return False
