@@ -413,9 +413,8 @@ def test_the_spelling_scan_finds_an_alias_under_another_name_and_a_default(tmp_p
     }
 
 
-BARE_EXIT_EXEMPT = frozenset({"status.py", "report.py", "propose.py", "lock.py"})
-"""Commands that still return a bare 0 or 1, TEMPORARILY: they are being rewritten (one
-observation of a sweep, issue 37), and the rewrite returns `Exit`. Shrink this, never grow it."""
+BARE_EXIT_EXEMPT: frozenset[str] = frozenset()
+"""Commands that may still return a bare 0 or 1: none since issue 37. Never grow it."""
 
 
 def _bare_exits(root: Path) -> list[str]:

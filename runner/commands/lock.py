@@ -18,7 +18,7 @@ from runner.commands.searches import lock_samples
 from runner.core.errors import Exit
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Exit:
     return lock(Path(args.directory), args.paths)
 
 

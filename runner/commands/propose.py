@@ -21,7 +21,7 @@ from runner.commands.searches import propose_rounds
 from runner.core.errors import Exit
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Exit:
     return propose(Path(args.directory), args.paths, args.backend)
 
 

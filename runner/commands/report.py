@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.commands.common import stderr
+from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
-from runner.core.errors import MissingExtra, RunnerError
+from runner.core.errors import Exit, MissingExtra, RunnerError
 from runner.manifest.sample import Goal
 from runner.observe.findings import Findings, defaults, find, told_findings
 from runner.observe.model import Observation
@@ -40,22 +40,12 @@ class ReportArgs:
     storage: str | None = None
 
 
-def run(args: argparse.Namespace) -> int:
-    return report(
-        Path(args.directory),
-        ReportArgs(
-            tuple(args.paths),
-            args.metric,
-            args.goal,
-            args.output,
-            args.format,
-            args.backend,
-            args.optuna_storage,
-        ),
-    )
+def run(args: argparse.Namespace) -> Exit:
+    renamed = {"fmt": "format", "storage": "optuna_storage"}
+    return report(Path(args.directory), args_from(args, ReportArgs, renamed))
 
 
-def report(directory: Path, args: ReportArgs) -> int:
+def report(directory: Path, args: ReportArgs) -> Exit:
 
     if args.storage and importlib.util.find_spec("optuna") is None:
         raise MissingExtra(
@@ -82,7 +72,7 @@ def report(directory: Path, args: ReportArgs) -> int:
         sys.stdout.write(render_json(findings))
     elif args.output is None:
         sys.stdout.write("\n".join(markdown(f, {}) for f in findings))
-    return 0
+    return Exit.OK
 
 
 def judge(results: Observation, args: ReportArgs) -> Findings:

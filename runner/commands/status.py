@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.commands.common import stderr
+from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
-from runner.core.errors import RunnerError
+from runner.core.errors import Exit, RunnerError
 from runner.manifest.sample import Goal
 from runner.observe.model import Observation
 from runner.report import plot
@@ -38,20 +38,8 @@ class StatusArgs:
     """`--min` or `--max`: a `Goal` (spelled as text: `--help` loads none of the pipeline)."""
 
 
-def run(args: argparse.Namespace) -> int:
-    return status(
-        Path(args.directory),
-        StatusArgs(
-            paths=tuple(args.paths),
-            fmt=args.format,
-            backend=args.backend,
-            plot=args.plot,
-            by=args.by,
-            output=args.output,
-            best=args.best,
-            goal=args.goal,
-        ),
-    )
+def run(args: argparse.Namespace) -> Exit:
+    return status(Path(args.directory), args_from(args, StatusArgs, {"fmt": "format"}))
 
 
 def check(args: StatusArgs) -> None:
@@ -73,21 +61,21 @@ def check(args: StatusArgs) -> None:
         plot.check_can_save(Path(args.output))
 
 
-def status(directory: Path, args: StatusArgs) -> int:
+def status(directory: Path, args: StatusArgs) -> Exit:
     check(args)
     sweeps = collect(directory, args)
     if args.best is not None:
         sys.stdout.write(best(sweeps, args.best, Goal(args.goal), args.fmt))
-        return 0
+        return Exit.OK
 
     if args.plot is not None and args.output is None:  # markdown, each sweep with its chart
         blocks = [report.markdown(s) + "\n\n" + _mermaid(s, args) for s in sweeps]
         sys.stdout.write(report.HEADING + "\n\n".join(blocks))
-        return 0
+        return Exit.OK
     sys.stdout.write(report.render(sweeps, args.fmt))
     if args.plot is not None and args.output is not None:
         return write_plots(sweeps, args)
-    return 0
+    return Exit.OK
 
 
 def collect(directory: Path, args: StatusArgs) -> list[Observation]:
@@ -117,7 +105,7 @@ def _mermaid(sweep: Observation, args: StatusArgs) -> str:
         return f"_No plot: {exc}_\n"
 
 
-def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> int:
+def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> Exit:
     """One file per sweep (FILE itself when there is one sweep); exit 1 if none was written."""
 
     assert args.plot is not None and args.output is not None
@@ -138,7 +126,7 @@ def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> int:
             continue
         written += 1
         stderr(f"plot: {chart.metric} by {chart.x} written to {path}")
-    return 0 if written else 1
+    return Exit.OK if written else Exit.USER_ERROR
 
 
 def best(sweeps: Sequence[Observation], metric: str, goal: Goal, fmt: str) -> str:
