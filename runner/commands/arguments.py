@@ -22,10 +22,13 @@ GOALS = ("minimize", "maximize")
 """`runner.manifest.sample.Goal`, spelled here: `--help` loads none of the pipeline."""
 
 
-def _parser(commands: Subparsers, name: str, handler: str, text: str) -> argparse.ArgumentParser:
-    """A subcommand's parser, run by the module `runner.commands.<handler>`."""
+def _parser(
+    commands: Subparsers, name: str, text: str, handler: str = ""
+) -> argparse.ArgumentParser:
+    """A subcommand's parser, run by the module `runner.commands.<handler>` (by default its
+    name, `-` as `_`)."""
     parser = commands.add_parser(name, help=text)
-    parser.set_defaults(handler=handler)
+    parser.set_defaults(handler=handler or name.replace("-", "_"))
     return parser
 
 
@@ -50,10 +53,7 @@ def register(commands: Subparsers) -> None:
 
 def _init(commands: Subparsers) -> None:
     parser = _parser(
-        commands,
-        "init",
-        "init",
-        "make a git repository a sweeps repository (workflows, example, schema)",
+        commands, "init", "make a git repository a sweeps repository (workflows, example, schema)"
     )
     parser.add_argument("dir", nargs="?", default=".", metavar="DIR", help="default: here")
     parser.add_argument(
@@ -68,16 +68,13 @@ def _init(commands: Subparsers) -> None:
 
 
 def _validate(commands: Subparsers) -> None:
-    parser = _parser(commands, "validate", "validate", "check manifests without planning")
+    parser = _parser(commands, "validate", "check manifests without planning")
     add_paths(parser)
 
 
 def _expand(commands: Subparsers) -> None:
     parser = _parser(
-        commands,
-        "expand",
-        "expand",
-        "expand sweeps into points; with --plan, compare with the ledgers",
+        commands, "expand", "expand sweeps into points; with --plan, compare with the ledgers"
     )
     add_paths(parser)
     parser.add_argument(
@@ -99,29 +96,26 @@ def _expand(commands: Subparsers) -> None:
 
 def _lock(commands: Subparsers) -> None:
     parser = _parser(
-        commands, "lock", "lock", "draw the points of params.sample into the manifest's lock file"
+        commands, "lock", "draw the points of params.sample into the manifest's lock file"
     )
     add_paths(parser)
 
 
 def _propose(commands: Subparsers) -> None:
     parser = _parser(
-        commands,
-        "propose",
-        "propose",
-        "adaptive search: append the next round of points to the sample's lock",
+        commands, "propose", "adaptive search: append the next round of points to the sample's lock"
     )
     add_paths(parser)
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
 
 
 def _submit(commands: Subparsers) -> None:
-    parser = _parser(commands, "submit", "submit", "submit every point the plan marks '+'")
+    parser = _parser(commands, "submit", "submit every point the plan marks '+'")
     add_arguments(parser)
 
 
 def _status(commands: Subparsers) -> None:
-    parser = _parser(commands, "status", "status", "every point with its state and metrics")
+    parser = _parser(commands, "status", "every point with its state and metrics")
     add_paths(parser)
     parser.add_argument("--format", choices=STATUS_FORMATS, default="table")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
@@ -142,10 +136,7 @@ def _status(commands: Subparsers) -> None:
 
 def _report(commands: Subparsers) -> None:
     parser = _parser(
-        commands,
-        "report",
-        "report",
-        "each sweep's results page: best point, importance, images, CSV",
+        commands, "report", "each sweep's results page: best point, importance, images, CSV"
     )
     add_paths(parser)
     parser.add_argument(
@@ -180,7 +171,6 @@ def _plan_comment(commands: Subparsers) -> None:
     parser = _parser(
         commands,
         "plan-comment",
-        "plan_comment",
         "the plan as the markdown of a pull request comment, also added to the job summary",
     )
     add_paths(parser)
@@ -201,10 +191,7 @@ def _plan_comment(commands: Subparsers) -> None:
 
 def _cancel(commands: Subparsers) -> None:
     parser = _parser(
-        commands,
-        "cancel",
-        "cancel",
-        "cancel a sweep's queued and running experiments (asks for --yes)",
+        commands, "cancel", "cancel a sweep's queued and running experiments (asks for --yes)"
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="manifests or directories")
     which = parser.add_mutually_exclusive_group()
@@ -225,7 +212,7 @@ def _cancel(commands: Subparsers) -> None:
 
 
 def _logs(commands: Subparsers) -> None:
-    parser = _parser(commands, "logs", "logs", "a point's logs (one replica of one task)")
+    parser = _parser(commands, "logs", "a point's logs (one replica of one task)")
     parser.add_argument("point", metavar="NAME|KEY-PREFIX", help="experiment name or key prefix")
     parser.add_argument("--replica", type=int, default=0, metavar="N", help="rank (default 0)")
     parser.add_argument("--task", metavar="NAME", help="task name (default: the first task)")
@@ -238,7 +225,7 @@ def _reviewed(commands: Subparsers) -> None:
     parser = _parser(
         commands,
         "reviewed-plans",
-        "reviewed",
         "in GitHub Actions: what the plans of the merged pull requests showed (for submit --reviewed)",
+        "reviewed",
     )
     parser.add_argument("--output", metavar="FILE", help="write the pins to FILE (default: stdout)")
