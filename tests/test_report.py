@@ -180,9 +180,10 @@ def test_too_few_finished_points_are_not_judged() -> None:
     points.append(_point(4, {"x": 0.9, "y": 9}, "failed", None))
     for estimator in Estimator:
         imp = findings.find(_results(points), "loss", Goal.MINIMIZE, estimator).importance
-        assert imp.shares == () and imp.note == (
+        assert imp.judged == () and imp.note == (
             "too few finished points to judge (4; 5 needed for 2 parameter(s))"
         )
+        assert [s.name for s in imp.shares] == ["x", "y"]  # listed, with why
     text = page.markdown(findings.find(_results(points), "loss", Goal.MINIMIZE), {})
     assert "_Not judged: too few finished points to judge (4; 5 needed" in text
 
@@ -449,4 +450,7 @@ def test_a_conditional_parameter_absent_from_a_point_is_judged_and_written_as_ab
     importance = sweep["importance"]
     assert importance["method"] == (Estimator.FANOVA if fanova else Estimator.VARIANCE)
     values = importance["values"]
-    assert values["x"] >= 0.8 and sum(values.values()) == pytest.approx(1, abs=0.05)
+    assert values["x"] >= 0.8 and values["x"] + values["opt"] == pytest.approx(1, abs=0.05)
+    (mom,) = [p for p in importance["parameters"] if p["name"] == "mom"]
+    assert mom["condition"] == "when opt: sgd" and mom["points"] == 6  # never dropped
+    assert mom["method"] == Estimator.VARIANCE  # 6 points are too few for a forest

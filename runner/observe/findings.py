@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.core.errors import RunnerError
-from runner.manifest.sample import Distribution, Goal, row_identity
+from runner.manifest.sample import Distribution, Goal
 from runner.observe.model import ROUND, Absent, Observation, PointResult
-from runner.search import adaptive, ranking
+from runner.search import ranking
+from runner.search.importance import Judgement, judge
 from runner.search.points import Result, Told
-from runner.search.ranking import Estimator, Importance
+from runner.search.ranking import Estimator
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Findings:
     """The parameters searched on a log scale (`log_uniform`, `log_int`)."""
     ranked: tuple[PointResult, ...]
     """The finished points, best first."""
-    importance: Importance
+    importance: Judgement
     progress: tuple[Step, ...]
     by_round: bool
     space: tuple[Distribution, ...] = ()
@@ -96,7 +97,7 @@ def find(
         params,
         log,
         ranked,
-        importance(space, ranked, metric, estimator),
+        importance(results, space, ranked, metric, estimator),
         progress(results.points, metric, goal, by_round),
         by_round,
         space,
@@ -104,16 +105,18 @@ def find(
 
 
 def importance(
-    space: Sequence[Distribution], points: Sequence[PointResult], metric: str, estimator: Estimator
-) -> Importance:
-    """Each parameter's share, over the parameters that vary among the finished points."""
-    columns = {d.name: [dict(p.params).get(d.name) for p in points] for d in space}
-    varying = [d for d in space if len({row_identity([v]) for v in columns[d.name]}) > 1]
-    rows = [tuple(columns[d.name][i] for d in varying) for i in range(len(points))]
+    results: Observation,
+    space: Sequence[Distribution],
+    points: Sequence[PointResult],
+    metric: str,
+    estimator: Estimator,
+) -> Judgement:
+    """Each parameter's share among the finished points where it exists
+    (`runner.search.importance`)."""
+    rows = [tuple(dict(p.params).get(d.name) for d in space) for p in points]
     values = [float(finished(p, metric) or 0.0) for p in points]
-    if estimator is not Estimator.FANOVA:
-        return ranking.main_effects([d.name for d in varying], rows, values)
-    return adaptive.fanova(varying, rows, values)
+    conditions = {c.name: str(c) for c in results.conditions}
+    return judge(space, rows, values, conditions, estimator)
 
 
 def told(results: Observation, names: Sequence[str], metric: str) -> tuple[Told, ...]:
