@@ -56,7 +56,9 @@ def _observation(
     )
     axes = tuple(dict.fromkeys(k for row in rows for k in row))
     search = None if sample is None else Search(sample)
-    return Observation("s", "sweeps/s.yaml", False, axes, points, search=search, conditions=conditions)
+    return Observation(
+        "s", "sweeps/s.yaml", False, axes, points, search=search, conditions=conditions
+    )
 
 
 def _shares(results: Observation, method: Estimator) -> dict[str, Share]:
@@ -112,7 +114,7 @@ def test_a_seed_without_effect_on_three_by_two_points_gets_nothing(method: Estim
     curve = {0.001: 1.0, 0.003: 0.5, 0.01: 0.8}
     shares = _shares(_observation(rows, lambda r: curve[r["lr"]]), method)
     seed = shares["seed"]
-    assert seed.value is None and "too few" in seed.note or (seed.value or 0) <= NOTHING
+    assert (seed.value is None and "too few" in seed.note) or (seed.value or 0) <= NOTHING
     assert shares["lr"].value == pytest.approx(1)
 
 
@@ -140,9 +142,9 @@ def test_a_sampled_conditional_momentum_moving_the_loss_by_little_gets_nothing(
 
     sample = Sample(Method.RANDOM, 60, 0, 4, space)
     results = _observation(rows, loss, (when,), sample)
-    momentum = _shares(results, method)["momentum"]
-    assert momentum.condition == "when opt: sgd"
-    assert momentum.value is None or momentum.value <= NOTHING
+    share = _shares(results, method)["momentum"]
+    assert share.condition == "when opt: sgd"
+    assert share.value is None or share.value <= NOTHING
 
 
 def test_a_value_seen_at_one_point_only_is_too_few_points_to_judge(method: Estimator) -> None:

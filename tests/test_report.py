@@ -27,7 +27,7 @@ from runner.observe.model import (
     Search,
     point_state,
 )
-from runner.report import page
+from runner.report import charts, page, plot
 from runner.search import ranking
 from runner.search.ranking import Estimator
 from tests.charts import check_xychart, image_checks
@@ -219,9 +219,7 @@ def test_an_adaptive_search_progresses_by_round_and_keeps_its_log_axis() -> None
 
 
 def page_chart(f: findings.Findings) -> str:
-    from runner.report import plot
-
-    return plot.mermaid(plot.progress_chart(f)).split("```mermaid\n")[1].split("```")[0]
+    return charts.mermaid(charts.progress_chart(f)).split("```mermaid\n")[1].split("```")[0]
 
 
 def test_the_page_stays_under_githubs_limit_for_thousands_of_points() -> None:
@@ -356,28 +354,24 @@ def test_a_study_is_told_finished_failed_and_pending_points_and_skips_unsubmitte
 
 
 def test_an_absent_conditional_parameter_has_its_own_labelled_place_below_the_axis() -> None:
-    from runner.report import plot
-
-    heights, ticks = plot.axis_positions([0.9, None, 0.99, None], log=False)
+    heights, ticks = charts.axis_positions([0.9, None, 0.99, None], log=False)
     assert heights[0] == 0 and heights[2] == 1  # the present values span the axis as before
-    assert heights[1] == heights[3] == plot.ABSENT_AT < 0
-    assert ticks[-1] == (plot.ABSENT_AT, "(absent)")
-    assert plot.axis_positions([None], log=False) == (
-        [plot.ABSENT_AT],
-        [(plot.ABSENT_AT, "(absent)")],
+    assert heights[1] == heights[3] == charts.ABSENT_AT < 0
+    assert ticks[-1] == (charts.ABSENT_AT, "(absent)")
+    assert charts.axis_positions([None], log=False) == (
+        [charts.ABSENT_AT],
+        [(charts.ABSENT_AT, "(absent)")],
     )
 
 
 def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_by_their_log(
     tmp_path: Path,
 ) -> None:
-    from runner.report import plot
-
     pytest.importorskip("matplotlib")
-    heights, ticks = plot.axis_positions([1e-4, 1e-2, 1e-3, 1e-2], log=True)
+    heights, ticks = charts.axis_positions([1e-4, 1e-2, 1e-3, 1e-2], log=True)
     assert heights == pytest.approx([0, 1, 0.5, 1])
     assert [t for _, t in ticks] == ["0.0001", "0.001", "0.01 (log)"]
-    heights, ticks = plot.axis_positions(["sgd", "adam", "lion", "adam"], log=False)
+    heights, ticks = charts.axis_positions(["sgd", "adam", "lion", "adam"], log=False)
     assert heights == [0, 0.5, 1, 0.5] and [t for _, t in ticks] == ["sgd", "adam", "lion"]
     space = (
         Distribution("lr", Kind.LOG_UNIFORM, (1e-4, 1e-1)),
@@ -452,5 +446,5 @@ def test_a_conditional_parameter_absent_from_a_point_is_judged_and_written_as_ab
     values = importance["values"]
     assert values["x"] >= 0.8 and values["x"] + values["opt"] == pytest.approx(1, abs=0.05)
     (mom,) = [p for p in importance["parameters"] if p["name"] == "mom"]
-    assert mom["condition"] == "when opt: sgd" and mom["points"] == 6  # never dropped
-    assert mom["method"] == Estimator.VARIANCE  # 6 points are too few for a forest
+    assert mom["condition"] == "when opt: sgd" and mom["points"] == 12  # never dropped
+    assert mom["method"] == Estimator.VARIANCE  # 12 points are too few for a forest

@@ -10,10 +10,11 @@ the order `submit` creates points in, or by round for an adaptive search.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.core.errors import RunnerError
+from runner.core.values import Value
 from runner.manifest.sample import Distribution, Goal
 from runner.observe.model import ROUND, Absent, Observation, PointResult
 from runner.search import ranking
@@ -42,7 +43,8 @@ class Findings:
     params: tuple[str, ...]
     """The swept parameters (not an adaptive search's round)."""
     log: tuple[str, ...]
-    """The parameters searched on a log scale (`log_uniform`, `log_int`)."""
+    """The parameters drawn on a log scale: sampled `log_uniform`, `log_int`; a grid axis whose
+    numbers span a factor of ten or more (`logarithmic`)."""
     ranked: tuple[PointResult, ...]
     """The finished points, best first."""
     importance: Judgement
@@ -54,6 +56,34 @@ class Findings:
     @property
     def best(self) -> PointResult | None:
         return self.ranked[0] if self.ranked else None
+
+
+LOG_SPAN = 10
+"""A numeric axis whose positive values span this factor or more is drawn logarithmic."""
+
+
+def logarithmic(numbers: Sequence[float]) -> bool:
+    """The one rule of a logarithmic axis (`status --plot`, the results page's parallel
+    coordinates): positive numbers spanning a factor of LOG_SPAN or more."""
+    return bool(numbers) and min(numbers) > 0 and max(numbers) / min(numbers) >= LOG_SPAN
+
+
+def _log(
+    space: Sequence[Distribution], sampled: Collection[str], columns: Mapping[str, list[Value]]
+) -> tuple[str, ...]:
+    """The parameters drawn on a log scale: a sampled one by its distribution (`log_uniform`,
+    `log_int`), any other by what its numbers span (`logarithmic`)."""
+    out = []
+    for d in space:
+        numbers = [
+            float(v)
+            for v in columns[d.name]
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
+        numeric = len(numbers) == len(columns[d.name])
+        if d.kind.log if d.name in sampled else numeric and logarithmic(numbers):
+            out.append(d.name)
+    return tuple(out)
 
 
 def defaults(results: Observation, metric: str | None) -> str:
@@ -82,12 +112,9 @@ def find(
     params = tuple(n for n in results.axes if n != ROUND)
     sample = results.sample
     spaces = {d.name: d for d in (sample.params if sample is not None else ())}
-    space = tuple(
-        spaces.get(n)
-        or ranking.spanned(n, [v for p in results.points for k, v in p.params if k == n])
-        for n in params
-    )
-    log = tuple(d.name for d in space if d.kind.log)
+    columns = {n: [v for p in results.points for k, v in p.params if k == n] for n in params}
+    space = tuple(spaces.get(n) or ranking.spanned(n, columns[n]) for n in params)
+    log = _log(space, spaces, columns)
     ranked = tuple(ranking.ranked(results.points, lambda p: finished(p, metric), goal))
     by_round = ROUND in results.axes
     return Findings(

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from runner.core.errors import RunnerError
 from runner.observe.findings import Findings, finished
 from runner.observe.model import PointResult
-from runner.report import plot
+from runner.report.charts import chart, mermaid, progress_chart
 from runner.report.status import metric_text, point_json, summary
 from runner.report.tables import params_text, tabulate
 from runner.search.adaptive import FANOVA_TREES
@@ -42,9 +42,9 @@ def markdown(f: Findings, images: Mapping[str, str]) -> str:
     image files, Mermaid charts: the best so far, and the metric by the first varying parameter."""
     charts = []
     if not any(k != "csv" for k in images) and f.ranked:
-        charts.append(plot.mermaid(plot.progress_chart(f)))
+        charts.append(mermaid(progress_chart(f)))
         with contextlib.suppress(RunnerError):  # no parameter to draw against
-            charts.append(plot.mermaid(plot.chart(f.results, f.metric)))
+            charts.append(mermaid(chart(f.results, f.metric)))
     unfinished = [p for p in f.results.points if finished(p, f.metric) is None]
     shown = min(len(unfinished), UNFINISHED)
     while True:  # fewer unfinished rows, then fewer charts, then a cut: always under LIMIT
@@ -145,6 +145,8 @@ def _importance(f: Findings) -> list[str]:
         for s in imp.shares
     ]
     headers = ["parameter", "importance", "", "judged among", "note"]
+    if not any(s.note for s in imp.shares):
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
     table = tabulate(rows, headers=headers, tablefmt="github")
     return [table, "", *importance_notes(f)]
 
