@@ -17,7 +17,7 @@ from runner.core.errors import MissingExtra, RunnerError
 from runner.manifest.sample import Goal
 from runner.observe.findings import Findings, defaults, find, told_findings
 from runner.observe.model import Observation
-from runner.report import plot
+from runner.report import plot, web
 from runner.report.page import markdown, render_json
 from runner.report.page import markdown as page
 from runner.report.status import as_csv
@@ -25,6 +25,8 @@ from runner.search import adaptive
 from runner.search.adaptive import write_study
 
 FORMATS = ("markdown", "json")
+INDEX = "index.html"
+"""The web page of every sweep `--output DIR` writes (`runner.report.web`)."""
 GOALS = ("minimize", "maximize")
 """`runner.manifest.sample.Goal`, spelled here: `--help` loads none of the pipeline."""
 
@@ -73,6 +75,9 @@ def report(directory: Path, args: ReportArgs) -> int:
             for f in findings:
                 for path in write(f, Path(args.output)):
                     stderr(f"report: {f.results.name}: wrote {path}")
+            index = Path(args.output) / INDEX
+            index.write_text(web.page(findings), encoding="utf-8")
+            stderr(f"report: wrote {index}")
         if args.storage is not None:
             store(findings, Path(args.storage))
     except OSError as exc:  # an --output that is a file, a directory one cannot write to
