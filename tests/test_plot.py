@@ -7,6 +7,7 @@ import math
 import re
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from matplotlib.colors import rgb_to_hsv
 from runner.backends import ExperimentState
 from runner.cli import main
 from runner.core.errors import RunnerError
+from runner.core.values import Value
 from runner.manifest.sample import Goal
 from runner.observe import findings
 from runner.observe.model import Observation, PointResult
@@ -204,7 +206,7 @@ def test_sampled_points_whose_values_never_repeat_are_a_scatter_not_lines(tmp_pa
 # -- readable figures: each checked on a figure whose truth is known ------------------------
 
 
-def _findings(rows: list[dict[str, object]], losses: list[float]) -> findings.Findings:
+def _findings(rows: Sequence[Mapping[str, Value]], losses: list[float]) -> findings.Findings:
     points = tuple(
         PointResult(
             "=", f"s-{i}", f"k{i}", tuple(r.items()), ExperimentState.SUCCEEDED, 0, 1.0, {"loss": y}

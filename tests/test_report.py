@@ -10,6 +10,7 @@ import io
 import json
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from runner.search import ranking
 from runner.search.ranking import Estimator
 from tests.charts import check_xychart, image_checks
 from tests.conftest import PROJECT
+from tests.fake_beaker.server import FakeBeaker
+from tests.helpers import SWEEP, write_manifest
 
 XS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
 YS = [1, 2, 3, 4]
@@ -119,7 +122,7 @@ def test_without_matplotlib_the_page_draws_mermaid_charts_and_writes_no_image(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     out = tmp_path / "report"
     _report(bowl, capsys, "--output", str(out))
-    assert sorted(p.name for p in out.iterdir()) == ["bowl.csv", "bowl.md"]
+    assert sorted(p.name for p in out.iterdir()) == ["bowl.csv", "bowl.md", "index.html"]
     text = (out / "bowl.md").read_text()
     printed = _report(bowl, capsys)  # without --output: the page on stdout, with no CSV link
     assert printed.count("```mermaid") == text.count("```mermaid") and "[CSV]" not in printed
@@ -448,3 +451,97 @@ def test_a_conditional_parameter_absent_from_a_point_is_judged_and_written_as_ab
     (mom,) = [p for p in importance["parameters"] if p["name"] == "mom"]
     assert mom["condition"] == "when opt: sgd" and mom["points"] == 12  # never dropped
     assert mom["method"] == Estimator.VARIANCE  # 12 points are too few for a forest
+
+
+# -- --against REV: the metric then and now ---------------------------------------------------
+
+EDITED = SWEEP.replace("lr: [0.1, 0.01, 0.001]", "lr: [0.01, 0.001, 0.0001]")
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def _submit_and_commit(root: Path, fake: FakeBeaker, text: str, loss: float) -> str:
+    """The manifest submitted on the fake Beaker, each new experiment finished with `loss` plus
+    its lr, and everything committed; the commit."""
+    write_manifest(root, text, "exact.yaml")
+    before = {e.id for e in fake.experiments()}
+    assert main(["-C", str(root), "submit", "--backend", "beaker"]) == 0
+    for exp in fake.experiments():
+        if exp.id not in before:
+            lr = float(json.loads(exp.spec_json)["tasks"][0]["command"][2].split("=")[1])
+            fake.set_job_status(exp.id, "succeeded")
+            fake.set_metrics(exp.id, {"loss": loss + lr})
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", f"loss {loss}")
+    return _git(root, "rev-parse", "HEAD")
+
+
+def _against(root: Path, rev: str, capsys: pytest.CaptureFixture[str]) -> Any:
+    capsys.readouterr()
+    argv = ["-C", str(root), "report", "--backend", "beaker", "--metric", "loss"]
+    assert main([*argv, "--against", rev, "--format", "json"]) == 0
+    (sweep,) = json.loads(capsys.readouterr().out)["sweeps"]
+    return sweep
+
+
+def _lr(pair: dict[str, Any]) -> float:
+    return float(pair["params"]["lr"])
+
+
+def test_against_a_revision_gives_each_point_then_and_now_and_lists_the_others(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three ledger revisions: the grid (loss 1 + lr); lr 0.1 dropped and 0.0001 added (two new
+    points, loss 1 + lr); then `revision: 1`, every point run again under new keys with the new
+    code (loss 0.5 + lr). Values come from the one bulk look of `report` (never a call per
+    point)."""
+    _git(tmp_path, "init", "-q", "-b", "main")
+    first = _submit_and_commit(tmp_path, fake_beaker, SWEEP, 1.0)
+    second = _submit_and_commit(tmp_path, fake_beaker, EDITED, 1.0)
+    sweep = _against(tmp_path, first, capsys)  # the same keys: the same experiments
+    assert {(_lr(p), p["then"], p["now"], p["change"], p["by_params"]) for p in sweep["pairs"]} == {
+        (lr, 1.0 + lr, 1.0 + lr, 0.0, False) for lr in (0.01, 0.001)
+    }
+    assert len(sweep["pairs"]) == 4
+    assert len(sweep["only_then"]) == 2 and len(sweep["only_now"]) == 2  # lr 0.1; lr 0.0001
+
+    bumped = EDITED.replace("name: exact\n", "name: exact\nrevision: 1\n")
+    _submit_and_commit(tmp_path, fake_beaker, bumped, 0.5)
+    fake_beaker.reset_calls()
+    sweep = _against(tmp_path, first, capsys)
+    changes = {(_lr(p), p["then"], p["now"]) for p in sweep["pairs"]}
+    assert changes == {(lr, 1.0 + lr, 0.5 + lr) for lr in (0.01, 0.001)}
+    assert all(p["change"] == pytest.approx(-0.5) and p["by_params"] for p in sweep["pairs"])
+    assert all(p["key_then"] != p["key_now"] for p in sweep["pairs"])
+    lr_of = {
+        e.name: json.loads(e.spec_json)["tasks"][0]["command"][2] for e in fake_beaker.experiments()
+    }
+    assert {lr_of[e["experiment"]] for e in sweep["only_then"]} == {"--lr=0.1"}
+    assert {lr_of[e["experiment"]] for e in sweep["only_now"]} == {"--lr=0.0001"}
+    assert len(sweep["only_then"]) == 2 and len(sweep["only_now"]) == 2
+    lists = [c for c in fake_beaker.calls if "List" in c or "Get" in c]
+    assert len(lists) < 10, fake_beaker.calls  # pages of one look, not one call per point
+
+    capsys.readouterr()
+    argv = ["-C", str(tmp_path), "report", "--backend", "beaker", "--metric", "loss"]
+    assert main([*argv, "--against", second]) == 0
+    text = capsys.readouterr().out
+    assert f"## `exact` against `{second}`: `loss` (minimize)" in text
+    assert text.count("-0.5 (better)") == 6 and "Only at" in text and "Only now" not in text
+    assert "6 point(s) paired by their parameters" in text
+
+
+def test_against_a_revision_that_is_not_there_is_one_line_exit_1(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(tmp_path, "init", "-q", "-b", "main")
+    _submit_and_commit(tmp_path, fake_beaker, SWEEP, 1.0)
+    capsys.readouterr()
+    argv = ["-C", str(tmp_path), "report", "--backend", "beaker", "--against", "nosuchrev"]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        "error: --against nosuchrev: no such commit in this checkout (fetch it first)\n"
+    )

@@ -24,6 +24,7 @@ import pytest
 
 from runner.backends import ExperimentState
 from runner.cli import main
+from runner.core.values import Value
 from runner.manifest.sample import Goal
 from runner.observe import findings
 from runner.observe.model import Absent, Observation, PointResult
@@ -66,7 +67,7 @@ params:
 # -- the page's data, pure ------------------------------------------------------------------
 
 
-def _point(i: int, x: object, state: str = "succeeded", loss: float | None = None) -> PointResult:
+def _point(i: int, x: Value, state: str = "succeeded", loss: float | None = None) -> PointResult:
     metrics: dict[str, object] = {
         "loss": float("nan") if loss is None else loss,
         "note": "</script>",
@@ -187,14 +188,16 @@ class Opened:
         self.page = context.new_page()
         self.errors: list[str] = []
         self.requests: list[str] = []
-        self.page.on(
-            "console", lambda m: m.type in ("error", "warning") and self.errors.append(m.text)
-        )
+        self.page.on("console", self._console)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.url = path.as_uri()
         self.page.goto(self.url)
         self.page.wait_for_selector("body[data-ready=true]")
+
+    def _console(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self.errors.append(message.text)
 
     def rows(self) -> list[str]:
         return list(self.page.locator("table.points tbody tr td:nth-child(2)").all_inner_texts())

@@ -32,9 +32,7 @@ FORMAT = 1
 """The page data's format (`page_data()["format"]`), for scripts that read it back."""
 DATA_ID = "sweep-data"
 """The id of the page's `<script type="application/json">` element."""
-POLICY = (
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
-)
+POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 """No request leaves the page: nothing but its own inline script and style run."""
 
 
