@@ -31,6 +31,7 @@ from runner.observe.model import Absent, Observation, PointResult
 from runner.report import web
 from tests.charts import image_checks
 from tests.conftest import PROJECT
+from tests.helpers import head
 
 CHROMIUM = Path("/usr/bin/chromium")
 IN_CI = bool(os.environ.get("CI"))
@@ -45,16 +46,9 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SWEEP = """\
-version: 1
-name: web
-draft: true
-beaker:
-  workspace: ai2/sweep-quickstart
-  clusters: [ai2/jupiter]
-tasks:
-  - name: objective
-    image: {docker: python:3.12-slim}
+SWEEP = (
+    head("web", draft=True)
+    + """\
     command: [python, -m, runner.examples.objectives, bowl, --metric, loss]
     arguments: [--x1, "{x}", --x2, "{y}"]
 params:
@@ -62,6 +56,7 @@ params:
     x: [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
     y: [1, 2]
 """
+)
 
 
 # -- the page's data, pure ------------------------------------------------------------------
