@@ -50,8 +50,9 @@ class Section:
 
 
 SECTIONS: tuple[Section, ...] = ()
-"""The sections every page carries beyond the built-in ones: learning curves (the `curves`
-key, issue 39) and the Pareto front (`pareto`, issue 40) register here."""
+"""The sections every page carries beyond the built-in ones: learning curves (the
+`learning_curves` key: per point, its (step, value) series; issue 39) and the Pareto front
+(`pareto`, issue 40) register here."""
 
 
 def page(findings: Sequence[Findings], sections: Sequence[Section] = SECTIONS) -> str:
