@@ -154,7 +154,7 @@ def _report(commands: Subparsers) -> None:
         "--output",
         metavar="DIR",
         help="write each sweep's page (NAME.md), CSV (NAME.csv) and images (PNG with the [plot]"
-        " extra) into DIR",
+        " extra) into DIR, and every sweep's web page (index.html)",
     )
     parser.add_argument(
         "--optuna-storage",
@@ -162,6 +162,12 @@ def _report(commands: Subparsers) -> None:
         help="also write each sweep as an Optuna study (named after the sweep) that"
         " optuna-dashboard opens offline: SQLite for .db/.sqlite/.sqlite3, else a journal file"
         " (the [adaptive] extra)",
+    )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="print each point's metric in the ledger committed at REV and now, and the change"
+        " (points paired by key, or by parameters across a revision bump), instead of the page",
     )
     parser.add_argument("--format", choices=REPORT_FORMATS, default="markdown")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")

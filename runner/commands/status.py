@@ -15,7 +15,7 @@ from runner.commands.loading import observed_sweeps
 from runner.core.errors import Exit, RunnerError
 from runner.manifest.sample import Goal
 from runner.observe.model import Observation
-from runner.report import plot
+from runner.report import charts, plot
 from runner.report import status as report
 from runner.report.status import best_text, point_json
 from runner.search import ranking
@@ -100,7 +100,7 @@ def _mermaid(sweep: Observation, args: StatusArgs) -> str:
 
     assert args.plot is not None
     try:
-        return plot.mermaid(plot.chart(sweep, _metric(sweep, args.plot), args.by))
+        return charts.mermaid(charts.chart(sweep, _metric(sweep, args.plot), args.by))
     except RunnerError as exc:  # a sweep with nothing to plot yet is not an error here
         return f"_No plot: {exc}_\n"
 
@@ -114,9 +114,9 @@ def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> Exit:
     for sweep in sweeps:
         path = target if len(sweeps) == 1 else target.with_stem(f"{target.stem}-{sweep.name}")
         try:
-            chart = plot.chart(sweep, _metric(sweep, args.plot), args.by)
+            chart = charts.chart(sweep, _metric(sweep, args.plot), args.by)
             if path.suffix.lower() in (".md", ".mmd"):
-                path.write_text(plot.mermaid(chart), encoding="utf-8")
+                path.write_text(charts.mermaid(chart), encoding="utf-8")
             else:
                 plot.save(chart, path)
         except RunnerError as exc:

@@ -67,6 +67,7 @@ def observation(plan: SweepPlan, seen: Seen) -> Observation:
         stop,
         seen.search,
         objective(sweep, seen.search),
+        sweep.space.conditions,
     )
 
 

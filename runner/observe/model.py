@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from runner.backends import ExperimentState, Group
+from runner.core.model import Condition
 from runner.core.values import StrEnum, Value
 from runner.manifest.lock import Locked
 from runner.manifest.sample import Goal, Sample, row_identity
@@ -163,6 +164,8 @@ class Observation:
     search: Search | None = None
     objective: Objective | None = None
     """None: the sweep declares no direction (a grid without `stop_when`)."""
+    conditions: tuple[Condition, ...] = ()
+    """The conditional parameters' `when:` (grid and sampled): where each exists."""
 
     @property
     def metric_names(self) -> list[str]:
