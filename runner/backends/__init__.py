@@ -110,6 +110,9 @@ class Capability(StrEnum):
     """`restart` of a point named by `--restart --points` reruns its finished run, a succeeded
     one too, and a `code:` point at the commit checked out now (this machine's runs are its own
     to repeat; a Beaker restart reruns the experiment as it was)."""
+    LOCAL_LOGS = "local-logs"
+    """Its logs are files on this machine: reading a whole one costs no call, so `report`
+    reads every run's reporting lines for its learning curves, `--live` or not."""
 
 
 def runs(backend: Backend, sweep: Sweep) -> bool:

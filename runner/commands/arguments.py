@@ -135,6 +135,7 @@ def _status(commands: Subparsers) -> None:
     parser.add_argument("--by", metavar="PARAM", help="with --plot: the parameter on the x axis")
     parser.add_argument("--output", metavar="FILE", help="with --plot: the file to write")
     parser.add_argument("--best", metavar="METRIC", help="print the point with the best METRIC")
+    _live(parser, "each running point's latest reported step and values")
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--min", dest="goal", action="store_const", const="minimize")
     goal.add_argument("--max", dest="goal", action="store_const", const="maximize")
@@ -174,6 +175,19 @@ def _report(commands: Subparsers) -> None:
     )
     parser.add_argument("--format", choices=REPORT_FORMATS, default="markdown")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    _live(parser, "each point's learning curve (running and finished points; always locally)")
+
+
+def _live(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--live`: a `runner.observe.live.Live`, spelled here (`--help` loads none of it)."""
+    parser.add_argument(
+        "--live",
+        action="store_const",
+        const="on",
+        default="manifest",
+        help=f"read {what} from the `[sweep-metric]` lines of its log's tail (one bounded read per"
+        " point), as `live: true` in a manifest does",
+    )
 
 
 def _plan_comment(commands: Subparsers) -> None:

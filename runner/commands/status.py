@@ -14,6 +14,7 @@ from runner.commands.common import stderr
 from runner.commands.loading import observed_sweeps
 from runner.core.errors import RunnerError
 from runner.manifest.sample import Goal
+from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
 from runner.report import plot
 from runner.report import status as report
@@ -36,6 +37,8 @@ class StatusArgs:
     best: str | None = None
     goal: str | None = None
     """`--min` or `--max`: a `Goal` (spelled as text: `--help` loads none of the pipeline)."""
+    live: Live = Live.MANIFEST
+    """`--live`: every sweep's running points with their latest reported values."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
             output=args.output,
             best=args.best,
             goal=args.goal,
+            live=Live(args.live),
         ),
     )
 
@@ -92,7 +96,8 @@ def status(directory: Path, args: StatusArgs) -> int:
 
 def collect(directory: Path, args: StatusArgs) -> list[Observation]:
     """Each sweep's observation (stderr: its duplicate warnings)."""
-    sweeps = observed_sweeps(directory, args.paths, args.backend)
+    reading = Reading(Tails.LATEST, args.live)
+    sweeps = observed_sweeps(directory, args.paths, args.backend, reading)
     for sweep in sweeps:
         for warning in sweep.warnings:
             stderr(warning)

@@ -25,7 +25,9 @@ from runner.backends import (
     recorded,
 )
 from runner.core.model import Sweep
+from runner.observe import tails
 from runner.observe.join import Seen, observation
+from runner.observe.live import NO_TAILS, Reading
 from runner.observe.model import Observation, Search
 from runner.plan import SweepPlan
 
@@ -99,6 +101,8 @@ class Context:
 
     searches: Mapping[str, Search] = field(default_factory=dict)
     head: str = ""
+    reading: Reading = NO_TAILS
+    """Which points' reporting lines are read from their logs (`runner.observe.tails`)."""
 
 
 class Observer:
@@ -145,7 +149,12 @@ class Observer:
             if found is None:
                 found = self._results(plan)
             context = self.context
-            joined = observation(plan, Seen(found, context.searches.get(name), context.head))
+            read = tails.NOTHING_READ
+            if tails.reads(plan.sweep, self.backend, context.reading):
+                picked = tails.chosen(found, context.reading.tails)
+                read = tails.read(self.backend, plan.sweep, picked)
+            given = Seen(found, context.searches.get(name), context.head, read)
+            joined = observation(plan, given)
             self._observations[name] = joined
         return self._observations[name]
 

@@ -62,7 +62,7 @@ from runner.ledger import Layout
 class LocalBackend:
     layout: Layout = LAYOUT
     capabilities: frozenset[Capability] = frozenset(
-        {Capability.RUNS_DRAFTS, Capability.RESUMES, Capability.RERUNS}
+        {Capability.RUNS_DRAFTS, Capability.RESUMES, Capability.RERUNS, Capability.LOCAL_LOGS}
     )
     grace = 10.0
     """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
