@@ -185,6 +185,16 @@ def group_name(sweep: Sweep) -> str:
     return sweep.name[: GROUP_NAME_LIMIT - len(suffix)] + suffix
 
 
+class Listing(StrEnum):
+    """How `experiments` lists a sweep: soon, or in few calls."""
+
+    SOON = "soon"
+    """As soon as it can: a submit's look (Beaker lists a big sweep by 16 narrower listings at
+    once, more calls than one listing's pages)."""
+    FEW_CALLS = "few-calls"
+    """In as few calls as it can: a look repeated for hours (`wait`), one paged listing."""
+
+
 @dataclass(frozen=True)
 class LogQuery:
     """Which job's logs `logs` reads: one replica of one task of the point's experiment."""
@@ -213,13 +223,18 @@ class Backend(Protocol):
         ...
 
     def experiments(
-        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+        self,
+        sweep: Sweep,
+        names: Iterable[str],
+        recorded: Recorded = NOTHING_RECORDED,
+        listing: Listing = Listing.SOON,
     ) -> Mapping[str, Sequence[Experiment]]:
         """Every experiment of each name that has one (a recorded one by its id, even renamed),
         whoever created it, oldest first, with its state (an exit code only where it costs no
         call of its own) and its key (`recorded`'s, else its spec's), in bulk: not one call per
-        name. Where names are unique per author, two accounts can each create a point
-        (`runner.submit.duplicates`). A look-up by name is the oldest of a list of one."""
+        name (`listing`: as soon, or in as few calls, as the backend can). Where names are
+        unique per author, two accounts can each create a point (`runner.submit.duplicates`).
+        A look-up by name is the oldest of a list of one."""
         ...
 
     def restart(

@@ -39,6 +39,7 @@ def register(commands: Subparsers) -> None:
         _propose,
         _submit,
         _status,
+        _wait,
         _report,
         _plan_comment,
         _cancel,
@@ -139,6 +140,35 @@ def _status(commands: Subparsers) -> None:
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--min", dest="goal", action="store_const", const="minimize")
     goal.add_argument("--max", dest="goal", action="store_const", const="maximize")
+
+
+def _wait(commands: Subparsers) -> None:
+    parser = _parser(
+        commands,
+        "wait",
+        "wait",
+        "wait until a sweep's submitted points have ended (for CI): progress on stderr, the"
+        " table on stdout",
+    )
+    add_paths(parser)
+    parser.add_argument(
+        "--points", nargs="+", default=(), metavar="NAME", help="only these (names or key prefixes)"
+    )
+    parser.add_argument(
+        "--timeout",
+        metavar="DURATION",
+        help=f"give up after DURATION (30s, 90m, 1h30m) and exit {int(Exit.TIMED_OUT)} (default:"
+        " never)",
+    )
+    parser.add_argument(
+        "--interval", metavar="DURATION", default="30s", help="between two looks (default 30s)"
+    )
+    parser.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help=f"exit {int(Exit.RUNS_FAILED)} at the first failed point instead of waiting for all",
+    )
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
 
 
 def _report(commands: Subparsers) -> None:

@@ -24,6 +24,7 @@ from runner.backends import (
     Experiment,
     ExperimentState,
     Group,
+    Listing,
     LogQuery,
     NotStarted,
     Recorded,
@@ -183,14 +184,18 @@ class BeakerBackend:
         return Experiment(point.name, experiment_id, url, point.key, ExperimentState.QUEUED)
 
     def experiments(
-        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING
+        self,
+        sweep: Sweep,
+        names: Iterable[str],
+        recorded: Recorded = NOTHING,
+        listing: Listing = Listing.SOON,
     ) -> Mapping[str, Sequence[Experiment]]:
         """In the sweep's workspace, whoever created them: `author/name` would miss one that
         another account created. One name is listed by itself (a narrower listing)."""
-        wanted = list(names)
+        split = listing is Listing.SOON
         return {
             name: tuple(self._experiment(w, recorded) for w in found)
-            for name, found in self._all(sweep, wanted, recorded, split=True).items()
+            for name, found in self._all(sweep, list(names), recorded, split=split).items()
         }
 
     def _all(
