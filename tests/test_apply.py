@@ -43,6 +43,9 @@ class Shown:
     def wait(self, text: str) -> None:
         self.events.append("wait")
 
+    def started(self, outcome: Outcome) -> None:
+        self.events.append("started")
+
     def done(self, outcome: Outcome) -> None:
         self.events.append(f"done {outcome.status}")
 
