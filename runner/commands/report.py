@@ -16,8 +16,9 @@ from runner.commands.loading import observed_sweeps
 from runner.core.errors import MissingExtra, RunnerError
 from runner.manifest.sample import Goal
 from runner.observe.findings import Findings, defaults, find, told_findings
+from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
-from runner.report import plot
+from runner.report import curves, plot
 from runner.report.page import markdown, render_json
 from runner.report.page import markdown as page
 from runner.report.status import as_csv
@@ -38,6 +39,9 @@ class ReportArgs:
     fmt: str = "markdown"
     backend: str = "auto"
     storage: str | None = None
+    live: Live = Live.MANIFEST
+    """`--live`: read every point's reporting lines (running and finished) for the learning
+    curves, on Beaker too (locally they are always read)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
             args.format,
             args.backend,
             args.optuna_storage,
+            Live(args.live),
         ),
     )
 
@@ -61,7 +66,7 @@ def report(directory: Path, args: ReportArgs) -> int:
         raise MissingExtra(
             "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
         )
-    sweeps = observed_sweeps(directory, args.paths, args.backend)
+    sweeps = observed_sweeps(directory, args.paths, args.backend, Reading(Tails.CURVES, args.live))
     if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
         have = sorted({m for s in sweeps for m in s.metric_names})
         raise RunnerError(
@@ -116,6 +121,11 @@ def write(f: Findings, directory: Path) -> list[Path]:
         plot.progress(f, progress)
         images[f"{name}: best {f.metric} so far"] = progress.name
         written += [parallel, progress]
+    if importlib.util.find_spec("matplotlib") is not None and f.curves is not None:
+        drawn = directory / f"{name}-curves.png"
+        curves.draw(name, f.curves, drawn)
+        images[f"{name}: learning curves, {f.curves.metric} by step"] = drawn.name
+        written.append(drawn)
     markdown = directory / f"{name}.md"
     markdown.write_text(page(f, images), encoding="utf-8")
     return [*written, markdown]
