@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.observe.curves import Curves
-from runner.report.plot import _figure, _write
+from runner.report.plot import new_figure, write_figure
 
 LEGEND_AT_MOST = 12
 """Lines named in the legend; beyond, only the best is (the others are faint)."""
@@ -15,7 +15,7 @@ LEGEND_AT_MOST = 12
 
 def draw(name: str, curves: Curves, path: Path) -> None:
     """One line per point: value by step; the best point red, thick and on top."""
-    figure = _figure()
+    figure = new_figure()
     axes = figure.subplots()
     named = len(curves.lines) <= LEGEND_AT_MOST
     for curve in sorted(curves.lines, key=lambda c: c.best):  # the best last, on top
@@ -30,4 +30,4 @@ def draw(name: str, curves: Curves, path: Path) -> None:
     axes.grid(True, alpha=0.3)
     if named or curves.best is not None:
         axes.legend(fontsize="small")
-    _write(figure, path)
+    write_figure(figure, path)

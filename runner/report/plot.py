@@ -191,7 +191,7 @@ def save(c: Chart, path: Path) -> None:
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise RunnerError(f"{path}: a plot file must end in .png or .svg")
-    figure = _figure()
+    figure = new_figure()
     axes = figure.subplots()
     numeric = all(isinstance(x, int | float) and not isinstance(x, bool) for x in c.xs)
     positions = {x: i for i, x in enumerate(c.xs)}
@@ -214,10 +214,11 @@ def save(c: Chart, path: Path) -> None:
     axes.grid(True, alpha=0.3)
     if any(s.label for s in c.series):
         axes.legend()
-    _write(figure, path)
+    write_figure(figure, path)
 
 
-def _figure() -> Any:
+def new_figure() -> Any:
+    """A blank figure of the house size (SIZE at DPI); a RunnerError without matplotlib."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -225,7 +226,8 @@ def _figure() -> Any:
     return Figure(figsize=SIZE, dpi=DPI, layout="constrained")
 
 
-def _write(figure: Any, path: Path) -> None:
+def write_figure(figure: Any, path: Path) -> None:
+    """The figure as a PNG or SVG (by the suffix): the same picture, the same bytes."""
     from matplotlib import rc_context
 
     suffix = path.suffix.lower()
@@ -247,7 +249,7 @@ def parallel(f: Findings, path: Path) -> None:
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
-    figure = _figure()
+    figure = new_figure()
     axes = figure.subplots()
     names = [*f.params, f.metric]
     values = [p.number(f.metric) or 0.0 for p in f.ranked]  # finished: each has a number
@@ -274,7 +276,7 @@ def parallel(f: Findings, path: Path) -> None:
         f"{f.results.name}: {len(values)} finished point(s) by {f.metric} (thick: the best)"
     )
     figure.colorbar(ScalarMappable(norm, cmap), ax=axes, label=f.metric)
-    _write(figure, path)
+    write_figure(figure, path)
 
 
 ABSENT = "(absent)"
@@ -317,7 +319,7 @@ def _positions(column: list[Value], log: bool) -> tuple[list[float], list[tuple[
 
 def progress(f: Findings, path: Path) -> None:
     """Each finished point's value (or each round's best) and the best so far, as a step line."""
-    figure = _figure()
+    figure = new_figure()
     axes = figure.subplots()
     xs = [s.x for s in f.progress]
     axes.scatter(xs, [s.value for s in f.progress], s=12, label=f.metric)
@@ -327,7 +329,7 @@ def progress(f: Findings, path: Path) -> None:
     axes.set_title(f"{f.results.name}: best {f.metric} so far ({f.goal})")
     axes.grid(True, alpha=0.3)
     axes.legend()
-    _write(figure, path)
+    write_figure(figure, path)
 
 
 def progress_chart(f: Findings) -> Chart:
