@@ -49,7 +49,7 @@ FLAGS = [
 SWEEP = (
     head("web", draft=True)
     + """\
-    command: [python, -m, runner.examples.objectives, bowl, --metric, loss]
+    command: [python, -m, runner.examples.objectives, bowl, --metric, loss, --report-steps, "3"]
     arguments: [--x1, "{x}", --x2, "{y}"]
 params:
   grid:
@@ -216,6 +216,10 @@ def test_the_page_opens_with_no_error_no_request_and_a_line_per_finished_point(
     assert urls == {r["experiment"]: r["url"] for r in points}  # each point links to its run
     bars = opened.page.locator(".importance .bar")
     assert bars.count() == 2 and opened.page.locator("svg.progress path.step").count() == 1
+    curves = opened.page.locator('section[data-section="learning_curves"] svg.curves path.curve')
+    assert curves.count() == 12 and opened.page.locator("svg.curves path.curve.best").count() == 1
+    best = opened.page.locator("svg.curves path.curve.best").get_attribute("data-experiment")
+    assert best == min(points, key=lambda r: float(r["metric.loss"]))["experiment"]  # red, on top
     opened.page.close()
 
 

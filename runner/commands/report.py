@@ -18,10 +18,11 @@ from runner.core.errors import Exit, GitError, ManifestError, MissingExtra, Runn
 from runner.manifest.sample import Goal
 from runner.observe.against import Comparison, compare
 from runner.observe.findings import Findings, defaults, find, told_findings
+from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
 from runner.plan.catalog import SWEEPS_DIR
 from runner.repo import gitrepo
-from runner.report import plot, web
+from runner.report import curves, plot, web
 from runner.report.against import markdown as against_markdown
 from runner.report.against import render_json as against_json
 from runner.report.page import markdown, render_json
@@ -48,11 +49,15 @@ class ReportArgs:
     storage: str | None = None
     against: str | None = None
     """A revision: each point's metric in the ledger committed then, and now."""
+    live: Live = Live.MANIFEST
+    """`--live`: read every point's reporting lines (running and finished) for the learning
+    curves, on Beaker too (locally they are always read)."""
 
 
 def run(args: argparse.Namespace) -> Exit:
     renamed = {"fmt": "format", "storage": "optuna_storage"}
-    return report(Path(args.directory), args_from(args, ReportArgs, renamed))
+    given = args_from(args, ReportArgs, renamed, live=Live(args.live))
+    return report(Path(args.directory), given)
 
 
 def report(directory: Path, args: ReportArgs) -> Exit:
@@ -61,7 +66,7 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         raise MissingExtra(
             "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
         )
-    sweeps = observed_sweeps(directory, args.paths, args.backend)
+    sweeps = observed_sweeps(directory, args.paths, args.backend, Reading(Tails.CURVES, args.live))
     if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
         have = sorted({m for s in sweeps for m in s.metric_names})
         raise RunnerError(
@@ -155,6 +160,11 @@ def write(f: Findings, directory: Path) -> list[Path]:
         plot.progress(f, progress)
         images[f"{name}: best {f.metric} so far"] = progress.name
         written += [parallel, progress]
+    if importlib.util.find_spec("matplotlib") is not None and f.curves is not None:
+        drawn = directory / f"{name}-curves.png"
+        curves.draw(name, f.curves, drawn)
+        images[f"{name}: learning curves, {f.curves.metric} by step"] = drawn.name
+        written.append(drawn)
     markdown = directory / f"{name}.md"
     markdown.write_text(page(f, images), encoding="utf-8")
     return [*written, markdown]

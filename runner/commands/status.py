@@ -14,6 +14,7 @@ from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
 from runner.core.errors import Exit, RunnerError
 from runner.manifest.sample import Goal
+from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
 from runner.report import charts, plot
 from runner.report import status as report
@@ -36,10 +37,13 @@ class StatusArgs:
     best: str | None = None
     goal: str | None = None
     """`--min` or `--max`: a `Goal` (spelled as text: `--help` loads none of the pipeline)."""
+    live: Live = Live.MANIFEST
+    """`--live`: every sweep's running points with their latest reported values."""
 
 
 def run(args: argparse.Namespace) -> Exit:
-    return status(Path(args.directory), args_from(args, StatusArgs, {"fmt": "format"}))
+    given = args_from(args, StatusArgs, {"fmt": "format"}, live=Live(args.live))
+    return status(Path(args.directory), given)
 
 
 def check(args: StatusArgs) -> None:
@@ -80,7 +84,8 @@ def status(directory: Path, args: StatusArgs) -> Exit:
 
 def collect(directory: Path, args: StatusArgs) -> list[Observation]:
     """Each sweep's observation (stderr: its duplicate warnings)."""
-    sweeps = observed_sweeps(directory, args.paths, args.backend)
+    reading = Reading(Tails.LATEST, args.live)
+    sweeps = observed_sweeps(directory, args.paths, args.backend, reading)
     for sweep in sweeps:
         for warning in sweep.warnings:
             stderr(warning)

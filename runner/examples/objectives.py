@@ -60,6 +60,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--metric", default="value", help="the name of the value in metrics.json")
     for i in range(1, 7):
         parser.add_argument(f"--x{i}", type=float, default=0.5)
+    parser.add_argument(
+        "--report-steps",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print N `[sweep-metric]` lines, the value reached by step N (a learning curve)",
+    )
     args = parser.parse_args(argv)
     xs = [getattr(args, f"x{i}") for i in range(1, 7)]
     functions = {"branin": branin, "bowl": bowl}
@@ -67,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(os.environ.get("RESULTS_DIR", "."))
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps({args.metric: value}) + "\n", encoding="utf-8")
+    for step in range(1, args.report_steps + 1):  # from twice the value (plus 1) down to it
+        reached = value + (abs(value) + 1) * (args.report_steps - step) / args.report_steps
+        print(f"[sweep-metric] {json.dumps({'step': step, args.metric: reached})}")
     print(f"{args.function} = {value:.6f}")
     return 0
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from runner.core.errors import RunnerError
 from runner.core.values import Value
 from runner.manifest.sample import Distribution, Goal
+from runner.observe.curves import Curves, learning_curves
 from runner.observe.model import ROUND, Absent, Observation, PointResult
 from runner.search import ranking
 from runner.search.importance import Judgement, judge
@@ -52,6 +53,9 @@ class Findings:
     by_round: bool
     space: tuple[Distribution, ...] = ()
     """Each parameter's distribution: the search's own, else what its values span."""
+    curves: Curves | None = None
+    """Each point's learning curve, where its reporting lines were read (`runner.observe.curves`);
+    None: none was."""
 
     @property
     def best(self) -> PointResult | None:
@@ -128,6 +132,7 @@ def find(
         progress(results.points, metric, goal, by_round),
         by_round,
         space,
+        learning_curves(results, metric, ranked[0].key if ranked else None),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runner.backends import Backend
+from runner.observe.live import NO_TAILS, Reading
 from runner.observe.looks import Context, Observer, always
 from runner.observe.model import Observation, Search
 from runner.plan import SweepPlan
@@ -26,16 +27,23 @@ def searches(cat: Catalog) -> dict[str, Search]:
     }
 
 
-def observer(cat: Catalog, backend: Backend, head: str = "") -> Observer:
+def observer(
+    cat: Catalog, backend: Backend, head: str = "", reading: Reading = NO_TAILS
+) -> Observer:
     """The readers' observer of the catalog's sweeps: every look carries results. `head`: the
-    commit checked out, which local `code:` points that rerun are compared with."""
-    return Observer(backend, always, Context(searches(cat), head))
+    commit checked out, which local `code:` points that rerun are compared with; `reading`:
+    which points' reporting lines are read from their logs."""
+    return Observer(backend, always, Context(searches(cat), head, reading))
 
 
 def observe(
-    cat: Catalog, backend: Backend, head: str = "", plans: Sequence[SweepPlan] | None = None
+    cat: Catalog,
+    backend: Backend,
+    head: str = "",
+    plans: Sequence[SweepPlan] | None = None,
+    reading: Reading = NO_TAILS,
 ) -> list[Observation]:
     """Each sweep's observation (or each of `plans`'), planned against the backend's ledgers."""
-    looks = observer(cat, backend, head)
+    looks = observer(cat, backend, head, reading)
     chosen = cat.plans(cat.ledgers(backend.layout)) if plans is None else plans
     return [looks.observation(plan) for plan in chosen]

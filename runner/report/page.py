@@ -202,6 +202,7 @@ def as_json(f: Findings) -> dict[str, object]:
         },
         "progress": [{"x": s.x, "value": s.value, "best": s.best} for s in f.progress],
         "by_round": f.by_round,
+        "curves": None if f.curves is None else f.curves.as_json(),
         "points": [point_json(p) for p in f.results.points],
     }
 

@@ -46,12 +46,12 @@ def save(c: Chart, path: Path) -> None:
     """Draw the chart to a PNG or SVG file (by its suffix) with matplotlib."""
     if path.suffix.lower() not in SUFFIXES:
         raise RunnerError(f"{path}: a plot file must end in .png or .svg")
-    _write(chart_figure(c), path)
+    write_figure(chart_figure(c), path)
 
 
 def chart_figure(c: Chart) -> Any:
     """The chart as a matplotlib figure."""
-    figure = _figure()
+    figure = new_figure()
     axes = figure.subplots()
     numeric = all(isinstance(x, int | float) and not isinstance(x, bool) for x in c.xs)
     positions = {x: i for i, x in enumerate(c.xs)}
@@ -85,7 +85,8 @@ def _integer_ticks(axis: Any) -> None:
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
-def _figure() -> Any:
+def new_figure() -> Any:
+    """A blank figure of the house size (SIZE at DPI); a RunnerError without matplotlib."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -93,7 +94,8 @@ def _figure() -> Any:
     return Figure(figsize=SIZE, dpi=DPI, layout="constrained")
 
 
-def _write(figure: Any, path: Path) -> None:
+def write_figure(figure: Any, path: Path) -> None:
+    """The figure as a PNG or SVG (by the suffix): the same picture, the same bytes."""
     from matplotlib import rc_context
 
     suffix = path.suffix.lower()
@@ -108,7 +110,7 @@ def _write(figure: Any, path: Path) -> None:
 
 
 def parallel(f: Findings, path: Path) -> None:
-    _write(parallel_figure(f), path)
+    write_figure(parallel_figure(f), path)
 
 
 def parallel_figure(f: Findings) -> Any:
@@ -119,7 +121,7 @@ def parallel_figure(f: Findings) -> Any:
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
-    figure = _figure()
+    figure = new_figure()
     axes = figure.subplots()
     names = [*f.params, f.metric]
     values = [p.number(f.metric) or 0.0 for p in f.ranked]  # finished: each has a number
@@ -152,13 +154,13 @@ def parallel_figure(f: Findings) -> Any:
 
 
 def progress(f: Findings, path: Path) -> None:
-    _write(progress_figure(f), path)
+    write_figure(progress_figure(f), path)
 
 
 def progress_figure(f: Findings) -> Any:
     """Each finished point's value (or each round's best) and the best so far, as a step line,
     over integer ticks (points and rounds are counted)."""
-    figure = _figure()
+    figure = new_figure()
     axes = figure.subplots()
     xs = [s.x for s in f.progress]
     axes.scatter(xs, [s.value for s in f.progress], s=12, label=f.metric)

@@ -49,7 +49,16 @@ class Section:
     `render(element, sweep, data)` fills the section's element."""
 
 
-SECTIONS: tuple[Section, ...] = ()
+def _asset(name: str) -> str:
+    return (resources.files("runner.report") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _curves(f: Findings) -> object | None:
+    """Each point's learning curve (`runner.observe.curves`), when some point reported one."""
+    return None if f.curves is None or not f.curves.lines else f.curves.as_json()
+
+
+SECTIONS: tuple[Section, ...] = (Section("learning_curves", _curves, _asset("curves.js")),)
 """The sections every page carries beyond the built-in ones: learning curves (the
 `learning_curves` key: per point, its (step, value) series; issue 39) and the Pareto front
 (`pareto`, issue 40) register here."""
@@ -137,10 +146,6 @@ def _json_value(value: object) -> object:
     if isinstance(value, int | float):
         return value if math.isfinite(value) else str(value)
     return as_text(value)  # type: ignore[arg-type]
-
-
-def _asset(name: str) -> str:
-    return (resources.files("runner.report") / "assets" / name).read_text(encoding="utf-8")
 
 
 def _escape(text: str) -> str:

@@ -12,11 +12,15 @@
   const TOP = 28, HEIGHT = 300, ABSENT = -0.12, LEFT = 48, RIGHT = 90;
   const registered = [];
 
-  /** Extension point: render(element, sweep, data) draws sweep[key] into element. */
+  /** Extension point: render(element, sweep, data) draws sweep[key] into element; the
+   * sections' scripts draw with the page's own helpers (el, svg, number). */
   window.SweepPage = {
     section(key, title, render) {
       registered.push({ key, title, render });
     },
+    el: (...args) => el(...args),
+    svg: (...args) => svg(...args),
+    number: (v) => number(v),
   };
 
   function el(tag, attrs, text) {
