@@ -140,7 +140,6 @@ def _wait(commands: Subparsers) -> None:
     parser = _parser(
         commands,
         "wait",
-        "wait",
         "wait until a sweep's submitted points have ended (for CI): progress on stderr, the"
         " table on stdout",
     )
