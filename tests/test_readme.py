@@ -12,7 +12,9 @@ import pytest
 
 from runner import yaml12
 from runner.cli import main
+from runner.manifest.clusters import selector
 from tests.conftest import PROJECT
+from tests.helpers import add_six_clusters
 
 PAGES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
 BLOCKS = [
@@ -33,7 +35,12 @@ def test_the_readme_and_the_docs_have_yaml_blocks() -> None:
     ids=[f"{page.relative_to(PROJECT)}-{index}" for page, index, _ in BLOCKS],
 )
 def test_every_yaml_block_parses_and_manifests_validate(
-    page: Path, index: int, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    page: Path,
+    index: int,
+    text: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
 ) -> None:
     doc = yaml12.load(text, f"{page.name} block {index}")
     if not isinstance(doc.data, dict) or "tasks" not in doc.data:
@@ -41,6 +48,9 @@ def test_every_yaml_block_parses_and_manifests_validate(
     path = tmp_path / "sweeps" / "block.yaml"
     path.parent.mkdir()
     path.write_text(text)
+    if selector(doc.data["beaker"]) is not None:  # its clusters are resolved on the wire fake
+        add_six_clusters(request.getfixturevalue("fake_beaker"))
+        assert main(["-C", str(tmp_path), "lock"]) == 0, capsys.readouterr().err
     sample = (doc.data.get("params") or {}).get("sample")
     if sample is not None:  # an adaptive one's first round is proposed, a sampled one drawn
         draw = ["propose", "--backend", "local"] if sample.get("method") == "tpe" else ["lock"]

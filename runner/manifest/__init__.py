@@ -12,6 +12,7 @@ from typing import Any
 from runner.core.errors import ManifestError, Problem
 from runner.core.marks import Document, KeyPath
 from runner.core.model import Limits, Placement, Space, StopWhen, Sweep
+from runner.manifest import clusters
 from runner.manifest.bounds import space_problems, too_many_points
 from runner.manifest.lock import Locked, LockFile, lock_path, stale_problem
 from runner.manifest.params import parse_params
@@ -67,11 +68,12 @@ def load(path: Path, display: str | None = None, locks: Locks = Locks.CURRENT) -
     return _checked(doc, path, LockFile(lock_path(path)), locks)
 
 
-def relock(loaded: Loaded, path: Path, text: str) -> Loaded:
+def relock(loaded: Loaded, path: Path, text: str, locks: Locks = Locks.CURRENT) -> Loaded:
     """The manifest as it would load with `text` as its lock (ManifestError if not valid):
-    checked before the lock is written, from the document already parsed."""
+    checked before the lock is written, from the document already parsed. `locks`: whether a
+    part of the lock that another step writes next may still be stale."""
     assert loaded.doc is not None
-    return _checked(loaded.doc, path, LockFile(lock_path(path), text), Locks.CURRENT)
+    return _checked(loaded.doc, path, LockFile(lock_path(path), text), locks)
 
 
 def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
@@ -87,9 +89,13 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
         problems = [p for p in problems if p not in stale]
     space = parsed.space
     problems += _file_problems(path, doc) + _budget_problems(doc) + _preemption_problems(doc)
+    placed = clusters.check(doc, lock.content(), lock.exists())
+    problems += placed.problems
+    if placed.stale is not None and locks is Locks.CURRENT:
+        problems.append(placed.stale)
     if not problems:
         problems += space_problems(doc, space)
-    sweep = _build(doc, doc.source, space)
+    sweep = _build(doc, doc.source, space, placed)
     try:
         renderer = Renderer(sweep)  # compiles every template: unknown names, bad syntax fail here
     except ManifestError as exc:
@@ -100,9 +106,10 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
     return Loaded(sweep, renderer, parsed.sample, parsed.lock, doc, stale_lock)
 
 
-def _build(doc: Document, shown: str, space: Space) -> Sweep:
+def _build(doc: Document, shown: str, space: Space, placed: clusters.Selected) -> Sweep:
     data = doc.data
     beaker = data["beaker"]
+    named = tuple(beaker.get("clusters", ()))
     return Sweep(
         path=PurePosixPath(shown),
         name=data["name"],
@@ -111,7 +118,7 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
         draft=data.get("draft", False),
         placement=Placement(
             workspace=beaker["workspace"],
-            clusters=tuple(beaker["clusters"]),
+            clusters=named if placed.selector is None else tuple(c.name for c in placed.clusters),
             hostnames=tuple(beaker.get("hostnames", ())),
             budget=beaker.get("budget"),
             priority=beaker.get("priority"),
@@ -122,6 +129,8 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
             min_runtime=beaker.get("min_runtime"),
             auto_resume=beaker.get("auto_resume"),
             expected_runtime=beaker.get("expected_runtime"),
+            selector=placed.selector,
+            locked=placed.clusters,
         ),
         name_template=data.get("experiment_name"),
         tasks=tuple(data["tasks"]),

@@ -39,6 +39,7 @@ from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
 from runner.backends.beaker.errors import call, unreachable_reason
 from runner.backends.beaker.groups import SweepGroups, metrics_by_experiment
+from runner.backends.beaker.placing import BeakerPlacing
 from runner.backends.health import Health, Wait
 from runner.core.errors import SubmitError
 from runner.core.model import Rendered, Sweep
@@ -88,6 +89,7 @@ class BeakerBackend:
         self.proofs = ShapeProofs()
         self.groups = SweepGroups(self.client, self._workspace)
         self.keys = identity.Keys(self.client, self._call, self._call)
+        self.placing = BeakerPlacing(self.client, self._call, self._workspace)
         self.health = Health("Beaker", config.agent_address)
         self._calling = threading.local()
         self.client.watch_retries(self._retrying)
