@@ -131,12 +131,14 @@ def test_a_draft_is_planned_but_only_a_backend_that_runs_drafts_creates_it(
 
 def test_the_sequence_is_the_documented_one() -> None:
     assert [s.__name__ for s in PLANNING] == [
+        "check_priorities",
         "resume_local_runs",
         "restart_failed_points",
         "hold_back_unreviewed",
         "hold_back_over_budget",
         "cap_running",
         "stop_guarded_sweeps",
+        "hold_over_allocation",
     ]
     assert [s.__name__ for s in ACTING] == ["submit_points", "group_sweeps", "announce_events"]
 

@@ -15,7 +15,7 @@ from runner.cli import main
 from runner.core.errors import Exit, ManifestError, SubmitError
 from runner.manifest import Locks, load
 from runner.operate.placing import resolve
-from runner.plan import catalog
+from runner.plan import budget, catalog, policy
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import H100_ON_WEKA, add_six_clusters, write_manifest
 
@@ -293,3 +293,13 @@ def test_gpu_types_match_a_part_of_the_name_in_any_case_and_a_cluster_without_gp
         _cluster("e"),
     ]
     assert [c.name for c in resolve(sweep, found)] == ["ai2/a", "ai2/b", "ai2/c"]
+
+
+def test_a_locked_cluster_that_needs_approval_is_named_at_the_selector(lab: Path) -> None:
+    assert _run(lab, "lock") == Exit.OK
+    (plan,) = catalog.load(lab, []).plans()
+    rules = policy.parse("version: 1\napproval_clusters: [ai2/jupiter]\n")
+    (breach,) = budget.breaches([plan], rules)
+    assert str(breach.problem).startswith(
+        "sweeps/h100.yaml:6:13: beaker.clusters: cluster ai2/jupiter"
+    )

@@ -19,6 +19,7 @@ from runner.manifest.params import parse_params
 from runner.manifest.sample import Sample
 from runner.manifest.schema import schema_problems
 from runner.render import Renderer
+from runner.render.durations import to_nanoseconds
 from runner.yaml12 import load_file
 
 _FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -179,7 +180,33 @@ def _params_problems_despite(schema: list[Problem], doc: Document, path: Path) -
 
 
 def _warnings(doc: Document) -> list[Problem]:
-    return _preemptible_warnings(doc) + _code_image_warnings(doc)
+    return _preemptible_warnings(doc) + _code_image_warnings(doc) + _urgent_warnings(doc)
+
+
+SHORT_JOB = 2 * 3600 * 10**9
+"""Under this timeout (2 h), a non-preemptible urgent job is the one that waited a day."""
+
+
+def _urgent_warnings(doc: Document) -> list[Problem]:
+    """`priority: urgent` with a non-preemptible `min_runtime` (or `preemptible: false`) and a
+    timeout under 2 h: Beaker finds it whole free nodes it may not preempt from, where the same
+    job preemptible starts in minutes (open-instruct#1792)."""
+    beaker = doc.data["beaker"]
+    held = "min_runtime" if beaker.get("min_runtime") else None
+    held = held or ("preemptible" if beaker.get("preemptible") is False else None)
+    timeout = beaker.get("timeout")
+    if beaker.get("priority") != "urgent" or held is None or timeout is None:
+        return []
+    if to_nanoseconds(timeout) >= SHORT_JOB or (
+        held == "min_runtime" and not to_nanoseconds(beaker[held])
+    ):
+        return []
+    message = (
+        f"warning: an urgent job that is not preemptible ({held}) with a timeout of {timeout}"
+        " (under 2h) can wait a day for nodes where the same job preemptible starts in minutes"
+        f" (open-instruct#1792): drop {held}, or run it at high"
+    )
+    return [_problem(doc, ("beaker", held), message)]
 
 
 _NO_GIT = re.compile(r"(^|/)(alpine|busybox|distroless)(:|$)|:[^/]*(slim|alpine)")
