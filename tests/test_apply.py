@@ -158,6 +158,9 @@ def _outcome(status: OutcomeStatus) -> Outcome:
         ((OutcomeStatus.CREATED,), None, RestartVerdict.FAILED, ("rejected", 4)),
         ((OutcomeStatus.NOT_STARTED,), None, RestartVerdict.FAILED, ("incomplete", 5)),
         ((), None, RestartVerdict.SKIPPED, ("ok", 0)),
+        ((OutcomeStatus.CANCELED, OutcomeStatus.CREATED), None, None, ("canceled", 7)),
+        ((OutcomeStatus.CANCELED, OutcomeStatus.UNKNOWN), None, None, ("incomplete", 5)),
+        ((OutcomeStatus.CANCELED, OutcomeStatus.REJECTED), None, None, ("rejected", 4)),
     ],
 )
 def test_one_exit_code_policy(

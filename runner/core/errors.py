@@ -34,6 +34,9 @@ class Exit(IntEnum):
     """Beaker could not be reached, or did not finish in time: running again continues."""
     RUNS_FAILED = 6
     """`submit`: every point submitted, but local runs failed (they ran to their end inside it)."""
+    CANCELED = 7
+    """`submit`: `cancel` canceled the sweep while this submit ran it on this machine, so some
+    points were not started (the next submit starts them): what was asked, not a failure."""
     SIGINT = 130
     SIGTERM = 143
 
@@ -50,6 +53,7 @@ class RunResult(StrEnum):
     REJECTED = "rejected"
     INCOMPLETE = "incomplete"
     RUNS_FAILED = "runs-failed"
+    CANCELED = "canceled"
     INTERRUPTED = "interrupted"
     ERROR = "error"
     """A user error or a bug: the run ended before it had a result."""
@@ -60,6 +64,7 @@ RESULTS = {
     Exit.REJECTED: RunResult.REJECTED,
     Exit.INCOMPLETE: RunResult.INCOMPLETE,
     Exit.RUNS_FAILED: RunResult.RUNS_FAILED,
+    Exit.CANCELED: RunResult.CANCELED,
     Exit.SIGINT: RunResult.INTERRUPTED,
     Exit.SIGTERM: RunResult.INTERRUPTED,
 }
