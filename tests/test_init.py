@@ -71,6 +71,8 @@ def test_init_writes_a_sweeps_repository_whose_example_validates_and_runs_here(
     for words in ("Environments -> New environment `beaker`", "BEAKER_TOKEN", "SWEEP_DEPLOY_KEY"):
         assert words in err
     assert "SWEEP_PR_TOKEN" in err and '"Plan sweeps" check' in err  # the rounds' pull requests
+    schema = (repo / "schemas" / "sweep.schema.json").read_text()  # it names what users run
+    assert "`sweep-runner lock`" in schema and "python -m runner" not in schema
     assert "/sweeps/policy.yaml" in err  # the CODEOWNERS suggestion
     assert "pin a commit" in err  # a tag, not a commit: say how to pin
     plan = (repo / ".github/workflows/sweep-plan.yml").read_text()
