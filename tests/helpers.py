@@ -224,3 +224,23 @@ H100_ON_WEKA = ("ai2/ceres", "ai2/jupiter")
 def add_six_clusters(fake: FakeBeaker) -> None:
     for name, gpu, tags, aliases, timeout in SIX_CLUSTERS:
         fake.add_cluster(name, gpu, tags=tags, aliases=aliases, max_task_timeout=timeout)
+
+
+def eight_gpus(name: str, placement: str, lrs: str) -> str:
+    """A sweep of 8-GPU points, one per learning rate of `lrs` (`[0.1, 0.01]`), in the fake
+    Beaker's workspace, placed by the `beaker:` lines `placement` (clusters, priority...)."""
+    return f"""\
+version: 1
+name: {name}
+beaker:
+  workspace: ai2/sweeps-test
+  budget: ai2/sweeps-budget
+{placement}tasks:
+  - image: {{beaker: org/image}}
+    command: [python, train.py]
+    arguments: ["--lr={{lr}}"]
+    resources: {{gpus: 8}}
+params:
+  grid:
+    lr: {lrs}
+"""

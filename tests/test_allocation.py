@@ -16,26 +16,13 @@ from runner.plan import HoldReason, catalog
 from runner.plan.allocation import allot
 from runner.plan.policy import Allotment
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import write_manifest
+from tests.helpers import eight_gpus, write_manifest
 
-URGENT = """\
-version: 1
-name: urgent
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/sweeps-budget
-  clusters: [ai2/jupiter]
-  priority: urgent
-  timeout: 4h
-tasks:
-  - image: {beaker: org/image}
-    command: [python, train.py]
-    arguments: ["--lr={lr}"]
-    resources: {gpus: 8}
-params:
-  grid:
-    lr: [0.4, 0.3, 0.2, 0.1]
-"""
+URGENT = eight_gpus(
+    "urgent",
+    "  clusters: [ai2/jupiter]\n  priority: urgent\n  timeout: 4h\n",
+    "[0.4, 0.3, 0.2, 0.1]",
+)
 POLICY = "version: 1\npriority_allocation: {ai2/jupiter: {urgent: 72}}\n"
 WORKSPACE = "ai2/sweeps-test"
 

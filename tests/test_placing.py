@@ -17,26 +17,13 @@ from runner.manifest import Locks, load
 from runner.operate.placing import resolve
 from runner.plan import budget, catalog, policy
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import H100_ON_WEKA, add_six_clusters, write_manifest
+from tests.helpers import H100_ON_WEKA, add_six_clusters, eight_gpus, write_manifest
 
-SELECTED = """\
-version: 1
-name: h100
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/sweeps-budget
-  clusters: ['ai2/*']
-  gpu_type: [h100]
-  cluster_tags: [storage:weka]
-tasks:
-  - image: {beaker: org/image}
-    command: [python, train.py]
-    arguments: ["--lr={lr}"]
-    resources: {gpus: 8}
-params:
-  grid:
-    lr: [0.1, 0.01]
-"""
+SELECTED = eight_gpus(
+    "h100",
+    "  clusters: ['ai2/*']\n  gpu_type: [h100]\n  cluster_tags: [storage:weka]\n",
+    "[0.1, 0.01]",
+)
 
 
 def _run(root: Path, *args: str) -> int:
