@@ -198,6 +198,7 @@ def test_without_credentials_lock_says_a_selector_needs_beaker(
         placing(LocalBackend(tmp_path, lambda text: None), "resolving")
 
 
+@pytest.mark.slow
 def test_a_sampled_sweep_keeps_its_points_and_its_clusters_in_one_lock(
     lab: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
