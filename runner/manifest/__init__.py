@@ -90,7 +90,7 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
         problems = [p for p in problems if p not in stale]
     space = parsed.space
     problems += _file_problems(path, doc) + _budget_problems(doc) + _preemption_problems(doc)
-    placed = clusters.check(doc, lock.content(), lock.exists())
+    placed = clusters.check(doc, lock)
     problems += placed.problems
     if placed.stale is not None and locks is Locks.CURRENT:
         problems.append(placed.stale)

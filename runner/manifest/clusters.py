@@ -20,7 +20,7 @@ from runner.core.errors import Problem
 from runner.core.invoked import invoked
 from runner.core.marks import Document, KeyPath
 from runner.core.model import ClusterSelector, LockedCluster
-from runner.manifest.lock import lock_path
+from runner.manifest.lock import LockFile, lock_path
 
 SECTION = "clusters"
 """The lock's key for what a selector resolved to."""
@@ -72,12 +72,13 @@ class Selected:
     """The lock is missing or out of date for the selector (what `lock` mends)."""
 
 
-def check(doc: Document, content: Mapping[str, Any] | None, exists: bool) -> Selected:
+def check(doc: Document, lock: LockFile) -> Selected:
     """The sweep's selector and its locked clusters, and what is wrong: hostnames beside a
     selector (gantry refuses them too), a lock missing or out of date for the selector, or a
     section left by a selector since removed."""
     beaker = doc.data["beaker"]
     asked = selector(beaker)
+    content = lock.content()
     if asked is None:
         left = content is not None and SECTION in content
         said = "the lock's clusters are out of date (no selector asks for them)"
@@ -93,11 +94,11 @@ def check(doc: Document, content: Mapping[str, Any] | None, exists: bool) -> Sel
     found = locked(content, asked)
     if found:
         return Selected(asked, found, tuple(out))
-    lock = lock_path(Path(doc.source)).name
-    if not exists:
-        said = f"the lock {lock} is missing"
+    name = lock_path(Path(doc.source)).name
+    if not lock.exists():
+        said = f"the lock {name} is missing"
     elif content is not None and SECTION not in content:
-        said = f"the lock {lock} has no clusters yet"
+        said = f"the lock {name} has no clusters yet"
     else:
         said = "the lock's clusters are out of date"
     return Selected(asked, (), tuple(out), _stale(doc, path, said))

@@ -13,7 +13,7 @@ from runner.core.values import StrEnum
 from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan, cost
 from runner.report import cost as priced
 from runner.report.tables import params_text, simple_table, tabulate
-from runner.report.where import clusters_json, where_lines
+from runner.report.where import clusters_json, linked_group, where_lines
 
 MARKDOWN_LIMIT = 60_000
 """GitHub caps a comment at 65 536 characters; stay clear of it."""
@@ -188,7 +188,7 @@ def size(text: str) -> int:
 
 def _section(plan: SweepPlan, view: View) -> str:
     lines = ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", _summary(plan, view), ""]
-    for line in where_lines(plan, link=True) if view.compared else ():
+    for line in where_lines(plan, linked_group) if view.compared else ():
         if line:
             lines += [line, ""]
     return "\n".join(lines) + "\n"

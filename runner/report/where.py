@@ -3,16 +3,25 @@ selector resolved to (the lock's), the Beaker group, and the code `code:` points
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from runner.backends import group_name
 from runner.plan import SweepPlan
 
 
-def where_lines(plan: SweepPlan, link: bool = False) -> tuple[str, ...]:
-    """The lines that apply to this sweep (`link`: the group as a markdown link)."""
-    lines = (clusters_line(plan), group_line(plan, link), code_line(plan))
+def where_lines(
+    plan: SweepPlan, group: Callable[[SweepPlan], str] | None = None
+) -> tuple[str, ...]:
+    """The lines that apply to this sweep; `group`: how the group is said (`linked_group`
+    in markdown), by default `group_line`'s text."""
+    lines = (clusters_line(plan), (group or group_line)(plan), code_line(plan))
     return tuple(line for line in lines if line)
+
+
+def linked_group(plan: SweepPlan) -> str:
+    """`group_line` with the group as a markdown link."""
+    return group_line(plan, link=True)
 
 
 def clusters_line(plan: SweepPlan) -> str:
