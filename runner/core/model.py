@@ -29,8 +29,7 @@ class Priority(StrEnum):
     IMMEDIATE = "immediate"
 
     def above(self, other: Priority) -> bool:
-        order = list(Priority)
-        return order.index(self) > order.index(other)
+        return list(Priority).index(self) > list(Priority).index(other)
 
 
 @dataclass(frozen=True)
@@ -47,11 +46,8 @@ class ClusterSelector:
 
     def as_json(self) -> dict[str, list[str]]:
         """As the lock records it (what it resolved): compared on every load."""
-        return {
-            "clusters": list(self.patterns),
-            "cluster_tags": list(self.tags),
-            "gpu_type": list(self.gpu_types),
-        }
+        fields = (self.patterns, self.tags, self.gpu_types)
+        return dict(zip(("clusters", "cluster_tags", "gpu_type"), map(list, fields), strict=True))
 
 
 @dataclass(frozen=True, order=True)
