@@ -65,10 +65,10 @@ def ok(argv: list[str | Path], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def tagged_source(tmp: Path, tag: str, changes: Mapping[str, str] | None = None) -> Path:
+def tagged_source(tmp: Path, tag: str | None, changes: Mapping[str, str] | None = None) -> Path:
     """The files git would commit from this tree (tracked and new), away from its build dirs,
-    with `changes` (path -> text), as a repository of one commit tagged `tag`: what the release
-    workflow checks out."""
+    with `changes` (path -> text), as a repository of one commit tagged `tag` (None: no tag, a
+    development build): what the release workflow checks out."""
     env = without_secrets(os.environ)
     listed = ok(["git", "ls-files", "-co", "--exclude-standard"], PROJECT, env)
     copy = tmp / "source"
@@ -78,11 +78,12 @@ def tagged_source(tmp: Path, tag: str, changes: Mapping[str, str] | None = None)
             (copy / name).write_bytes((PROJECT / name).read_bytes())
     for name, text in (changes or {}).items():
         (copy / name).write_text(text, encoding="utf-8")
+    tagging = [["tag", "-a", tag, "-m", f"release {tag}"]] if tag is not None else []
     for argv in (
         ["init", "--quiet", "--initial-branch", "main"],
         ["add", "-A"],
         ["commit", "--quiet", "--no-verify", "-m", "the tree under test"],
-        ["tag", "-a", tag, "-m", f"release {tag}"],
+        *tagging,
     ):
         ok(["git", *argv], copy, env)
     return copy

@@ -207,3 +207,43 @@ class Quiet:
 
     def finish(self) -> None:
         pass
+
+
+SIX_CLUSTERS = (
+    # name, GPU type, tags, aliases, maximum task timeout (seconds; None: unset)
+    ("ai2/jupiter", "h100", ("storage:weka", "interconnect:ib"), ("jupiter-cirrascale-2",), None),
+    ("ai2/ceres", "h100", ("storage:weka",), (), 172800.0),
+    ("ai2/neptune", "h100", (), (), None),
+    ("ai2/augusta", "h100", ("storage:weka",), (), 0.0),
+    ("ai2/saturn", "a100", ("storage:weka",), (), None),
+    ("ai2/titan", "b200", ("storage:weka", "interconnect:ib"), (), None),
+)
+"""The lab's clusters as the placement tests see them: H100, A100 and B200 nodes, tags, an alias,
+and one (augusta) whose maximum task timeout of 0 lets it run no batch task."""
+H100_ON_WEKA = ("ai2/ceres", "ai2/jupiter")
+"""What `gpu_type: [h100]` with `cluster_tags: [storage:weka]` resolves SIX_CLUSTERS to."""
+
+
+def add_six_clusters(fake: FakeBeaker) -> None:
+    for name, gpu, tags, aliases, timeout in SIX_CLUSTERS:
+        fake.add_cluster(name, gpu, tags=tags, aliases=aliases, max_task_timeout=timeout)
+
+
+def eight_gpus(name: str, placement: str, lrs: str) -> str:
+    """A sweep of 8-GPU points, one per learning rate of `lrs` (`[0.1, 0.01]`), in the fake
+    Beaker's workspace, placed by the `beaker:` lines `placement` (clusters, priority...)."""
+    return f"""\
+version: 1
+name: {name}
+beaker:
+  workspace: ai2/sweeps-test
+  budget: ai2/sweeps-budget
+{placement}tasks:
+  - image: {{beaker: org/image}}
+    command: [python, train.py]
+    arguments: ["--lr={{lr}}"]
+    resources: {{gpus: 8}}
+params:
+  grid:
+    lr: {lrs}
+"""

@@ -134,12 +134,14 @@ def test_a_draft_is_planned_but_only_a_backend_that_runs_drafts_creates_it(
 
 def test_the_sequence_is_the_documented_one() -> None:
     assert [s.__name__ for s in PLANNING] == [
+        "check_priorities",
         "resume_local_runs",
         "restart_failed_points",
         "hold_back_unreviewed",
         "hold_back_over_budget",
         "cap_running",
         "stop_guarded_sweeps",
+        "hold_over_allocation",
     ]
     assert [s.__name__ for s in ACTING] == ["submit_points", "group_sweeps", "announce_events"]
 
@@ -159,6 +161,9 @@ def _outcome(status: OutcomeStatus) -> Outcome:
         ((OutcomeStatus.CREATED,), None, RestartVerdict.FAILED, ("rejected", 4)),
         ((OutcomeStatus.NOT_STARTED,), None, RestartVerdict.FAILED, ("incomplete", 5)),
         ((), None, RestartVerdict.SKIPPED, ("ok", 0)),
+        ((OutcomeStatus.CANCELED, OutcomeStatus.CREATED), None, None, ("canceled", 7)),
+        ((OutcomeStatus.CANCELED, OutcomeStatus.UNKNOWN), None, None, ("incomplete", 5)),
+        ((OutcomeStatus.CANCELED, OutcomeStatus.REJECTED), None, None, ("rejected", 4)),
     ],
 )
 def test_one_exit_code_policy(

@@ -18,16 +18,22 @@ YAML = re.findall(r"```yaml\n(.*?)```", DOC, re.S)
 
 
 def test_the_yaml_examples_load() -> None:
-    manifest, rules, stops = YAML
+    manifest, rules, allocation, stops = YAML
     assert "tasks" in yaml12.load(manifest, "manifest").data
     assert policy.parse(rules).max_gpus_per_point == 16
+    allotted = policy.parse(allocation).priority_allocation  # schema-checked
+    assert [(a.cluster, a.priority, a.gpus) for a in allotted] == [
+        ("ai2/ceres", "high", 64),
+        ("ai2/ceres", "urgent", 16),
+        ("ai2/jupiter", "urgent", 72),
+    ]
     assert set(yaml12.load(stops, "stops").data) == {"max_failures", "stop_when"}
 
 
 def test_the_plan_comment_is_the_codes_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    manifest, rules, _ = YAML
+    manifest, rules, *_ = YAML
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "dpo-8b.yaml").write_text(manifest, encoding="utf-8")
     (tmp_path / "sweeps" / "policy.yaml").write_text(rules, encoding="utf-8")

@@ -195,3 +195,38 @@ def test_pre_commit_try_repo_passes_a_valid_manifest_and_names_the_line_of_a_bro
         f"try-repo: hook installed and passed in {installed - started:.1f}s,"
         f" failed in {time.monotonic() - installed:.1f}s"
     )
+
+
+def test_init_from_a_build_without_a_tag_pins_the_commit_it_was_built_from(tmp_path: Path) -> None:
+    """A development build (no tag: 0.0.post1.devN) is no release, and the release before it
+    lacks what it has: `init` writes `@<the whole commit>` and says it is unreleased."""
+    env = child_env(tmp_path / "home")
+    source = tagged_source(tmp_path, None)
+    commit = ok(["git", "rev-parse", "HEAD"], source, env).strip()
+    dist = tmp_path / "dist"
+    ok(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "-o", dist, source],
+        tmp_path,
+        env,
+    )
+    (wheel,) = dist.glob("*.whl")
+    unpacked = tmp_path / "unpacked"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    assert (unpacked / "runner" / "scaffold" / "_build.txt").read_text().splitlines()[
+        1
+    ] == f"g{commit}"
+    repo = tmp_path / "research"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    env["PYTHONPATH"] = str(unpacked)  # the build, ahead of the test's editable install
+    code = (
+        "import runner, sys; from runner.cli import main; print(runner.__file__); sys.exit(main())"
+    )
+    done = run([sys.executable, "-c", code, "init", str(repo)], repo, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(str(unpacked))
+    plan = (repo / ".github" / "workflows" / "sweep-plan.yml").read_text()
+    assert f"/.github/actions/plan@{commit}  # unreleased 0.0.post1.dev1+g" in plan
+    hook = (repo / ".pre-commit-config.yaml").read_text()
+    assert f"rev: {commit}  # frozen: unreleased" in hook
+    assert "note: this beaker-sweep-runner is unreleased (0.0.post1.dev1+g" in done.stderr

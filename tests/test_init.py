@@ -63,13 +63,16 @@ def test_init_writes_a_sweeps_repository_whose_example_validates_and_runs_here(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = _repo(tmp_path)
-    assert main(["init", str(repo)]) == 0
+    assert main(["init", str(repo), "--ref", "v0.1.0"]) == 0
     err = capsys.readouterr().err
     assert sorted(_files(repo)) == WRITTEN
     for name in WRITTEN:
         assert f"wrote  {name}" in err
     for words in ("Environments -> New environment `beaker`", "BEAKER_TOKEN", "SWEEP_DEPLOY_KEY"):
         assert words in err
+    assert "SWEEP_PR_TOKEN" in err and '"Plan sweeps" check' in err  # the rounds' pull requests
+    schema = (repo / "schemas" / "sweep.schema.json").read_text()  # it names what users run
+    assert "`sweep-runner lock`" in schema and "python -m runner" not in schema
     assert "/sweeps/policy.yaml" in err  # the CODEOWNERS suggestion
     assert "pin a commit" in err  # a tag, not a commit: say how to pin
     plan = (repo / ".github/workflows/sweep-plan.yml").read_text()
@@ -297,7 +300,29 @@ def test_init_by_default_calls_the_tag_of_the_installed_release(
 
     repo = _repo(tmp_path)
     assert main(["init", str(repo)]) == 0
-    ref = scaffold.release_ref(version("beaker-sweep-runner"))
-    assert "+" not in ref and ".dev" not in ref  # a tag, never a development version
+    installed, built = version("beaker-sweep-runner"), scaffold.built_commit()
+    ref = scaffold.default_ref(installed, built)
+    assert "+" not in ref and ".dev" not in ref  # a tag or a commit, never a development version
     plan = (repo / ".github/workflows/sweep-plan.yml").read_text()
-    assert f"/.github/actions/plan@{ref}\n" in plan
+    assert f"/.github/actions/plan@{ref}" in plan
+    if not scaffold.released(installed) and built is not None:  # this editable install
+        assert ref == built and f"plan@{built}  # unreleased {installed}\n" in plan
+
+
+@pytest.mark.parametrize(
+    ("version", "commit", "ref"),
+    [
+        ("0.2.0", SHA, "v0.2.0"),  # a release pins its tag, whatever commit it was built from
+        ("0.2.0rc1", SHA, "v0.2.0rc1"),
+        ("0.2.0.post1.dev3+g1a2b3c4d", SHA, SHA),  # after v0.2.0: the build's own commit
+        ("0.0.post1.dev224+g6e17279aa", SHA, SHA),  # no tag at all: not v0.1.0
+        ("0.0.post1.dev224+g6e17279aa", None, "v0.1.0"),  # its commit unknown: as before
+        ("0+unknown", None, "v0.1.0"),  # a source tree, not installed
+    ],
+)
+def test_an_unreleased_build_pins_the_commit_it_was_built_from(
+    version: str, commit: str | None, ref: str
+) -> None:
+    from runner import scaffold
+
+    assert scaffold.default_ref(version, commit) == ref

@@ -248,7 +248,8 @@ def test_cancel_stops_another_runners_local_replicas_and_records_it(
         # Its run ended, stopped on request: canceled, as on Beaker (not a failed run).
         assert runner.wait(timeout=WAIT) == 0
     said = capsys.readouterr()
-    assert said.out.startswith("Canceled 1 experiment(s):") and name in said.out
+    assert said.out.startswith("Canceled 1 run(s) on this machine:") and name in said.out
+    assert "was running" in said.out
     assert "still has" not in said.err  # recorded as canceled: not a point left to submit
     for replica in state.replicas:  # stopped: no process has that pid and start time any more
         assert replica.pid is not None and process_started(replica.pid) != replica.pid_started
@@ -331,16 +332,24 @@ def test_cancel_during_a_local_submit_stops_it_from_starting_more_points(
 
     with _submitting(root, "sweeps/queued.yaml") as runner:
         wait_for(one_running, "the first point to run while the others wait for the CPUs")
+        capsys.readouterr()
+        assert _run(root, "cancel", "sweeps/queued.yaml", *LOCAL) == Exit.WOULD_CHANGE
+        would = capsys.readouterr().out
+        assert would.startswith("Would cancel 1 run(s) on this machine:")
+        assert " running " in would and "was running" not in would  # it runs now
         assert _run(root, "cancel", "sweeps/queued.yaml", "--yes", *LOCAL) == 0
-        assert (
-            runner.wait(timeout=WAIT) == 5
-        )  # incomplete: points were left, the next submit runs them
+        # Its own exit, not 5 ("Beaker did not answer"): what was asked, the next submit runs them.
+        assert runner.wait(timeout=WAIT) == Exit.CANCELED
+    err = capsys.readouterr().err
+    assert "queued still has 2 point(s) not started: the next submit on this machine starts" in err
+    assert "schedule" not in err  # a draft, on this machine: no workflow runs it
     [(first, status)] = states().items()  # nothing more was started
     assert status == "canceled"
     log = _log(root)
     assert f"created {first} " in log and " canceled" in log
     assert log.count(": not started: `cancel` canceled the sweep queued while this submit") == 2
-    assert log.count("not-started  not started: `cancel` canceled") == 2  # the final table too
+    assert log.count("canceled  not started: `cancel` canceled") == 2  # the final table too
+    assert "2 point(s) not started: `cancel` canceled their sweep while this submit ran" in log
     capsys.readouterr()
     assert _run(root, "status", "sweeps/queued.yaml", *LOCAL, "--format", "json") == 0
     points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
@@ -402,7 +411,7 @@ def test_cancel_of_a_run_still_starting_its_replicas_stops_it_before_they_start(
         fcntl.flock(lock, fcntl.LOCK_EX)  # as the live runner of this run does
         run.write(state)
         assert _run(root, "cancel", "sweeps/slow.yaml", "--yes", *LOCAL) == 0
-        assert "Canceled 1 experiment(s):" in capsys.readouterr().out
+        assert "Canceled 1 run(s) on this machine:" in capsys.readouterr().out
         assert run.cancel_signalled() == [STOP_ALL]
         assert _local_entry(root, "slow").canceled_at
     finally:

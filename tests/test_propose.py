@@ -19,7 +19,7 @@ from runner.manifest.sample import Distribution, Kind, Method, Sample
 from runner.search.adaptive import propose
 from runner.search.points import Result, Told
 from tests.conftest import PROJECT
-from tests.helpers import BRANIN_SEARCH, shown_line, transcripts, write_manifest
+from tests.helpers import BRANIN_SEARCH, head, shown_line, transcripts, write_manifest
 
 BRANIN = (
     """\
@@ -230,3 +230,27 @@ def test_edits_between_rounds_continue_the_search_or_start_a_new_one(
     assert (
         plan.count("\n-   branin-") == 4 and plan.count("\n+   branin-") == 2
     )  # old ones orphaned
+
+
+@pytest.mark.parametrize("kind", ["grid", "drawn sample"])
+def test_propose_on_a_sweep_that_has_nothing_to_propose_says_so_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """One line and exit 1 (issue 41's first week: a new user proposes on their grid)."""
+    params = (
+        "params:\n  grid:\n    lr: [0.1, 0.2]\n"
+        if kind == "grid"
+        else "params:\n  sample:\n    method: random\n    n: 2\n    seed: 0\n"
+        "    space:\n      lr: {uniform: [0.1, 0.5]}\n"
+    )
+    task = '    command: [python, train.py]\n    arguments: ["--lr={lr}"]\n'
+    write_manifest(tmp_path, head("plain", draft=True) + task + params, "plain.yaml")
+    if kind != "grid":
+        assert _run(tmp_path, "lock") == 0
+    capsys.readouterr()
+    assert _run(tmp_path, "propose", "sweeps/plain.yaml", "--backend", "local") == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "sweeps/plain.yaml: nothing to propose: only an adaptive search (method tpe or gp) has"
+        " rounds"
+    )

@@ -7,10 +7,13 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 `runner.report` turns the returned `Applied` into text; the command prints it.
 
 1. PLANNING, run in every mode (a dry run stops after them, having changed nothing):
-   `resume_local_runs` (local runs a stopped runner left: `+` again), `restart_failed_points`
-   (or, in a dry run, what it would restart), `hold_back_unreviewed` (plan pins),
-   `hold_back_over_budget` (the budget policy's approval), `cap_running` (each sweep's max_running
-   against its live experiments), `stop_guarded_sweeps` (max_failures, stop_when).
+   `check_priorities` (a priority above the workspace's maximum is refused before anything is
+   done), `resume_local_runs` (local runs a stopped runner left: `+` again),
+   `restart_failed_points` (or, in a dry run, what it would restart), `hold_back_unreviewed`
+   (plan pins), `hold_back_over_budget` (the budget policy's approval), `cap_running` (each
+   sweep's max_running against its live experiments), `stop_guarded_sweeps` (max_failures,
+   stop_when), `hold_over_allocation` (the team's priority allocation, from one listing of the
+   workspace).
 2. ACTING, run unless `options.dry_run`, under SIGINT/SIGTERM handlers that stop in order:
    `submit_points` (the exactly-once `Submitter`), `group_sweeps` (level-triggered group
    membership; skipped after an early stop), `announce_events` (the webhook, if one is set).
@@ -40,7 +43,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from runner import operate
-from runner.apply import guardrails, notify
+from runner.apply import allocation, guardrails, notify
 from runner.apply.model import Applied, ApplyListener, ApplyOptions
 from runner.apply.resume import unfinished
 from runner.backends import Backend, Capability
@@ -147,6 +150,25 @@ def cap_running(run: Run, applied: Applied) -> Applied:
     return dataclasses.replace(applied, plans=tuple(operate.live_caps(run.observer, applied.plans)))
 
 
+def check_priorities(run: Run, applied: Applied) -> Applied:
+    """Before anything is created (a restart too): a sweep above its workspace's maximum
+    priority is refused in one line (`runner.apply.allocation`)."""
+    restarting = run.options.restart_failed or bool(run.options.restart_points)
+    acting = [
+        p for p in applied.plans if p.pending or (restarting and any(r.entry for r in p.rows))
+    ]
+    allocation.refuse_over_maximum(run.backend, acting)
+    return applied
+
+
+def hold_over_allocation(run: Run, applied: Applied) -> Applied:
+    """The team's priority allocation (the policy at HEAD, the base every merge was judged by):
+    the points that would not fit wait, as under max_running."""
+    allotments = policy.read(run.options.root).priority_allocation
+    held = allocation.allocate(run.backend, applied.plans, allotments)
+    return applied if held is None else dataclasses.replace(applied, plans=held.plans)
+
+
 # -- acting -----------------------------------------------------------------------------------
 
 
@@ -191,12 +213,14 @@ def announce_events(run: Run, applied: Applied) -> Applied:
 
 
 PLANNING: tuple[Step, ...] = (
+    check_priorities,
     resume_local_runs,
     restart_failed_points,
     hold_back_unreviewed,
     hold_back_over_budget,
     cap_running,
     stop_guarded_sweeps,
+    hold_over_allocation,
 )
 ACTING: tuple[Step, ...] = (submit_points, group_sweeps, announce_events)
 

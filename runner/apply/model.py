@@ -78,7 +78,8 @@ class Applied:
     @property
     def exit_code(self) -> Exit:
         """The one exit-code policy of a submit: 0 all submitted; 4 some rejected (or a
-        restart failed); 5 incomplete; 6 some local runs failed; 130/143 signal."""
+        restart failed); 5 incomplete; 6 some local runs failed; 7 `cancel` stopped some local
+        points from starting; 130/143 signal."""
         if self.stop is not None and self.stop.kind in EXIT_SIGNAL:
             return EXIT_SIGNAL[self.stop.kind]
         if self.stop is not None and self.stop.kind == StopKind.POLICY:
@@ -91,4 +92,6 @@ class Applied:
             return Exit.REJECTED  # Beaker refused a restart: a rerun does the same
         if any(o.run_failed for o in self.outcomes):
             return Exit.RUNS_FAILED  # local runs end inside submit: theirs failed
+        if any(o.status == OutcomeStatus.CANCELED for o in self.outcomes):
+            return Exit.CANCELED  # as asked: the next submit starts them
         return Exit.OK

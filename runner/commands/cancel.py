@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.backends import Backend, runs
+from runner.backends import Backend, Capability, runs
 from runner.backends.opening import open_backend
 from runner.commands.common import args_from, split_points, stderr
 from runner.commands.gitops import check_commit, commit_back
@@ -25,6 +25,35 @@ from runner.operate.cancels import CancelTarget
 from runner.plan import PlanStatus, SweepPlan
 from runner.repo import gitrepo
 from runner.report.tables import simple_table
+
+
+@dataclass(frozen=True)
+class Words:
+    """How `cancel` speaks of where the points run: Beaker's experiments, or this machine's
+    runs (which no workflow's schedule ever submits)."""
+
+    things: str
+    none: str
+    left: str
+    """What becomes of the points not started yet, and how to stop that."""
+
+
+BEAKER = Words(
+    "experiment(s)",
+    "Nothing to cancel: no queued or running experiment of these points.",
+    "to submit: the next submit (or the workflow's schedule) creates them; set `draft: true` or"
+    " remove them to stop it",
+)
+THIS_MACHINE = Words(
+    "run(s) on this machine",
+    "Nothing to cancel: none of these points is running on this machine.",
+    "not started: the next submit on this machine starts them; remove them from the manifest"
+    " to stop it",
+)
+
+
+def words(backend: Backend) -> Words:
+    return BEAKER if Capability.SHARED in backend.capabilities else THIS_MACHINE
 
 
 @dataclass(frozen=True)
@@ -65,20 +94,21 @@ def cancel(directory: Path, args: CancelArgs) -> int:
         if args.yes and not (args.orphans or args.points):
             cancels.stop_starting(backend, plans)  # before the runs end: their submit stops
         targets = cancels.cancel_targets(backend, plans, args.orphans, args.points)
+        said = words(backend)
         if not targets:
-            stderr("Nothing to cancel: no queued or running experiment of these points.")
+            stderr(said.none)
             if found and args.commit:
                 commit_back(cat.root, target)
             return Exit.OK
         if not args.yes:
-            _show("Would cancel", targets)
+            _show(f"Would cancel {len(targets)} {said.things}", targets)
             stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
             return Exit.WOULD_CHANGE
         done = cancels.cancel(backend, targets, store, commit=gitrepo.head_commit(cat.root))
     finally:
         backend.close()
     if done:
-        _show("Canceled", done)
+        _show(f"Canceled {len(done)} {said.things}", done, was="was ")
     if len(done) < len(targets):
         stderr(f"{len(targets) - len(done)} had already finished: nothing to cancel there.")
     _warn_waiting(plans, backend, {id(t.row) for t in done})
@@ -94,22 +124,14 @@ def _warn_waiting(plans: Sequence[SweepPlan], backend: Backend, canceled: set[in
     for plan in plans:
         left = sum(1 for r in plan.rows if r.status == PlanStatus.SUBMIT and id(r) not in canceled)
         if left and plan.to_submit_on(runs(backend, plan.sweep)):
-            stop = (
-                "remove them from the manifest to stop it (a draft still runs on this machine)"
-                if plan.sweep.draft
-                else "set `draft: true` or remove them to stop it"
-            )
-            stderr(
-                f"{plan.sweep.name} still has {left} point(s) to submit: the next submit (or the"
-                f" workflow's schedule) creates them; {stop}"
-            )
+            stderr(f"{plan.sweep.name} still has {left} point(s) {words(backend).left}")
 
 
-def _show(verb: str, targets: Sequence[CancelTarget]) -> None:
-
+def _show(heading: str, targets: Sequence[CancelTarget], was: str = "") -> None:
+    """The targets, each in its state now (`was`: before this cancel)."""
     rows = [
-        [t.plan.sweep.name, t.experiment.name, f"was {t.experiment.state}", t.experiment.url]
+        [t.plan.sweep.name, t.experiment.name, f"{was}{t.experiment.state}", t.experiment.url]
         for t in targets
     ]
-    sys.stdout.write(f"{verb} {len(targets)} experiment(s):\n")
+    sys.stdout.write(f"{heading}:\n")
     sys.stdout.write(simple_table(rows, ["sweep", "experiment", "state", "url"]) + "\n")

@@ -38,7 +38,7 @@ def init(
         )
     installed = scaffold.installed_version()
     settings = scaffold.Settings(
-        ref=ref or scaffold.release_ref(installed),
+        ref=ref or scaffold.default_ref(installed, scaffold.built_commit()),
         version=installed,
         branch=branch or gitrepo.current_branch(root) or "main",
     )
@@ -54,7 +54,14 @@ def init(
             file=sys.stderr,
         )
         print(item.diff, file=sys.stderr, end="" if item.diff.endswith("\n") else "\n")
-    if not scaffold.pinned(settings.ref):
+    if settings.ref == scaffold.built_commit() and not scaffold.released(installed):
+        print(
+            f"\nnote: this beaker-sweep-runner is unreleased ({installed}): the workflows and the"
+            f" hook call the commit it was built from, {settings.ref} (the release before it lacks"
+            " what this one has); once a release has it, run init again with --ref <tag> --force.",
+            file=sys.stderr,
+        )
+    elif not scaffold.pinned(settings.ref):
         print(
             f"\nnote: the workflows call beaker-sweep-runner's actions by the tag {settings.ref};"
             " to pin a commit (as zizmor asks), run init again with --ref <commit> --force."

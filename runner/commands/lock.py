@@ -1,11 +1,15 @@
-"""`lock`: draw the points of each manifest's `params.sample` into its lock file.
+"""`lock`: write what a manifest reads from its lock file (`NAME.lock.json`, beside it).
 
-The lock (`NAME.lock.json` beside the manifest) is what every other command reads; only this
-command samples (`runner.search.draw`), and only it needs the `[search]` extra. Points already
-locked for the same sample section are kept byte for byte (growing `n` appends); a changed
-method, seed, digits or space draws a new sample. Exit 0: every lock written or already up to
-date; 1: a manifest or sample problem, or scipy missing (nothing written for that manifest);
-3: unexpected.
+Two steps, each a section of the lock: the clusters a cluster selector (`beaker.gpu_type`,
+`cluster_tags`, globs in `clusters`) resolves to, asked of Beaker with a token
+(`runner.operate.placing`); then the points of each manifest's `params.sample`, drawn with the
+`[search]` extra (`runner.commands.searches`). Every other command reads the lock and never
+samples nor lists clusters. Points already locked for the same sample section are kept byte for
+byte (growing `n` appends); a changed method, seed, digits or space draws a new sample. A lock
+that would not change is not written. Exit 0: every lock written or already up to date; 1: a
+manifest, selector or sample problem, no Beaker token for a selector, or scipy missing (nothing
+written for that manifest); 4: Beaker refused the listing; 5: Beaker did not answer; 3:
+unexpected.
 """
 
 from __future__ import annotations
@@ -14,8 +18,17 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from runner.backends.opening import open_backend
+from runner.backends.placing import placing
+from runner.commands.common import stderr
+from runner.commands.loading import load_catalog, report_problems
 from runner.commands.searches import lock_samples
-from runner.core.errors import Exit
+from runner.core.errors import Exit, ManifestError
+from runner.core.invoked import invoked
+from runner.manifest import Locks
+from runner.operate.placing import drop_clusters, lock_clusters
+from runner.plan.catalog import Catalog
+from runner.report.rounds import clusters_line
 
 
 def run(args: argparse.Namespace) -> Exit:
@@ -24,5 +37,37 @@ def run(args: argparse.Namespace) -> Exit:
 
 def lock(directory: Path, paths: Sequence[str]) -> Exit:
     """Lock every manifest named (or all); one manifest's problem does not stop the others."""
+    cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
+    failed = report_problems(cat)
+    placed, unplaced = _place(cat)
+    failed = lock_samples(cat, placed) or unplaced or failed
+    return Exit.USER_ERROR if failed else Exit.OK
 
-    return lock_samples(directory, paths)
+
+def _place(cat: Catalog) -> tuple[set[str], bool]:
+    """Each selector resolved into its lock (one Beaker listing per organization and sweep);
+    a lock's clusters section that no selector asks for any more dropped. The sweeps whose
+    clusters were locked, and whether one failed."""
+    for sweep in cat.sweeps:
+        command = f"{invoked()} lock {sweep.path}"
+        if sweep.placement.selector is None and drop_clusters(cat.root / sweep.path, command):
+            stderr(f"{sweep.path}: dropped the lock's clusters (no selector asks for them)")
+    asking = [s for s in cat.sweeps if s.placement.selector is not None]
+    if not asking:
+        return set(), False
+    backend = open_backend("auto", cat.root, lambda text: None)
+    failed = False
+    try:
+        where = placing(backend, f"{asking[0].path}: resolving a cluster selector")
+        for sweep in asking:
+            command = f"{invoked()} lock {sweep.path}"
+            try:
+                done = lock_clusters(cat.loaded[sweep.name], cat.root / sweep.path, command, where)
+            except ManifestError as exc:
+                stderr(str(exc))
+                failed = True
+                continue
+            stderr(clusters_line(str(sweep.path), done))
+    finally:
+        backend.close()
+    return {s.name for s in asking}, failed

@@ -54,12 +54,13 @@ def plan_comment(
         text = full = report.problems_markdown(problems)
     else:
         changed = _changed(cat.root, base) if base else None
-        verdict = budget.judge(plans, policy_at(cat.root, base), github.event_labels())
+        rules = policy_at(cat.root, base)
+        verdict = budget.judge(plans, rules, github.event_labels())
         pins = review.comment_pins(review.approve_pins(review.pins(plans), verdict))
         made = report.documents(
             plans,
             changed,
-            report.budget_markdown(verdict),
+            report.budget_markdown(verdict) + report.allocation_markdown(plans, rules),
             pins + review.head_line(github.event_head()),
         )
         text, full = made.comment, made.full

@@ -8,7 +8,7 @@ Imported only when one of the two runs: it loads the whole pipeline.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from runner.backends.opening import open_backend
@@ -27,16 +27,17 @@ from runner.report.rounds import line, lock_line, pull_request
 from runner.search.rounds import Round, RoundVerdict
 
 
-def lock_samples(directory: Path, paths: Sequence[str]) -> Exit:
-    """`lock`: draw (or keep) each drawn sample's points; an adaptive one is `propose`'s. One
-    manifest's problem does not stop the others (exit 1 at the end)."""
-    cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
-    failed = report_problems(cat)
+def lock_samples(cat: Catalog, placed: Collection[str] = ()) -> bool:
+    """`lock`'s second step: draw (or keep) each drawn sample's points; an adaptive one is
+    `propose`'s. One manifest's problem does not stop the others; True when one failed.
+    `placed`: the sweeps whose clusters the first step locked (nothing else to say of them)."""
+    failed = False
     for sweep in cat.sweeps:
         loaded = cat.loaded[sweep.name]
         shown, sample = str(sweep.path), loaded.sample
         if sample is None:
-            stderr(f"{shown}: no params.sample: nothing to lock")
+            if sweep.name not in placed:
+                stderr(f"{shown}: no params.sample nor cluster selector: nothing to lock")
             continue
         if sample.adaptive:
             stderr(
@@ -53,7 +54,7 @@ def lock_samples(directory: Path, paths: Sequence[str]) -> Exit:
             failed = True
             continue
         stderr(lock_line(shown, sample, done))
-    return Exit.USER_ERROR if failed else Exit.OK
+    return failed
 
 
 def _never() -> Observation:

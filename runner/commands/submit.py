@@ -5,7 +5,8 @@ prints and commits. With `--commit [--push]` it also commits the ledgers (and pu
 `--github-event` it takes its inputs from a workflow's event (`runner.commands.submit_args`).
 
 Exit codes: `runner.core.errors.Exit` (0 ok, 1 user error, 4 rejected, 5 incomplete, 6 local runs
-failed, 130/143 signals, 3 a bug), also in the JSON summary and the step output `result`.
+failed, 7 stopped by `cancel`, 130/143 signals, 3 a bug), also in the JSON summary and the step
+output `result`.
 """
 
 from __future__ import annotations

@@ -35,6 +35,9 @@ class Exit(IntEnum):
     RUNS_FAILED = 6
     """`submit`: every point submitted, but local runs failed (they ran to their end inside it);
     `wait`: some awaited point failed or was canceled."""
+    CANCELED = 7
+    """`submit`: `cancel` canceled the sweep while this submit ran it on this machine, so some
+    points were not started (the next submit starts them): what was asked, not a failure."""
     TIMED_OUT = 124
     """`wait`: the timeout came while awaited points were still queued or running (as
     coreutils' `timeout` exits)."""
@@ -54,6 +57,7 @@ class RunResult(StrEnum):
     REJECTED = "rejected"
     INCOMPLETE = "incomplete"
     RUNS_FAILED = "runs-failed"
+    CANCELED = "canceled"
     INTERRUPTED = "interrupted"
     ERROR = "error"
     """A user error or a bug: the run ended before it had a result."""
@@ -64,6 +68,7 @@ RESULTS = {
     Exit.REJECTED: RunResult.REJECTED,
     Exit.INCOMPLETE: RunResult.INCOMPLETE,
     Exit.RUNS_FAILED: RunResult.RUNS_FAILED,
+    Exit.CANCELED: RunResult.CANCELED,
     Exit.SIGINT: RunResult.INTERRUPTED,
     Exit.SIGTERM: RunResult.INTERRUPTED,
 }

@@ -11,7 +11,7 @@ from typing import Any, Protocol, TypeVar
 
 from runner.core.errors import Problem
 from runner.core.marks import KeyPath, Mark, Marks
-from runner.core.values import Value, identity
+from runner.core.values import StrEnum, Value, identity
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_POINTS = 1000
@@ -19,10 +19,52 @@ BUILTINS = ("sweep", "experiment", "revision")
 """Names every template may use besides the parameters."""
 
 
+class Priority(StrEnum):
+    """A Beaker job priority (beaker-py's BeakerJobPriority), lowest first."""
+
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+    URGENT = "urgent"
+    IMMEDIATE = "immediate"
+
+    def above(self, other: Priority) -> bool:
+        return list(Priority).index(self) > list(Priority).index(other)
+
+
+@dataclass(frozen=True)
+class ClusterSelector:
+    """`beaker.clusters` with globs, `gpu_type` or `cluster_tags`: the clusters a sweep asks
+    for by what they are, which `lock` resolves (gantry's rules) into the sweep's lock."""
+
+    patterns: tuple[str, ...] = ()
+    """`beaker.clusters` as written: names or globs over names and aliases (empty: all)."""
+    gpu_types: tuple[str, ...] = ()
+    """Any of these, as a part of the GPU type's name (`h100` in NVIDIA H100)."""
+    tags: tuple[str, ...] = ()
+    """All of these cluster tags."""
+
+    def as_json(self) -> dict[str, list[str]]:
+        """As the lock records it (what it resolved): compared on every load."""
+        fields = (self.patterns, self.tags, self.gpu_types)
+        return dict(zip(("clusters", "cluster_tags", "gpu_type"), map(list, fields), strict=True))
+
+
+@dataclass(frozen=True, order=True)
+class LockedCluster:
+    """One cluster a selector resolved to, as the lock holds it."""
+
+    name: str
+    """`org/name`: what the spec's constraints.cluster lists."""
+    gpu_type: str = ""
+    """Its nodes' GPU type as Beaker names it (`NVIDIA H100`); empty without GPUs."""
+
+
 @dataclass(frozen=True)
 class Placement:
     workspace: str
     clusters: tuple[str, ...]
+    """What the spec's constraints.cluster lists: as written, or the lock's (`selector`)."""
     budget: str | None = None
     priority: str | None = None
     preemptible: bool | None = None
@@ -37,6 +79,10 @@ class Placement:
     """Keep every experiment of the sweep in one Beaker group (`beaker.group: false` opts out)."""
     expected_runtime: str | None = None
     """How long each task is expected to run (the plan's expected GPU-hours); never in the spec."""
+    selector: ClusterSelector | None = None
+    """The clusters asked for by what they are; `clusters` are then the lock's (`locked`)."""
+    locked: tuple[LockedCluster, ...] = ()
+    """With a selector: the clusters it resolved to, with their GPU types (the lock's)."""
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,14 @@ from typing import Any
 from runner.core.errors import ManifestError, Problem
 from runner.core.marks import Document, KeyPath
 from runner.core.model import Limits, Placement, Space, StopWhen, Sweep
+from runner.manifest import clusters
 from runner.manifest.bounds import space_problems, too_many_points
 from runner.manifest.lock import Locked, LockFile, lock_path, stale_problem
 from runner.manifest.params import parse_params
 from runner.manifest.sample import Sample
 from runner.manifest.schema import schema_problems
 from runner.render import Renderer
+from runner.render.durations import to_nanoseconds
 from runner.yaml12 import load_file
 
 _FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -67,11 +69,12 @@ def load(path: Path, display: str | None = None, locks: Locks = Locks.CURRENT) -
     return _checked(doc, path, LockFile(lock_path(path)), locks)
 
 
-def relock(loaded: Loaded, path: Path, text: str) -> Loaded:
+def relock(loaded: Loaded, path: Path, text: str, locks: Locks = Locks.CURRENT) -> Loaded:
     """The manifest as it would load with `text` as its lock (ManifestError if not valid):
-    checked before the lock is written, from the document already parsed."""
+    checked before the lock is written, from the document already parsed. `locks`: whether a
+    part of the lock that another step writes next may still be stale."""
     assert loaded.doc is not None
-    return _checked(loaded.doc, path, LockFile(lock_path(path), text), Locks.CURRENT)
+    return _checked(loaded.doc, path, LockFile(lock_path(path), text), locks)
 
 
 def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
@@ -87,9 +90,13 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
         problems = [p for p in problems if p not in stale]
     space = parsed.space
     problems += _file_problems(path, doc) + _budget_problems(doc) + _preemption_problems(doc)
+    placed = clusters.check(doc, lock)
+    problems += placed.problems
+    if placed.stale is not None and locks is Locks.CURRENT:
+        problems.append(placed.stale)
     if not problems:
         problems += space_problems(doc, space)
-    sweep = _build(doc, doc.source, space)
+    sweep = _build(doc, doc.source, space, placed)
     try:
         renderer = Renderer(sweep)  # compiles every template: unknown names, bad syntax fail here
     except ManifestError as exc:
@@ -100,9 +107,10 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
     return Loaded(sweep, renderer, parsed.sample, parsed.lock, doc, stale_lock)
 
 
-def _build(doc: Document, shown: str, space: Space) -> Sweep:
+def _build(doc: Document, shown: str, space: Space, placed: clusters.Selected) -> Sweep:
     data = doc.data
     beaker = data["beaker"]
+    named = tuple(beaker.get("clusters", ()))
     return Sweep(
         path=PurePosixPath(shown),
         name=data["name"],
@@ -112,7 +120,7 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
         live=data.get("live", False),
         placement=Placement(
             workspace=beaker["workspace"],
-            clusters=tuple(beaker["clusters"]),
+            clusters=named if placed.selector is None else tuple(c.name for c in placed.clusters),
             hostnames=tuple(beaker.get("hostnames", ())),
             budget=beaker.get("budget"),
             priority=beaker.get("priority"),
@@ -123,6 +131,8 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
             min_runtime=beaker.get("min_runtime"),
             auto_resume=beaker.get("auto_resume"),
             expected_runtime=beaker.get("expected_runtime"),
+            selector=placed.selector,
+            locked=placed.clusters,
         ),
         name_template=data.get("experiment_name"),
         tasks=tuple(data["tasks"]),
@@ -171,7 +181,33 @@ def _params_problems_despite(schema: list[Problem], doc: Document, path: Path) -
 
 
 def _warnings(doc: Document) -> list[Problem]:
-    return _preemptible_warnings(doc) + _code_image_warnings(doc)
+    return _preemptible_warnings(doc) + _code_image_warnings(doc) + _urgent_warnings(doc)
+
+
+SHORT_JOB = 2 * 3600 * 10**9
+"""Under this timeout (2 h), a non-preemptible urgent job is the one that waited a day."""
+
+
+def _urgent_warnings(doc: Document) -> list[Problem]:
+    """`priority: urgent` with a non-preemptible `min_runtime` (or `preemptible: false`) and a
+    timeout under 2 h: Beaker finds it whole free nodes it may not preempt from, where the same
+    job preemptible starts in minutes (open-instruct#1792)."""
+    beaker = doc.data["beaker"]
+    held = "min_runtime" if beaker.get("min_runtime") else None
+    held = held or ("preemptible" if beaker.get("preemptible") is False else None)
+    timeout = beaker.get("timeout")
+    if beaker.get("priority") != "urgent" or held is None or timeout is None:
+        return []
+    if to_nanoseconds(timeout) >= SHORT_JOB or (
+        held == "min_runtime" and not to_nanoseconds(beaker[held])
+    ):
+        return []
+    message = (
+        f"warning: an urgent job that is not preemptible ({held}) with a timeout of {timeout}"
+        " (under 2h) can wait a day for nodes where the same job preemptible starts in minutes"
+        f" (open-instruct#1792): drop {held}, or run it at high"
+    )
+    return [_problem(doc, ("beaker", held), message)]
 
 
 _NO_GIT = re.compile(r"(^|/)(alpine|busybox|distroless)(:|$)|:[^/]*(slim|alpine)")

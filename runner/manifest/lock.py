@@ -4,7 +4,12 @@
 `NAME.lock.json`; everything else (validate, expand, plan, submit) reads them and never samples.
 The lock belongs to one sample section: its `sample` digest covers method, seed, digits and space
 (not `n`: growing `n` appends, keeping every locked point as it is). Its `digest` covers the
-whole content, so a hand-edited lock is refused. Both are checked on every load.
+whole content, every section, so a hand-edited lock is refused. Both are checked on every load.
+
+Besides the sample's points a lock may hold sections of its own, each under one key, parsed by
+its own module and kept as it is by a command that writes another (`clusters`: what a cluster
+selector resolved to, `runner.manifest.clusters`). A grid sweep with such a section has a lock
+without points.
 """
 
 from __future__ import annotations
@@ -32,39 +37,102 @@ def lock_path(manifest: Path) -> Path:
     return manifest.with_name(manifest.name.rsplit(".", 1)[0] + LOCK_SUFFIX)
 
 
+SAMPLE_KEYS = ("format", "sample", "method", "seed", "params", "points", "rounds")
+"""The keys of the sample's part of a lock; any other key but the header's is a section."""
+_HEADER = ("//", "digest")
+
+
 def lock_text(
-    sample: Sample,
+    sample: Sample | None,
     rows: Sequence[Sequence[Cell]],
     command: str,
     rounds: Sequence[int] | None = None,
+    sections: Mapping[str, Any] | None = None,
 ) -> str:
     """The lock's bytes: deterministic, one point a line, a header that says how to remake it.
-    `rounds`: an adaptive search's round of each point (0 first)."""
-    body: dict[str, Any] = {
-        "format": LOCK_FORMAT,
-        "sample": sample.digest,
-        "method": sample.method,
-        "seed": sample.seed,
-        "params": list(sample.names),
-        "points": [list(r) for r in rows],
-    }
-    if rounds is not None:
-        body["rounds"] = list(rounds)
-    points = ",\n".join("    " + json.dumps(list(r), ensure_ascii=False) for r in rows)
+    `rounds`: an adaptive search's round of each point (0 first). `sections`: the lock's other
+    sections (`clusters`), kept as given; without a sample, the lock holds only those."""
+    part: dict[str, Any] | None = None
+    if sample is not None:
+        part = {"sample": sample.digest, "method": sample.method, "seed": sample.seed}
+        part.update(params=list(sample.names), points=[list(r) for r in rows])
+        if rounds is not None:
+            part["rounds"] = list(rounds)
+    return _composed(part, command, sections or {})
+
+
+def rewritten(content: Mapping[str, Any] | None, command: str, sections: Mapping[str, Any]) -> str:
+    """A lock with the sample's part of `content` (a verified lock, or None) as it is, and
+    `sections` as its other sections."""
+    part = None
+    if content is not None and "points" in content:
+        part = {k: content[k] for k in SAMPLE_KEYS if k in content and k != "format"}
+    return _composed(part, command, sections)
+
+
+def _composed(part: Mapping[str, Any] | None, command: str, sections: Mapping[str, Any]) -> str:
+    extra = dict(sorted(sections.items()))
+    body: dict[str, Any] = {"format": LOCK_FORMAT, **(part or {})}
+    what = [*(["the points of params.sample"] if part is not None else []), *map(_said, extra)]
+    change = "the sample section" if not extra else "the manifest"
     head = {
-        "//": f"Written by `{command}`: the points of params.sample. Do not edit: change the"
-        " sample section and run that command again.",
+        "//": f"Written by `{command}`: {' and '.join(what)}. Do not edit: change {change}"
+        " and run that command again.",
         **{k: v for k, v in body.items() if k not in ("points", "rounds")},
-        "digest": _digest(body),
+        "digest": _digest({**body, **extra}),
     }
-    if rounds is not None:
-        head["rounds"] = list(rounds)
+    if "rounds" in body:
+        head["rounds"] = body["rounds"]
     lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
+    lines += [_section(key, value) for key, value in extra.items()]
+    if part is None:
+        return "{\n" + "\n".join(lines).rstrip(",") + "\n}\n"
+    points = ",\n".join("    " + json.dumps(list(r), ensure_ascii=False) for r in body["points"])
     return "{\n" + "\n".join(lines) + '\n  "points": [\n' + points + "\n  ]\n}\n"
+
+
+SECTION_WORDS = {"clusters": "the clusters beaker's cluster selector resolved to"}
+"""What each section holds, for the lock's header."""
+
+
+def _said(key: str) -> str:
+    return SECTION_WORDS.get(key, f"its {key}")
+
+
+def _section(key: str, value: Any) -> str:
+    """A section, one field a line and a list's items a line each (a reviewer reads its diff)."""
+    if not isinstance(value, Mapping) or not value:
+        return f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},"
+    fields = []
+    for name, item in value.items():
+        if isinstance(item, list) and item:
+            items = ",\n".join(f"      {json.dumps(i, ensure_ascii=False)}" for i in item)
+            fields.append(f"    {json.dumps(name)}: [\n{items}\n    ]")
+        else:
+            fields.append(f"    {json.dumps(name)}: {json.dumps(item, ensure_ascii=False)}")
+    return f"  {json.dumps(key)}: {{\n" + ",\n".join(fields) + "\n  },"
 
 
 def _digest(body: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+def verified(text: str) -> dict[str, Any] | None:
+    """A lock's content, when it reads back as written (its digest covers every section and
+    its format is this one); None for a lock that is unreadable or edited by hand."""
+    try:
+        data = json.loads(text)
+        body = {k: v for k, v in data.items() if k not in _HEADER}
+    except (ValueError, AttributeError):
+        return None
+    if data.get("digest") != _digest(body) or body.get("format") != LOCK_FORMAT:
+        return None
+    return body
+
+
+def sections(body: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A verified lock's sections besides the sample's (kept by whoever writes the sample)."""
+    return {k: v for k, v in (body or {}).items() if k not in SAMPLE_KEYS}
 
 
 @dataclass(frozen=True)
@@ -90,26 +158,22 @@ def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
 
 def parse_lock(text: str, names: Sequence[str]) -> Locked | None:
     """`read_lock` of a lock's text."""
+    body = verified(text)
+    if body is None:
+        return None
     try:
-        data = json.loads(text)
-        body = {k: data[k] for k in ("format", "sample", "method", "seed", "params", "points")}
-        if "rounds" in data:
-            body["rounds"] = data["rounds"]
-        if data.get("digest") != _digest(body) or body["format"] != LOCK_FORMAT:
-            return None
         if list(body["params"]) != list(names):
             return None
         rows = tuple(
             tuple(None if v is None else checked(v) for v in row) for row in body["points"]
         )
+        rounds = tuple(int(k) for k in body.get("rounds", ()))
+        sample = str(body["sample"])
     except (ValueError, KeyError, TypeError, InvalidValue):
         return None
-    if any(len(r) != len(names) for r in rows):
+    if any(len(r) != len(names) for r in rows) or (rounds and len(rounds) != len(rows)):
         return None
-    rounds = tuple(int(k) for k in body.get("rounds", ()))
-    if rounds and len(rounds) != len(rows):
-        return None
-    return Locked(str(body["sample"]), rows, rounds)
+    return Locked(sample, rows, rounds)
 
 
 def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Cell, ...], ...] | None:
@@ -163,3 +227,12 @@ class LockFile:
         if self.text is not None:
             return parse_lock(self.text, names)
         return read_lock(self.path, names)
+
+    def content(self) -> dict[str, Any] | None:
+        """The whole lock, verified (`verified`); None when missing, unreadable or edited."""
+        if self.text is not None:
+            return verified(self.text)
+        try:
+            return verified(self.path.read_text(encoding="utf-8"))
+        except OSError:
+            return None

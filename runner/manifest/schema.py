@@ -30,6 +30,10 @@ PATTERN_RULES = {
     "^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$": (
         "expected 'org/name' (each part: letters, digits, '.', '_' and '-')"
     ),
+    "^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9*][A-Za-z0-9._*-]*$": (
+        "expected 'org/name' or a glob such as 'ai2/*' (each part: letters, digits, '.', '_'"
+        " and '-'; '*' in the name matches any text)"
+    ),
     "^/": "must be an absolute path (starting with '/')",
     "^[A-Za-z_][A-Za-z0-9_]*$": "use letters, digits and '_', not starting with a digit",
     "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$": (

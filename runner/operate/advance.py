@@ -17,7 +17,7 @@ from pathlib import Path
 from runner.core.errors import RunnerError
 from runner.core.files import write_atomic
 from runner.manifest import Loaded, relock
-from runner.manifest.lock import collisions, lock_path, lock_text
+from runner.manifest.lock import LockFile, collisions, lock_path, lock_text, sections
 from runner.observe.findings import told
 from runner.observe.model import Observation
 from runner.search.rounds import Next, RoundVerdict, SoFar, advance, observes
@@ -69,7 +69,9 @@ def advance_search(
             f" rounding to {sample.digits} significant digits: raise params.sample.digits"
             " (nothing written)"
         )
-    text = lock_text(sample, step.rows, command, step.rounds if sample.adaptive else None)
+    kept = sections(LockFile(target).content())  # the lock's other sections (its clusters)
+    rounds = step.rounds if sample.adaptive else None
+    text = lock_text(sample, step.rows, command, rounds, kept)
     if target.exists() and target.read_text(encoding="utf-8") == text:
         return Advanced(step, target, None, before, replaced)
     relock(loaded, path, text)  # the whole manifest, with its new lock, must be valid

@@ -154,6 +154,9 @@ class SweepPlan:
         if self.cap is not None:
             now = "not checked" if self.cap.running is None else f"{self.cap.running} running now"
             text += f"; max_running {self.cap.limit}: {self.waiting} waiting ({now})"
+        allotted = [r.hold for r in self.rows if r.hold and r.held_for(HoldReason.ALLOCATION)]
+        if allotted:
+            text += f"; {len(allotted)} {allotted[0].text}"
         if stopped := self.stopped:
             text += f"; {stopped}"
         held = Counter(r.hold.reason for r in self.rows if r.hold and not r.hold.reason.waits)

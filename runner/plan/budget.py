@@ -115,6 +115,8 @@ def _sweep_breaches(sweep: Sweep, total: cost.Cost, rules: Policy, where: str) -
     priority = sweep.placement.priority
     if priority in rules.approval_priorities:
         yield _at(sweep, ("beaker", "priority"), f"priority {priority} needs approval {where}")
+    selected = sweep.placement.selector is not None  # the lock's clusters: no line of their own
     for i, cluster in enumerate(sweep.placement.clusters):
         if cluster in rules.approval_clusters:
-            yield _at(sweep, ("beaker", "clusters", i), f"cluster {cluster} needs approval {where}")
+            path = ("beaker", "clusters") if selected else ("beaker", "clusters", i)
+            yield _at(sweep, path, f"cluster {cluster} needs approval {where}")

@@ -1,8 +1,8 @@
 """Why a `+` point of a plan is not submitted now: one concept, one field (`Row.hold`).
 
-Four things hold a point back: its sweep's max_running (`runner.plan.capped`), a guardrail
-(`runner.apply.guardrails`), plan pinning (`hold_back`) and the budget approval
-(`hold_unapproved`). The held point stays in its plan, marked (a point held back for good takes no
+Five things hold a point back: its sweep's max_running (`runner.plan.capped`), a team's
+priority allocation (`runner.plan.allocation`), a guardrail (`runner.apply.guardrails`), plan
+pinning (`hold_back`) and the budget approval (`hold_unapproved`). The held point stays in its plan, marked (a point held back for good takes no
 max_running slot and no cost); `hold` is the one function that marks them, and everything said
 about them (the waiting count, the stop, the points a hold held) is read back from the rows;
 `runner.report.held` shows them.
@@ -23,18 +23,19 @@ if TYPE_CHECKING:  # annotations only: the plan's module imports this one
 
 
 class HoldReason(StrEnum):
-    """Why a `+` point is not submitted now. The first two wait: a later run submits the point
-    by itself (a slot frees, the stop is lifted by a reviewed change); the last two refuse: no
-    run of this merge may submit it."""
+    """Why a `+` point is not submitted now. The first three wait: a later run submits the
+    point by itself (a slot frees, a team's allocation has GPUs again, the stop is lifted by a
+    reviewed change); the last two refuse: no run of this merge may submit it."""
 
     MAX_RUNNING = "max_running"
+    ALLOCATION = "allocation"
     GUARDRAIL = "guardrail"
     UNREVIEWED = "unreviewed"
     OVER_BUDGET = "over_budget"
 
     @property
     def waits(self) -> bool:
-        return self in (HoldReason.MAX_RUNNING, HoldReason.GUARDRAIL)
+        return self in (HoldReason.MAX_RUNNING, HoldReason.ALLOCATION, HoldReason.GUARDRAIL)
 
 
 HELD_BACK = {

@@ -12,12 +12,23 @@ from pathlib import Path
 
 from runner.core.errors import ManifestError
 from runner.core.marks import Document, Marks
+from runner.core.model import Priority
 from runner.manifest.schema import POLICY_SCHEMA, schema_problems
 from runner.yaml12 import load, load_file
 
 POLICY_PATH = "sweeps/policy.yaml"
 """Where the policy lives, relative to the repository root."""
 DEFAULT_LABEL = "sweep-budget-approved"
+
+
+@dataclass(frozen=True, order=True)
+class Allotment:
+    """A team's allocation (`priority_allocation`): at most `gpus` GPUs of the workspace's
+    queued and running work at `priority` on `cluster` (`runner.plan.allocation`)."""
+
+    cluster: str
+    priority: Priority
+    gpus: int
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,7 @@ class Policy:
     approval_clusters: tuple[str, ...] = ()
     approval_label: str = DEFAULT_LABEL
     marks: Marks | None = None
+    priority_allocation: tuple[Allotment, ...] = ()
 
     @property
     def limits_anything(self) -> bool:
@@ -62,6 +74,13 @@ def _from(doc: Document) -> Policy:
         tuple(data.get("approval_clusters", ())),
         data.get("approval_label", DEFAULT_LABEL),
         doc.marks,
+        tuple(
+            sorted(
+                Allotment(cluster, Priority(priority), int(gpus))
+                for cluster, levels in (data.get("priority_allocation") or {}).items()
+                for priority, gpus in levels.items()
+            )
+        ),
     )
 
 

@@ -77,8 +77,14 @@ def result_lines(applied: Applied) -> list[str]:
     listed = [o for o in bad if o.status != OutcomeStatus.NOT_STARTED or stop is None]
     if listed:
         lines.append(failures_table(listed))
+    canceled = sum(o.status == OutcomeStatus.CANCELED for o in bad)
     if stop is not None:
         lines.append(stop_line(stop, outcomes))
+    elif bad and canceled == len(bad):
+        lines.append(
+            f"{canceled} point(s) not started: `cancel` canceled their sweep while this submit ran"
+            " it; the next submit on this machine starts them"
+        )
     elif bad:
         lines.append(f"{len(bad)} point(s) not submitted; run submit again to retry only those")
     return lines

@@ -3,7 +3,8 @@
 GitHub refuses a comment over 65 536 characters (422 Validation Failed) and a job summary over
 1 MiB. The comment shows each sweep's summary, its table folded and cut to the rows that fit, the
 budget verdict, the pins (one line per sweep, runner/repo/review.py) and the head commit; the job
-summary and the run's `sweep-plan` artifact have every point.
+summary and the run's `sweep-plan` artifact have every point. A team's priority allocation is
+named where a sweep's points count against it (decided at submit; the plan has no token).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from dataclasses import dataclass
 
 from runner.core.errors import Problem, RunnerError
 from runner.core.invoked import invoked
-from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, SweepPlan
+from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, SweepPlan, cost
+from runner.plan.allocation import counted
 from runner.plan.budget import Verdict
+from runner.plan.policy import Policy
 from runner.report.plan import MARKDOWN_LIMIT, SUMMARY_LIMIT, markdown, size, truncate_lines
 
 COMMENT_LIMIT = 65_536
@@ -69,6 +72,31 @@ def budget_markdown(verdict: Verdict) -> str:
             " over-budget points are held back:"
         )
     return "\n" + head + "\n\n" + "".join(f"- {line}\n" for line in lines)
+
+
+def allocation_markdown(plans: Sequence[SweepPlan], rules: Policy) -> str:
+    """The comment's allocation section: which sweeps' points count against a team's priority
+    allocation (decided at submit, from what the workspace holds then); nothing without one."""
+    lines = []
+    for plan in plans:
+        slots = counted(plan, rules.priority_allocation) if plan.pending else []
+        if not slots:
+            continue
+        gpus = sum(c.gpus for c in cost.plan_cost(plan).rows.values())
+        limits = {(a.cluster, a.priority): a.gpus for a in rules.priority_allocation}
+        against = ", ".join(f"{p} on {c} ({limits[(c, p)]} GPUs)" for c, p in slots)
+        lines.append(
+            f"- `{plan.sweep.name}`: {len(plan.pending)} point(s), {gpus} GPUs, count against"
+            f" the allocation {against}"
+        )
+    if not lines:
+        return ""
+    head = (
+        f"**Priority allocation** ({rules.source}): at submit, the points that would not fit"
+        " beside the workspace's queued and running work wait, and later submits create them"
+        " as GPUs free:"
+    )
+    return "\n" + head + "\n\n" + "".join(f"{line}\n" for line in lines)
 
 
 def problems_markdown(problems: Sequence[Problem], limit: int = MARKDOWN_LIMIT) -> str:

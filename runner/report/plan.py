@@ -13,6 +13,7 @@ from runner.core.values import StrEnum
 from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan, cost
 from runner.report import cost as priced
 from runner.report.tables import params_text, simple_table, tabulate
+from runner.report.where import clusters_json, linked_group, where_lines
 
 MARKDOWN_LIMIT = 60_000
 """GitHub caps a comment at 65 536 characters; stay clear of it."""
@@ -106,32 +107,13 @@ def table(plans: Sequence[SweepPlan], view: View = View.PLAN) -> str:
         details = (
             "\n".join(["", "Drift (what changed since submission):", *drifted]) if drifted else ""
         )
-        lines = (group_line(plan), code_line(plan)) if view.compared else ()
+        lines = where_lines(plan) if view.compared else ()
         extra = [line for line in lines if line]
         blocks.append(
             f"{title}\n{body}{details}\n{_summary(plan, view)}"
             + "".join(f"\n{line}" for line in extra)
         )
     return "\n\n".join(blocks)
-
-
-def code_line(plan: SweepPlan) -> str:
-    """`code:` sweeps: what their new points run; empty for the others."""
-    repos = {task["code"].get("repo", "") for task in plan.sweep.tasks if "code" in task}
-    if not repos:
-        return ""
-    where = ", ".join(sorted(r or "this repository" for r in repos))
-    return f"code: {where} at the commit that submits (each point's is in the ledger)"
-
-
-def group_line(plan: SweepPlan, link: bool = False) -> str:
-    """Where the sweep's experiments are grouped on Beaker; empty for drafts and opt-outs."""
-    if plan.sweep.draft or not plan.sweep.placement.group:
-        return ""
-    name = group_name(plan.sweep)
-    if not plan.group:
-        return f"Beaker group: {name} (made by the first submit)"
-    return f"Beaker group: [{name}]({plan.group})" if link else f"Beaker group: {name} {plan.group}"
 
 
 def _headline(plans: Sequence[SweepPlan], view: View) -> str:
@@ -206,7 +188,7 @@ def size(text: str) -> int:
 
 def _section(plan: SweepPlan, view: View) -> str:
     lines = ["", f"### `{plan.sweep.name}` — `{plan.sweep.path}`", "", _summary(plan, view), ""]
-    for line in (group_line(plan, link=True), code_line(plan)) if view.compared else ():
+    for line in where_lines(plan, linked_group) if view.compared else ():
         if line:
             lines += [line, ""]
     return "\n".join(lines) + "\n"
@@ -289,6 +271,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
         "path": str(plan.sweep.path),
         "draft": plan.sweep.draft,
         "workspace": plan.sweep.placement.workspace,
+        "clusters": clusters_json(plan),
         "group": {"name": group_name(plan.sweep), "url": plan.group or None}
         if plan.sweep.placement.group
         else None,

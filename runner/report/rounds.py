@@ -1,5 +1,5 @@
-"""An adaptive search's step as text: the line `propose` prints, and a proposed round as its pull
-request (the branch, title and description: the round before's results, the best point so far,
+"""An adaptive search's step as text: the line `propose` prints (and `lock`'s, of a sample and of
+the clusters a selector resolved to), and a proposed round as its pull request (the branch, title and description: the round before's results, the best point so far,
 the new points; and the lock's content, as the Propose workflow's step output carries them)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from runner.search.rounds import RoundVerdict
 if TYPE_CHECKING:
     from runner.manifest.sample import Sample
     from runner.operate.advance import Advanced
+    from runner.operate.placing import Resolved
     from runner.search.points import Told
     from runner.search.rounds import Next, Round
 
@@ -48,6 +49,13 @@ def lock_line(shown: str, sample: Sample, done: Advanced) -> str:
     else:
         verb = f"drew {len(step.rows)}"
     return f"{shown}: wrote {name}: {verb} point(s) ({sample.method}, seed {sample.seed})"
+
+
+def clusters_line(shown: str, done: Resolved) -> str:
+    """What `lock` did for one cluster selector, in one line."""
+    named = ", ".join(f"{c.name} ({c.gpu_type or 'no GPUs'})" for c in done.clusters)
+    verb = "wrote the lock's clusters" if done.text is not None else "clusters up to date"
+    return f"{shown}: {verb}: {named}"
 
 
 def best_line(sample: Sample, step: Next) -> str:

@@ -69,6 +69,43 @@ def installed_version() -> str:
         return "0+unknown"
 
 
+BUILT = "_build.txt"
+"""Written into the package by setuptools-scm at build time: the version, then the commit."""
+
+
+def built_commit() -> str | None:
+    """The commit this package was built from, whole; None when unknown (a source tree, or a
+    build whose commit was abbreviated)."""
+    try:
+        lines = (files("runner.scaffold") / BUILT).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    node = lines[1].strip().removeprefix("g") if len(lines) > 1 else ""
+    return node if pinned(node) else None
+
+
+def released(version: str) -> bool:
+    """Whether the version is a release's, built from its tag (not a `.dev` build after one)."""
+    return ".dev" not in version and _RELEASE.match(version) is not None and version != "0+unknown"
+
+
+def default_ref(version: str, commit: str | None) -> str:
+    """What `init` pins by default: a release's own tag; for an unreleased build, the commit it
+    was built from (an older tag's actions lack what this build has), else, when that commit is
+    unknown, the latest release before it (`release_ref`)."""
+    if not released(version) and commit is not None:
+        return commit
+    return release_ref(version)
+
+
+def ref_comment(ref: str, version: str) -> str:
+    """What a pinned commit says of itself, for people and Dependabot: its release's tag, or
+    that it is unreleased."""
+    if released(version) or ref != built_commit():
+        return release_ref(version)
+    return f"unreleased {version}"
+
+
 def release_ref(version: str) -> str:
     """The tag of the latest release at or before this version, which `init` pins by default:
     `v0.2.0` for 0.2.0, and for a commit after it (0.2.0.post1.dev3+gHASH, setuptools-scm's
@@ -83,8 +120,8 @@ def release_ref(version: str) -> str:
 def wanted(settings: Settings) -> dict[str, str]:
     """Every file init writes, path -> text (the pre-commit file as it would be if new)."""
     ref = settings.ref
-    if pinned(ref):  # a commit, named by its tag for people and for Dependabot
-        ref = f"{ref}  # {release_ref(settings.version)}"
+    if pinned(ref):  # a commit, named by its tag (or as unreleased) for people and Dependabot
+        ref = f"{ref}  # {ref_comment(ref, settings.version)}"
     fields = {"ref": ref, "version": settings.version, "branch": settings.branch}
     texts = {
         "sweeps/example.yaml": (_FILES / "example.yaml").read_text(encoding="utf-8"),
@@ -107,7 +144,7 @@ def pinned(ref: str) -> bool:
 
 
 def hook_entry(ref: str, version: str = "") -> str:
-    frozen = f"  # frozen: {release_ref(version)}" if version and pinned(ref) else ""
+    frozen = f"  # frozen: {ref_comment(ref, version)}" if version and pinned(ref) else ""
     return (
         f"  # Validate sweep manifests before they are pushed (beaker-sweep-runner).\n"
         f"  - repo: https://github.com/{REPOSITORY}\n"
@@ -192,7 +229,10 @@ def admin_steps(branch: str) -> str:
 Three steps only a repository admin can take (Settings of the repository on GitHub):
   1. Environments -> New environment `beaker`; Deployment branches: `{branch}` only. Environment
      secrets: BEAKER_TOKEN (a Beaker token of the account that creates the experiments);
-     optional SWEEP_SLACK_WEBHOOK (a Slack incoming webhook URL).
+     optional SWEEP_SLACK_WEBHOOK (a Slack incoming webhook URL); SWEEP_PR_TOKEN (a
+     fine-grained token or a GitHub App's, with contents and pull requests write) if you run
+     adaptive searches: without it the rounds' pull requests, opened with the workflow's own
+     token, never get their "Plan sweeps" check (GitHub starts no workflow for them).
   2. If `{branch}` is protected: Deploy keys -> Add deploy key with write access, its private key
      as the `beaker` environment's secret SWEEP_DEPLOY_KEY, and the deploy key in the ruleset's
      bypass list (the submit job pushes the ledger commit with it).

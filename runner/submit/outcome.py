@@ -27,6 +27,9 @@ class OutcomeStatus(StrEnum):
     """The run stopped (deadline, Beaker unreachable, signal) before it tried this point."""
     UNKNOWN = "unknown"
     """Its create was in flight when the run stopped: it may exist; the next run adopts it if so."""
+    CANCELED = "canceled"
+    """Not started: `cancel` canceled its sweep while this run ran it on this machine (the local
+    backend); the next run starts it."""
 
     @property
     def submitted(self) -> bool:

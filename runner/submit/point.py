@@ -88,7 +88,7 @@ class PointSubmitter:
                 sweep.name, point, OutcomeStatus.FAILED, error=f"gave up after retries: {exc}"
             )
         except Canceled as exc:
-            return Outcome(sweep.name, point, OutcomeStatus.NOT_STARTED, error=str(exc))
+            return Outcome(sweep.name, point, OutcomeStatus.CANCELED, error=str(exc))
         except (Rejected, NameClash) as exc:
             return Outcome(sweep.name, point, OutcomeStatus.REJECTED, error=str(exc))
         return Outcome(sweep.name, point, status, experiment)

@@ -11,6 +11,7 @@ import grpc
 from beaker import beaker_pb2 as pb2
 from beaker import beaker_pb2_grpc
 
+from .clusters import ClusterStore
 from .faults import FaultPlan
 from .groups import GroupStore
 from .records import ApiError, Experiment, UserRecord
@@ -82,8 +83,10 @@ class ServicerBase(beaker_pb2_grpc.BeakerServicer):
         telemetry: Telemetry | None = None,
         faults: FaultPlan | None = None,
         stopping: threading.Event | None = None,
+        clusters: ClusterStore | None = None,
     ) -> None:
         self.state = state
+        self.clusters = clusters or ClusterStore()
         self.page_size = page_size
         self.groups = groups or GroupStore(state)
         self.telemetry = telemetry or Telemetry()

@@ -1,5 +1,6 @@
 """The gRPC half of the fake: a BeakerServicer over the fake's State, plus an interceptor.
 
+Clusters (ListClusters, GetCluster, ResolveClusterName) are served by grpc_clusters.py.
 RPCs not overridden here keep the generated base class's UNIMPLEMENTED answer (grpc also logs
 "Exception calling application" for them; that is the base class raising NotImplementedError).
 
@@ -23,6 +24,7 @@ import grpc
 from beaker import beaker_pb2 as pb2
 
 from . import messages
+from .grpc_clusters import ClustersMixin
 from .grpc_common import descending, given, seconds
 from .grpc_groups import GroupsMixin
 from .grpc_lifecycle import LifecycleMixin
@@ -55,8 +57,8 @@ def _filter_workloads(items: list[Experiment], opts: Any) -> list[Experiment]:
     return items[::-1] if descending(opts.sort_clause) else items
 
 
-class FakeBeakerServicer(GroupsMixin, LifecycleMixin):
-    """Every RPC the fake serves; the mixins hold groups and the job lifecycle."""
+class FakeBeakerServicer(GroupsMixin, LifecycleMixin, ClustersMixin):
+    """Every RPC the fake serves; the mixins hold groups, the job lifecycle and clusters."""
 
     # Users and organizations.
 

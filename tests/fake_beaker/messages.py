@@ -32,6 +32,11 @@ def organization(org_id: str, name: str) -> pb2.Organization:
     return pb2.Organization(id=org_id, name=name, display_name=name)
 
 
+def priority(word: str) -> Any:
+    """`urgent` as Beaker's JobPriority (unspecified for "")."""
+    return pb2.JobPriority.Value(f"JOB_PRIORITY_{word.upper()}") if word else 0
+
+
 def workspace(record: WorkspaceRecord, author: UserRecord) -> pb2.Workspace:
     # Workspace.name is the full "org/name" (beaker-py builds the URL /ws/{name} from it).
     return pb2.Workspace(
@@ -40,6 +45,7 @@ def workspace(record: WorkspaceRecord, author: UserRecord) -> pb2.Workspace:
         created=timestamp(record.created),
         owner_org=organization(record.org_id, record.org),
         author_user=user(author),
+        maximum_workload_priority=priority(record.maximum_priority),
     )
 
 
@@ -52,13 +58,28 @@ def _container_spec(task: TaskRecord) -> pb2.ContainerSpec:
         else pb2.EnvironmentVariable(name=v["name"], literal=str(v.get("value", "")))
         for v in spec.get("envVars") or []
     ]
+    gpus = int((spec.get("resources") or {}).get("gpuCount") or 0)
     return pb2.ContainerSpec(
+        resource_request=pb2.ResourceRequest(gpu_count=gpus),
         image_id=image.get("beaker") or "",
         docker_reference=image.get("docker") or "",
         command=[str(c) for c in spec.get("command") or []],
         arguments=[str(a) for a in spec.get("arguments") or []],
         environment_variables=env,
         result_path=(spec.get("result") or {}).get("path") or "",
+    )
+
+
+def _system_details(task_record: TaskRecord) -> pb2.SystemDetails:
+    """The task's priority and the clusters it may run on, as its spec asked."""
+    spec: dict[str, Any] = json.loads(task_record.spec)
+    clusters = (spec.get("constraints") or {}).get("cluster") or []
+    kind = pb2.JobPlacementConstraintType.JOB_PLACEMENT_CONSTRAINT_TYPE_CLUSTER
+    return pb2.SystemDetails(
+        priority=priority(str((spec.get("context") or {}).get("priority") or "")),
+        placement_constraints=[pb2.JobPlacementConstraint(type=kind, values=clusters)]
+        if clusters
+        else [],
     )
 
 
@@ -70,6 +91,7 @@ def task(record: Experiment, task_record: TaskRecord) -> pb2.Task:
         author_id=record.author_id,
         created=timestamp(record.created),
         container_spec=_container_spec(task_record),
+        system_details=_system_details(task_record),
         status=WORKLOAD_STATUS[record.task_status(task_record.id)],
     )
 

@@ -36,6 +36,8 @@ class WorkspaceRecord:
     short_name: str
     org_id: str
     created: float
+    maximum_priority: str = ""
+    """The highest job priority it accepts ("": not capped)."""
 
     @property
     def full_name(self) -> str:

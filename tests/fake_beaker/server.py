@@ -19,17 +19,19 @@ import yaml
 from beaker import beaker_pb2_grpc
 
 from .certs import CertBundle, default_bundle
+from .clusters import ClusterStore
 from .controls import FaultControls, LifecycleControls
 from .faults import CallCounter, FaultPlan
 from .groups import GroupStore
 from .grpc_service import FakeBeakerServicer, FaultInterceptor
 from .http_api import ApiServer, CreateEndpoint, server_context
+from .placement import PlacementControls
 from .records import Experiment
 from .state import NameScope, State
 from .telemetry import Telemetry
 
 
-class FakeBeaker(FaultControls, LifecycleControls):
+class FakeBeaker(FaultControls, LifecycleControls, PlacementControls):
     """A Beaker that beaker-py can talk to unmodified, with count-exact fault injection.
 
     Start it (or use it as a context manager), point a client at :attr:`env`, and inspect what
@@ -37,7 +39,8 @@ class FakeBeaker(FaultControls, LifecycleControls):
     listeners and drops open connections (the fake is unreachable: connections are refused);
     :meth:`restart` listens again on the same ports with the state kept (:meth:`outage` does
     both around a block); :meth:`close` stops for good and deletes the config directory.
-    Faults are in controls.FaultControls, groups/metrics/logs/restarts in LifecycleControls.
+    Faults are in controls.FaultControls, groups/metrics/logs/restarts in LifecycleControls,
+    clusters and workspace priorities in PlacementControls.
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class FakeBeaker(FaultControls, LifecycleControls):
         self._state = State(user, org, token)
         self._state.name_scope = name_scope
         self._groups = GroupStore(self._state)
+        self._clusters = ClusterStore()
         self._telemetry = Telemetry()
         self._faults = FaultPlan(latency)
         self._calls = CallCounter()
@@ -175,6 +179,7 @@ class FakeBeaker(FaultControls, LifecycleControls):
             telemetry=self._telemetry,
             faults=self._faults,
             stopping=self._stopping,
+            clusters=self._clusters,
         )
         beaker_pb2_grpc.add_BeakerServicer_to_server(servicer, server)
         credentials = grpc.ssl_server_credentials([(self.certs.key_pem, self.certs.cert_chain_pem)])

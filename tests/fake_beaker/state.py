@@ -135,6 +135,11 @@ class State:
             self._workspaces[record.id] = record
             return record
 
+    def set_maximum_priority(self, full_name: str, priority: str) -> None:
+        with self._lock:
+            record = self.add_workspace(full_name)
+            self._workspaces[record.id] = dataclasses.replace(record, maximum_priority=priority)
+
     def workspace(self, workspace_id: str) -> WorkspaceRecord | None:
         with self._lock:
             return self._workspaces.get(workspace_id)

@@ -40,6 +40,8 @@ from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
 from runner.backends.beaker.errors import call, unreachable_reason
 from runner.backends.beaker.groups import SweepGroups, metrics_by_experiment
+from runner.backends.beaker.placing import BeakerPlacing
+from runner.backends.beaker.states import STATES
 from runner.backends.health import Health, Wait
 from runner.core.errors import SubmitError
 from runner.core.model import Rendered, Sweep
@@ -49,19 +51,6 @@ from runner.ledger import COMMITTED, Layout
 __all__ = ["TOKEN_HELP", "BeakerBackend", "credentials", "to_beaker_spec"]
 
 T = TypeVar("T")
-
-STATES: dict[str, ExperimentState] = {
-    "STATUS_SUBMITTED": ExperimentState.QUEUED,
-    "STATUS_QUEUED": ExperimentState.QUEUED,
-    "STATUS_READY_TO_START": ExperimentState.QUEUED,
-    "STATUS_INITIALIZING": ExperimentState.RUNNING,
-    "STATUS_RUNNING": ExperimentState.RUNNING,
-    "STATUS_STOPPING": ExperimentState.RUNNING,
-    "STATUS_UPLOADING_RESULTS": ExperimentState.RUNNING,
-    "STATUS_SUCCEEDED": ExperimentState.SUCCEEDED,
-    "STATUS_FAILED": ExperimentState.FAILED,
-    "STATUS_CANCELED": ExperimentState.CANCELED,
-}
 
 
 class BeakerBackend:
@@ -89,6 +78,7 @@ class BeakerBackend:
         self.proofs = ShapeProofs()
         self.groups = SweepGroups(self.client, self._workspace)
         self.keys = identity.Keys(self.client, self._call, self._call)
+        self.placing = BeakerPlacing(self.client, self._call, self._workspace)
         self.health = Health("Beaker", config.agent_address)
         self._calling = threading.local()
         self.client.watch_retries(self._retrying)
