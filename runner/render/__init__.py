@@ -21,6 +21,7 @@ from runner.core.marks import KeyPath
 from runner.core.model import BUILTINS, Point, Rendered, Sweep, param_env_name
 from runner.core.values import Value, as_text, checked
 from runner.render import argv, template
+from runner.render.reserved import env_name_problems
 from runner.render.shape import SpecShape
 from runner.render.skeleton import Skeleton
 from runner.render.slots import PointContext, Slot
@@ -165,7 +166,8 @@ class Renderer:
 
     def _compile_task(self, task: Mapping[str, Any], path: KeyPath) -> dict[str, Any]:
         slot = self._slot
-        self._check_env_names(task, path)
+        for where, said in env_name_problems(task, path):
+            self._problem(where, said)
         resources = task.get("resources", {})
         if task.get("launcher") == "torchrun" and not resources.get("gpus"):
             self._problem(
@@ -191,34 +193,6 @@ class Renderer:
             "multinode": {**multinode_defaults(task.get("launcher")), **task.get("multinode", {})},
             "single_host_networking": task.get("multinode", {}).get("host_networking", False),
         }
-
-    def _check_env_names(self, task: Mapping[str, Any], path: KeyPath) -> None:
-        """One problem per reserved or doubly set variable name of a task."""
-        env_names = list(task.get("env", {})) + list(task.get("secrets", {}))
-        if "beaker_token_secret" in task:
-            env_names.append("BEAKER_TOKEN")
-        for i, name in enumerate(env_names):
-            key = "env" if i < len(task.get("env", {})) else "secrets"
-            if name == "BEAKER_TOKEN" and i == len(env_names) - 1 and "beaker_token_secret" in task:
-                continue  # the explicit opt-in
-            if name == "BEAKER_TOKEN":
-                self._problem(
-                    (*path, key, name),
-                    "BEAKER_TOKEN is reserved; to give the task a Beaker token (a job that launches"
-                    " jobs), name its Beaker secret in `beaker_token_secret: NAME` instead",
-                )
-            elif name.startswith(("SWEEP_", "BEAKER_")):
-                self._problem(
-                    (*path, key, name),
-                    f"{name} is reserved (SWEEP_* and BEAKER_* are set by the runner and Beaker)",
-                )
-            elif name == "RESULTS_DIR":
-                self._problem(
-                    (*path, key, name),
-                    "RESULTS_DIR is reserved: every task gets it, set to its `result` path",
-                )
-            elif name in env_names[:i]:
-                self._problem((*path, key, name), f"{name} is set both in env and in secrets")
 
     def _code_env(self, code: Mapping[str, Any] | None, path: KeyPath) -> list[tuple[str, Slot]]:
         """`code:`'s own variables (fixed, so hashed): where the checkout goes, and the
