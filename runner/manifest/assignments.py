@@ -1,6 +1,6 @@
 """The checks of `exclude` and `include` against the space they name: each assigns known
 parameters (an exclude, values their axes take), an include every axis parameter (a conditional
-one exactly where it applies)."""
+one exactly where it applies; a successive halving's budget and rung are the rung's own)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def check_assignments(space: Space, add: Add) -> None:
 def _check_include(space: Space, given: Mapping[str, Value], path: KeyPath, add: Add) -> None:
     """An include assigns every axis parameter, a conditional one exactly where it applies."""
     conditional = {c.name: c for c in space.conditions}
-    missing = [n for n in space.axis_names if n not in given and n not in conditional]
+    ladder = space.ladder.names if space.ladder is not None else ()  # set by the rung
+    missing = [n for n in space.axis_names if n not in (*given, *conditional, *ladder)]
     if missing:
         add(path, f"include must assign every axis parameter; missing {', '.join(missing)}", False)
     for name, condition in conditional.items():

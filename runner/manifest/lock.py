@@ -4,7 +4,9 @@
 `NAME.lock.json`; everything else (validate, expand, plan, submit) reads them and never samples.
 The lock belongs to one sample section: its `sample` digest covers method, seed, digits and space
 (not `n`: growing `n` appends, keeping every locked point as it is). Its `digest` covers the
-whole content, so a hand-edited lock is refused. Both are checked on every load.
+whole content, so a hand-edited lock is refused. Both are checked on every load. A successive
+halving's promoted points are its optional `rungs` key (a grid's halving has a lock of its own
+with only that); a lock without it reads as before.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from runner.core.invoked import invoked
 from runner.core.marks import Document
 from runner.core.model import Cell
 from runner.core.values import InvalidValue, canonical_json, checked
+from runner.manifest.fidelity import RUNGS, RungLock, parse_rungs, rungs_json, rungs_text
 from runner.manifest.sample import Method, Sample, row_identity
 
 LOCK_SUFFIX = ".lock.json"
@@ -33,34 +36,47 @@ def lock_path(manifest: Path) -> Path:
 
 
 def lock_text(
-    sample: Sample,
+    sample: Sample | None,
     rows: Sequence[Sequence[Cell]],
     command: str,
     rounds: Sequence[int] | None = None,
+    rungs: RungLock | None = None,
 ) -> str:
     """The lock's bytes: deterministic, one point a line, a header that says how to remake it.
-    `rounds`: an adaptive search's round of each point (0 first)."""
-    body: dict[str, Any] = {
-        "format": LOCK_FORMAT,
-        "sample": sample.digest,
-        "method": sample.method,
-        "seed": sample.seed,
-        "params": list(sample.names),
-        "points": [list(r) for r in rows],
-    }
+    `rounds`: an adaptive search's round of each point (0 first); `rungs`: a successive
+    halving's promoted points (`runner.manifest.fidelity`; a grid's lock has only those)."""
+    body: dict[str, Any] = {"format": LOCK_FORMAT}
+    if sample is not None:
+        body.update(
+            sample=sample.digest,
+            method=sample.method,
+            seed=sample.seed,
+            params=list(sample.names),
+            points=[list(r) for r in rows],
+        )
     if rounds is not None:
         body["rounds"] = list(rounds)
-    points = ",\n".join("    " + json.dumps(list(r), ensure_ascii=False) for r in rows)
+    if rungs is not None:
+        body[RUNGS] = rungs_json(rungs)
+    what = " and ".join(
+        ["the points of params.sample"] * (sample is not None)
+        + ["the rungs of params.fidelity"] * (rungs is not None)
+    )
     head = {
-        "//": f"Written by `{command}`: the points of params.sample. Do not edit: change the"
-        " sample section and run that command again.",
-        **{k: v for k, v in body.items() if k not in ("points", "rounds")},
+        "//": f"Written by `{command}`: {what}. Do not edit: change the"
+        f" {'sample' if sample is not None else 'fidelity'} section and run that command again.",
+        **{k: v for k, v in body.items() if k not in ("points", "rounds", RUNGS)},
         "digest": _digest(body),
     }
     if rounds is not None:
         head["rounds"] = list(rounds)
-    lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
-    return "{\n" + "\n".join(lines) + '\n  "points": [\n' + points + "\n  ]\n}\n"
+    entries = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in head.items()]
+    if rungs is not None:
+        entries.append(f"  {json.dumps(RUNGS)}: {rungs_text(rungs)}")
+    if sample is not None:
+        points = ",\n".join("    " + json.dumps(list(r), ensure_ascii=False) for r in rows)
+        entries.append('  "points": [\n' + points + "\n  ]")
+    return "{\n" + ",\n".join(entries) + "\n}\n"
 
 
 def _digest(body: Mapping[str, Any]) -> str:
@@ -76,6 +92,8 @@ class Locked:
     """None where a conditional parameter is absent (null in the lock)."""
     rounds: tuple[int, ...] = ()
     """An adaptive search's round of each point; empty otherwise (all round 0)."""
+    rungs: RungLock | None = None
+    """A successive halving's promoted points (`runner.manifest.fidelity`), when proposed."""
 
 
 def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
@@ -89,19 +107,21 @@ def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
 
 
 def parse_lock(text: str, names: Sequence[str]) -> Locked | None:
-    """`read_lock` of a lock's text."""
+    """`read_lock` of a lock's text (`names`: the sample's; none for a grid's halving)."""
     try:
         data = json.loads(text)
-        body = {k: data[k] for k in ("format", "sample", "method", "seed", "params", "points")}
-        if "rounds" in data:
-            body["rounds"] = data["rounds"]
+        body = {"format": data["format"]}
+        if names or "sample" in data:
+            body.update({k: data[k] for k in ("sample", "method", "seed", "params", "points")})
+        body.update({k: data[k] for k in ("rounds", RUNGS) if k in data})
         if data.get("digest") != _digest(body) or body["format"] != LOCK_FORMAT:
             return None
-        if list(body["params"]) != list(names):
+        if list(body.get("params", ())) != list(names):
             return None
         rows = tuple(
-            tuple(None if v is None else checked(v) for v in row) for row in body["points"]
+            tuple(None if v is None else checked(v) for v in row) for row in body.get("points", ())
         )
+        rungs = parse_rungs(body[RUNGS]) if RUNGS in body else None
     except (ValueError, KeyError, TypeError, InvalidValue):
         return None
     if any(len(r) != len(names) for r in rows):
@@ -109,7 +129,7 @@ def parse_lock(text: str, names: Sequence[str]) -> Locked | None:
     rounds = tuple(int(k) for k in body.get("rounds", ()))
     if rounds and len(rounds) != len(rows):
         return None
-    return Locked(str(body["sample"]), rows, rounds)
+    return Locked(str(body.get("sample", "")), rows, rounds, rungs)
 
 
 def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Cell, ...], ...] | None:

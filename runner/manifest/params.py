@@ -19,9 +19,10 @@ from runner.core.model import (
     param_env_name,
 )
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
-from runner.manifest import conditions
+from runner.manifest import conditions, fidelity
 from runner.manifest import sample as sampled
 from runner.manifest.assignments import check_assignments
+from runner.manifest.fidelity import Fidelity
 from runner.manifest.lock import Locked, LockFile, collisions, locked_rows, stale_problem
 
 
@@ -46,6 +47,7 @@ class ParsedSpace:
     sample: sampled.Sample | None = None
     lock: Locked | None = None
     """The lock as read (for any sample section: the caller checks it belongs to this one)."""
+    fidelity: Fidelity | None = None
 
 
 def parse_space(doc: Document, lock: LockFile | None = None) -> tuple[Space, list[Problem]]:
@@ -88,11 +90,15 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
     sample = sampled.parse_sample(doc, out.add, claim)
     conditional = bool(found) or (sample is not None and bool(sample.conditions))
     domains = _domains(axes, sample) if conditional else {}  # a pass over every value
-    found_lock = None if sample is None or lock is None else lock.read(sample.names)
+    halving = fidelity.parse_fidelity(doc, out.add, seen.get, sample)
+    for name in fidelity.names_of(halving):  # so that no derived value takes them
+        seen.setdefault(name, fidelity.FIDELITY)
+    found_lock = lock.read(sample.names if sample else ()) if lock and (sample or halving) else None
     sample_axis = _sample_axis(doc, sample, (lock, found_lock), out, len(out.problems) > before)
     if sample_axis is not None:
         axes.insert(0, sample_axis)
         found += [(conditions.SAMPLE, c) for c in sample.conditions] if sample else []
+    axes += fidelity.ladder_axes(halving, doc) if halving is not None else []
     space = Space(
         axes=tuple(axes),
         exclude=tuple(_assignments(raw.get("exclude") or [], (*base, "exclude"), out)),
@@ -100,10 +106,16 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         derived=tuple(_derived(raw.get("derived") or {}, (*base, "derived"), out, claim)),
         max_points=int(raw.get("max_points", DEFAULT_MAX_POINTS)),
         conditions=conditions.check(found, domains, out.add),
+        ladder=halving.ladder if halving is not None else None,
     )
+    if halving is not None and not out.problems:
+        unreadable = found_lock is None and lock is not None and lock.exists()  # edited by hand
+        rungs = found_lock.rungs if found_lock is not None else None
+        space, stale = fidelity.with_rungs(space, halving, rungs, doc)
+        out.problems += [fidelity.stale_rungs(doc)] if unreadable else stale
     check_assignments(space, out.add)
     _check_env_names(seen, out)
-    return ParsedSpace(space, out.problems, sample, found_lock)
+    return ParsedSpace(space, out.problems, sample, found_lock, halving)
 
 
 def _grid_axes(

@@ -20,13 +20,12 @@ from dataclasses import dataclass, replace
 
 from runner.core.model import Cell
 from runner.core.values import StrEnum
+from runner.manifest.fidelity import Rows
 from runner.manifest.lock import Locked
 from runner.manifest.sample import Sample, row_identity
 from runner.search import adaptive, draw
 from runner.search.points import Proposer, Result, Told
 from runner.search.ranking import best
-
-Rows = tuple[tuple[Cell, ...], ...]
 
 
 class RoundVerdict(StrEnum):
