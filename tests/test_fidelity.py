@@ -130,6 +130,32 @@ def test_a_lock_without_rungs_reads_and_writes_as_before_and_rungs_are_covered_b
     assert edited != with_rungs and parse_lock(edited, names) is None
 
 
+def test_rungs_of_another_fidelity_section_or_a_hand_edit_are_refused_and_propose_mends_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, halving(draft=True), "halving.yaml")
+    text = _promote(tmp_path, (1, 4), (1, 0), (1, 8))
+    assert main(["-C", str(tmp_path), "validate"]) == 0
+    capsys.readouterr()
+    stale = "sweeps/halving.yaml:16:3: params.fidelity: the lock's rungs are out of date"
+    manifest = tmp_path / SHOWN
+    manifest.write_text(manifest.read_text().replace("eta: 3", "eta: 2"))
+    assert main(["-C", str(tmp_path), "validate"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(stale) and "run python -m runner propose sweeps/halving.yaml" in err
+
+    assert main(["-C", str(tmp_path), "propose", "--backend", "local"]) == 0
+    assert "dropped them; the halving starts again from rung 0" in capsys.readouterr().err
+    assert "rungs" not in json.loads(lock_path(manifest).read_text())
+    assert main(["-C", str(tmp_path), "validate"]) == 0
+    capsys.readouterr()
+
+    manifest.write_text(manifest.read_text().replace("eta: 2", "eta: 3"))
+    lock_path(manifest).write_text(text.replace('"points": [\n      [1,', '"points": [\n      [2,'))
+    assert main(["-C", str(tmp_path), "validate"]) == 1  # edited by hand: its digest says so
+    assert capsys.readouterr().err.startswith(stale)
+
+
 def test_an_include_joins_rung_0(tmp_path: Path) -> None:
     text = halving() + "  include:\n    - {lr: 0.5, wd: 0.5}\n"
     write_manifest(tmp_path, text, "halving.yaml")

@@ -43,7 +43,7 @@ class Findings:
     log: tuple[str, ...]
     """The parameters searched on a log scale (`log_uniform`, `log_int`)."""
     ranked: tuple[PointResult, ...]
-    """The finished points, best first."""
+    """The finished points, best first (a successive halving's: the highest rung first)."""
     importance: Importance
     progress: tuple[Step, ...]
     by_round: bool
@@ -78,7 +78,8 @@ def find(
 ) -> Findings:
     """The sweep's findings, importance judged by `estimator` (fANOVA needs Optuna and
     scikit-learn: `runner.search.adaptive.fanova_available`)."""
-    params = tuple(n for n in results.axes if n != ROUND)
+    ladder = results.fidelity.ladder if results.fidelity is not None else None
+    params = tuple(n for n in results.axes if n not in (ROUND, *(ladder.names if ladder else ())))
     sample = results.sample
     spaces = {d.name: d for d in (sample.params if sample is not None else ())}
     space = tuple(
@@ -88,6 +89,10 @@ def find(
     )
     log = tuple(d.name for d in space if d.kind.log)
     ranked = tuple(ranking.ranked(results.points, lambda p: finished(p, metric), goal))
+    judged = ranked
+    if ladder is not None:  # the highest rung first; importance at one budget, rung 0's
+        ranked = tuple(sorted(ranked, key=lambda p: -ladder.rung(dict(p.params))))
+        judged = tuple(p for p in ranked if ladder.rung(dict(p.params)) == 0)
     by_round = ROUND in results.axes
     return Findings(
         results,
@@ -96,7 +101,7 @@ def find(
         params,
         log,
         ranked,
-        importance(space, ranked, metric, estimator),
+        importance(space, judged, metric, estimator),
         progress(results.points, metric, goal, by_round),
         by_round,
         space,
@@ -116,6 +121,19 @@ def importance(
     return adaptive.fanova(varying, rows, values)
 
 
+def last_rung_best(results: Observation) -> PointResult | None:
+    """A successive halving's best point of the highest rung any point has finished in, by its
+    metric and goal; None for another sweep, or before any point has finished."""
+    fidelity = results.fidelity
+    if fidelity is None:
+        return None
+    ladder, metric = fidelity.ladder, fidelity.metric
+    done = [p for p in results.points if finished(p, metric) is not None]
+    top = max((ladder.rung(dict(p.params)) for p in done), default=0)
+    mine = [p for p in done if ladder.rung(dict(p.params)) == top]
+    return ranking.best(mine, lambda p: finished(p, metric), fidelity.goal)
+
+
 def told(results: Observation, names: Sequence[str], metric: str) -> tuple[Told, ...]:
     """Each submitted point as a search is told it, its row the values of `names`: finished with
     its value, failed (or ended without the metric), or still pending."""
@@ -127,11 +145,11 @@ def told(results: Observation, names: Sequence[str], metric: str) -> tuple[Told,
         row = tuple(params.get(n) for n in names)
         value = p.finished(metric)
         if value is not None:
-            out.append(Told(row, Result.DONE, value))
+            out.append(Told(row, Result.DONE, value, p.key, p.experiment))
         elif p.state.final:
-            out.append(Told(row, Result.FAILED))
+            out.append(Told(row, Result.FAILED, None, p.key, p.experiment))
         else:
-            out.append(Told(row, Result.PENDING))
+            out.append(Told(row, Result.PENDING, None, p.key, p.experiment))
     return tuple(out)
 
 

@@ -25,6 +25,7 @@ from runner.backends import (
     recorded,
 )
 from runner.core.model import Sweep
+from runner.manifest.fidelity import Fidelity
 from runner.observe.join import Seen, observation
 from runner.observe.model import Observation, Search
 from runner.plan import SweepPlan
@@ -99,6 +100,8 @@ class Context:
 
     searches: Mapping[str, Search] = field(default_factory=dict)
     head: str = ""
+    fidelities: Mapping[str, Fidelity] = field(default_factory=dict)
+    """Each successive halving's `params.fidelity`, by sweep name."""
 
 
 class Observer:
@@ -145,7 +148,9 @@ class Observer:
             if found is None:
                 found = self._results(plan)
             context = self.context
-            joined = observation(plan, Seen(found, context.searches.get(name), context.head))
+            searched = context.searches.get(name)
+            halving = context.fidelities.get(name)
+            joined = observation(plan, Seen(found, searched, context.head, halving))
             self._observations[name] = joined
         return self._observations[name]
 

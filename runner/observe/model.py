@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from runner.backends import ExperimentState, Group
 from runner.core.values import StrEnum, Value
+from runner.manifest.fidelity import Fidelity
 from runner.manifest.lock import Locked
 from runner.manifest.sample import Goal, Sample, row_identity
 
@@ -63,6 +64,9 @@ class PointResult:
     """The commit the ledger records for the point's submission (any sweep)."""
     gpus: int = 0
     """GPUs the point holds at once (every task's replicas × GPUs, from its rendered spec)."""
+    parent: str = ""
+    """A successive halving's promoted point: the experiment of the point it came from (the
+    same configuration one rung lower); empty at rung 0 and elsewhere."""
 
     @property
     def progress(self) -> str | None:
@@ -163,6 +167,8 @@ class Observation:
     search: Search | None = None
     objective: Objective | None = None
     """None: the sweep declares no direction (a grid without `stop_when`)."""
+    fidelity: Fidelity | None = None
+    """A successive halving's `params.fidelity` (its points carry their rung as a parameter)."""
 
     @property
     def metric_names(self) -> list[str]:

@@ -29,7 +29,8 @@ def searches(cat: Catalog) -> dict[str, Search]:
 def observer(cat: Catalog, backend: Backend, head: str = "") -> Observer:
     """The readers' observer of the catalog's sweeps: every look carries results. `head`: the
     commit checked out, which local `code:` points that rerun are compared with."""
-    return Observer(backend, always, Context(searches(cat), head))
+    halvings = {n: f for n, loaded in cat.loaded.items() if (f := loaded.fidelity) is not None}
+    return Observer(backend, always, Context(searches(cat), head, halvings))
 
 
 def observe(

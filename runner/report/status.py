@@ -13,6 +13,7 @@ import io
 import json
 from collections.abc import Sequence
 
+from runner.observe.findings import last_rung_best
 from runner.observe.model import Observation, PointResult
 from runner.render.durations import elapsed_text
 from runner.report.tables import params_text, tabulate
@@ -43,7 +44,11 @@ def _says(sweep: Observation) -> bool:
 
 def _headers(sweep: Observation) -> list[str]:
     says = ["job says"] if _says(sweep) else []
-    return ["", "experiment", "state", "exit", "time", "params", *sweep.metric_names, *says, "url"]
+    parent = ["parent"] if sweep.fidelity is not None else []
+    return [
+        *["", "experiment", "state", "exit", "time", "params", *parent],
+        *[*sweep.metric_names, *says, "url"],
+    ]
 
 
 def says_text(point: PointResult) -> str:
@@ -53,7 +58,7 @@ def says_text(point: PointResult) -> str:
     return text if len(text) <= SAYS_WIDTH else text[: SAYS_WIDTH - 3] + "..."
 
 
-def _row(point: PointResult, metrics: Sequence[str], says: bool) -> list[str]:
+def _row(sweep: Observation, point: PointResult, says: bool) -> list[str]:
     return [
         point.status,
         point.experiment,
@@ -61,7 +66,8 @@ def _row(point: PointResult, metrics: Sequence[str], says: bool) -> list[str]:
         "" if point.exit_code is None else str(point.exit_code),
         duration(point.seconds),
         params_text(point.params),
-        *(metric_text(point.metrics.get(m)) for m in metrics),
+        *([point.parent] if sweep.fidelity is not None else []),
+        *(metric_text(point.metrics.get(m)) for m in sweep.metric_names),
         *([says_text(point)] if says else []),
         point.url,
     ]
@@ -73,10 +79,11 @@ def _title(sweep: Observation) -> str:
 
 
 def table(sweep: Observation) -> str:
-    metrics, says = sweep.metric_names, _says(sweep)
-    rows = [_row(p, metrics, says) for p in sweep.points]
+    says = _says(sweep)
+    rows = [_row(sweep, p, says) for p in sweep.points]
     lines = [_title(sweep), tabulate(rows, headers=_headers(sweep))]
     lines.append(summary(sweep))
+    lines += [rung_best_text(sweep)] if sweep.fidelity is not None else []
     if sweep.note:
         lines.append(f"note: {sweep.note}")
     return "\n".join(lines)
@@ -86,15 +93,32 @@ def markdown(sweep: Observation) -> str:
     parts = [f"### `{sweep.name}` — `{sweep.path}`", ""]
     if sweep.group and sweep.group.url:
         parts += [f"Group: [{sweep.group.name or sweep.group.url}]({sweep.group.url})", ""]
-    metrics, says = sweep.metric_names, _says(sweep)
-    rows = [[_md(c) for c in _row(p, metrics, says)] for p in sweep.points]
+    says = _says(sweep)
+    rows = [[_md(c) for c in _row(sweep, p, says)] for p in sweep.points]
     parts.append(
         tabulate(rows, headers=_headers(sweep), tablefmt="github") if rows else "_no points_"
     )
     parts += ["", f"{summary(sweep)}. {LEGEND}."]
+    parts += ["", _md(rung_best_text(sweep))] if sweep.fidelity is not None else []
     if sweep.note:
         parts += ["", f"> {sweep.note}"]
     return "\n".join(parts)
+
+
+def rung_best_text(sweep: Observation) -> str:
+    """A successive halving's best point of its highest rung finished so far, as one line."""
+    fidelity = sweep.fidelity
+    assert fidelity is not None
+    point = last_rung_best(sweep)
+    if point is None:
+        return f"No point has finished with {fidelity.metric} yet: no rung has a best point."
+    rung = fidelity.ladder.rung(dict(point.params))
+    last = " (the last)" if rung == fidelity.last else f" of {fidelity.last}"
+    value = metric_text(point.metrics.get(fidelity.metric))
+    return (
+        f"Best of rung {rung}{last}: {fidelity.metric} {value} ({fidelity.goal}) at"
+        f" {point.experiment} {params_text(point.params)}"
+    )
 
 
 def summary(sweep: Observation) -> str:
@@ -129,6 +153,7 @@ def point_json(p: PointResult) -> dict[str, object]:
         "exit_code": p.exit_code,
         "seconds": p.seconds,
         "params": dict(p.params),
+        "parent": p.parent or None,
         "metrics": dict(p.metrics),
         "description": p.description,
         "progress": p.progress,
