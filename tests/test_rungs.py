@@ -9,18 +9,25 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from runner.apply import ApplyOptions, apply
 from runner.backends import ExperimentState
+from runner.cli import main
 from runner.commands import searches
 from runner.core.model import Ladder
-from runner.manifest import Locks
+from runner.core.space import iter_points
+from runner.examples.objectives import curve
+from runner.manifest import Locks, load
 from runner.manifest.fidelity import Fidelity, Rows, RungLock
 from runner.manifest.lock import Locked
 from runner.manifest.sample import Goal
 from runner.observe import sweeps
 from runner.observe.findings import find
 from runner.plan import catalog
+from runner.render.shape import PARENT_KEY
 from runner.report import status
 from runner.report.page import markdown
 from runner.report.rounds import pull_request
@@ -29,6 +36,7 @@ from runner.search import rungs
 from runner.search.points import Result, Told
 from runner.search.rounds import Round, RoundVerdict, SoFar, advance, next_rung
 from runner.search.rungs import Halving
+from tests.conftest import PROJECT
 from tests.fake_backend import FakeBackend
 from tests.helpers import Quiet, halving, write_manifest
 
@@ -251,3 +259,77 @@ def test_status_and_report_show_each_rung_its_promotions_and_the_best_of_the_las
     ]
     assert f"`{best.parent}` |" in rows[1]
     assert "over the 8 finished point(s) of rung 0" in page  # importance at one budget
+
+
+@pytest.mark.slow
+def test_a_whole_halving_of_the_learning_curve_runs_locally_submit_and_propose_alternating(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (PROJECT / "sweeps" / "halving.yaml").read_text()
+    text = text.replace("x2: [0.1, 0.5, 0.9]", "x2: [0.5]").replace("max: 2700", "max: 900")
+    write_manifest(tmp_path, text, "halving.yaml")  # 9 configurations, 3 rungs
+    lock = tmp_path / "sweeps" / "halving.lock.json"
+    for rung in (1, 2):
+        assert main(["-C", str(tmp_path), "submit", SHOWN]) == 0
+        assert main(["-C", str(tmp_path), "propose", SHOWN]) == 0
+        assert f"rung {rung} (steps={100 * 3**rung}): promoted" in capsys.readouterr().err
+    assert main(["-C", str(tmp_path), "submit", SHOWN]) == 0
+    before = lock.read_bytes()
+    assert main(["-C", str(tmp_path), "propose", SHOWN]) == 0
+    assert "halving complete: rung 2 (steps=900) is the last" in capsys.readouterr().err
+    assert lock.read_bytes() == before  # nothing new: no byte changed
+
+    assert main(["-C", str(tmp_path), "status", SHOWN, "--format", "json"]) == 0
+    points: list[dict[str, Any]] = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    by_rung: dict[int, list[dict[str, Any]]] = {}
+    for point in points:
+        by_rung.setdefault(point["params"]["rung"], []).append(point)
+    assert [len(by_rung[k]) for k in (0, 1, 2)] == [9, 3, 1]
+    for k in (1, 2):  # each rung is the top floor(n / 3) of the one before, by the loss it ran
+        below = sorted(by_rung[k - 1], key=lambda p: p["metrics"]["loss"])
+        top = {(p["params"]["x1"], p["params"]["x3"]) for p in below[: len(below) // 3]}
+        assert {(p["params"]["x1"], p["params"]["x3"]) for p in by_rung[k]} == top
+    experiments = {p["key"]: p["experiment"] for p in points}
+    loaded = load(tmp_path / SHOWN, SHOWN)
+    for each in iter_points(loaded.sweep.space):
+        rendered = loaded.renderer.render(each)
+        params = each.as_dict()
+        (task,) = rendered.spec["tasks"]
+        env = {v["name"]: v.get("value") for v in task["envVars"]}
+        ran = next(p for p in points if p["key"] == rendered.key)
+        if params["rung"] == 0:
+            assert PARENT_KEY not in env and ran["parent"] is None
+            assert ran["metrics"]["resumed_from"] == 0
+            continue
+        parent = experiments[env[PARENT_KEY]]  # the key of a point that ran, one rung lower
+        assert f"--resume={parent}" in task["arguments"] and ran["parent"] == parent
+        assert ran["metrics"]["resumed_from"] == 100 * 3 ** (int(params["rung"]) - 1)
+        step = dict(next(p for p in points if p["experiment"] == parent)["params"])
+        assert {k: v for k, v in step.items() if k not in ("rung", "steps")} == {
+            k: v for k, v in params.items() if k not in ("rung", "steps")
+        }
+    assert main(["-C", str(tmp_path), "status", SHOWN]) == 0
+    (best,) = by_rung[2]
+    assert f"Best of rung 2 (the last): loss {best['metrics']['loss']:.4g} (minimize) at" in (
+        capsys.readouterr().out
+    )
+
+
+def test_the_learning_curves_fall_with_steps_toward_floors_of_their_own_and_cross() -> None:
+    grid = [(a, b, c) for a in (0.1, 0.5, 0.9) for b in (0.1, 0.5, 0.9) for c in (0.1, 0.5, 0.9)]
+    for x in grid:
+        losses = [curve(x, steps, 3) for steps in (100, 300, 900, 2700, 10**9)]
+        assert losses == sorted(losses, reverse=True) and losses[-1] > 0.2
+    early = sorted(grid, key=lambda x: curve(x, 100, 3))
+    late = sorted(grid, key=lambda x: curve(x, 2700, 3))
+    assert early != late  # the curves cross: the order at 100 steps is not the order at 2 700
+    assert curve((0.5, 0.5, 0.5), 300, 1) != curve((0.5, 0.5, 0.5), 300, 2)  # seeds differ
+
+
+def test_the_committed_example_plans_its_halving_at_15_percent_of_the_full_grid(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["-C", str(PROJECT), "expand", "--plan", "sweeps/halving.yaml"]) == 0
+    out = capsys.readouterr().out
+    assert "rung 3 (steps=2700, projected): 1 point(s), 1." in out  # 27 → 9 → 3 → 1
+    assert "The whole search: 4.0, 15% of the full grid's 27 (27 configuration(s)" in out
