@@ -153,6 +153,17 @@ LOSS: dict[tuple[float, float], float | None] = {  # lr 0.1 is bad; one of its p
 }  # fmt: skip
 
 
+def _rung_1_proposed(root: Path) -> tuple[FakeBackend, Round]:
+    """The halving's rung 0 submitted, ended with `LOSS`, and rung 1 proposed and written."""
+    write_manifest(root, halving(), "halving.yaml")
+    backend = FakeBackend()
+    _submit(root, backend)
+    _finish(root, backend, 0, LOSS)
+    found = _propose(root, backend)
+    assert found is not None
+    return backend, found
+
+
 def test_propose_promotes_each_rung_from_the_last_through_the_port_and_a_rerun_writes_nothing(
     tmp_path: Path,
 ) -> None:
@@ -188,12 +199,7 @@ def test_propose_promotes_each_rung_from_the_last_through_the_port_and_a_rerun_w
 def test_a_rung_pull_request_shows_the_rung_ranked_the_cut_off_and_the_next_rung_priced(
     tmp_path: Path,
 ) -> None:
-    write_manifest(tmp_path, halving(), "halving.yaml")
-    backend = FakeBackend()
-    _submit(tmp_path, backend)
-    _finish(tmp_path, backend, 0, LOSS)
-    found = _propose(tmp_path, backend)
-    assert found is not None
+    _, found = _rung_1_proposed(tmp_path)
     pull = pull_request(found)
     assert pull["title"] == "Propose rung 1 of halving (3 point(s), steps=300)"
     assert str(pull["branch"]).startswith("sweep-propose/halving-")
@@ -217,11 +223,7 @@ def test_a_rung_pull_request_shows_the_rung_ranked_the_cut_off_and_the_next_rung
 def test_status_and_report_show_each_rung_its_promotions_and_the_best_of_the_last_rung(
     tmp_path: Path,
 ) -> None:
-    write_manifest(tmp_path, halving(), "halving.yaml")
-    backend = FakeBackend()
-    _submit(tmp_path, backend)
-    _finish(tmp_path, backend, 0, LOSS)
-    assert _propose(tmp_path, backend) is not None
+    backend, _ = _rung_1_proposed(tmp_path)
     _submit(tmp_path, backend)  # at 300 steps the loss is no lower than rung 0's best (0.4)
     _finish(tmp_path, backend, 1, {(0.01, 0.1): 0.5, (0.001, 0.2): 0.45, (0.001, 0.1): 0.6})
     cat = catalog.load(tmp_path, ())

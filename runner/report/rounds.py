@@ -64,7 +64,7 @@ def best_line(sample: Sample, step: Next) -> str:
 def pull_request(round_: Round) -> dict[str, object]:
     """One entry of the step output `rounds` (a successive halving's: `rung_pull_request`)."""
     if round_.halving is not None:
-        return rung_pull_request(round_)
+        return _entry(round_, *rung_pull_request(round_))
     sample = round_.sample
     assert sample is not None
     step, names = round_.step, sample.names
@@ -85,9 +85,13 @@ def pull_request(round_: Round) -> dict[str, object]:
         + "\n"
         + rows
     )
+    return _entry(round_, branch, title, body)
+
+
+def _entry(round_: Round, branch: str, title: str, body: str) -> dict[str, object]:
     return {
         "sweep": round_.sweep,
-        "round": step.number,
+        "round": round_.step.number,
         "lock": round_.lock,
         "content": base64.b64encode(round_.text.encode()).decode(),
         "branch": branch,

@@ -4,7 +4,6 @@ it goes on; then the new rung's points with their parents and GPU-hours)."""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -65,8 +64,8 @@ def _waited(told: Sequence[Told]) -> str:
     return " and ".join(parts)
 
 
-def rung_pull_request(round_: Round) -> dict[str, object]:
-    """One entry of the step output `rounds`, for a successive halving's rung."""
+def rung_pull_request(round_: Round) -> tuple[str, str, str]:
+    """A successive halving's rung as its pull request: the branch, the title and the body."""
     halving, step = round_.halving, round_.step
     assert halving is not None
     fidelity = halving.fidelity
@@ -83,15 +82,7 @@ def rung_pull_request(round_: Round) -> dict[str, object]:
             " so their points show as orphans (`-`, never canceled) and rung 0 is promoted"
             " again once it has finished.\n"
         )
-    return {
-        "sweep": round_.sweep,
-        "round": step.number,
-        "lock": round_.lock,
-        "content": base64.b64encode(round_.text.encode()).decode(),
-        "branch": branch,
-        "title": title,
-        "body": body,
-    }
+    return branch, title, body
 
 
 def _promoted(round_: Round, halving: Halving) -> str:

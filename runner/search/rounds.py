@@ -141,15 +141,21 @@ def next_round(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
     if rows and observed.stop:
         return replace(waits, verdict=RoundVerdict.STOPPED)
     count = min(sample.batch, sample.n - len(rows))
-    new = tuple(proposer(sample)(sample, told, count, last + 1))
+    return appended(waits, tuple(proposer(sample)(sample, told, count, last + 1)))
+
+
+def appended(waits: Next, new: Rows) -> Next:
+    """The step that proposes `new` as the round (or rung) after the one `waits` waited for;
+    exhausted when there is none."""
     if not new:
         return replace(waits, verdict=RoundVerdict.EXHAUSTED)
+    number = waits.number + 1
     return replace(
         waits,
         verdict=RoundVerdict.PROPOSED,
-        number=last + 1,
-        rows=(*rows, *new),
-        rounds=(*rounds, *(last + 1,) * len(new)),
+        number=number,
+        rows=(*waits.rows, *new),
+        rounds=(*waits.rounds, *(number,) * len(new)),
         new=new,
     )
 
@@ -179,17 +185,7 @@ def _rung_step(halving: Halving, lock: Locked | None, observed: SoFar) -> Next:
         return waits
     if observed.stop:
         return replace(waits, verdict=RoundVerdict.STOPPED)
-    new = tuple(rungs.promote(halving, mine))
-    if not new:
-        return replace(waits, verdict=RoundVerdict.EXHAUSTED)
-    return replace(
-        waits,
-        verdict=RoundVerdict.PROPOSED,
-        number=last + 1,
-        rows=(*rows, *new),
-        rounds=(*numbers, *(last + 1,) * len(new)),
-        new=new,
-    )
+    return appended(waits, tuple(rungs.promote(halving, mine)))
 
 
 def told_rows(rows: Sequence[tuple[Cell, ...]], observed: Sequence[Told]) -> list[Told]:

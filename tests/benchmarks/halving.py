@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -32,7 +30,14 @@ from runner.manifest.fidelity import Fidelity
 from runner.manifest.sample import Goal
 from runner.search import rungs
 from runner.search.points import Result, Told
-from tests.benchmarks.common import PROJECT, Config, Row, bytecode_cached_env, seconds, verdict
+from tests.benchmarks.common import (
+    PROJECT,
+    Config,
+    Row,
+    run_as_user,
+    seconds,
+    verdict,
+)
 
 SEEDS, QUICK_SEEDS = 10, 2
 VALUES = (0.1, 0.5, 0.9)
@@ -40,15 +45,6 @@ STEPS = (100, 300, 900, 2700)
 LADDER = Ladder("steps", STEPS, 3)
 FOUND_TARGET, SHARE_TARGET = 8, 0.20
 GRID = tuple(itertools.product(VALUES, repeat=3))
-
-
-def _run(argv: Sequence[str], cwd: Path) -> str:
-    env = {k: v for k, v in bytecode_cached_env().items() if not k.startswith("BEAKER_")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
-    return done.stdout
 
 
 def _manifest(seed: int) -> str:
@@ -63,20 +59,20 @@ def _search_locally(root: Path, seed: int) -> tuple[tuple[float, ...], float, li
     (repo / "sweeps").mkdir(parents=True)
     (repo / "sweeps" / "halving.yaml").write_text(_manifest(seed), encoding="utf-8")
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
-    _run(["git", "init", "-q"], repo)
+    run_as_user(["git", "init", "-q"], repo)
     runner = [sys.executable, "-m", "runner"]
     for _ in LADDER.values:
-        _run(["git", "add", "-A"], repo)
-        _run([*git, "commit", "-qm", "a rung", "--allow-empty"], repo)
-        _run([*runner, "submit", "--backend", "local", "sweeps/halving.yaml"], repo)
-        _run([*runner, "propose", "--backend", "local", "sweeps/halving.yaml"], repo)
-    status = json.loads(_run([*runner, "status", "--format", "json"], repo))
+        run_as_user(["git", "add", "-A"], repo)
+        run_as_user([*git, "commit", "-qm", "a rung", "--allow-empty"], repo)
+        run_as_user([*runner, "submit", "--backend", "local", "sweeps/halving.yaml"], repo)
+        run_as_user([*runner, "propose", "--backend", "local", "sweeps/halving.yaml"], repo)
+    status = json.loads(run_as_user([*runner, "status", "--format", "json"], repo))
     points: list[dict[str, Any]] = status["sweeps"][0]["points"]
     if any("loss" not in p["metrics"] for p in points):
         raise RuntimeError(f"{repo}: a point has no loss")
     sizes = [sum(p["params"]["rung"] == k for p in points) for k in range(len(LADDER.values))]
     (last,) = [p for p in points if p["params"]["rung"] == len(LADDER.values) - 1]
-    plan = json.loads(_run([*runner, "expand", "--plan", "--format", "json"], repo))
+    plan = json.loads(run_as_user([*runner, "expand", "--plan", "--format", "json"], repo))
     halving = plan["sweeps"][0]["halving"]
     if any(r["projected"] for r in halving["rungs"]):
         raise RuntimeError(f"{repo}: the search did not reach its last rung")
