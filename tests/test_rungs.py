@@ -335,3 +335,36 @@ def test_the_committed_example_plans_its_halving_at_15_percent_of_the_full_grid(
     out = capsys.readouterr().out
     assert "rung 3 (steps=2700, projected): 1 point(s), 1." in out  # 27 → 9 → 3 → 1
     assert "The whole search: 4.0, 15% of the full grid's 27 (27 configuration(s)" in out
+
+
+def test_a_drawn_samples_halving_lock_draws_rung_0_and_propose_promotes_from_it_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sampled = halving().replace(
+        "  grid:\n    lr: [0.1, 0.01, 0.001]\n    wd: [0.0, 0.1, 0.2]\n",
+        "  sample:\n    method: sobol\n    n: 6\n    space:\n      lr: {log_uniform: [1e-4, 1e-1]}\n"
+        "      wd: {uniform: [0.0, 0.2]}\n",
+    )
+    write_manifest(tmp_path, sampled, "halving.yaml")
+    assert main(["-C", str(tmp_path), "propose", "--backend", "local"]) == 1
+    assert capsys.readouterr().err == (
+        "error: sweeps/halving.yaml: params.sample: rung 0's configurations are not locked yet:"
+        " run python -m runner lock sweeps/halving.yaml first\n"
+    )
+    assert main(["-C", str(tmp_path), "lock"]) == 0  # rung 0: the 6 points drawn
+    lock = tmp_path / "sweeps" / "halving.lock.json"
+    backend = FakeBackend()
+    _submit(tmp_path, backend)
+    (plan,) = catalog.load(tmp_path, ()).plans()
+    for row in plan.rows:  # the lower the learning rate, the lower the loss
+        made = backend.made[row.name][-1]
+        loss = {"loss": float(dict(row.params)["lr"])}
+        ended = dataclasses.replace(made, state=ExperimentState.SUCCEEDED, metrics=loss)
+        backend.made[row.name][-1] = ended
+    found = _propose(tmp_path, backend)
+    assert found is not None and len(found.step.new) == 2  # 6 // 3
+    lowest = sorted(float(dict(r.params)["lr"]) for r in plan.rows)[:2]
+    assert sorted(float(row[0] or 0) for row in found.step.new) == lowest
+    written = lock.read_bytes()
+    assert main(["-C", str(tmp_path), "lock"]) == 0  # the sample is as drawn: nothing to do
+    assert lock.read_bytes() == written and json.loads(written)["rungs"]["points"][0][0] == 1

@@ -29,8 +29,9 @@ from runner.search.rounds import Round, RoundVerdict
 
 
 def lock_samples(directory: Path, paths: Sequence[str]) -> Exit:
-    """`lock`: draw (or keep) each drawn sample's points; an adaptive one is `propose`'s. One
-    manifest's problem does not stop the others (exit 1 at the end)."""
+    """`lock`: draw (or keep) each drawn sample's points (a halving's rung 0 too: its later
+    rungs are `propose`'s); an adaptive one is `propose`'s. One manifest's problem does not
+    stop the others (exit 1 at the end)."""
     cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
     failed = report_problems(cat)
     for sweep in cat.sweeps:
@@ -114,7 +115,7 @@ def _next(cat: Catalog, name: str, looks: Observer) -> Round | None:
         return looks.observation(plan)
 
     done: Advanced = advance_search(
-        loaded, cat.root / shown, f"{invoked()} propose {shown}", observe
+        loaded, cat.root / shown, f"{invoked()} propose {shown}", observe, halving
     )
     if halving is not None:
         stderr(rung_line(shown, halving, done.step))

@@ -63,13 +63,18 @@ def halving_of(loaded: Loaded) -> Halving | None:
 
 
 def advance_search(
-    loaded: Loaded, path: Path, command: str, observe: Callable[[], Observation]
+    loaded: Loaded,
+    path: Path,
+    command: str,
+    observe: Callable[[], Observation],
+    halving: Halving | None = None,
 ) -> Advanced:
-    """Advance the manifest at `path`'s search by one step; write the lock when it changed.
-    `observe`: the sweep's observation, asked only when the step depends on results. `command`:
-    what the lock's header says wrote it. ManifestError (nothing written) when the new lock does
-    not make a valid manifest."""
-    sample, lock, halving = loaded.sample, loaded.lock, halving_of(loaded)
+    """Advance the manifest at `path`'s search by one step; write the lock when it changed:
+    its sample's (`lock`, `propose` of an adaptive one), or with `halving` (`halving_of`, for
+    `propose`), its next rung. `observe`: the sweep's observation, asked only when the step
+    depends on results. `command`: what the lock's header says wrote it. ManifestError (nothing
+    written) when the new lock does not make a valid manifest."""
+    sample, lock = loaded.sample, loaded.lock
     target = lock_path(path)
     if halving is not None:
         _rung_zero_locked(loaded)
