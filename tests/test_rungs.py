@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner.apply import ApplyOptions, apply
 from runner.backends import ExperimentState
@@ -368,3 +370,31 @@ def test_a_drawn_samples_halving_lock_draws_rung_0_and_propose_promotes_from_it_
     written = lock.read_bytes()
     assert main(["-C", str(tmp_path), "lock"]) == 0  # the sample is as drawn: nothing to do
     assert lock.read_bytes() == written and json.loads(written)["rungs"]["points"][0][0] == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.integers(0, 5).map(float)), min_size=1, max_size=30),
+    st.integers(2, 5),
+    st.sampled_from(list(Goal)),
+)
+def test_promotion_keeps_the_best_finished_n_over_eta_whatever_the_rung(
+    values: list[float | None], eta: int, goal: Goal
+) -> None:
+    rows = tuple((float(i),) for i in range(len(values)))
+    told = [
+        Told(row, Result.DONE if v is not None else Result.FAILED, v, f"k{i:02d}")
+        for i, (row, v) in enumerate(zip(rows, values, strict=True))
+    ]
+    half = Halving(Fidelity(Ladder("steps", (1, eta), eta), "loss", goal), ("x",), rows, "")
+    promoted = rungs.promote(half, told)
+    finished = [t for t in told if t.value is not None]
+    assert len(promoted) == min(max(1, len(values) // eta), len(finished))
+    kept = [t for t in finished if t.row in promoted]
+    left = [t for t in finished if t.row not in promoted]
+    better = min if goal is Goal.MAXIMIZE else max
+    for t in left:  # nothing left behind beats a promoted point; on a tie, the smaller key won
+        worst = better(kept, key=lambda k: (k.value, k.key))
+        assert not goal.better(float(t.value or 0), float(worst.value or 0))
+        assert t.value != worst.value or t.key > max(k.key for k in kept if k.value == t.value)
+    assert rungs.promote(half, list(reversed(told))) == promoted  # the order told never matters
