@@ -339,6 +339,7 @@ def test_the_committed_example_plans_its_halving_at_15_percent_of_the_full_grid(
     assert "The whole search: 4.0, 15% of the full grid's 27 (27 configuration(s)" in out
 
 
+@pytest.mark.slow  # scipy's first import
 def test_a_drawn_samples_halving_lock_draws_rung_0_and_propose_promotes_from_it_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -372,7 +373,7 @@ def test_a_drawn_samples_halving_lock_draws_rung_0_and_propose_promotes_from_it_
     assert lock.read_bytes() == written and json.loads(written)["rungs"]["points"][0][0] == 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.one_of(st.none(), st.integers(0, 5).map(float)), min_size=1, max_size=30),
     st.integers(2, 5),
