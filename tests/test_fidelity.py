@@ -146,8 +146,12 @@ def test_rungs_of_another_fidelity_section_or_a_hand_edit_are_refused_and_propos
 
     assert main(["-C", str(tmp_path), "propose", "--backend", "local"]) == 0
     assert "dropped them; the halving starts again from rung 0" in capsys.readouterr().err
-    assert "rungs" not in json.loads(lock_path(manifest).read_text())
+    reset = lock_path(manifest).read_text()
+    assert json.loads(reset)["rungs"]["points"] == []  # rung 0 again, its rungs to come
     assert main(["-C", str(tmp_path), "validate"]) == 0
+    assert main(["-C", str(tmp_path), "propose", "--backend", "local"]) == 0
+    assert "rung 0 has 0 of 9 point(s) ended" in capsys.readouterr().err
+    assert lock_path(manifest).read_text() == reset  # nothing new: no byte changed
     capsys.readouterr()
 
     manifest.write_text(manifest.read_text().replace("eta: 2", "eta: 3"))

@@ -275,8 +275,8 @@ def rungs_text(rungs: RungLock) -> str:
         "{\n"
         f'    "of": {json.dumps(rungs.of)},\n'
         f'    "params": {json.dumps(list(rungs.names), ensure_ascii=False)},\n'
-        f'    "points": [\n{points}\n    ]\n'
-        "  }"
+        + (f'    "points": [\n{points}\n    ]\n' if points else '    "points": []\n')
+        + "  }"
     )
 
 

@@ -58,13 +58,13 @@ def lock_text(
         body["rounds"] = list(rounds)
     if rungs is not None:
         body[RUNGS] = rungs_json(rungs)
+    sections = ["sample"] * (sample is not None) + ["fidelity"] * (rungs is not None)
     what = " and ".join(
-        ["the points of params.sample"] * (sample is not None)
-        + ["the rungs of params.fidelity"] * (rungs is not None)
+        f"the {'points' if s == 'sample' else 'rungs'} of params.{s}" for s in sections
     )
     head = {
         "//": f"Written by `{command}`: {what}. Do not edit: change the"
-        f" {'sample' if sample is not None else 'fidelity'} section and run that command again.",
+        f" {' or '.join(sections)} section and run that command again.",
         **{k: v for k, v in body.items() if k not in ("points", "rounds", RUNGS)},
         "digest": _digest(body),
     }

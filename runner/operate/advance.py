@@ -107,7 +107,7 @@ def _lock_text(loaded: Loaded, step: Next, command: str, halving: Halving | None
             halving.of, halving.names, tuple(zip(step.rounds, step.rows, strict=True))
         )
         rows = lock.rows if lock is not None and sample is not None else ()
-        return lock_text(sample, rows, command, None, promoted if step.rows else None)
+        return lock_text(sample, rows, command, None, promoted)  # after a reset: none yet
     assert sample is not None
     clashes = collisions(step.rows)
     if clashes:

@@ -45,7 +45,7 @@ def so_far(halving: Halving, lock: Locked | None) -> tuple[Rows, tuple[int, ...]
     """The configurations promoted so far and the rung of each: none when the lock has no
     rungs, or rungs that belong to another fidelity section or another rung 0."""
     rungs = lock.rungs if lock is not None else None
-    if rungs is None or rungs.of != halving.of or rungs.names != halving.names:
+    if rungs is None or replaced(halving, lock):
         return (), ()
     kept = [(k, row) for k, row in rungs.promoted if 0 < k <= halving.fidelity.last]
     return tuple(row for _, row in kept), tuple(k for k, _ in kept)
@@ -53,7 +53,8 @@ def so_far(halving: Halving, lock: Locked | None) -> tuple[Rows, tuple[int, ...]
 
 def replaced(halving: Halving, lock: Locked | None) -> bool:
     """Whether the lock holds rungs of another fidelity section or rung 0 (out of date)."""
-    return lock is not None and lock.rungs is not None and not so_far(halving, lock)[0]
+    rungs = lock.rungs if lock is not None else None
+    return rungs is not None and (rungs.of != halving.of or rungs.names != halving.names)
 
 
 def rung_told(
