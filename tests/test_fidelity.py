@@ -190,6 +190,8 @@ def test_a_rung_point_costs_its_share_of_the_full_length_and_the_plan_shows_each
         " (steps=300): 3 point(s), 18; rung 2 (steps=900, projected): 1 point(s), 18. The"
         " whole search: 54, 33% of the full grid's 162 (9 configuration(s) at steps=900)."
     ) in capsys.readouterr().out
+    assert main(["-C", str(tmp_path), "expand", "--plan", "--format", "markdown"]) == 0
+    assert "The whole search: 54, 33% of the full grid's 162" in capsys.readouterr().out  # comment
     assert main(["-C", str(tmp_path), "expand", "--plan", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)["sweeps"][0]["halving"]
     assert [r["expected"] for r in document["rungs"]] == [18.0, 18.0, 18.0]
