@@ -19,7 +19,7 @@ from runner.apply import ApplyOptions, apply
 from runner.backends import ExperimentState
 from runner.cli import main
 from runner.commands import searches
-from runner.core.model import Ladder
+from runner.core.ladder import Ladder
 from runner.core.space import iter_points
 from runner.examples.objectives import curve
 from runner.manifest import Locks, load

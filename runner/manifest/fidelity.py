@@ -19,8 +19,9 @@ from typing import Any
 
 from runner.core.errors import Problem
 from runner.core.invoked import invoked
+from runner.core.ladder import PARENT, RUNG, Ladder
 from runner.core.marks import Document, KeyPath, field_path
-from runner.core.model import BUILTINS, PARENT, RUNG, Axis, Cell, Ladder, Point, Space
+from runner.core.model import BUILTINS, Axis, Cell, Point, Space
 from runner.core.space import iter_points
 from runner.core.values import Value, canonical_json, checked
 from runner.manifest import conditions as conditioned

@@ -12,7 +12,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from runner.backends import Experiment, ExperimentState, Group, Results
-from runner.core.model import Ladder, Rendered, Sweep
+from runner.core.ladder import Ladder
+from runner.core.model import Rendered, Sweep
 from runner.core.values import Value, canonical_json, normalize
 from runner.manifest.fidelity import Fidelity
 from runner.manifest.sample import Goal, row_identity

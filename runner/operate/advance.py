@@ -17,7 +17,7 @@ from pathlib import Path
 from runner.core.errors import RunnerError
 from runner.core.files import write_atomic
 from runner.core.invoked import invoked
-from runner.core.model import RUNG
+from runner.core.ladder import RUNG
 from runner.manifest import Loaded, relock
 from runner.manifest.fidelity import RungLock, belonging, configuration_names, rung_zero
 from runner.manifest.lock import collisions, lock_path, lock_text, locked_rows

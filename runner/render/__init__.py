@@ -17,8 +17,9 @@ from typing import Any
 
 from runner.core.errors import ManifestError, Problem
 from runner.core.keys import experiment_name, point_key
+from runner.core.ladder import PARENT
 from runner.core.marks import KeyPath
-from runner.core.model import BUILTINS, PARENT, Point, Rendered, Sweep, param_env_name
+from runner.core.model import BUILTINS, Point, Rendered, Sweep, param_env_name
 from runner.core.values import Value, as_text, checked
 from runner.render import argv, template
 from runner.render.reserved import env_name_problems

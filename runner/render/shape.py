@@ -8,7 +8,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from runner.core.model import PARENT, Sweep
+from runner.core.ladder import PARENT
+from runner.core.model import Sweep
 from runner.core.values import Value, as_text
 from runner.render.durations import to_nanoseconds
 from runner.render.skeleton import Hole, json_string

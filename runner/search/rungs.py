@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.core.model import RUNG, Cell
+from runner.core.ladder import RUNG
+from runner.core.model import Cell
 from runner.manifest.fidelity import Fidelity, Rows
 from runner.manifest.lock import Locked
 from runner.manifest.sample import row_identity

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.core.model import Cell, Ladder
+from runner.core.ladder import Ladder
+from runner.core.model import Cell
 from runner.examples.objectives import curve
 from runner.manifest.fidelity import Fidelity
 from runner.manifest.sample import Goal
