@@ -109,6 +109,26 @@ params:
 search of it, 12 points in rounds of 4: a manifest's rest after its head()."""
 
 
+HALVING = """\
+    command: [python, train.py, "--lr={lr}", "--wd={wd}", "--steps={steps}", "--resume={parent}"]
+    resources: {gpus: 2}
+params:
+  grid:
+    lr: [0.1, 0.01, 0.001]
+    wd: [0.0, 0.1, 0.2]
+  fidelity: {param: steps, min: 100, max: 900, eta: 3, metric: loss}
+"""
+"""A successive halving's task and params: 9 configurations, rungs at 100, 300 and 900 steps
+(9, 3 and 1 points), each point 2 GPUs; `halving()` puts a head and a timeout before it."""
+
+
+def halving(name: str = "halving", *, timeout: str = "9h", draft: bool = False) -> str:
+    """A successive-halving test manifest: `head` with a timeout (a full-length point is
+    2 GPUs × 9 h = 18 GPU-hours), then `HALVING`."""
+    text = head(name, draft=draft).replace("  clusters:", f"  timeout: {timeout}\n  clusters:", 1)
+    return text + HALVING
+
+
 def assert_exactly_once(root: Path, fake: FakeBeaker, points: int = POINTS) -> None:
     counts = fake.count_by_name()
     assert len(counts) == points and set(counts.values()) == {1}, counts

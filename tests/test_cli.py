@@ -36,8 +36,9 @@ def test_expand_plan_lists_every_example_point(
 ) -> None:
     assert main(["-C", str(project_copy), "expand", "--plan"]) == 0
     out = capsys.readouterr().out
-    # examples, quickstarts, 3 migrated, branin round 0, the bowl (report's example)
-    assert out.count("\n+ ") == 12 + 7 + 7 + 5 + 8 + 26 + 4 + 24
+    # examples, quickstarts, 3 migrated, branin round 0, the bowl (report's example), the
+    # halving's rung 0
+    assert out.count("\n+ ") == 12 + 7 + 7 + 5 + 8 + 26 + 4 + 24 + 27
     assert "Plan: 12 to submit, 0 already submitted, 0 drifted, 0 orphaned (draft" in out
 
 
@@ -108,7 +109,7 @@ def test_save_specs_writes_files_beaker_py_reads_back(project_copy: Path, tmp_pa
     out = tmp_path / "specs"
     assert main(["-C", str(project_copy), "expand", "--save-specs", str(out)]) == 0
     files = sorted(out.rglob("*.yaml"))
-    assert len(files) == 69 + 24  # the bowl: report's example
+    assert len(files) == 69 + 24 + 27  # the bowl: report's example; the halving's rung 0
     golden = {
         p["name"]: p["spec"]
         for p in json.loads((PROJECT / "tests/golden/torchrun-scaling.json").read_text())
@@ -138,7 +139,7 @@ def test_invalid_manifest_fails_with_one_line_per_problem_and_no_traceback(
 
 def test_validate_reports_counts(project_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-C", str(project_copy), "validate"]) == 0
-    assert "10 manifest(s) valid, 93 point(s)" in capsys.readouterr().err
+    assert "11 manifest(s) valid, 120 point(s)" in capsys.readouterr().err
 
 
 def test_two_manifests_with_one_sweep_name_are_refused(

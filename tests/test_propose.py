@@ -251,6 +251,6 @@ def test_propose_on_a_sweep_that_has_nothing_to_propose_says_so_and_exits_1(
     assert _run(tmp_path, "propose", "sweeps/plain.yaml", "--backend", "local") == 1
     (line,) = capsys.readouterr().err.splitlines()
     assert line == (
-        "sweeps/plain.yaml: nothing to propose: only an adaptive search (method tpe or gp) has"
-        " rounds"
+        "sweeps/plain.yaml: nothing to propose: only an adaptive search (method tpe or gp) and a"
+        " successive halving (params.fidelity) have rounds"
     )

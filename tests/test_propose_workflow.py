@@ -12,7 +12,7 @@ from runner import ledger
 from runner.cli import main
 from tests.github_world import GitHub, needs_node, succeeded
 from tests.gitworld import git
-from tests.helpers import BRANIN_SEARCH, head
+from tests.helpers import BRANIN_SEARCH, halving, head
 
 pytestmark = [pytest.mark.slow, needs_node]
 
@@ -87,3 +87,30 @@ def test_a_lost_reply_never_opens_a_second_pull_request_and_closing_one_stops_th
         github.propose(dispatch=True).run(), "propose", "pull-requests"
     )  # dispatched: on again
     assert [p["state"] for p in _round_pulls(github)] == ["closed", "open"]
+
+
+def test_a_finished_rung_opens_its_pull_request_with_the_rung_table(github: GitHub) -> None:
+    """A successive halving (a grid with `params.fidelity`, no lock yet): rung 0 lands with
+    the manifest; once its points finish, Propose opens the rung's pull request."""
+    text = halving("halving")
+    github.land(1, {"sweeps/halving.yaml": text})
+    entries = ledger.read(ledger.ledger_path(github.world.clone("look"), "halving"), "halving")
+    assert len(entries.entries) == 9  # rung 0: every configuration at 100 steps
+    for i, entry in enumerate(sorted(entries.entries.values(), key=lambda e: e.experiment)):
+        github.beaker.set_job_status(entry.experiment, "succeeded")
+        github.beaker.set_metrics(entry.experiment, {"loss": 1.0 + i / 10})
+    succeeded(github.propose().run(), "propose", "pull-requests")
+    (pull,) = _round_pulls(github)
+    assert pull["title"] == "Propose rung 1 of halving (3 point(s), steps=300)"
+    assert str(pull["head_ref"]).endswith("-rung-1")
+    body = str(pull["body"])
+    table = body.split("Rung 0 (steps=100):\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert table[0] == "| rank | experiment | lr | wd | loss | promoted |" and len(table) == 11
+    assert [row.rsplit("|", 3)[1:3] for row in table[2:]] == [
+        [f" {1.0 + i / 10:g} ", " **yes** " if i < 3 else " no "] for i in range(9)
+    ]
+    assert "The cut-off: the top 3 of 9 go on" in body and "the last of them has loss 1.2" in body
+    assert "Rung 1 (steps=300): 3 point(s), 18 GPU-hours expected in all:" in body
+    branch = str(pull["head_ref"])
+    lock = json.loads(git(github.world.origin, "show", f"{branch}:sweeps/halving.lock.json"))
+    assert [k for k, _ in lock["rungs"]["points"]] == [1, 1, 1]

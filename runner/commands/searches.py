@@ -1,5 +1,5 @@
 """What `lock` and `propose` do, below their argparse: the one search use case
-(`runner.operate.advance`) over every sampled manifest named, each parsed once (a missing or
+(`runner.operate.advance`) over every sampled manifest (and successive halving) named, each parsed once (a missing or
 stale lock is what these two commands mend, so it is no problem here), one line each.
 
 Imported only when one of the two runs: it loads the whole pipeline.
@@ -16,21 +16,23 @@ from runner.commands.common import stderr
 from runner.commands.loading import load_catalog, report_problems
 from runner.core.errors import Exit, MissingExtra, RunnerError
 from runner.core.invoked import invoked
-from runner.manifest import Locks
+from runner.manifest import Loaded, Locks
 from runner.observe import sweeps
 from runner.observe.looks import Observer
 from runner.observe.model import Observation
-from runner.operate.advance import Advanced, advance_search
+from runner.operate.advance import Advanced, advance_search, halving_of
 from runner.plan.catalog import Catalog
 from runner.repo import github
 from runner.report.rounds import line, lock_line, pull_request
+from runner.report.rungs import rung_line
 from runner.search.rounds import Round, RoundVerdict
 
 
 def lock_samples(cat: Catalog, placed: Collection[str] = ()) -> bool:
-    """`lock`'s second step: draw (or keep) each drawn sample's points; an adaptive one is
-    `propose`'s. One manifest's problem does not stop the others; True when one failed.
-    `placed`: the sweeps whose clusters the first step locked (nothing else to say of them)."""
+    """`lock`'s second step: draw (or keep) each drawn sample's points (a halving's rung 0 too:
+    its later rungs are `propose`'s); an adaptive one is `propose`'s. One manifest's problem
+    does not stop the others; True when one failed. `placed`: the sweeps whose clusters the
+    first step locked (nothing else to say of them)."""
     failed = False
     for sweep in cat.sweeps:
         loaded = cat.loaded[sweep.name]
@@ -67,11 +69,12 @@ def propose_rounds(directory: Path, paths: Sequence[str], backend_name: str) -> 
     cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
     if report_problems(cat):
         return Exit.USER_ERROR
-    searches = [s for s in cat.sweeps if (f := cat.loaded[s.name].sample) and f.adaptive]
+    searches = [s for s in cat.sweeps if _has_rounds(cat.loaded[s.name])]
     if paths and not searches:
         named = ", ".join(str(s.path) for s in cat.sweeps)
         stderr(
-            f"{named}: nothing to propose: only an adaptive search (method tpe or gp) has rounds"
+            f"{named}: nothing to propose: only an adaptive search (method tpe or gp) and a"
+            " successive halving (params.fidelity) have rounds"
         )
         return Exit.USER_ERROR
     rounds: list[Round] = []
@@ -92,28 +95,35 @@ def proposed(cat: Catalog, looks: Observer) -> list[Round]:
     readers' one: `runner.observe.sweeps.observer`); the rounds proposed and written."""
     rounds = []
     for sweep in cat.sweeps:
-        sample = cat.loaded[sweep.name].sample
-        if sample is not None and sample.adaptive:
+        if _has_rounds(cat.loaded[sweep.name]):
             found = _next(cat, sweep.name, looks)
             rounds += [found] if found is not None else []
     return rounds
 
 
+def _has_rounds(loaded: Loaded) -> bool:
+    """An adaptive search, or a successive halving: what `propose` advances."""
+    return loaded.fidelity is not None or (loaded.sample is not None and loaded.sample.adaptive)
+
+
 def _next(cat: Catalog, name: str, looks: Observer) -> Round | None:
     """One search's step, said on stderr; the round, when one was proposed and written."""
     loaded = cat.loaded[name]
-    sample, shown = loaded.sample, str(loaded.sweep.path)
-    assert sample is not None
+    sample, shown, halving = loaded.sample, str(loaded.sweep.path), halving_of(loaded)
 
     def observe() -> Observation:
         (plan,) = cat.plans_of([name], cat.ledgers(looks.backend.layout))
         return looks.observation(plan)
 
     done: Advanced = advance_search(
-        loaded, cat.root / shown, f"{invoked()} propose {shown}", observe
+        loaded, cat.root / shown, f"{invoked()} propose {shown}", observe, halving
     )
-    stderr(line(shown, sample, done.step))
+    if halving is not None:
+        stderr(rung_line(shown, halving, done.step))
+    else:
+        assert sample is not None
+        stderr(line(shown, sample, done.step))
     if done.step.verdict is not RoundVerdict.PROPOSED or done.text is None:
         return None
     lock = done.lock.relative_to(cat.root).as_posix()
-    return Round(name, lock, done.text, sample, done.step)
+    return Round(name, lock, done.text, sample, done.step, halving, done.hours)

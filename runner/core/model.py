@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 from typing import Any, Protocol, TypeVar
 
 from runner.core.errors import Problem
+from runner.core.ladder import Ladder
 from runner.core.marks import KeyPath, Mark, Marks
 from runner.core.values import StrEnum, Value, identity
 
@@ -227,6 +228,11 @@ class Space:
     max_points: int = DEFAULT_MAX_POINTS
     conditions: tuple[Condition, ...] = ()
     """The conditional parameters (grid and sampled), in dependency order."""
+    ladder: Ladder | None = None
+    """A successive halving's rungs (`params.fidelity`): its two parameters are the last axes,
+    at their rung-0 values; the later rungs' points are `promoted`."""
+    promoted: tuple[Point, ...] = ()
+    """The points of rungs 1 and up, from the lock, in its order (after every other point)."""
 
     @property
     def conditional(self) -> frozenset[str]:

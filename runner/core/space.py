@@ -13,7 +13,8 @@ from runner.core.values import Value, canonical_json, identity
 
 def upper_bound(space: Space) -> int:
     """Points before exclusions: computed from axis lengths alone, never by expanding."""
-    return math.prod(len(axis.values) for axis in space.axes) + len(space.include)
+    product = math.prod(len(axis.values) for axis in space.axes)
+    return product + len(space.include) + len(space.promoted)
 
 
 def iter_points(space: Space) -> Iterator[Point]:
@@ -21,7 +22,15 @@ def iter_points(space: Space) -> Iterator[Point]:
 
     A conditional grid axis also offers "absent" (first); a combination is kept where each
     conditional parameter is present exactly when its condition holds, so a grid with
-    `optim: [adamw, sgd]` and `momentum` only for sgd has (adamw), (sgd, m1), (sgd, m2)."""
+    `optim: [adamw, sgd]` and `momentum` only for sgd has (adamw), (sgd, m1), (sgd, m2).
+
+    A successive halving's later rungs (`promoted`) come last, in the lock's order."""
+    yield from _configurations(space)
+    yield from space.promoted
+
+
+def _configurations(space: Space) -> Iterator[Point]:
+    """The grid, minus exclusions, then the included points (a halving's rung 0)."""
     names = space.axis_names
     if not (space.exclude or space.conditions):
         plain = _plain_columns(space)
@@ -55,8 +64,9 @@ def iter_points(space: Space) -> Iterator[Point]:
 
 def _included(space: Space) -> Iterator[Point]:
     names = space.axis_names
+    rung_zero = dict(space.ladder.at(0)) if space.ladder is not None else {}
     for i, item in enumerate(space.include):
-        assigned = item.as_dict()
+        assigned = {**rung_zero, **item.as_dict()}
         yield Point(tuple((n, assigned[n]) for n in names if n in assigned), origin=f"include[{i}]")
 
 
@@ -121,7 +131,7 @@ def _unmatched_among_points(space: Space) -> list[int]:
     every combination of its axes' values."""
     rules = [{n: identity(v) for n, v in rule.values} for rule in space.exclude]
     left = set(range(len(rules)))
-    for point in iter_points(dataclasses.replace(space, exclude=(), include=())):
+    for point in iter_points(dataclasses.replace(space, exclude=(), include=(), promoted=())):
         given = {n: identity(v) for n, v in point.params}
         left -= {i for i in left if all(given.get(n) == v for n, v in rules[i].items())}
         if not left:

@@ -1,12 +1,19 @@
 """Synthetic objectives for adaptive-search tests and benchmarks, standard library only:
 Branin (2-D, minimum 0.397887) and Hartmann-6 (6-D, minimum -3.32237), the usual test functions,
-and a bowl whose first parameter matters and whose second barely does (for `report`'s importance).
+a bowl whose first parameter matters and whose second barely does (for `report`'s importance),
+and a learning curve (for successive halving: `curve`).
 
 As a task it reads its parameters from argv (`--x1 0.5 --x2 0.2 …`, in the unit box for
-Hartmann-6, Branin's own box for Branin) and writes `{"value": f}` to `$RESULTS_DIR/metrics.json`
-(`--metric loss` names it otherwise):
+Hartmann-6 and the curve, Branin's own box for Branin) and writes `{"value": f}` to
+`$RESULTS_DIR/metrics.json` (`--metric loss` names it otherwise):
 
     python -m runner.examples.objectives branin --x1 1.2 --x2 3.4
+    python -m runner.examples.objectives curve --x1 0.5 --x2 0.1 --x3 0.9 --steps 300 --seed 2
+
+The curve also writes `checkpoint.json` (its steps) beside its metrics; `--resume NAME` reads
+that of the experiment NAME (a promoted point's `{parent}`) from its results directory, beside
+this run's on the local backend (`.runs/<sweep>/<experiment>/results`), and reports the steps
+it resumed from (`resumed_from`) and those it ran (`steps_run`).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import argparse
 import json
 import math
 import os
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -46,6 +54,23 @@ def bowl(x1: float, x2: float) -> float:
     return 10 * (x1 - 0.3) ** 2 + 0.001 * x2
 
 
+CURVE_WEIGHTS = (2.0, 1.2, 0.6)
+
+
+def curve(x: Sequence[float], steps: float, seed: int = 0) -> float:
+    """A learning curve on the unit cube [0, 1]^3: the loss after `steps` (100 or more) decays
+    as `floor + amp · (steps / 100)^-rate` toward a floor the configuration sets (lowest at a
+    centre `seed` draws), at a rate that grows with x1 (a learning rate: fast early, but its
+    floor is the same bowl), from a start that grows with x3. Fast and slow curves cross: the
+    best configuration at 100 steps is often not the best at 2 700."""
+    rng = random.Random(seed)
+    centre = [rng.uniform(0.2, 0.8) for _ in range(3)]
+    floor = 0.2 + sum(w * (xi - c) ** 2 for w, xi, c in zip(CURVE_WEIGHTS, x, centre, strict=True))
+    rate = 0.3 + 0.9 * x[0]
+    amp = 1.0 + 0.5 * x[2]
+    return floor + amp * math.pow(steps / 100, -rate)
+
+
 def hartmann6(x: Sequence[float]) -> float:
     """On the unit cube [0, 1]^6."""
     return -sum(
@@ -56,7 +81,7 @@ def hartmann6(x: Sequence[float]) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("function", choices=["branin", "hartmann6", "bowl"])
+    parser.add_argument("function", choices=["branin", "hartmann6", "bowl", "curve"])
     parser.add_argument("--metric", default="value", help="the name of the value in metrics.json")
     for i in range(1, 7):
         parser.add_argument(f"--x{i}", type=float, default=0.5)
@@ -67,18 +92,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="also print N `[sweep-metric]` lines, the value reached by step N (a learning curve)",
     )
+    parser.add_argument("--steps", type=float, default=100.0, help="curve: the run's length")
+    parser.add_argument("--seed", type=int, default=0, help="curve: which instance")
+    parser.add_argument("--resume", default="", help="curve: the experiment to resume from")
     args = parser.parse_args(argv)
     xs = [getattr(args, f"x{i}") for i in range(1, 7)]
     functions = {"branin": branin, "bowl": bowl}
-    value = functions[args.function](*xs[:2]) if args.function in functions else hartmann6(xs)
     out = Path(os.environ.get("RESULTS_DIR", "."))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.json").write_text(json.dumps({args.metric: value}) + "\n", encoding="utf-8")
+    metrics: dict[str, float] = {}
+    if args.function == "curve":
+        value = curve(xs[:3], args.steps, args.seed)
+        metrics = _resumed(out, args.resume, args.steps)
+        (out / "checkpoint.json").write_text(json.dumps({"steps": args.steps}) + "\n")
+    elif args.function in functions:
+        value = functions[args.function](*xs[:2])
+    else:
+        value = hartmann6(xs)
+    metrics = {args.metric: value, **metrics}
+    (out / "metrics.json").write_text(json.dumps(metrics) + "\n", encoding="utf-8")
     for step in range(1, args.report_steps + 1):  # from twice the value (plus 1) down to it
         reached = value + (abs(value) + 1) * (args.report_steps - step) / args.report_steps
         print(f"[sweep-metric] {json.dumps({'step': step, args.metric: reached})}")
     print(f"{args.function} = {value:.6f}")
     return 0
+
+
+def _resumed(out: Path, parent: str, steps: float) -> dict[str, float]:
+    """The steps a curve resumed from (its parent's checkpoint, beside this run's results
+    directory) and the steps it ran; from 0 without a parent or its checkpoint."""
+    checkpoint = out.parent.parent / parent / "results" / "checkpoint.json"
+    before = 0.0
+    if parent and checkpoint.is_file():
+        before = float(json.loads(checkpoint.read_text())["steps"])
+    return {"resumed_from": before, "steps_run": steps - before}
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from runner.core.marks import Document, KeyPath
 from runner.core.model import Limits, Placement, Space, StopWhen, Sweep
 from runner.manifest import clusters
 from runner.manifest.bounds import space_problems, too_many_points
+from runner.manifest.fidelity import Fidelity, stale_rungs
 from runner.manifest.lock import Locked, LockFile, lock_path, stale_problem
 from runner.manifest.params import parse_params
 from runner.manifest.sample import Sample
@@ -39,7 +40,9 @@ class Loaded:
     doc: Document | None = field(default=None, compare=False, repr=False)
     stale: Problem | None = None
     """With `Locks.MAY_BE_STALE`: why the lock does not serve the sample (missing, out of
-    date); the sweep then has no sampled point yet."""
+    date); the sweep then has no sampled point yet (or, its rungs: no promoted point)."""
+    fidelity: Fidelity | None = None
+    """Its `params.fidelity` section (successive halving), if any."""
 
 
 class Locks(Enum):
@@ -84,6 +87,7 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
         if parsed.sample is not None
         else set()
     )
+    stale |= {stale_rungs(doc)} if parsed.fidelity is not None else set()
     found = [p for p in parsed.problems if p in stale]
     problems = parsed.problems
     if locks is Locks.MAY_BE_STALE:
@@ -104,7 +108,7 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
     if problems:
         raise ManifestError(problems)
     stale_lock = found[0] if found else None
-    return Loaded(sweep, renderer, parsed.sample, parsed.lock, doc, stale_lock)
+    return Loaded(sweep, renderer, parsed.sample, parsed.lock, doc, stale_lock, parsed.fidelity)
 
 
 def _build(doc: Document, shown: str, space: Space, placed: clusters.Selected) -> Sweep:

@@ -8,8 +8,8 @@ whole content, every section, so a hand-edited lock is refused. Both are checked
 
 Besides the sample's points a lock may hold sections of its own, each under one key, parsed by
 its own module and kept as it is by a command that writes another (`clusters`: what a cluster
-selector resolved to, `runner.manifest.clusters`). A grid sweep with such a section has a lock
-without points.
+selector resolved to, `runner.manifest.clusters`; `rungs`: a successive halving's promoted points,
+`runner.manifest.fidelity`). A grid sweep with such a section has a lock without points.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from runner.core.invoked import invoked
 from runner.core.marks import Document
 from runner.core.model import Cell
 from runner.core.values import InvalidValue, canonical_json, checked
+from runner.manifest.fidelity import RUNGS, RungLock, parse_rungs
 from runner.manifest.sample import Method, Sample, row_identity
 
 LOCK_SUFFIX = ".lock.json"
@@ -91,7 +92,10 @@ def _composed(part: Mapping[str, Any] | None, command: str, sections: Mapping[st
     return "{\n" + "\n".join(lines) + '\n  "points": [\n' + points + "\n  ]\n}\n"
 
 
-SECTION_WORDS = {"clusters": "the clusters beaker's cluster selector resolved to"}
+SECTION_WORDS = {
+    "clusters": "the clusters beaker's cluster selector resolved to",
+    RUNGS: "the rungs of params.fidelity",
+}
 """What each section holds, for the lock's header."""
 
 
@@ -144,6 +148,8 @@ class Locked:
     """None where a conditional parameter is absent (null in the lock)."""
     rounds: tuple[int, ...] = ()
     """An adaptive search's round of each point; empty otherwise (all round 0)."""
+    rungs: RungLock | None = None
+    """A successive halving's promoted points (`runner.manifest.fidelity`), when proposed."""
 
 
 def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
@@ -157,23 +163,24 @@ def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
 
 
 def parse_lock(text: str, names: Sequence[str]) -> Locked | None:
-    """`read_lock` of a lock's text."""
+    """`read_lock` of a lock's text (`names`: the sample's; none for a grid's halving)."""
     body = verified(text)
     if body is None:
         return None
     try:
-        if list(body["params"]) != list(names):
+        if list(body.get("params", ())) != list(names):
             return None
         rows = tuple(
-            tuple(None if v is None else checked(v) for v in row) for row in body["points"]
+            tuple(None if v is None else checked(v) for v in row) for row in body.get("points", ())
         )
         rounds = tuple(int(k) for k in body.get("rounds", ()))
-        sample = str(body["sample"])
+        sample = str(body.get("sample", ""))
+        rungs = parse_rungs(body[RUNGS]) if RUNGS in body else None
     except (ValueError, KeyError, TypeError, InvalidValue):
         return None
     if any(len(r) != len(names) for r in rows) or (rounds and len(rounds) != len(rows)):
         return None
-    return Locked(sample, rows, rounds)
+    return Locked(sample, rows, rounds, rungs)
 
 
 def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Cell, ...], ...] | None:

@@ -19,8 +19,10 @@ from runner.core.model import (
     param_env_name,
 )
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
-from runner.manifest import conditions
+from runner.manifest import conditions, fidelity
 from runner.manifest import sample as sampled
+from runner.manifest.assignments import check_assignments
+from runner.manifest.fidelity import Fidelity
 from runner.manifest.lock import Locked, LockFile, collisions, locked_rows, stale_problem
 
 
@@ -45,6 +47,7 @@ class ParsedSpace:
     sample: sampled.Sample | None = None
     lock: Locked | None = None
     """The lock as read (for any sample section: the caller checks it belongs to this one)."""
+    fidelity: Fidelity | None = None
 
 
 def parse_space(doc: Document, lock: LockFile | None = None) -> tuple[Space, list[Problem]]:
@@ -79,7 +82,51 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         return True
 
     found: list[tuple[str, Condition]] = []
-    for name, values, path in _flatten(raw.get("grid") or {}, (*base, "grid")):
+    axes += _grid_axes(raw.get("grid") or {}, out, claim, found)
+    for g, group in enumerate(raw.get("zip") or []):
+        axes += _zip_axis(group, (*base, "zip", g), out, claim)
+
+    before = len(out.problems)
+    sample = sampled.parse_sample(doc, out.add, claim)
+    conditional = bool(found) or (sample is not None and bool(sample.conditions))
+    domains = _domains(axes, sample) if conditional else {}  # a pass over every value
+    halving = fidelity.parse_fidelity(doc, out.add, seen.get, sample)
+    for name in fidelity.names_of(halving):  # so that no derived value takes them
+        seen.setdefault(name, fidelity.FIDELITY)
+    found_lock = lock.read(sample.names if sample else ()) if lock and (sample or halving) else None
+    sample_axis = _sample_axis(doc, sample, (lock, found_lock), out, len(out.problems) > before)
+    if sample_axis is not None:
+        axes.insert(0, sample_axis)
+        found += [(conditions.SAMPLE, c) for c in sample.conditions] if sample else []
+    axes += fidelity.ladder_axes(halving, doc) if halving is not None else []
+    space = Space(
+        axes=tuple(axes),
+        exclude=tuple(_assignments(raw.get("exclude") or [], (*base, "exclude"), out)),
+        include=tuple(_assignments(raw.get("include") or [], (*base, "include"), out)),
+        derived=tuple(_derived(raw.get("derived") or {}, (*base, "derived"), out, claim)),
+        max_points=int(raw.get("max_points", DEFAULT_MAX_POINTS)),
+        conditions=conditions.check(found, domains, out.add),
+        ladder=halving.ladder if halving is not None else None,
+    )
+    if halving is not None and not out.problems:
+        unreadable = found_lock is None and lock is not None and lock.exists()  # edited by hand
+        rungs = found_lock.rungs if found_lock is not None else None
+        space, stale = fidelity.with_rungs(space, halving, rungs, doc)
+        out.problems += [fidelity.stale_rungs(doc)] if unreadable else stale
+    check_assignments(space, out.add)
+    _check_env_names(seen, out)
+    return ParsedSpace(space, out.problems, sample, found_lock, halving)
+
+
+def _grid_axes(
+    grid: Mapping[str, Any],
+    out: _Collector,
+    claim: Callable[[str, KeyPath], bool],
+    found: list[tuple[str, Condition]],
+) -> list[Axis]:
+    """The grid's axes, each conditional one's condition appended to `found`."""
+    axes = []
+    for name, values, path in _flatten(grid, ("params", "grid")):
         if not claim(name, path):
             continue
         optional = isinstance(values, Mapping)  # a conditional axis: {values: [...], when: {...}}
@@ -89,29 +136,7 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
             values, path = values["values"], (*path, "values")
         column = _column(values, path, out)
         axes.append(Axis((name,), tuple((v,) for v in column), out.mark(path), optional))
-    for g, group in enumerate(raw.get("zip") or []):
-        axes += _zip_axis(group, (*base, "zip", g), out, claim)
-
-    before = len(out.problems)
-    sample = sampled.parse_sample(doc, out.add, claim)
-    conditional = bool(found) or (sample is not None and bool(sample.conditions))
-    domains = _domains(axes, sample) if conditional else {}  # a pass over every value
-    found_lock = None if sample is None or lock is None else lock.read(sample.names)
-    sample_axis = _sample_axis(doc, sample, (lock, found_lock), out, len(out.problems) > before)
-    if sample_axis is not None:
-        axes.insert(0, sample_axis)
-        found += [(conditions.SAMPLE, c) for c in sample.conditions] if sample else []
-    space = Space(
-        axes=tuple(axes),
-        exclude=tuple(_assignments(raw.get("exclude") or [], (*base, "exclude"), out)),
-        include=tuple(_assignments(raw.get("include") or [], (*base, "include"), out)),
-        derived=tuple(_derived(raw.get("derived") or {}, (*base, "derived"), out, claim)),
-        max_points=int(raw.get("max_points", DEFAULT_MAX_POINTS)),
-        conditions=conditions.check(found, domains, out.add),
-    )
-    _check_assignments(space, out)
-    _check_env_names(seen, out)
-    return ParsedSpace(space, out.problems, sample, found_lock)
+    return axes
 
 
 def _zip_axis(
@@ -252,42 +277,6 @@ def _derived(
     for name, text in node.items():
         if claim(name, (*path, name)):
             yield Derived(name, text, out.mark((*path, name)))
-
-
-def _check_assignments(space: Space, out: _Collector) -> None:
-    if not space.exclude and not space.include:
-        return  # the domain below costs a pass over every row of every axis
-    names = space.axis_names
-    domain = {
-        n: {identity(v) for row in axis.values if (v := row[i]) is not None}
-        for axis in space.axes
-        for i, n in enumerate(axis.names)
-    }
-    known = ", ".join(names) or "none"
-    for kind, items in (("exclude", space.exclude), ("include", space.include)):
-        for i, item in enumerate(items):
-            ipath: KeyPath = ("params", kind, i)
-            for (name, value), vpath in zip(item.values, item.paths, strict=True):
-                if name not in domain:
-                    out.add(vpath, f"unknown parameter {name!r} (axes: {known})", key=True)
-                elif kind == "exclude" and identity(value) not in domain[name]:
-                    out.add(vpath, f"{identity(value)} is not a value of axis {name!r}")
-            if kind == "include":
-                _check_include(space, item.as_dict(), ipath, out)
-
-
-def _check_include(
-    space: Space, given: Mapping[str, Value], path: KeyPath, out: _Collector
-) -> None:
-    """An include assigns every axis parameter, a conditional one exactly where it applies."""
-    conditional = {c.name: c for c in space.conditions}
-    missing = [n for n in space.axis_names if n not in given and n not in conditional]
-    if missing:
-        out.add(path, f"include must assign every axis parameter; missing {', '.join(missing)}")
-    for name, condition in conditional.items():
-        if (name in given) != condition.holds(given):
-            verb = "assigns" if name in given else "misses"
-            out.add(path, f"include {verb} {name!r}, which exists exactly {condition}")
 
 
 def _check_env_names(seen: Mapping[str, KeyPath], out: _Collector) -> None:

@@ -47,7 +47,7 @@ class Findings:
     """The parameters drawn on a log scale: sampled `log_uniform`, `log_int`; a grid axis whose
     numbers span a factor of ten or more (`logarithmic`)."""
     ranked: tuple[PointResult, ...]
-    """The finished points, best first."""
+    """The finished points, best first (a successive halving's: the highest rung first)."""
     importance: Judgement
     progress: tuple[Step, ...]
     by_round: bool
@@ -113,13 +113,18 @@ def find(
 ) -> Findings:
     """The sweep's findings, importance judged by `estimator` (fANOVA needs Optuna and
     scikit-learn: `runner.search.adaptive.fanova_available`)."""
-    params = tuple(n for n in results.axes if n != ROUND)
+    ladder = results.fidelity.ladder if results.fidelity is not None else None
+    params = tuple(n for n in results.axes if n not in (ROUND, *(ladder.names if ladder else ())))
     sample = results.sample
     spaces = {d.name: d for d in (sample.params if sample is not None else ())}
     columns = {n: [v for p in results.points for k, v in p.params if k == n] for n in params}
     space = tuple(spaces.get(n) or ranking.spanned(n, columns[n]) for n in params)
     log = _log(space, spaces, columns)
     ranked = tuple(ranking.ranked(results.points, lambda p: finished(p, metric), goal))
+    judged = ranked
+    if ladder is not None:  # the highest rung first; importance at one budget, rung 0's
+        ranked = tuple(sorted(ranked, key=lambda p: -ladder.rung(dict(p.params))))
+        judged = tuple(p for p in ranked if ladder.rung(dict(p.params)) == 0)
     by_round = ROUND in results.axes
     return Findings(
         results,
@@ -128,7 +133,7 @@ def find(
         params,
         log,
         ranked,
-        importance(results, space, ranked, metric, estimator),
+        importance(results, space, judged, metric, estimator),
         progress(results.points, metric, goal, by_round),
         by_round,
         space,
@@ -151,6 +156,19 @@ def importance(
     return judge(space, rows, values, conditions, estimator)
 
 
+def last_rung_best(results: Observation) -> PointResult | None:
+    """A successive halving's best point of the highest rung any point has finished in, by its
+    metric and goal; None for another sweep, or before any point has finished."""
+    fidelity = results.fidelity
+    if fidelity is None:
+        return None
+    ladder, metric = fidelity.ladder, fidelity.metric
+    done = [p for p in results.points if finished(p, metric) is not None]
+    top = max((ladder.rung(dict(p.params)) for p in done), default=0)
+    mine = [p for p in done if ladder.rung(dict(p.params)) == top]
+    return ranking.best(mine, lambda p: finished(p, metric), fidelity.goal)
+
+
 def told(results: Observation, names: Sequence[str], metric: str) -> tuple[Told, ...]:
     """Each submitted point as a search is told it, its row the values of `names`: finished with
     its value, failed (or ended without the metric), or still pending."""
@@ -162,11 +180,11 @@ def told(results: Observation, names: Sequence[str], metric: str) -> tuple[Told,
         row = tuple(params.get(n) for n in names)
         value = p.finished(metric)
         if value is not None:
-            out.append(Told(row, Result.DONE, value))
+            out.append(Told(row, Result.DONE, value, p.key, p.experiment))
         elif p.state.final:
-            out.append(Told(row, Result.FAILED))
+            out.append(Told(row, Result.FAILED, None, p.key, p.experiment))
         else:
-            out.append(Told(row, Result.PENDING))
+            out.append(Told(row, Result.PENDING, None, p.key, p.experiment))
     return tuple(out)
 
 

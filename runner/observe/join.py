@@ -12,7 +12,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from runner.backends import Experiment, ExperimentState, Group, Results
+from runner.core.ladder import Ladder
 from runner.core.model import Rendered, Sweep
+from runner.core.values import Value, canonical_json, normalize
+from runner.manifest.fidelity import Fidelity
 from runner.manifest.sample import Goal, row_identity
 from runner.observe.model import (
     ROUND,
@@ -38,6 +41,8 @@ class Seen:
     """Local `code:` runs (`Capability.RERUNS`): the commit checked out now; empty elsewhere."""
     tailed: Tailed = NOTHING_READ
     """The reporting lines read from the points' logs (`runner.observe.tails`), if any."""
+    fidelity: Fidelity | None = None
+    """A successive halving's section, as the manifest loaded it."""
 
 
 def observation(plan: SweepPlan, seen: Seen) -> Observation:
@@ -49,6 +54,8 @@ def observation(plan: SweepPlan, seen: Seen) -> Observation:
     rounds = seen.search.rounds() if seen.search is not None else {}
     if rounds:  # an adaptive search: each point's round, as a parameter a plot can use
         points = [_with_round(p, rounds, seen.search) for p in points]
+    if sweep.space.ladder is not None:  # a successive halving: each promoted point's parent
+        points = with_parents(points, sweep.space.ladder)
     group = found.group
     if group is None and sweep.placement.group and plan.group:
         group = Group("", plan.group)  # the URL the last submit recorded in the ledger's header
@@ -72,14 +79,19 @@ def observation(plan: SweepPlan, seen: Seen) -> Observation:
         tuple(duplicate_warnings(plan, found)),
         stop,
         seen.search,
-        objective(sweep, seen.search),
+        objective(sweep, seen.search, seen.fidelity),
         sweep.space.conditions,
+        seen.fidelity,
     )
 
 
-def objective(sweep: Sweep, search: Search | None) -> Objective | None:
-    """What the sweep says is better: its adaptive search's metric and goal, else the metric of
-    its `stop_when` (below: minimize); None when it says neither."""
+def objective(
+    sweep: Sweep, search: Search | None, fidelity: Fidelity | None = None
+) -> Objective | None:
+    """What the sweep says is better: its halving's or its adaptive search's metric and goal,
+    else the metric of its `stop_when` (below: minimize); None when it says neither."""
+    if fidelity is not None:
+        return Objective(fidelity.metric, fidelity.goal)
     if search is not None and search.sample.adaptive and search.sample.metric:
         return Objective(search.sample.metric, search.sample.goal)
     target = sweep.limits.stop_when
@@ -96,6 +108,22 @@ def _with_round(point: PointResult, rounds: dict[str, int], search: Search | Non
     if round_ is None:
         return point  # an orphan of an earlier sample: in no round of this one
     return dataclasses.replace(point, params=(*point.params, (ROUND, round_)))
+
+
+def with_parents(points: Sequence[PointResult], ladder: Ladder) -> list[PointResult]:
+    """Each promoted point with its parent's experiment: the point of its configuration one
+    rung lower (found among the points, so a parent the manifest no longer has stays unnamed)."""
+    by_params = {_identity(p.params): p.experiment for p in points}
+    out = []
+    for point in points:
+        above = ladder.parent(point.params)
+        parent = by_params.get(_identity(above)) if above is not None else None
+        out.append(dataclasses.replace(point, parent=parent) if parent else point)
+    return out
+
+
+def _identity(params: Sequence[tuple[str, Value]]) -> str:
+    return canonical_json({name: normalize(value) for name, value in params})
 
 
 def _gpus(rendered: Rendered | None) -> int:

@@ -26,6 +26,7 @@ from runner.backends import (
     recorded,
 )
 from runner.core.model import Sweep
+from runner.manifest.fidelity import Fidelity
 from runner.observe import tails
 from runner.observe.join import Seen, observation
 from runner.observe.live import NO_TAILS, Reading
@@ -110,6 +111,8 @@ class Context:
     """Which points' reporting lines are read from their logs (`runner.observe.tails`)."""
     listing: Listing = Listing.SOON
     """How a look without results lists (`wait`'s, repeated for hours: in few calls)."""
+    fidelities: Mapping[str, Fidelity] = field(default_factory=dict)
+    """Each successive halving's `params.fidelity`, by sweep name."""
 
 
 class Observer:
@@ -161,7 +164,9 @@ class Observer:
             if tails.reads(plan.sweep, self.backend, context.reading):
                 picked = tails.chosen(found, context.reading.tails)
                 read = tails.read(self.backend, plan.sweep, picked)
-            given = Seen(found, context.searches.get(name), context.head, read)
+            searched = context.searches.get(name)
+            halving = context.fidelities.get(name)
+            given = Seen(found, searched, context.head, read, halving)
             joined = observation(plan, given)
             self._observations[name] = joined
         return self._observations[name]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from runner.backends import ExperimentState, Group
 from runner.core.model import Condition
 from runner.core.values import StrEnum, Value
+from runner.manifest.fidelity import Fidelity
 from runner.manifest.lock import Locked
 from runner.manifest.sample import Goal, Sample, row_identity
 from runner.observe.live import Reported
@@ -79,6 +80,10 @@ class PointResult:
     def curve(self, metric: str) -> tuple[tuple[int, float], ...]:
         """(step, value) of each report of `metric`, in the order printed."""
         return tuple((r.step, r.values[metric]) for r in self.reported if metric in r.values)
+
+    parent: str = ""
+    """A successive halving's promoted point: the experiment of the point it came from (the
+    same configuration one rung lower); empty at rung 0 and elsewhere."""
 
     @property
     def progress(self) -> str | None:
@@ -181,6 +186,8 @@ class Observation:
     """None: the sweep declares no direction (a grid without `stop_when`)."""
     conditions: tuple[Condition, ...] = ()
     """The conditional parameters' `when:` (grid and sampled): where each exists."""
+    fidelity: Fidelity | None = None
+    """A successive halving's `params.fidelity` (its points carry their rung as a parameter)."""
 
     @property
     def metric_names(self) -> list[str]:

@@ -33,7 +33,9 @@ def observer(
     """The readers' observer of the catalog's sweeps: every look carries results. `head`: the
     commit checked out, which local `code:` points that rerun are compared with; `reading`:
     which points' reporting lines are read from their logs."""
-    return Observer(backend, always, Context(searches(cat), head, reading))
+    halvings = {n: f for n, loaded in cat.loaded.items() if (f := loaded.fidelity) is not None}
+    context = Context(searches(cat), head, reading, fidelities=halvings)
+    return Observer(backend, always, context)
 
 
 def observe(

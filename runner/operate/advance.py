@@ -1,5 +1,5 @@
-"""The search's one use case, behind `lock` and `propose`: advance a sampled sweep by one step and
-write its lock.
+"""The search's one use case, behind `lock` and `propose`: advance a sampled sweep (or a successive
+halving, by one rung) by one step and write its lock.
 
 Read the lock (as the manifest loaded it, once), observe the sweep if the step depends on
 results (an adaptive search between rounds: the caller's observation, the same one `status`
@@ -10,17 +10,30 @@ Rerunning with nothing new changes no byte.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.core.errors import RunnerError
 from runner.core.files import write_atomic
+from runner.core.invoked import invoked
+from runner.core.ladder import RUNG
 from runner.manifest import Loaded, relock
-from runner.manifest.lock import LockFile, collisions, lock_path, lock_text, sections
+from runner.manifest.fidelity import (
+    RUNGS,
+    RungLock,
+    belonging,
+    configuration_names,
+    rung_zero,
+    rungs_json,
+)
+from runner.manifest.lock import LockFile, collisions, lock_path, lock_text, locked_rows, sections
 from runner.observe.findings import told
 from runner.observe.model import Observation
+from runner.plan.cost import point_cost
+from runner.search import rungs
 from runner.search.rounds import Next, RoundVerdict, SoFar, advance, observes
+from runner.search.rungs import Halving
 
 
 @dataclass(frozen=True)
@@ -34,33 +47,81 @@ class Advanced:
     """The points its lock held for this sample section before (0: none, or another section)."""
     replaced: bool = False
     """The lock held another sample section's points (its method, seed, digits or space
-    changed since): a new sample replaced them."""
+    changed since), or rungs of another fidelity section or rung 0: new ones replaced them."""
+    hours: tuple[float | None, ...] = ()
+    """A new rung's points' GPU-hours, as the plan prices them (None: no bound)."""
 
 
-def so_far(observed: Observation) -> SoFar:
-    """What an observation says to a search: each submitted point as told, and the stop."""
-    sample = observed.sample
-    assert sample is not None
+def so_far(observed: Observation, names: Sequence[str], metric: str) -> SoFar:
+    """What an observation says to a search: each submitted point as told by `names`, and the
+    stop."""
     stop = observed.stop.reason if observed.stop is not None else ""
-    return SoFar(told(observed, sample.names, sample.metric), stop)
+    return SoFar(told(observed, names, metric), stop)
+
+
+def halving_of(loaded: Loaded) -> Halving | None:
+    """The manifest's successive halving as the search sees it (rung 0 from its space)."""
+    fidelity = loaded.fidelity
+    if fidelity is None:
+        return None
+    space = loaded.sweep.space
+    names, configurations = configuration_names(space), rung_zero(space)
+    return Halving(fidelity, names, configurations, belonging(fidelity, names, configurations))
 
 
 def advance_search(
-    loaded: Loaded, path: Path, command: str, observe: Callable[[], Observation]
+    loaded: Loaded,
+    path: Path,
+    command: str,
+    observe: Callable[[], Observation],
+    halving: Halving | None = None,
 ) -> Advanced:
-    """Advance the manifest at `path`'s sample by one step; write the lock when it changed.
-    `observe`: the sweep's observation, asked only when the step depends on results. `command`:
-    what the lock's header says wrote it. ManifestError (nothing written) when the new lock does
-    not make a valid manifest."""
+    """Advance the manifest at `path`'s search by one step; write the lock when it changed:
+    its sample's (`lock`, `propose` of an adaptive one), or with `halving` (`halving_of`, for
+    `propose`), its next rung. `observe`: the sweep's observation, asked only when the step
+    depends on results. `command`: what the lock's header says wrote it. ManifestError (nothing
+    written) when the new lock does not make a valid manifest."""
     sample, lock = loaded.sample, loaded.lock
-    assert sample is not None
     target = lock_path(path)
-    same = lock is not None and lock.sample == sample.digest
-    before = len(lock.rows) if lock is not None and same else 0
-    replaced = lock is not None and not same
-    step = advance(sample, lock, so_far(observe()) if observes(sample, lock) else SoFar())
+    if halving is not None:
+        _rung_zero_locked(loaded)
+        before, replaced = len(rungs.so_far(halving, lock)[0]), rungs.replaced(halving, lock)
+        names, metric = halving.told, halving.fidelity.metric
+    else:
+        assert sample is not None
+        same = lock is not None and lock.sample == sample.digest
+        before = len(lock.rows) if lock is not None and same else 0
+        replaced = lock is not None and not same
+        names, metric = sample.names, sample.metric
+    said = so_far(observe(), names, metric) if observes(sample, lock, halving) else SoFar()
+    step = advance(sample, lock, said, halving)
     if step.verdict is not RoundVerdict.PROPOSED:
         return Advanced(step, target, None, before, replaced)
+    text = _lock_text(loaded, step, command, halving, LockFile(target))
+    if target.exists() and target.read_text(encoding="utf-8") == text:
+        return Advanced(step, target, None, before, replaced)
+    after = relock(loaded, path, text)  # the whole manifest, with its new lock, must be valid
+    write_atomic(target, text)
+    return Advanced(step, target, text, before, replaced, _hours(after, step, halving))
+
+
+def _lock_text(
+    loaded: Loaded, step: Next, command: str, halving: Halving | None, old: LockFile
+) -> str:
+    """The new lock: a sample's points (and an adaptive search's rounds), or, for a halving,
+    the sample's points as locked and the rungs promoted so far; the lock's other sections
+    (its clusters) kept as they are. A new draw of the sample drops the rungs built on the old
+    one (the next `propose` starts them again)."""
+    sample, lock = loaded.sample, loaded.lock
+    kept = {k: v for k, v in sections(old.content()).items() if k != RUNGS}
+    if halving is not None:
+        promoted = RungLock(
+            halving.of, halving.names, tuple(zip(step.rounds, step.rows, strict=True))
+        )
+        rows = lock.rows if lock is not None and sample is not None else ()
+        # after a reset: none promoted yet
+        return lock_text(sample, rows, command, None, {**kept, RUNGS: rungs_json(promoted)})
+    assert sample is not None
     clashes = collisions(step.rows)
     if clashes:
         first, second = clashes[0]
@@ -69,11 +130,25 @@ def advance_search(
             f" rounding to {sample.digits} significant digits: raise params.sample.digits"
             " (nothing written)"
         )
-    kept = sections(LockFile(target).content())  # the lock's other sections (its clusters)
     rounds = step.rounds if sample.adaptive else None
-    text = lock_text(sample, step.rows, command, rounds, kept)
-    if target.exists() and target.read_text(encoding="utf-8") == text:
-        return Advanced(step, target, None, before, replaced)
-    relock(loaded, path, text)  # the whole manifest, with its new lock, must be valid
-    write_atomic(target, text)
-    return Advanced(step, target, text, before, replaced)
+    return lock_text(sample, step.rows, command, rounds, kept)
+
+
+def _rung_zero_locked(loaded: Loaded) -> None:
+    """A halving of a drawn sample starts from its locked points: `lock` draws them."""
+    sample, shown = loaded.sample, loaded.sweep.path
+    if sample is not None and locked_rows(sample, loaded.lock) is None:
+        raise RunnerError(
+            f"{shown}: params.sample: rung 0's configurations are not locked yet: run"
+            f" {invoked()} lock {shown} first"
+        )
+
+
+def _hours(after: Loaded, step: Next, halving: Halving | None) -> tuple[float | None, ...]:
+    """The GPU-hours the plan expects of each point of a new rung (None: no upper bound)."""
+    if halving is None or not step.new:
+        return ()
+    sweep = after.sweep
+    points = [p for p in sweep.space.promoted if dict(p.params).get(RUNG) == step.number]
+    costs = [point_cost(sweep, after.renderer.render(p)) for p in points]
+    return tuple(None if c.unbounded else c.expected for c in costs)

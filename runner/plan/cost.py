@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from runner.core.model import Rendered, Sweep
+from runner.core.values import Value
 from runner.plan import SweepPlan
 from runner.render.durations import to_nanoseconds
 
@@ -43,6 +44,12 @@ class Cost:
     def uses_gpus(self) -> bool:
         return self.gpus > 0
 
+    def scaled(self, share: float) -> Cost:
+        """The cost of running `share` of the length (a halving's rung: `value / max`)."""
+        if share == 1.0:
+            return self
+        return replace(self, up_to=self.up_to * share, expected=self.expected * share)
+
     def __add__(self, other: Cost) -> Cost:
         return Cost(
             self.up_to + other.up_to,
@@ -68,7 +75,18 @@ def _runtime_hours(text: str | None) -> float | None:
 
 
 def point_cost(sweep: Sweep, rendered: Rendered) -> Cost:
-    """The GPU-hours of one rendered point."""
+    """The GPU-hours of one rendered point (a halving's rung point: `value / max` of its
+    full-length estimate)."""
+    return full_cost(sweep, rendered).scaled(_share(sweep, rendered))
+
+
+def _share(sweep: Sweep, rendered: Rendered) -> float:
+    ladder = sweep.space.ladder
+    return 1.0 if ladder is None else ladder.fraction(dict(rendered.params))
+
+
+def full_cost(sweep: Sweep, rendered: Rendered) -> Cost:
+    """The GPU-hours of one rendered point at its full length."""
     expected_hours = _runtime_hours(sweep.placement.expected_runtime)
     up_to = expected = 0.0
     gpus = unbounded = 0
@@ -130,8 +148,10 @@ def plan_cost(plan: SweepPlan) -> PlanCost:
         return PlanCost(plan, {r.key: cpu for r in rows})
     if rows and not _varies(plan.sweep):
         # Every point asks for the same: one spec read, not one per point (0.4 s for 10 000).
-        same = point_cost(plan.sweep, rows[0].rendered)  # type: ignore[arg-type]
-        return PlanCost(plan, {r.key: same for r in rows})
+        same = full_cost(plan.sweep, rows[0].rendered)  # type: ignore[arg-type]
+        return PlanCost(
+            plan, {r.key: same.scaled(_share(plan.sweep, r.rendered)) for r in rows if r.rendered}
+        )
     return PlanCost(plan, {r.key: point_cost(plan.sweep, r.rendered) for r in rows if r.rendered})
 
 
@@ -147,6 +167,60 @@ def _varies(sweep: Sweep) -> bool:
         if any(isinstance(part, str) and "{" in part for part in parts):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class RungCost:
+    """One rung of a successive halving: its budget, its points and their GPU-hours."""
+
+    rung: int
+    value: Value
+    """The fidelity parameter's value at this rung."""
+    cost: Cost
+    """Its points' cost (`cost.points`: how many)."""
+    projected: bool = False
+    """Not proposed yet: as many points as the rung will hold, at rung 0's mean cost."""
+
+
+@dataclass(frozen=True)
+class HalvingCost:
+    """A successive halving's GPU-hours: each rung's, and the grid's without halving."""
+
+    rungs: tuple[RungCost, ...]
+    full: Cost
+    """Every configuration of rung 0 run at full length."""
+
+    @property
+    def total(self) -> Cost:
+        return total(r.cost for r in self.rungs)
+
+
+def halving_cost(plan: SweepPlan) -> HalvingCost | None:
+    """Each rung's GPU-hours (those still to come projected from rung 0's points), and every
+    configuration at full length; None for a sweep that is no halving or uses no GPUs."""
+    sweep, ladder = plan.sweep, plan.sweep.space.ladder
+    rows = [r for r in plan.rows if r.rendered is not None]
+    if ladder is None or not rows or not any("gpus" in t.get("resources", {}) for t in sweep.tasks):
+        return None
+    same = None if _varies(sweep) else full_cost(sweep, rows[0].rendered)  # type: ignore[arg-type]
+    by_rung: dict[int, list[Cost]] = {}
+    full = NOTHING
+    for row in rows:
+        params = dict(row.params)
+        whole = same or full_cost(sweep, row.rendered)  # type: ignore[arg-type]
+        by_rung.setdefault(ladder.rung(params), []).append(whole.scaled(ladder.fraction(params)))
+        full = full + whole if ladder.rung(params) == 0 else full
+    sizes = ladder.sizes(full.points)
+    out = []
+    for k, value in enumerate(ladder.values):
+        share = ladder.fraction({ladder.param: value}) * sizes[k] / max(1, full.points)
+        known = by_rung.get(k)
+        out.append(
+            RungCost(k, value, total(known))
+            if known
+            else RungCost(k, value, replace(full.scaled(share), points=sizes[k]), True)
+        )
+    return HalvingCost(tuple(out), full)
 
 
 def merge_total(costs: Sequence[PlanCost]) -> Cost:

@@ -17,10 +17,12 @@ from typing import Any
 
 from runner.core.errors import ManifestError, Problem
 from runner.core.keys import experiment_name, point_key
+from runner.core.ladder import PARENT
 from runner.core.marks import KeyPath
 from runner.core.model import BUILTINS, Point, Rendered, Sweep, param_env_name
 from runner.core.values import Value, as_text, checked
 from runner.render import argv, template
+from runner.render.reserved import env_name_problems
 from runner.render.shape import SpecShape
 from runner.render.skeleton import Skeleton
 from runner.render.slots import PointContext, Slot
@@ -81,6 +83,10 @@ class Renderer:
         }
         self._conditional = {c.name: c for c in sweep.space.conditions}
         self._optional = frozenset(self._conditional)
+        self._ladder = sweep.space.ladder
+        if self._ladder is not None:  # {parent}: in tasks only, absent at rung 0
+            self._known.add(PARENT)
+            self._optional |= {PARENT}
         self._literal_numbers: dict[KeyPath, int | float] = {}
         """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
         self._skeletons: dict[tuple[tuple[bool, ...], frozenset[str]], Skeleton[PointContext]] = {}
@@ -143,10 +149,11 @@ class Renderer:
                     path,
                     f"template names unknown parameter {name!r} (known: {', '.join(sorted(known))})",
                 )
-        for name in sorted(set() if argv else parsed.needs(self._optional)):
+        for name in sorted(set() if argv else parsed.needs(self._optional & known)):
+            where = self._conditional.get(name) or "rung 0's points have no parent"
             self._problem(
                 path,
-                f"{{{name}}} is absent from some points ({self._conditional[name]}): write"
+                f"{{{name}}} is absent from some points ({where}): write"
                 f" {{{name}?TEXT}} to say what goes there, or pass it in command or arguments,"
                 " where an item naming an absent parameter is left out",
             )
@@ -165,7 +172,8 @@ class Renderer:
 
     def _compile_task(self, task: Mapping[str, Any], path: KeyPath) -> dict[str, Any]:
         slot = self._slot
-        self._check_env_names(task, path)
+        for where, said in env_name_problems(task, path):
+            self._problem(where, said)
         resources = task.get("resources", {})
         if task.get("launcher") == "torchrun" and not resources.get("gpus"):
             self._problem(
@@ -191,34 +199,6 @@ class Renderer:
             "multinode": {**multinode_defaults(task.get("launcher")), **task.get("multinode", {})},
             "single_host_networking": task.get("multinode", {}).get("host_networking", False),
         }
-
-    def _check_env_names(self, task: Mapping[str, Any], path: KeyPath) -> None:
-        """One problem per reserved or doubly set variable name of a task."""
-        env_names = list(task.get("env", {})) + list(task.get("secrets", {}))
-        if "beaker_token_secret" in task:
-            env_names.append("BEAKER_TOKEN")
-        for i, name in enumerate(env_names):
-            key = "env" if i < len(task.get("env", {})) else "secrets"
-            if name == "BEAKER_TOKEN" and i == len(env_names) - 1 and "beaker_token_secret" in task:
-                continue  # the explicit opt-in
-            if name == "BEAKER_TOKEN":
-                self._problem(
-                    (*path, key, name),
-                    "BEAKER_TOKEN is reserved; to give the task a Beaker token (a job that launches"
-                    " jobs), name its Beaker secret in `beaker_token_secret: NAME` instead",
-                )
-            elif name.startswith(("SWEEP_", "BEAKER_")):
-                self._problem(
-                    (*path, key, name),
-                    f"{name} is reserved (SWEEP_* and BEAKER_* are set by the runner and Beaker)",
-                )
-            elif name == "RESULTS_DIR":
-                self._problem(
-                    (*path, key, name),
-                    "RESULTS_DIR is reserved: every task gets it, set to its `result` path",
-                )
-            elif name in env_names[:i]:
-                self._problem((*path, key, name), f"{name} is set both in env and in secrets")
 
     def _code_env(self, code: Mapping[str, Any] | None, path: KeyPath) -> list[tuple[str, Slot]]:
         """`code:`'s own variables (fixed, so hashed): where the checkout goes, and the
@@ -279,15 +259,25 @@ class Renderer:
 
     # -- rendering -----------------------------------------------------------------------------
 
-    def render(self, point: Point) -> Rendered:
+    def _named(self, point: Point) -> tuple[PointContext, dict[str, Value]]:
+        """The point's context with its key and name, and the values its templates read."""
         sweep = self.sweep
         params = point.as_dict()
         key = point_key(sweep.name, sweep.placement.workspace, sweep.revision, params)
         env: dict[str, Value] = {**params, "sweep": sweep.name, "revision": sweep.revision}
         context = PointContext(sweep, point, env, (key, ""), self._literal_numbers)
         prefix = None if self._name is None else context.text(self._name, _name_problem)
-        context.name = name = experiment_name(sweep.name, key, prefix)
-        env["experiment"] = name
+        context.name = env["experiment"] = experiment_name(sweep.name, key, prefix)
+        return context, env
+
+    def render(self, point: Point) -> Rendered:
+        sweep = self.sweep
+        context, env = self._named(point)
+        key, name = context.key, context.name
+        above = self._ladder.parent(point.params) if self._ladder is not None else None
+        if above is not None:  # a promoted point: its parent's key and {parent}, its name
+            parent, _ = self._named(Point(above))
+            context.parent, env[PARENT] = parent.key, parent.name
         if self._derived:
             derived = []
             for dname, slot in self._derived:
@@ -296,7 +286,7 @@ class Renderer:
             context.derived = tuple(derived)
         replicas, multi = self._replicas or self._count_replicas(context)
         context.replicas = replicas
-        absent = self._optional.difference(params) if self._optional else self._optional
+        absent = self._optional.difference(env) if self._optional else self._optional
         shape = (multi, absent)
         skeleton = self._skeletons.get(shape)
         if skeleton is None:

@@ -8,12 +8,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from runner.core.ladder import PARENT
 from runner.core.model import Sweep
 from runner.core.values import Value, as_text
 from runner.render.durations import to_nanoseconds
 from runner.render.skeleton import Hole, json_string
 from runner.render.slots import Check, PointContext, Slot
 
+PARENT_KEY = "SWEEP_PARENT_KEY"
+"""A promoted point's parent's key (successive halving): where the run it resumes came from."""
 _BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 _nanoseconds = functools.lru_cache(maxsize=64)(to_nanoseconds)
 Field = str | int | float | Hole[PointContext]
@@ -173,6 +176,8 @@ class SpecShape:
             {"name": env_name, "value": Hole(_env_value(name))}
             for name, env_name in self.env_names.items()
         ]
+        if sweep.space.ladder is not None and PARENT not in self.absent:  # a promoted point
+            out.append({"name": PARENT_KEY, "value": Hole(lambda p: json_string(p.parent))})
         # Sorted: the environment is a set, so reordering `env` or the grid changes nothing.
         return sorted(out, key=lambda var: str(var["name"]))
 

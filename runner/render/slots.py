@@ -37,7 +37,17 @@ class Slot:
 class PointContext:
     """Rendering state of one point: evaluates compiled slots, checking each."""
 
-    __slots__ = ("derived", "env", "key", "literal_numbers", "name", "point", "replicas", "sweep")
+    __slots__ = (
+        "derived",
+        "env",
+        "key",
+        "literal_numbers",
+        "name",
+        "parent",
+        "point",
+        "replicas",
+        "sweep",
+    )
 
     def __init__(
         self,
@@ -53,6 +63,8 @@ class PointContext:
         # Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path.
         self.derived: tuple[tuple[str, Value], ...] = ()
         self.replicas: tuple[int, ...] = ()
+        self.parent = ""
+        """A promoted point's parent's key (`SWEEP_PARENT_KEY`); empty at rung 0."""
 
     def fail(self, slot: Slot, message: str) -> ManifestError:
         sweep = self.sweep

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.plan.cost import UNBOUNDED, Cost, number
+from runner.plan.cost import UNBOUNDED, Cost, HalvingCost, number
 
 
 def up_to_text(cost: Cost) -> str:
@@ -61,3 +61,39 @@ def point_json(cost: Cost | None) -> dict[str, Any] | None:
     if cost is None:
         return None
     return {**as_json(cost), "resources": cost.resources, "image": cost.image}
+
+
+def halving_line(halving: HalvingCost | None, param: str) -> str:
+    """A successive halving's GPU-hours expected, rung by rung (those to come projected), and
+    the whole search against its configurations at full length; empty without one."""
+    if halving is None:
+        return ""
+    whole, full = halving.total.expected, halving.full.expected
+    rungs = "; ".join(
+        f"rung {r.rung} ({param}={r.value}{', projected' if r.projected else ''}):"
+        f" {r.cost.points} point(s)" + (f", {number(r.cost.expected)}" if full else "")
+        for r in halving.rungs
+    )
+    if not full:
+        return (
+            f"Successive halving: {rungs}. No GPU-hours to compare: the sweep declares neither"
+            " beaker.timeout nor beaker.expected_runtime."
+        )
+    return (
+        f"Successive halving, GPU-hours expected: {rungs}. The whole search: {number(whole)},"
+        f" {whole / full:.0%} of the full grid's {number(full)} ({halving.full.points}"
+        f" configuration(s) at {param}={halving.rungs[-1].value})."
+    )
+
+
+def halving_json(halving: HalvingCost | None) -> dict[str, Any] | None:
+    if halving is None:
+        return None
+    return {
+        "rungs": [
+            {"rung": r.rung, "value": r.value, "projected": r.projected, **as_json(r.cost)}
+            for r in halving.rungs
+        ],
+        "total": as_json(halving.total),
+        "full": as_json(halving.full),
+    }

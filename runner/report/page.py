@@ -95,6 +95,7 @@ def _ranked(f: Findings, images: Mapping[str, str], charts: Sequence[str]) -> li
         best_line(f),
         "",
     ]
+    parts += _rungs(f)
     if f.ranked:
         parts += [f"### Top {min(TOP, len(f.ranked))}", "", _top(f), ""]
     parts += ["### Parameter importance", "", *_importance(f), ""]
@@ -115,14 +116,46 @@ def best_line(f: Findings) -> str:
     )
 
 
+def _rungs(f: Findings) -> list[str]:
+    """A successive halving's rungs: each one's budget, points, those finished, and its best
+    point with the parent it was promoted from."""
+    fidelity = f.results.fidelity
+    if fidelity is None:
+        return []
+    ladder, rows = fidelity.ladder, []
+    for k, value in enumerate(ladder.values):
+        mine = [p for p in f.results.points if ladder.rung(dict(p.params)) == k]
+        done = [p for p in f.ranked if ladder.rung(dict(p.params)) == k]
+        top = done[0] if done else None
+        rows.append(
+            [
+                str(k),
+                str(value),
+                str(len(mine)),
+                str(len(done)),
+                metric_text(top.metrics.get(f.metric)) if top else "",
+                f"`{top.experiment}`" if top else "",
+                f"`{top.parent}`" if top and top.parent else "",
+            ]
+        )
+    head = ["rung", fidelity.param, "points", "finished", f"best {f.metric}", "best point"]
+    table = tabulate(rows, headers=[*head, "promoted from"], tablefmt="github")
+    said = (
+        "Successive halving: each rung runs the best max(1, floor(n / eta)) of the one before"
+        f" (eta {ladder.eta}) at its budget; the best point is the best of the highest rung."
+    )
+    return ["### Rungs", "", said, "", table, ""]
+
+
 def _top(f: Findings) -> str:
-    headers = ["#", "experiment", f.metric, *f.params, "url"]
+    shown = (*f.params, *(f.results.fidelity.ladder.names if f.results.fidelity else ()))
+    headers = ["#", "experiment", f.metric, *shown, "url"]
     rows = [
         [
             str(i + 1),
             f"`{p.experiment}`",
             metric_text(p.metrics.get(f.metric)),
-            *(_cell(dict(p.params).get(n, "")) for n in f.params),
+            *(_cell(dict(p.params).get(n, "")) for n in shown),
             p.url,
         ]
         for i, p in enumerate(f.ranked[:TOP])
@@ -154,7 +187,13 @@ def _importance(f: Findings) -> list[str]:
 def importance_notes(f: Findings) -> list[str]:
     """How the shares were judged: the method, its fallback, and the conditional parameters."""
     imp = f.importance
-    notes = [f"By {METHODS[imp.method]}, over {len(f.ranked)} finished point(s)."]
+    fidelity = f.results.fidelity
+    if fidelity is None:
+        over = f"{len(f.ranked)} finished point(s)"
+    else:  # importance at one budget: rung 0's, where every configuration ran
+        zero = sum(fidelity.ladder.rung(dict(p.params)) == 0 for p in f.ranked)
+        over = f"the {zero} finished point(s) of rung 0 (every configuration, one budget)"
+    notes = [f"By {METHODS[imp.method]}, over {over}."]
     fallen = [s.name for s in imp.judged if s.method != imp.method]
     if fallen:
         notes.append(
@@ -203,6 +242,7 @@ def as_json(f: Findings) -> dict[str, object]:
         "progress": [{"x": s.x, "value": s.value, "best": s.best} for s in f.progress],
         "by_round": f.by_round,
         "curves": None if f.curves is None else f.curves.as_json(),
+        "rungs": None if f.results.fidelity is None else f.results.fidelity.ladder.values,
         "points": [point_json(p) for p in f.results.points],
     }
 

@@ -44,8 +44,10 @@ def _cells(row: Row) -> list[str]:
 
 def _summary(plan: SweepPlan, view: View) -> str:
     if view.compared:
-        line = priced.sweep_line(cost.plan_cost(plan).total)
-        return plan.summary() + (f"\n{line}" if line else "")
+        ladder = plan.sweep.space.ladder
+        halving = priced.halving_line(cost.halving_cost(plan), ladder.param) if ladder else ""
+        lines = [priced.sweep_line(cost.plan_cost(plan).total), halving]
+        return plan.summary() + "".join(f"\n{line}" for line in lines if line)
     return f"{len(plan.rows)} point(s), not compared with the ledger (add --plan for that)"
 
 
@@ -280,6 +282,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
         if plan.cap is None
         else {**dataclasses.asdict(plan.cap), "waiting": plan.waiting},
         "gpu_hours": priced.as_json(costs.total),
+        "halving": priced.halving_json(cost.halving_cost(plan)),
         "points": [
             {
                 "status": row.status,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING
 
+from runner.report.rungs import rung_pull_request
 from runner.search.points import Result
 from runner.search.rounds import RoundVerdict
 
@@ -69,28 +70,36 @@ def best_line(sample: Sample, step: Next) -> str:
 
 
 def pull_request(round_: Round) -> dict[str, object]:
-    """One entry of the step output `rounds`."""
-    step, names = round_.step, round_.sample.names
-    branch = f"sweep-propose/{round_.sweep}-{round_.sample.digest[:12]}-round-{step.number}"
+    """One entry of the step output `rounds` (a successive halving's: `rung_pull_request`)."""
+    if round_.halving is not None:
+        return _entry(round_, *rung_pull_request(round_))
+    sample = round_.sample
+    assert sample is not None
+    step, names = round_.step, sample.names
+    branch = f"sweep-propose/{round_.sweep}-{sample.digest[:12]}-round-{step.number}"
     title = f"Propose round {step.number} of {round_.sweep} ({len(step.new)} point(s))"
     rows = "".join("| " + " | ".join(_value(v) for v in row) + " |\n" for row in step.new)
-    best = best_line(round_.sample, step)
+    best = best_line(sample, step)
     body = (
         f"Round {step.number} of the adaptive search `{round_.sweep}`, proposed by"
         f" `sweep-runner propose` from the results so far. Merging it submits these points"
         f" through the usual plan; closing it unmerged stops the search until Propose is"
         f" dispatched or the manifest is edited.\n\n"
         + (f"Best so far: {best}\n\n" if best else "")
-        + _previous_table(round_)
+        + _previous_table(round_, sample)
         + f"Proposed in round {step.number}:\n\n"
         + f"| {' | '.join(names)} |\n|"
         + "---|" * len(names)
         + "\n"
         + rows
     )
+    return _entry(round_, branch, title, body)
+
+
+def _entry(round_: Round, branch: str, title: str, body: str) -> dict[str, object]:
     return {
         "sweep": round_.sweep,
-        "round": step.number,
+        "round": round_.step.number,
         "lock": round_.lock,
         "content": base64.b64encode(round_.text.encode()).decode(),
         "branch": branch,
@@ -99,12 +108,12 @@ def pull_request(round_: Round) -> dict[str, object]:
     }
 
 
-def _previous_table(round_: Round) -> str:
+def _previous_table(round_: Round, sample: Sample) -> str:
     """The round before's points and results, as a markdown table (empty for round 0)."""
     previous = round_.step.previous
     if not previous:
         return ""
-    names, metric = round_.sample.names, round_.sample.metric
+    names, metric = sample.names, sample.metric
     head = f"| {' | '.join(names)} | {metric} |\n|" + "---|" * (len(names) + 1)
     rows = "".join(
         "| " + " | ".join(_value(v) for v in t.row) + f" | {_cell(t)} |\n" for t in previous

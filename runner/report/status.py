@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from runner.observe.findings import last_rung_best
 from runner.observe.live import step_text
 from runner.observe.model import Observation, PointResult
 from runner.render.durations import elapsed_text
@@ -50,8 +51,12 @@ def _live(sweep: Observation) -> bool:
 def _headers(sweep: Observation) -> list[str]:
     says = ["job says"] if _says(sweep) else []
     live = ["live"] if _live(sweep) else []
+    parent = ["parent"] if sweep.fidelity is not None else []
     metrics = sweep.metric_names
-    return ["", "experiment", "state", "exit", "time", "params", *metrics, *live, *says, "url"]
+    return [
+        *["", "experiment", "state", "exit", "time", "params", *parent],
+        *[*metrics, *live, *says, "url"],
+    ]
 
 
 def live_text(point: PointResult) -> str:
@@ -83,10 +88,11 @@ class _Columns:
     metrics: Sequence[str]
     live: bool
     says: bool
+    parent: bool
 
     @classmethod
     def of(cls, sweep: Observation) -> _Columns:
-        return cls(sweep.metric_names, _live(sweep), _says(sweep))
+        return cls(sweep.metric_names, _live(sweep), _says(sweep), sweep.fidelity is not None)
 
 
 def _row(point: PointResult, columns: _Columns) -> list[str]:
@@ -97,6 +103,7 @@ def _row(point: PointResult, columns: _Columns) -> list[str]:
         "" if point.exit_code is None else str(point.exit_code),
         duration(point.seconds),
         params_text(point.params),
+        *([point.parent] if columns.parent else []),
         *(metric_text(point.metrics.get(m)) for m in columns.metrics),
         *([live_text(point)] if columns.live else []),
         *([says_text(point)] if columns.says else []),
@@ -114,6 +121,7 @@ def table(sweep: Observation) -> str:
     rows = [_row(p, columns) for p in sweep.points]
     lines = [_title(sweep), tabulate(rows, headers=_headers(sweep))]
     lines.append(summary(sweep))
+    lines += [rung_best_text(sweep)] if sweep.fidelity is not None else []
     if sweep.note:
         lines.append(f"note: {sweep.note}")
     return "\n".join(lines)
@@ -129,9 +137,26 @@ def markdown(sweep: Observation) -> str:
         tabulate(rows, headers=_headers(sweep), tablefmt="github") if rows else "_no points_"
     )
     parts += ["", f"{summary(sweep)}. {LEGEND}."]
+    parts += ["", _md(rung_best_text(sweep))] if sweep.fidelity is not None else []
     if sweep.note:
         parts += ["", f"> {sweep.note}"]
     return "\n".join(parts)
+
+
+def rung_best_text(sweep: Observation) -> str:
+    """A successive halving's best point of its highest rung finished so far, as one line."""
+    fidelity = sweep.fidelity
+    assert fidelity is not None
+    point = last_rung_best(sweep)
+    if point is None:
+        return f"No point has finished with {fidelity.metric} yet: no rung has a best point."
+    rung = fidelity.ladder.rung(dict(point.params))
+    last = " (the last)" if rung == fidelity.last else f" of {fidelity.last}"
+    value = metric_text(point.metrics.get(fidelity.metric))
+    return (
+        f"Best of rung {rung}{last}: {fidelity.metric} {value} ({fidelity.goal}) at"
+        f" {point.experiment} {params_text(point.params)}"
+    )
 
 
 def summary(sweep: Observation) -> str:
@@ -166,6 +191,7 @@ def point_json(p: PointResult) -> dict[str, object]:
         "exit_code": p.exit_code,
         "seconds": p.seconds,
         "params": dict(p.params),
+        "parent": p.parent or None,
         "metrics": dict(p.metrics),
         "description": p.description,
         "progress": p.progress,

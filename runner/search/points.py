@@ -29,6 +29,10 @@ class Told:
     """None where a conditional parameter is absent."""
     result: Result
     value: float | None = None
+    key: str = ""
+    """The point's key, when it was submitted (a halving breaks ties by it)."""
+    name: str = ""
+    """Its experiment's name, when it was submitted."""
 
 
 Proposer = Callable[[Sample, Sequence[Told], int, int], list[tuple[Cell, ...]]]

@@ -1,6 +1,8 @@
 """The next step of a search, as data: the one decision behind `lock` and `propose`.
 
-Every method is a sequence of rounds whose points a proposer finds (the seam: `proposer`):
+Every method is a sequence of rounds whose points a proposer finds (the seam: `proposer`), or,
+for a successive halving (`params.fidelity`), rungs whose points a finished rung promotes
+(`runner.search.rungs`, the same step: `next_rung`):
 a drawn sample (random, Sobol, Halton) is one round of `n` points, drawn once (growing `n`
 appends), whose results are never read; an adaptive search (`tpe`, `gp`) proposes `batch`
 points a round from the results so far. From the lock (every point so far and its round) and
@@ -20,13 +22,13 @@ from dataclasses import dataclass, replace
 
 from runner.core.model import Cell
 from runner.core.values import StrEnum
+from runner.manifest.fidelity import Rows
 from runner.manifest.lock import Locked
 from runner.manifest.sample import Sample, row_identity
-from runner.search import adaptive, draw
+from runner.search import adaptive, draw, rungs
 from runner.search.points import Proposer, Result, Told
 from runner.search.ranking import best
-
-Rows = tuple[tuple[Cell, ...], ...]
+from runner.search.rungs import Halving
 
 
 class RoundVerdict(StrEnum):
@@ -87,9 +89,11 @@ def so_far(sample: Sample, lock: Locked | None) -> tuple[Rows, tuple[int, ...]]:
     return lock.rows, lock.rounds or (0,) * len(lock.rows)
 
 
-def observes(sample: Sample, lock: Locked | None) -> bool:
+def observes(sample: Sample | None, lock: Locked | None, halving: Halving | None = None) -> bool:
     """Whether the next round depends on results: an adaptive search whose lock holds points,
-    fewer than n."""
+    fewer than n; a successive halving's next rung, always."""
+    if halving is not None or sample is None:
+        return True
     rows, _ = so_far(sample, lock)
     return sample.adaptive and 0 < len(rows) < sample.n
 
@@ -100,10 +104,15 @@ def proposer(sample: Sample) -> Proposer:
     return adaptive.propose if sample.adaptive else draw.propose
 
 
-def advance(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
+def advance(
+    sample: Sample | None, lock: Locked | None, observed: SoFar, halving: Halving | None = None
+) -> Next:
     """The search's next step, from its lock and what was observed (`SoFar()` when `observes`
     says the results do not matter): a drawn sample's points (those locked kept, then new ones
-    drawn up to `n`); an adaptive search's next round."""
+    drawn up to `n`); an adaptive search's next round; a successive halving's next rung."""
+    if halving is not None:
+        return next_rung(halving, lock, observed)
+    assert sample is not None
     if sample.adaptive:
         return next_round(sample, lock, observed)
     rows, _ = so_far(sample, lock)
@@ -132,17 +141,51 @@ def next_round(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
     if rows and observed.stop:
         return replace(waits, verdict=RoundVerdict.STOPPED)
     count = min(sample.batch, sample.n - len(rows))
-    new = tuple(proposer(sample)(sample, told, count, last + 1))
+    return appended(waits, tuple(proposer(sample)(sample, told, count, last + 1)))
+
+
+def appended(waits: Next, new: Rows) -> Next:
+    """The step that proposes `new` as the round (or rung) after the one `waits` waited for;
+    exhausted when there is none."""
     if not new:
         return replace(waits, verdict=RoundVerdict.EXHAUSTED)
+    number = waits.number + 1
     return replace(
         waits,
         verdict=RoundVerdict.PROPOSED,
-        number=last + 1,
-        rows=(*rows, *new),
-        rounds=(*rounds, *(last + 1,) * len(new)),
+        number=number,
+        rows=(*waits.rows, *new),
+        rounds=(*waits.rounds, *(number,) * len(new)),
         new=new,
     )
+
+
+def next_rung(halving: Halving, lock: Locked | None, observed: SoFar) -> Next:
+    """A successive halving's next rung, once every point of the last one has ended: its best
+    `max(1, n // eta)` finished configurations (`runner.search.rungs`). Rows are the
+    configurations promoted so far, rounds their rungs; `previous` the last rung's points.
+    Rungs of another fidelity section or rung 0 are dropped (the lock is rewritten)."""
+    step = _rung_step(halving, lock, observed)
+    if step.verdict is not RoundVerdict.PROPOSED and rungs.replaced(halving, lock):
+        return replace(step, verdict=RoundVerdict.PROPOSED)
+    return step
+
+
+def _rung_step(halving: Halving, lock: Locked | None, observed: SoFar) -> Next:
+    promoted = rungs.so_far(halving, lock)
+    rows, numbers = promoted
+    last = max(numbers, default=0)
+    mine = rungs.rung_told(halving, promoted, observed.told, last)
+    done = [t for t in mine if t.result == Result.DONE and t.value is not None]
+    top = best(done, lambda t: t.value, halving.fidelity.goal)
+    waits = Next(RoundVerdict.WAITING, last, rows, numbers, (), mine, top, len(done), observed.stop)
+    if last == halving.fidelity.last:
+        return replace(waits, verdict=RoundVerdict.COMPLETE)
+    if waits.ended < len(mine):
+        return waits
+    if observed.stop:
+        return replace(waits, verdict=RoundVerdict.STOPPED)
+    return appended(waits, tuple(rungs.promote(halving, mine)))
 
 
 def told_rows(rows: Sequence[tuple[Cell, ...]], observed: Sequence[Told]) -> list[Told]:
@@ -165,5 +208,9 @@ class Round:
     """The lock's path in the repository."""
     text: str
     """The lock's new content."""
-    sample: Sample
+    sample: Sample | None
     step: Next
+    halving: Halving | None = None
+    """A successive halving's rung (`step.new`: the configurations promoted)."""
+    hours: tuple[float | None, ...] = ()
+    """The GPU-hours the plan expects of each new point (None: no bound), when priced."""

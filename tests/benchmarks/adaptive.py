@@ -11,9 +11,7 @@ same best value, which shows that the figure measures the search and not the plu
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +23,7 @@ from runner.manifest.sample import Distribution, Kind, Method, Sample
 from runner.search.adaptive import propose
 from runner.search.draw import draw
 from runner.search.points import Result, Told
-from tests.benchmarks.common import Config, Row, bytecode_cached_env, seconds
+from tests.benchmarks.common import Config, Row, run_as_user, seconds
 
 POINTS, BATCH, SEEDS, DIGITS = 64, 8, 10, 6
 QUICK_SEEDS = 1
@@ -81,15 +79,6 @@ def _manifest(problem: Problem, method: str, seed: int) -> str:
     )
 
 
-def _run(argv: Sequence[str], cwd: Path) -> str:
-    env = {k: v for k, v in bytecode_cached_env().items() if not k.startswith("BEAKER_")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
-    return done.stdout
-
-
 def _search_locally(root: Path, problem: Problem, method: str, seed: int) -> float:
     """One whole search through the local backend; its best value."""
     repo = root / f"{problem.function}-{method}-{seed}"
@@ -97,14 +86,16 @@ def _search_locally(root: Path, problem: Problem, method: str, seed: int) -> flo
     manifest = repo / "sweeps" / "search.yaml"
     manifest.write_text(_manifest(problem, method, seed), encoding="utf-8")
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
-    _run(["git", "init", "-q"], repo)
+    run_as_user(["git", "init", "-q"], repo)
     runner = [sys.executable, "-m", "runner"]
     for _ in range(POINTS // BATCH if method == "tpe" else 1):
-        _run([*runner, "propose" if method == "tpe" else "lock", "sweeps/search.yaml"], repo)
-        _run(["git", "add", "-A"], repo)
-        _run([*git, "commit", "-qm", "a round"], repo)
-        _run([*runner, "submit", "--backend", "local", "sweeps/search.yaml"], repo)
-    status = json.loads(_run([*runner, "status", "--format", "json", "sweeps/search.yaml"], repo))
+        run_as_user([*runner, "propose" if method == "tpe" else "lock", "sweeps/search.yaml"], repo)
+        run_as_user(["git", "add", "-A"], repo)
+        run_as_user([*git, "commit", "-qm", "a round"], repo)
+        run_as_user([*runner, "submit", "--backend", "local", "sweeps/search.yaml"], repo)
+    status = json.loads(
+        run_as_user([*runner, "status", "--format", "json", "sweeps/search.yaml"], repo)
+    )
     values = [p["metrics"]["value"] for p in status["sweeps"][0]["points"] if p.get("metrics")]
     if len(values) != POINTS:
         raise RuntimeError(f"{repo}: {len(values)} of {POINTS} points have a value")

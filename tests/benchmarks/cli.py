@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.benchmarks import (
     adaptive,
     expansion,
+    halving,
     importance,
     migration,
     planning,
@@ -36,6 +37,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "migration": migration.run,
     "search": search.run,
     "adaptive": adaptive.run,
+    "halving": halving.run,
     "importance": importance.run,
     "restart": restart.run,
     "signals": signals.run,

@@ -83,6 +83,17 @@ def bytecode_cached_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def run_as_user(argv: Sequence[str], cwd: Path) -> str:
+    """A command run as a researcher runs it, without Beaker credentials (so the runner uses the
+    local backend) and with this interpreter's scripts on PATH; its stdout, or RuntimeError."""
+    env = {k: v for k, v in bytecode_cached_env().items() if not k.startswith("BEAKER_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+    return done.stdout
+
+
 def time_process(argv: Sequence[str], repeat: int, cwd: Path = PROJECT) -> ProcessTimes:
     """Wall time of a fresh process (after one unmeasured warm-up run that fills caches)."""
     times = []

@@ -1,0 +1,292 @@
+"""The `params.fidelity` section: successive halving in rungs, and the rungs' part of the lock.
+
+Beside `grid` or `sample` (which choose rung 0's configurations), `fidelity: {param, min, max, eta,
+metric, goal}` runs every configuration at `min` (rung 0), then the best `max(1, n // eta)` of
+each rung again at `eta` times the budget, the last rung at `max`. Each rung is a round:
+`propose` appends the configurations it promotes to the sweep's lock (its `rungs` key, checked
+here), and a point of rung k carries the fidelity parameter at rung k's value and `rung: k`, so
+the same configuration at two rungs is two points and rung 0's keys never change as later rungs
+run. The promotions themselves are chosen by `runner.search.rungs`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from runner.core.errors import Problem
+from runner.core.invoked import invoked
+from runner.core.ladder import PARENT, RUNG, Ladder
+from runner.core.marks import Document, KeyPath, field_path
+from runner.core.model import BUILTINS, Axis, Cell, Point, Space
+from runner.core.space import iter_points
+from runner.core.values import Value, canonical_json, checked
+from runner.manifest import conditions as conditioned
+from runner.manifest.sample import Goal, Sample, row_identity
+from runner.render import template
+
+OWN = {RUNG: "each point's rung", PARENT: "{parent}: the experiment a promoted point resumes"}
+"""The names a halving gives every point, or its tasks: no parameter may take them."""
+Rows = tuple[tuple[Cell, ...], ...]
+"""Points as rows of values (None where a conditional parameter is absent)."""
+FIDELITY: KeyPath = ("params", "fidelity")
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """The checked `params.fidelity` section."""
+
+    ladder: Ladder
+    metric: str
+    goal: Goal
+
+    @property
+    def param(self) -> str:
+        return self.ladder.param
+
+    @property
+    def last(self) -> int:
+        """The last rung's number (it runs at `max`)."""
+        return len(self.ladder.values) - 1
+
+
+def rung_values(low: Value, high: Value, eta: int) -> tuple[Value, ...]:
+    """`low · eta^k` while below `high`, then `high`: [100, 300, 900, 2700] for 100, 2700, 3.
+    Whole numbers stay whole; other values keep 12 significant digits."""
+    whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high))
+    out: list[Value] = []
+    value = float(low)
+    while value < float(high) * (1 - 1e-9):
+        out.append(round(value) if whole else float(f"{value:.12g}"))
+        value *= eta
+    return (*out, high)
+
+
+def parse_fidelity(
+    doc: Document,
+    add: conditioned.Add,
+    swept: Callable[[str], KeyPath | None],
+    sample: Sample | None,
+) -> Fidelity | None:
+    """The fidelity section of a schema-valid document; problems go to `add(path, message,
+    key)`; `swept(name)`: where a grid, zip or sample parameter of that name is written."""
+    raw = (doc.data.get("params") or {}).get("fidelity")
+    if raw is None:
+        return None
+    param, eta = str(raw["param"]), int(raw["eta"])
+    low, high = checked(raw["min"]), checked(raw["max"])
+    fidelity = Fidelity(
+        Ladder(param, rung_values(low, high, eta), eta),
+        str(raw["metric"]),
+        Goal(raw.get("goal", Goal.MINIMIZE)),
+    )
+    for said in _problems(doc, fidelity, swept, sample):
+        add(*said)
+    if float(low) > float(high):
+        add(
+            (*FIDELITY, "min"),
+            f"min {low} is above max {high}: rung 0 runs at min, the last rung at max",
+            False,
+        )
+    return fidelity
+
+
+def _problems(
+    doc: Document,
+    fidelity: Fidelity,
+    swept: Callable[[str], KeyPath | None],
+    sample: Sample | None,
+) -> list[tuple[KeyPath, str, bool]]:
+    """What the schema cannot say of a fidelity section: where its parameter comes from, what
+    it shares with the sample, and that a command reads it."""
+    out: list[tuple[KeyPath, str, bool]] = []
+    param = fidelity.param
+    where = swept(param)
+    if where is not None:
+        out.append(
+            (
+                (*FIDELITY, "param"),
+                f"{param} is swept by {field_path(where)}: the rungs set it (min at rung 0, max at"
+                " the last), so take it out of there",
+                False,
+            )
+        )
+    for name, meaning in OWN.items():
+        where = swept(name)
+        if where is not None:
+            out.append((where, f"{name} is the halving's own name ({meaning}): rename it", True))
+    if param in (*OWN, *BUILTINS):
+        said = f"{param} cannot be the budget: it is a name of its own (call it steps, epochs…)"
+        out.append(((*FIDELITY, "param"), said, False))
+    if sample is not None:
+        out += _against_sample(doc, fidelity, sample)
+    if param not in _read_by_tasks(doc):
+        out.append(
+            (
+                (*FIDELITY, "param"),
+                f"{param} is read by no task's command, arguments or env: each rung's budget would"
+                f" not reach the run (pass it, e.g. --{param}={{{param}}})",
+                False,
+            )
+        )
+    return out
+
+
+def _against_sample(
+    doc: Document, fidelity: Fidelity, sample: Sample
+) -> list[tuple[KeyPath, str, bool]]:
+    raw = doc.data["params"]["sample"]
+    out: list[tuple[KeyPath, str, bool]] = []
+    if sample.adaptive:
+        said = (
+            f"method {sample.method} proposes its points round by round; successive halving needs"
+            " rung 0's configurations up front: use params.grid or a drawn sample (random,"
+            " sobol, halton)"
+        )
+        out.append((FIDELITY, said, True))
+    if sample.metric and sample.metric != fidelity.metric:
+        said = f"{fidelity.metric} is not params.sample.metric ({sample.metric}): one search, one metric"
+        out.append(((*FIDELITY, "metric"), said, False))
+    stated = "goal" in raw or bool(sample.metric)
+    if stated and sample.goal != fidelity.goal:
+        said = f"{fidelity.goal} is not params.sample's goal ({sample.goal}): one search, one goal"
+        out.append(((*FIDELITY, "goal"), said, "goal" not in doc.data["params"]["fidelity"]))
+    return out
+
+
+def _read_by_tasks(doc: Document) -> set[str]:
+    """Every name a template of a task's command, arguments or env reads."""
+    names: set[str] = set()
+    for task in doc.data.get("tasks") or ():
+        texts = [*task.get("command", ()), *task.get("arguments", ())]
+        texts += list((task.get("env") or {}).values())
+        for text in texts:
+            try:
+                names.update(template.parse(str(text)).names)
+            except template.TemplateError:
+                continue  # the renderer says what is wrong with it
+    return names
+
+
+def names_of(fidelity: Fidelity | None) -> tuple[str, ...]:
+    """The names a halving gives each point: its fidelity parameter and the rung."""
+    return fidelity.ladder.names if fidelity is not None else ()
+
+
+def ladder_axes(fidelity: Fidelity, doc: Document) -> list[Axis]:
+    """The fidelity parameter and the rung as the last two axes, at rung 0's values."""
+    mark = doc.marks.value(FIDELITY)
+    ladder = fidelity.ladder
+    return [Axis((name,), ((value,),), mark) for name, value in ladder.at(0)]
+
+
+@dataclass(frozen=True)
+class RungLock:
+    """The lock's `rungs`: each configuration promoted so far, with its rung (1 and up)."""
+
+    of: str
+    """What the rungs belong to (`belonging`): the fidelity section and rung 0's configurations."""
+    names: tuple[str, ...]
+    """The parameters of a configuration: every parameter but the fidelity one and the rung."""
+    promoted: tuple[tuple[int, tuple[Cell, ...]], ...]
+
+
+def configuration_names(space: Space) -> tuple[str, ...]:
+    ladder = space.ladder
+    names = ladder.names if ladder is not None else ()
+    return tuple(n for n in space.axis_names if n not in names)
+
+
+def rung_zero(space: Space) -> Rows:
+    """Rung 0's configurations, in manifest order, as rows of `configuration_names`."""
+    names = configuration_names(space)
+    return tuple(
+        tuple(dict(p.params).get(n) for n in names)
+        for p in iter_points(replace(space, promoted=()))
+    )
+
+
+def belonging(fidelity: Fidelity, names: Sequence[str], configurations: Rows) -> str:
+    """The digest the lock's rungs must carry: of the fidelity section and of rung 0 (a changed
+    min, max, eta, metric or goal, or a configuration added or taken away, starts again)."""
+    identity = {
+        "param": fidelity.param,
+        "values": list(fidelity.ladder.values),
+        "eta": fidelity.ladder.eta,
+        "metric": fidelity.metric,
+        "goal": fidelity.goal,
+        "params": list(names),
+        "rung 0": [row_identity(row) for row in configurations],
+    }
+    return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
+
+
+def with_rungs(
+    space: Space, fidelity: Fidelity, found: RungLock | None, doc: Document
+) -> tuple[Space, list[Problem]]:
+    """The space with the lock's promoted points (none when the lock has no rungs), or with
+    none and the problem that the rungs are out of date."""
+    if found is None:
+        return space, []
+    names = configuration_names(space)
+    if found.of != belonging(fidelity, names, rung_zero(space)) or found.names != names:
+        return space, [stale_rungs(doc)]
+    ladder = fidelity.ladder
+    points = tuple(
+        Point(
+            (*((n, v) for n, v in zip(names, row, strict=True) if v is not None), *ladder.at(k)),
+            f"rung {k}",
+        )
+        for k, row in found.promoted
+        if 0 < k <= fidelity.last
+    )
+    return replace(space, promoted=points), []
+
+
+def stale_rungs(doc: Document) -> Problem:
+    """The lock's rungs belong to another fidelity section or another rung 0."""
+    said = (
+        "the lock's rungs are out of date (params.fidelity or rung 0's configurations changed"
+        f" since they were promoted): run {invoked()} propose {doc.source}"
+    )
+    return Problem.at(doc.marks, doc.source, FIDELITY, said, key=True)
+
+
+RUNGS = "rungs"
+"""The lock's key for the rungs."""
+
+
+def rungs_json(rungs: RungLock) -> dict[str, Any]:
+    return {
+        "of": rungs.of,
+        "params": list(rungs.names),
+        "points": [[k, list(row)] for k, row in rungs.promoted],
+    }
+
+
+def rungs_text(rungs: RungLock) -> str:
+    """The rungs as the lock writes them: one promoted point a line."""
+    points = ",\n".join(
+        f"      [{k}, {json.dumps(list(row), ensure_ascii=False)}]" for k, row in rungs.promoted
+    )
+    return (
+        "{\n"
+        f'    "of": {json.dumps(rungs.of)},\n'
+        f'    "params": {json.dumps(list(rungs.names), ensure_ascii=False)},\n'
+        + (f'    "points": [\n{points}\n    ]\n' if points else '    "points": []\n')
+        + "  }"
+    )
+
+
+def parse_rungs(raw: Mapping[str, Any]) -> RungLock:
+    """The rungs of a lock as read (ValueError, KeyError or TypeError when malformed)."""
+    names = tuple(str(n) for n in raw["params"])
+    promoted = []
+    for k, row in raw["points"]:
+        if isinstance(k, bool) or not isinstance(k, int) or len(row) != len(names):
+            raise ValueError("a promoted point is [rung, [values]]")
+        promoted.append((k, tuple(None if v is None else checked(v) for v in row)))
+    return RungLock(str(raw["of"]), names, tuple(promoted))

@@ -1,0 +1,102 @@
+"""Successive halving's promotions: which points of a finished rung go on to the next. Pure.
+
+A rung's points are ranked by the metric toward the goal, a failed point (or one that ended
+without the metric) after every finished one, ties broken by key, so the choice is reproducible;
+the best `max(1, n // eta)` of those that finished go on, each the same configuration at the next
+rung's budget. `runner.search.rounds` makes a step of it, as it does of a proposer's points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from runner.core.ladder import RUNG
+from runner.core.model import Cell
+from runner.manifest.fidelity import Fidelity, Rows
+from runner.manifest.lock import Locked
+from runner.manifest.sample import row_identity
+from runner.search import ranking
+from runner.search.points import Result, Told
+
+
+@dataclass(frozen=True)
+class Halving:
+    """A successive halving as the search sees it: its fidelity section, rung 0's
+    configurations (rows of `names`, in manifest order) and what the lock's rungs belong to."""
+
+    fidelity: Fidelity
+    names: tuple[str, ...]
+    """A configuration's parameters: the sweep's, but the fidelity parameter and the rung."""
+    configurations: Rows
+    of: str
+    """`runner.manifest.fidelity.belonging` of this section and rung 0."""
+
+    @property
+    def told(self) -> tuple[str, ...]:
+        """The parameters each observed point is told by: its configuration, budget and rung."""
+        return (*self.names, self.fidelity.param, RUNG)
+
+    def kept(self, points: int) -> int:
+        """How many of a rung of `points` go on: `max(1, points // eta)`."""
+        return max(1, points // self.fidelity.ladder.eta)
+
+
+def so_far(halving: Halving, lock: Locked | None) -> tuple[Rows, tuple[int, ...]]:
+    """The configurations promoted so far and the rung of each: none when the lock has no
+    rungs, or rungs that belong to another fidelity section or another rung 0."""
+    rungs = lock.rungs if lock is not None else None
+    if rungs is None or replaced(halving, lock):
+        return (), ()
+    kept = [(k, row) for k, row in rungs.promoted if 0 < k <= halving.fidelity.last]
+    return tuple(row for _, row in kept), tuple(k for k, _ in kept)
+
+
+def replaced(halving: Halving, lock: Locked | None) -> bool:
+    """Whether the lock holds rungs of another fidelity section or rung 0 (out of date)."""
+    rungs = lock.rungs if lock is not None else None
+    return rungs is not None and (rungs.of != halving.of or rungs.names != halving.names)
+
+
+def rung_told(
+    halving: Halving, promoted: tuple[Rows, tuple[int, ...]], observed: Sequence[Told], rung: int
+) -> tuple[Told, ...]:
+    """Each point of rung `rung` as observed (rows of its configuration), in the rung's order;
+    pending where no point of that configuration, budget and rung was observed."""
+    rows, rungs = promoted
+    members = (
+        halving.configurations
+        if rung == 0
+        else tuple(row for row, k in zip(rows, rungs, strict=True) if k == rung)
+    )
+    value = halving.fidelity.ladder.values[rung]
+    seen = {row_identity(t.row): t for t in observed}
+    out = []
+    for row in members:
+        found = seen.get(row_identity((*row, value, rung)))
+        out.append(
+            Told(row, found.result, found.value, found.key, found.name)
+            if found is not None
+            else Told(row, Result.PENDING)
+        )
+    return tuple(out)
+
+
+def ranked(halving: Halving, told: Sequence[Told]) -> list[Told]:
+    """A rung's points best first: those finished with the metric by it (toward the goal),
+    then the others; ties broken by key."""
+    by_key = sorted(told, key=lambda t: t.key)
+    done = ranking.ranked(
+        by_key,
+        lambda t: t.value if t.result == Result.DONE else None,
+        halving.fidelity.goal,
+    )
+    chosen = {id(t) for t in done}
+    return [*done, *(t for t in by_key if id(t) not in chosen)]
+
+
+def promote(halving: Halving, told: Sequence[Told]) -> list[tuple[Cell, ...]]:
+    """The configurations that go on to the next rung: the best `kept(n)` of a finished
+    rung's points that finished with the metric (fewer when fewer finished)."""
+    top = [t for t in ranked(halving, told) if t.result == Result.DONE and t.value is not None]
+    return [t.row for t in top[: halving.kept(len(told))]]
