@@ -181,6 +181,9 @@ class Space:
     max_points: int = DEFAULT_MAX_POINTS
     conditions: tuple[Condition, ...] = ()
     """The conditional parameters (grid and sampled), in dependency order."""
+    enqueued: tuple[tuple[tuple[str, Value], ...], ...] = ()
+    """The sample's known points (`params.sample.enqueue`), each its sampled values: the plan
+    marks the points that are one of them."""
 
     @property
     def conditional(self) -> frozenset[str]:

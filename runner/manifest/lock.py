@@ -4,7 +4,9 @@
 `NAME.lock.json`; everything else (validate, expand, plan, submit) reads them and never samples.
 The lock belongs to one sample section: its `sample` digest covers method, seed, digits and space
 (not `n`: growing `n` appends, keeping every locked point as it is). Its `digest` covers the
-whole content, so a hand-edited lock is refused. Both are checked on every load.
+whole content, so a hand-edited lock is refused. Both are checked on every load. A search's
+known points are its first points (`enqueued`: how many), and a warm start's prior points its
+`seeds` (`runner.manifest.seeds`); a lock without them reads as before.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from runner.core.marks import Document
 from runner.core.model import Cell
 from runner.core.values import InvalidValue, canonical_json, checked
 from runner.manifest.sample import Method, Sample, row_identity
+from runner.manifest.seeds import SEEDS, Seeds, parse_seeds, seeds_json, seeds_text
 
 LOCK_SUFFIX = ".lock.json"
 LOCK_FORMAT = 1
@@ -37,9 +40,10 @@ def lock_text(
     rows: Sequence[Sequence[Cell]],
     command: str,
     rounds: Sequence[int] | None = None,
+    seeds: Seeds | None = None,
 ) -> str:
     """The lock's bytes: deterministic, one point a line, a header that says how to remake it.
-    `rounds`: an adaptive search's round of each point (0 first)."""
+    `rounds`: an adaptive search's round of each point (0 first); `seeds`: its prior points."""
     body: dict[str, Any] = {
         "format": LOCK_FORMAT,
         "sample": sample.digest,
@@ -50,16 +54,21 @@ def lock_text(
     }
     if rounds is not None:
         body["rounds"] = list(rounds)
+    if sample.enqueue:
+        body["enqueued"] = len(sample.enqueue)
+    if seeds is not None:
+        body[SEEDS] = seeds_json(seeds)
     points = ",\n".join("    " + json.dumps(list(r), ensure_ascii=False) for r in rows)
     head = {
         "//": f"Written by `{command}`: the points of params.sample. Do not edit: change the"
         " sample section and run that command again.",
-        **{k: v for k, v in body.items() if k not in ("points", "rounds")},
+        **{k: v for k, v in body.items() if k not in ("points", "rounds", SEEDS)},
         "digest": _digest(body),
     }
     if rounds is not None:
         head["rounds"] = list(rounds)
     lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
+    lines += [f"  {json.dumps(SEEDS)}: {seeds_text(seeds)},"] if seeds is not None else []
     return "{\n" + "\n".join(lines) + '\n  "points": [\n' + points + "\n  ]\n}\n"
 
 
@@ -76,6 +85,8 @@ class Locked:
     """None where a conditional parameter is absent (null in the lock)."""
     rounds: tuple[int, ...] = ()
     """An adaptive search's round of each point; empty otherwise (all round 0)."""
+    seeds: Seeds | None = None
+    """A warm start's prior points, once `propose` copied them."""
 
 
 def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
@@ -93,8 +104,7 @@ def parse_lock(text: str, names: Sequence[str]) -> Locked | None:
     try:
         data = json.loads(text)
         body = {k: data[k] for k in ("format", "sample", "method", "seed", "params", "points")}
-        if "rounds" in data:
-            body["rounds"] = data["rounds"]
+        body.update({k: data[k] for k in ("rounds", "enqueued", SEEDS) if k in data})
         if data.get("digest") != _digest(body) or body["format"] != LOCK_FORMAT:
             return None
         if list(body["params"]) != list(names):
@@ -102,6 +112,7 @@ def parse_lock(text: str, names: Sequence[str]) -> Locked | None:
         rows = tuple(
             tuple(None if v is None else checked(v) for v in row) for row in body["points"]
         )
+        seeds = parse_seeds(body[SEEDS], len(names)) if SEEDS in body else None
     except (ValueError, KeyError, TypeError, InvalidValue):
         return None
     if any(len(r) != len(names) for r in rows):
@@ -109,7 +120,7 @@ def parse_lock(text: str, names: Sequence[str]) -> Locked | None:
     rounds = tuple(int(k) for k in body.get("rounds", ()))
     if rounds and len(rounds) != len(rows):
         return None
-    return Locked(str(body["sample"]), rows, rounds)
+    return Locked(str(body["sample"]), rows, rounds, seeds)
 
 
 def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Cell, ...], ...] | None:

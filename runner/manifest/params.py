@@ -19,7 +19,7 @@ from runner.core.model import (
     param_env_name,
 )
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
-from runner.manifest import conditions
+from runner.manifest import conditions, known
 from runner.manifest import sample as sampled
 from runner.manifest.lock import Locked, LockFile, collisions, locked_rows, stale_problem
 
@@ -93,7 +93,7 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         axes += _zip_axis(group, (*base, "zip", g), out, claim)
 
     before = len(out.problems)
-    sample = sampled.parse_sample(doc, out.add, claim)
+    sample = known.extended(sampled.parse_sample(doc, out.add, claim), doc, out.add)
     conditional = bool(found) or (sample is not None and bool(sample.conditions))
     domains = _domains(axes, sample) if conditional else {}  # a pass over every value
     found_lock = None if sample is None or lock is None else lock.read(sample.names)
@@ -108,6 +108,7 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         derived=tuple(_derived(raw.get("derived") or {}, (*base, "derived"), out, claim)),
         max_points=int(raw.get("max_points", DEFAULT_MAX_POINTS)),
         conditions=conditions.check(found, domains, out.add),
+        enqueued=known.enqueued(sample),
     )
     _check_assignments(space, out)
     _check_env_names(seen, out)
