@@ -7,9 +7,11 @@ Imported only when one of the two runs: it loads the whole pipeline.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from runner.backends.opening import open_backend
 from runner.commands.common import stderr
@@ -17,13 +19,15 @@ from runner.commands.loading import load_catalog, report_problems
 from runner.core.errors import Exit, MissingExtra, RunnerError
 from runner.core.invoked import invoked
 from runner.manifest import Locks
+from runner.manifest.seeds import Seeding
 from runner.observe import sweeps
 from runner.observe.looks import Observer
 from runner.observe.model import Observation
 from runner.operate.advance import Advanced, advance_search
-from runner.plan.catalog import Catalog
-from runner.repo import github
-from runner.report.rounds import line, lock_line, pull_request
+from runner.operate.seeding import SameCode, seeding, sources
+from runner.plan.catalog import SWEEPS_DIR, Catalog
+from runner.repo import github, gitrepo
+from runner.report.rounds import line, lock_line, pull_request, seeding_lines
 from runner.search.rounds import Round, RoundVerdict
 
 
@@ -45,7 +49,8 @@ def lock_samples(directory: Path, paths: Sequence[str]) -> Exit:
             )
             continue
         try:
-            done = advance_search(loaded, cat.root / shown, f"{invoked()} lock {shown}", _never)
+            command = f"{invoked()} lock {shown}"
+            done = advance_search(loaded, cat.root / shown, command, _never, _never)
         except MissingExtra:
             raise  # every drawn sample needs scipy: one line, not one per manifest
         except RunnerError as exc:
@@ -56,8 +61,8 @@ def lock_samples(directory: Path, paths: Sequence[str]) -> Exit:
     return Exit.USER_ERROR if failed else Exit.OK
 
 
-def _never() -> Observation:
-    raise AssertionError("a drawn sample's points never depend on results")
+def _never() -> Any:
+    raise AssertionError("a drawn sample's points never depend on results or other sweeps")
 
 
 def propose_rounds(directory: Path, paths: Sequence[str], backend_name: str) -> Exit:
@@ -98,6 +103,22 @@ def proposed(cat: Catalog, looks: Observer) -> list[Round]:
     return rounds
 
 
+def same_code(root: Path) -> SameCode:
+    """Whether a commit's code (every file outside sweeps/) is the code checked out now: `git
+    diff` against the working tree, once per commit; a commit not in this clone is not."""
+    top = gitrepo.toplevel(root)
+    if top is None:
+        return lambda commit: False
+    sweeps = (root.resolve() / SWEEPS_DIR).relative_to(top.resolve()).as_posix() + "/"
+
+    @functools.cache
+    def same(commit: str) -> bool:
+        changed = gitrepo.changed_since(root, commit) if commit else None
+        return changed is not None and all(p.startswith(sweeps) for p in changed)
+
+    return same
+
+
 def _next(cat: Catalog, name: str, looks: Observer) -> Round | None:
     """One search's step, said on stderr; the round, when one was proposed and written."""
     loaded = cat.loaded[name]
@@ -108,10 +129,14 @@ def _next(cat: Catalog, name: str, looks: Observer) -> Round | None:
         (plan,) = cat.plans_of([name], cat.ledgers(looks.backend.layout))
         return looks.observation(plan)
 
-    done: Advanced = advance_search(
-        loaded, cat.root / shown, f"{invoked()} propose {shown}", observe
-    )
+    def others() -> Seeding:
+        return seeding(sample, sources(cat, sample, looks.backend), same_code(cat.root))
+
+    command = f"{invoked()} propose {shown}"
+    done: Advanced = advance_search(loaded, cat.root / shown, command, observe, others)
     stderr(line(shown, sample, done.step))
+    for said in seeding_lines(done.step) if done.text is not None else ():
+        stderr(f"{shown}: {said}")
     if done.step.verdict is not RoundVerdict.PROPOSED or done.text is None:
         return None
     lock = done.lock.relative_to(cat.root).as_posix()

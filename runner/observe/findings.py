@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.core.errors import RunnerError
+from runner.manifest.aims import Aim
 from runner.manifest.sample import Distribution, Goal, row_identity
+from runner.observe.aiming import Front, constraints_of, counts, sweep_front
 from runner.observe.model import ROUND, Absent, Observation, PointResult
 from runner.search import adaptive, ranking
 from runner.search.points import Result, Told
@@ -49,6 +51,8 @@ class Findings:
     by_round: bool
     space: tuple[Distribution, ...] = ()
     """Each parameter's distribution: the search's own, else what its values span."""
+    front: Front | None = None
+    """Two or more objectives, or constraints: the Pareto set and the points ruled out."""
 
     @property
     def best(self) -> PointResult | None:
@@ -87,7 +91,9 @@ def find(
         for n in params
     )
     log = tuple(d.name for d in space if d.kind.log)
-    ranked = tuple(ranking.ranked(results.points, lambda p: finished(p, metric), goal))
+    limits = constraints_of(results)  # a point that breaks one is never ranked, nor "best"
+    kept = [p for p in results.points if counts(p, limits)]
+    ranked = tuple(ranking.ranked(kept, lambda p: finished(p, metric), goal))
     by_round = ROUND in results.axes
     return Findings(
         results,
@@ -97,9 +103,10 @@ def find(
         log,
         ranked,
         importance(space, ranked, metric, estimator),
-        progress(results.points, metric, goal, by_round),
+        progress(kept, metric, goal, by_round),
         by_round,
         space,
+        sweep_front(results, Aim(metric, goal)) if metric else None,
     )
 
 
