@@ -168,6 +168,17 @@ class Results:
     are unique per author), every copy, oldest first; seen in the same listing."""
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What an experiment's jobs held (`Backend.usage`)."""
+
+    gpu_seconds: float
+    """Over every job (each replica of each task, each restart): from its start to its end (to
+    now while it runs) × the GPUs it held."""
+    jobs: int
+    """The jobs that started."""
+
+
 GROUP_NAME_LIMIT = 128
 
 
@@ -254,6 +265,13 @@ class Backend(Protocol):
         """State, exit code, duration, metrics and what the job says of the named experiments
         (of a name, the one whose id is `recorded`, else the oldest), and the sweep's group: in
         a number of calls that grows with pages, not with points."""
+        ...
+
+    def usage(self, sweep: Sweep, experiments: Sequence[Experiment]) -> Mapping[str, Usage]:
+        """What each of these experiments' jobs held, by experiment id (one not found is left
+        out): every job that started, restarts included. One job listing per task of each
+        experiment: the readers ask only for finished points whose GPU-hours they need
+        (`runner.observe.usage`)."""
         ...
 
     def close(self) -> None: ...

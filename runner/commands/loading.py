@@ -26,9 +26,12 @@ def load_catalog(directory: Path, paths: Sequence[str], locks: Locks | None = No
     return catalog.load(directory, paths, locks or Locks.CURRENT)
 
 
-def observed_sweeps(directory: Path, paths: Sequence[str], backend: str) -> list[Observation]:
+def observed_sweeps(
+    directory: Path, paths: Sequence[str], backend: str, asked: Sequence[str] = ()
+) -> list[Observation]:
     """`status` and `report`: every sweep named (or all) observed once, from one bulk look each
-    (`runner.observe.sweeps`); a manifest problem raises before the backend is asked anything."""
+    (`runner.observe.sweeps`); a manifest problem raises before the backend is asked anything.
+    `asked`: the metrics the reader asked for by name (`gpu_hours` among them is measured)."""
 
     cat = load_catalog(directory, paths)
     raise_if_problems(cat)
@@ -37,7 +40,7 @@ def observed_sweeps(directory: Path, paths: Sequence[str], backend: str) -> list
     if Capability.RERUNS in opened.capabilities and any(uses_code(s) for s in cat.sweeps):
         head = gitrepo.head_commit(cat.root).replace("uncommitted", "")
     try:
-        return sweeps.observe(cat, opened, head)
+        return sweeps.observe(cat, opened, head, asked=asked)
     finally:
         opened.close()
 

@@ -25,6 +25,7 @@ from runner.backends import (
     recorded,
 )
 from runner.core.model import Sweep
+from runner.observe import usage
 from runner.observe.join import Seen, observation
 from runner.observe.model import Observation, Search
 from runner.plan import SweepPlan
@@ -99,6 +100,9 @@ class Context:
 
     searches: Mapping[str, Search] = field(default_factory=dict)
     head: str = ""
+    asked: frozenset[str] = frozenset()
+    """Metrics a reader asked for by name (`status --best`, `report --metric`): `gpu_hours`
+    among them is measured for every sweep (`runner.observe.usage`)."""
 
 
 class Observer:
@@ -145,6 +149,8 @@ class Observer:
             if found is None:
                 found = self._results(plan)
             context = self.context
+            if usage.wanted(plan.sweep, context.searches.get(name), context.asked):
+                found = usage.measured(self.backend, plan.sweep, found)
             joined = observation(plan, Seen(found, context.searches.get(name), context.head))
             self._observations[name] = joined
         return self._observations[name]

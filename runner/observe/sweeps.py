@@ -8,7 +8,7 @@ waiting to disagree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from runner.backends import Backend
 from runner.observe.looks import Context, Observer, always
@@ -26,16 +26,23 @@ def searches(cat: Catalog) -> dict[str, Search]:
     }
 
 
-def observer(cat: Catalog, backend: Backend, head: str = "") -> Observer:
+def observer(
+    cat: Catalog, backend: Backend, head: str = "", asked: Collection[str] = ()
+) -> Observer:
     """The readers' observer of the catalog's sweeps: every look carries results. `head`: the
-    commit checked out, which local `code:` points that rerun are compared with."""
-    return Observer(backend, always, Context(searches(cat), head))
+    commit checked out, which local `code:` points that rerun are compared with; `asked`: the
+    metrics a reader asked for by name."""
+    return Observer(backend, always, Context(searches(cat), head, frozenset(asked)))
 
 
 def observe(
-    cat: Catalog, backend: Backend, head: str = "", plans: Sequence[SweepPlan] | None = None
+    cat: Catalog,
+    backend: Backend,
+    head: str = "",
+    plans: Sequence[SweepPlan] | None = None,
+    asked: Collection[str] = (),
 ) -> list[Observation]:
     """Each sweep's observation (or each of `plans`'), planned against the backend's ledgers."""
-    looks = observer(cat, backend, head)
+    looks = observer(cat, backend, head, asked)
     chosen = cat.plans(cat.ledgers(backend.layout)) if plans is None else plans
     return [looks.observation(plan) for plan in chosen]
