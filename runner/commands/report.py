@@ -17,7 +17,7 @@ from runner.core.errors import Exit, MissingExtra, RunnerError
 from runner.manifest.sample import Goal
 from runner.observe.findings import Findings, defaults, find, told_findings
 from runner.observe.model import Observation
-from runner.report import plot
+from runner.report import pareto, plot
 from runner.report.page import markdown, render_json
 from runner.report.page import markdown as page
 from runner.report.status import as_csv
@@ -51,7 +51,7 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         raise MissingExtra(
             "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
         )
-    sweeps = observed_sweeps(directory, args.paths, args.backend)
+    sweeps = observed_sweeps(directory, args.paths, args.backend, [args.metric or ""])
     if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
         have = sorted({m for s in sweeps for m in s.metric_names})
         raise RunnerError(
@@ -106,6 +106,11 @@ def write(f: Findings, directory: Path) -> list[Path]:
         plot.progress(f, progress)
         images[f"{name}: best {f.metric} so far"] = progress.name
         written += [parallel, progress]
+        if pareto.pareto_names(f) is not None:
+            front = directory / f"{name}-pareto.png"
+            pareto.save(f, front)
+            images[pareto.IMAGE] = front.name
+            written.append(front)
     markdown = directory / f"{name}.md"
     markdown.write_text(page(f, images), encoding="utf-8")
     return [*written, markdown]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from runner.core.errors import RunnerError
 from runner.observe.findings import Findings, finished
 from runner.observe.model import PointResult
-from runner.report import plot
+from runner.report import pareto, plot
 from runner.report.status import metric_text, point_json, summary
 from runner.report.tables import params_text, tabulate
 from runner.search.adaptive import FANOVA_TREES
@@ -40,7 +40,7 @@ def markdown(f: Findings, images: Mapping[str, str]) -> str:
     """The page: `images` are (alt text -> file) links beside it (`csv`: the CSV's); without
     image files, Mermaid charts: the best so far, and the metric by the first varying parameter."""
     charts = []
-    if not any(k != "csv" for k in images) and f.ranked:
+    if not any(k not in ("csv", pareto.IMAGE) for k in images) and f.ranked:
         charts.append(plot.mermaid(plot.progress_chart(f)))
         with contextlib.suppress(RunnerError):  # no parameter to draw against
             charts.append(plot.mermaid(plot.chart(f.results, f.metric)))
@@ -76,6 +76,7 @@ def _page(
         parts += [f"{summary(r)}. _No numeric metric yet: nothing to rank._", ""]
     else:
         parts += _ranked(f, images, charts)
+        parts += pareto.front_lines(f, images.get(pareto.IMAGE))
     if unfinished:
         parts += [f"### Not finished ({len(unfinished)})", "", _unfinished(f, unfinished[:shown])]
         if shown < len(unfinished):
@@ -85,9 +86,11 @@ def _page(
 
 
 def _ranked(f: Findings, images: Mapping[str, str], charts: Sequence[str]) -> list[str]:
+    ruled = len(f.front.ruled_out) if f.front is not None else 0
+    kept = f", keeping every constraint ({ruled} ruled out by one)" if ruled else ""
     parts = [
         f"Metric `{f.metric}` ({f.goal}). {summary(f.results)}; {len(f.ranked)} finished with"
-        f" `{f.metric}`.",
+        f" `{f.metric}`{kept}.",
         "",
         "### Best point",
         "",
@@ -98,7 +101,7 @@ def _ranked(f: Findings, images: Mapping[str, str], charts: Sequence[str]) -> li
         parts += [f"### Top {min(TOP, len(f.ranked))}", "", _top(f), ""]
     parts += ["### Parameter importance", "", *_importance(f), ""]
     for alt, link in images.items():
-        if alt != "csv":
+        if alt not in ("csv", pareto.IMAGE):
             parts += [f"![{alt}]({link})", ""]
     return [*parts, *charts]
 
@@ -162,6 +165,8 @@ def as_json(f: Findings) -> dict[str, object]:
         "importance": {"method": str(imp.method), "values": dict(imp.shares), "note": imp.note},
         "progress": [{"x": s.x, "value": s.value, "best": s.best} for s in f.progress],
         "by_round": f.by_round,
+        "pareto": pareto.pareto_names(f),
+        "front": pareto.data(f),
         "points": [point_json(p) for p in f.results.points],
     }
 
