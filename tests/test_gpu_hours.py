@@ -103,7 +103,7 @@ def test_gpu_hours_is_each_jobs_time_times_its_gpus_over_replicas_and_restarts(
 def test_a_sweep_judged_by_gpu_hours_measures_it_and_a_listing_fault_is_retried_or_said(
     ran: tuple[Path, list[str]], fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root, (first, second, _) = ran
+    root, (_, second, _) = ran
     write_manifest(root, SWEEP + "stop_when: {metric: gpu_hours, above: 7}\n", "hours.yaml")
     fake_beaker.unavailable("ListJobs", times=1)  # beaker-py retries an unavailable listing
     data = _status(root, capsys)

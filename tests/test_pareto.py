@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy
 import optuna
@@ -16,13 +17,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.backends import ExperimentState
+from runner.cli import main
 from runner.manifest.aims import Aim, Bound, Constraint
 from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
 from runner.observe import findings
 from runner.observe.model import Observation, PointResult, Search
 from runner.report import best, page
+from runner.report import pareto as report_pareto
 from runner.search import pareto
 from runner.search.ranking import Estimator
+from tests.charts import image_checks
+from tests.conftest import PROJECT
+from tests.helpers import OBJECTIVE_HEAD, write_manifest
 
 GOALS = st.lists(st.sampled_from(list(Goal)), min_size=2, max_size=3)
 SMALL = st.integers(min_value=0, max_value=4)  # few distinct values: ties and equal points
@@ -164,3 +170,80 @@ def test_every_order_of_the_same_points_gives_the_same_set() -> None:
     for order in itertools.permutations(range(len(values))):
         found = pareto.front(list(order), lambda i: values[i], goals)
         assert sorted(found) == [0, 1, 2, 3]
+
+
+ZDT = (
+    OBJECTIVE_HEAD.format(name="zdt")
+    + """\
+    command: [python, -m, runner.examples.objectives, zdt1]
+    arguments: [--x1, "{x1}", --x2, "{x2}", --x3, "0", --x4, "0", --x5, "0", --x6, "0"]
+params:
+  sample:
+    method: tpe
+    n: 8
+    batch: 8
+    metric: [f1, f2]
+    goal: minimize
+    constraints: ["f2 <= 1.2"]
+    space:
+      x1: {uniform: [0, 1]}
+      x2: {uniform: [0, 1]}
+"""
+)
+
+
+@pytest.mark.slow
+def test_a_two_objective_search_shows_its_pareto_set_in_report_and_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ZDT1 (x3..x6 = 0) on the local backend: the report's table, JSON and PNG, and `status
+    --best auto`, all name the same set, which is the brute-force filter of the points."""
+    monkeypatch.setenv("PYTHONPATH", str(PROJECT))
+    write_manifest(tmp_path, ZDT, "zdt.yaml")
+    assert main(["-C", str(tmp_path), "propose", "--backend", "local"]) == 0
+    assert main(["-C", str(tmp_path), "submit", "sweeps/zdt.yaml"]) == 0
+    capsys.readouterr()
+    assert main(["-C", str(tmp_path), "report", "--backend", "local", "--format", "json"]) == 0
+    (sweep,) = json.loads(capsys.readouterr().out)["sweeps"]
+    points = {p["experiment"]: p["metrics"] for p in sweep["points"]}
+    names = list(points)
+    values = [[points[n]["f1"], points[n]["f2"]] if points[n]["f2"] <= 1.2 else None for n in names]
+    truth = [names[i] for i in _brute(values, [Goal.MINIMIZE] * 2)]
+    assert sweep["pareto"] == truth and truth
+    assert sweep["front"]["objectives"] == [
+        {"metric": "f1", "goal": "minimize"},
+        {"metric": "f2", "goal": "minimize"},
+    ]
+    ruled = [p["experiment"] for p in sweep["front"]["points"] if not p["feasible"]]
+    assert ruled == [n for n in names if points[n]["f2"] > 1.2]
+    assert sweep["best"]["experiment"] not in ruled
+
+    out = tmp_path / "report"
+    assert main(["-C", str(tmp_path), "report", "--backend", "local", "--output", str(out)]) == 0
+    text = (out / "zdt.md").read_text()
+    assert f"### Pareto set ({len(truth)} of 8 finished)" in text
+    assert "![zdt: the Pareto front](zdt-pareto.png)" in text
+    assert all(f"`{n}`" in text.split("### Pareto set")[1].split("###")[0] for n in truth)
+    image_checks(out / "zdt-pareto.png")
+    capsys.readouterr()
+    assert main(["-C", str(tmp_path), "status", "--backend", "local", "--best", "auto"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"zdt: the Pareto set by f1 (min), f2 (min): {len(truth)} point(s)"
+    assert [line.split()[0] for line in lines[1:]] == truth
+    capsys.readouterr()
+    assert (
+        main(["-C", str(tmp_path), "status", "--best", "f1,f2", "--min", "--format", "json"]) == 0
+    )
+    (listed,) = json.loads(capsys.readouterr().out)["sweeps"]
+    assert [p["experiment"] for p in listed["pareto"]] == truth
+
+
+def test_the_front_figure_marks_the_points_a_constraint_rules_out() -> None:
+    rows = [("succeeded", 0, 1, 9), ("succeeded", 1, 1, 1), ("succeeded", 3, 0, 1)]
+    observed = _observation(rows, (Constraint("mem", Bound.AT_MOST, 2.0),))
+    f = findings.find(observed, "loss", Goal.MINIMIZE, Estimator.VARIANCE)
+    axes = report_pareto.figure(f).axes[0]
+    drawn = {c.get_label(): c.get_offsets().tolist() for c in axes.collections if c.get_label()}
+    assert drawn["ruled out by a constraint"] == [[0.0, 1.0]]
+    assert drawn["feasible"] == [[1.0, 1.0], [3.0, 0.0]]
+    assert axes.get_xlabel() == "loss (minimize)" and axes.get_ylabel() == "cost (maximize)"

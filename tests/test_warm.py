@@ -21,24 +21,15 @@ from runner.manifest.seeds import Seed, Seeding, Seeds
 from runner.search.points import Result, Told
 from runner.search.rounds import SoFar, next_round
 from tests.gitworld import git
-from tests.helpers import BRANIN_SEARCH
+from tests.helpers import BRANIN_SEARCH, OBJECTIVE_HEAD
 
-HEAD = """\
-version: 1
-name: {name}
-draft: true
-beaker:
-  workspace: ai2/sweep-quickstart
-  clusters: [ai2/jupiter]
-tasks:
-  - name: objective
-    image: {{docker: python:3.12-slim}}
-"""
-OLD = HEAD.format(name="old") + BRANIN_SEARCH.replace("method: tpe", "method: sobol").replace(
+OLD = OBJECTIVE_HEAD.format(name="old") + BRANIN_SEARCH.replace(
+    "method: tpe", "method: sobol"
+).replace(
     "x1: {uniform: [-5, 10]}",
     "x1: {uniform: [-5, 12]}",  # some points outside the new space
 ).replace("n: 12", "n: 16").replace("    batch: 4\n    metric: value\n", "")
-NEW = HEAD.format(name="new") + BRANIN_SEARCH.replace(
+NEW = OBJECTIVE_HEAD.format(name="new") + BRANIN_SEARCH.replace(
     "    seed: 0\n", "    seed: 0\n    seed_from: [{sweep: old}]\n"
 )
 
