@@ -104,19 +104,21 @@ def proposed(cat: Catalog, looks: Observer) -> list[Round]:
 
 
 def same_code(root: Path) -> SameCode:
-    """Whether a commit's code (every file outside sweeps/) is the code checked out now: `git
-    diff` against the working tree, once per commit; a commit not in this clone is not."""
+    """Why a commit's code (every file outside sweeps/) is not the code checked out now (`git
+    diff` against the working tree, once per commit); empty when it is."""
     top = gitrepo.toplevel(root)
     if top is None:
-        return lambda commit: False
+        return lambda commit: "not a git checkout"
     sweeps = (root.resolve() / SWEEPS_DIR).relative_to(top.resolve()).as_posix() + "/"
 
     @functools.cache
-    def same(commit: str) -> bool:
+    def differs(commit: str) -> str:
         changed = gitrepo.changed_since(root, commit) if commit else None
-        return changed is not None and all(p.startswith(sweeps) for p in changed)
+        if changed is None:
+            return "not in this checkout: fetch its history, or use commit: any"
+        return "" if all(p.startswith(sweeps) for p in changed) else "its code differs"
 
-    return same
+    return differs
 
 
 def _next(cat: Catalog, name: str, looks: Observer) -> Round | None:

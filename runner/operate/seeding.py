@@ -24,8 +24,9 @@ from runner.observe.model import ROUND, Absent, Observation, PointResult
 from runner.plan import catalog
 from runner.plan.catalog import Catalog, named
 
-SameCode = Callable[[str], bool]
-"""Whether a commit's code (every file outside sweeps/) is the code checked out now."""
+SameCode = Callable[[str], str]
+"""Why a commit's code (every file outside sweeps/) is not the code checked out now; empty when
+it is."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,8 @@ def _seed(
         return None, ""
     if point.state != ExperimentState.SUCCEEDED:
         return None, f"not finished ({point.state})"
-    if source.asked.commit is Commits.SAME and not same(point.commit):
-        return None, f"another commit ({point.commit[:12] or 'none recorded'}: its code differs)"
+    if source.asked.commit is Commits.SAME and (differs := same(point.commit)):
+        return None, f"another commit ({point.commit[:12] or 'none recorded'}: {differs})"
     row, why = placed(sample, dict(point.params))
     if row is None:
         return None, f"outside the space: {why}"
