@@ -81,7 +81,9 @@ def _manifest(problem: Problem, method: str, seed: int) -> str:
     )
 
 
-def _run(argv: Sequence[str], cwd: Path) -> str:
+def shell(argv: Sequence[str], cwd: Path) -> str:
+    """Run a command in `cwd` with this interpreter first on PATH; its stdout (RuntimeError if
+    it fails)."""
     env = {k: v for k, v in bytecode_cached_env().items() if not k.startswith("BEAKER_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
@@ -97,14 +99,14 @@ def _search_locally(root: Path, problem: Problem, method: str, seed: int) -> flo
     manifest = repo / "sweeps" / "search.yaml"
     manifest.write_text(_manifest(problem, method, seed), encoding="utf-8")
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
-    _run(["git", "init", "-q"], repo)
+    shell(["git", "init", "-q"], repo)
     runner = [sys.executable, "-m", "runner"]
     for _ in range(POINTS // BATCH if method == "tpe" else 1):
-        _run([*runner, "propose" if method == "tpe" else "lock", "sweeps/search.yaml"], repo)
-        _run(["git", "add", "-A"], repo)
-        _run([*git, "commit", "-qm", "a round"], repo)
-        _run([*runner, "submit", "--backend", "local", "sweeps/search.yaml"], repo)
-    status = json.loads(_run([*runner, "status", "--format", "json", "sweeps/search.yaml"], repo))
+        shell([*runner, "propose" if method == "tpe" else "lock", "sweeps/search.yaml"], repo)
+        shell(["git", "add", "-A"], repo)
+        shell([*git, "commit", "-qm", "a round"], repo)
+        shell([*runner, "submit", "--backend", "local", "sweeps/search.yaml"], repo)
+    status = json.loads(shell([*runner, "status", "--format", "json", "sweeps/search.yaml"], repo))
     values = [p["metrics"]["value"] for p in status["sweeps"][0]["points"] if p.get("metrics")]
     if len(values) != POINTS:
         raise RuntimeError(f"{repo}: {len(values)} of {POINTS} points have a value")
