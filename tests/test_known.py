@@ -13,7 +13,10 @@ import pytest
 
 from runner.cli import main
 from runner.core.errors import Exit
-from runner.manifest.lock import lock_path
+from runner.manifest.lock import Locked, lock_path
+from runner.manifest.sample import Distribution, Kind, Method, Sample
+from runner.search.points import Result, Told
+from runner.search.rounds import RoundVerdict, SoFar, next_round
 from tests.helpers import head, write_manifest
 
 SPACE = """\
@@ -183,3 +186,25 @@ def test_two_objectives_and_a_warm_start_need_an_adaptive_method(
         "params.sample.metric: method sobol draws its points without looking at results" in errors
     )
     assert "params.sample.seed_from: method sobol draws its points" in errors
+
+
+def test_a_known_point_is_never_proposed_again_however_small_the_space() -> None:
+    """Six integers, n=6, rounds of 2: every value once, the known one first (round 0) and
+    never again, though TPE would like it (it is the best)."""
+    sample = Sample(
+        Method.TPE,
+        6,
+        0,
+        4,
+        (Distribution("k", Kind.INT, (1, 6)),),
+        batch=2,
+        metric="loss",
+        enqueue=((3,),),
+    )
+    step = next_round(sample, None, SoFar())
+    assert step.new[0] == (3,) and step.number == 0
+    while step.verdict is RoundVerdict.PROPOSED and len(step.rows) < sample.n:
+        told = tuple(Told(r, Result.DONE, abs(float(r[0] or 0) - 3)) for r in step.rows)
+        step = next_round(sample, Locked(sample.digest, step.rows, step.rounds), SoFar(told))
+    assert sorted(step.rows) == [(k,) for k in range(1, 7)]
+    assert step.rows[0] == (3,) and step.rows.count((3,)) == 1
