@@ -18,6 +18,7 @@ from runner.backends import (
     Experiment,
     ExperimentState,
     Group,
+    Listing,
     LogQuery,
     Recorded,
     Rejected,
@@ -73,7 +74,11 @@ class FakeBackend:
         return made
 
     def experiments(
-        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+        self,
+        sweep: Sweep,
+        names: Iterable[str],
+        recorded: Recorded = NOTHING_RECORDED,
+        listing: Listing = Listing.SOON,
     ) -> Mapping[str, Sequence[Experiment]]:
         self._log("list", sweep.name)
         return {

@@ -156,6 +156,8 @@ class GitHub:
                 "actions/github-script": self._github_script,
                 "actions/cache": _cache,
                 "actions/upload-artifact": _upload_artifact,
+                "actions/upload-pages-artifact": _upload_pages_artifact,
+                "actions/deploy-pages": _deploy_pages,
             },
             environments={
                 "beaker": Environment(
@@ -242,6 +244,28 @@ def _upload_artifact(step: Step) -> None:
         step.job.artifacts[step.with_["name"]] = target
     else:
         assert step.with_.get("if-no-files-found") == "ignore", step.with_
+
+
+def _upload_pages_artifact(step: Step) -> None:
+    """actions/upload-pages-artifact: the site's directory as the `github-pages` artifact."""
+    _upload_artifact(
+        Step(
+            step.uses,
+            {"name": PAGES, "path": step.with_["path"]},
+            step.env,
+            step.workspace,
+            step.job,
+        )
+    )
+
+
+def _deploy_pages(step: Step) -> None:
+    """actions/deploy-pages: publishes the `github-pages` artifact this job uploaded."""
+    assert PAGES in step.job.artifacts, "deploy-pages without upload-pages-artifact"
+    step.job.artifacts[DEPLOYED] = step.job.artifacts[PAGES]
+
+
+PAGES, DEPLOYED = "github-pages", "deployed to GitHub Pages"
 
 
 @dataclass

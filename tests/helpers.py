@@ -213,6 +213,9 @@ class Quiet:
     def wait(self, text: str) -> None:
         pass
 
+    def started(self, outcome: object) -> None:
+        pass
+
     def done(self, outcome: object) -> None:
         pass
 

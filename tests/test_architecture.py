@@ -522,3 +522,20 @@ def test_few_modules_pass_300_lines() -> None:
     """Issue 37: thirteen modules had passed 300 lines, four of them near the 350 bound."""
     over = [f for f in oversized(RUNNER, 300, 10_000) if f.endswith(" lines")]
     assert len(over) <= MOST_MODULES_OVER_300, over
+
+
+def test_every_subcommand_runs_a_command_module_with_a_run_function() -> None:
+    """The parsers name the module that runs (`handler`); a wrong name is found here, not by
+    the first user of that command."""
+    import argparse
+    import importlib
+
+    from runner.cli import build_parser
+
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    handlers = {name: sub.get_default("handler") for name, sub in commands.choices.items()}
+    assert len(handlers) >= 12
+    for name, handler in handlers.items():
+        module = importlib.import_module(f"runner.commands.{handler}")
+        assert callable(getattr(module, "run", None)), name

@@ -10,6 +10,7 @@ import io
 import json
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,13 @@ from runner.observe.model import (
     Search,
     point_state,
 )
-from runner.report import page
+from runner.report import charts, page, plot
 from runner.search import ranking
 from runner.search.ranking import Estimator
 from tests.charts import check_xychart, image_checks
 from tests.conftest import PROJECT
+from tests.fake_beaker.server import FakeBeaker
+from tests.helpers import SWEEP, write_manifest
 
 XS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
 YS = [1, 2, 3, 4]
@@ -119,7 +122,7 @@ def test_without_matplotlib_the_page_draws_mermaid_charts_and_writes_no_image(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     out = tmp_path / "report"
     _report(bowl, capsys, "--output", str(out))
-    assert sorted(p.name for p in out.iterdir()) == ["bowl.csv", "bowl.md"]
+    assert sorted(p.name for p in out.iterdir()) == ["bowl.csv", "bowl.md", "index.html"]
     text = (out / "bowl.md").read_text()
     printed = _report(bowl, capsys)  # without --output: the page on stdout, with no CSV link
     assert printed.count("```mermaid") == text.count("```mermaid") and "[CSV]" not in printed
@@ -180,9 +183,10 @@ def test_too_few_finished_points_are_not_judged() -> None:
     points.append(_point(4, {"x": 0.9, "y": 9}, "failed", None))
     for estimator in Estimator:
         imp = findings.find(_results(points), "loss", Goal.MINIMIZE, estimator).importance
-        assert imp.shares == () and imp.note == (
+        assert imp.judged == () and imp.note == (
             "too few finished points to judge (4; 5 needed for 2 parameter(s))"
         )
+        assert [s.name for s in imp.shares] == ["x", "y"]  # listed, with why
     text = page.markdown(findings.find(_results(points), "loss", Goal.MINIMIZE), {})
     assert "_Not judged: too few finished points to judge (4; 5 needed" in text
 
@@ -218,9 +222,7 @@ def test_an_adaptive_search_progresses_by_round_and_keeps_its_log_axis() -> None
 
 
 def page_chart(f: findings.Findings) -> str:
-    from runner.report import plot
-
-    return plot.mermaid(plot.progress_chart(f)).split("```mermaid\n")[1].split("```")[0]
+    return charts.mermaid(charts.progress_chart(f)).split("```mermaid\n")[1].split("```")[0]
 
 
 def test_the_page_stays_under_githubs_limit_for_thousands_of_points() -> None:
@@ -355,28 +357,24 @@ def test_a_study_is_told_finished_failed_and_pending_points_and_skips_unsubmitte
 
 
 def test_an_absent_conditional_parameter_has_its_own_labelled_place_below_the_axis() -> None:
-    from runner.report import plot
-
-    heights, ticks = plot.axis_positions([0.9, None, 0.99, None], log=False)
+    heights, ticks = charts.axis_positions([0.9, None, 0.99, None], log=False)
     assert heights[0] == 0 and heights[2] == 1  # the present values span the axis as before
-    assert heights[1] == heights[3] == plot.ABSENT_AT < 0
-    assert ticks[-1] == (plot.ABSENT_AT, "(absent)")
-    assert plot.axis_positions([None], log=False) == (
-        [plot.ABSENT_AT],
-        [(plot.ABSENT_AT, "(absent)")],
+    assert heights[1] == heights[3] == charts.ABSENT_AT < 0
+    assert ticks[-1] == (charts.ABSENT_AT, "(absent)")
+    assert charts.axis_positions([None], log=False) == (
+        [charts.ABSENT_AT],
+        [(charts.ABSENT_AT, "(absent)")],
     )
 
 
 def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_by_their_log(
     tmp_path: Path,
 ) -> None:
-    from runner.report import plot
-
     pytest.importorskip("matplotlib")
-    heights, ticks = plot.axis_positions([1e-4, 1e-2, 1e-3, 1e-2], log=True)
+    heights, ticks = charts.axis_positions([1e-4, 1e-2, 1e-3, 1e-2], log=True)
     assert heights == pytest.approx([0, 1, 0.5, 1])
     assert [t for _, t in ticks] == ["0.0001", "0.001", "0.01 (log)"]
-    heights, ticks = plot.axis_positions(["sgd", "adam", "lion", "adam"], log=False)
+    heights, ticks = charts.axis_positions(["sgd", "adam", "lion", "adam"], log=False)
     assert heights == [0, 0.5, 1, 0.5] and [t for _, t in ticks] == ["sgd", "adam", "lion"]
     space = (
         Distribution("lr", Kind.LOG_UNIFORM, (1e-4, 1e-1)),
@@ -449,4 +447,101 @@ def test_a_conditional_parameter_absent_from_a_point_is_judged_and_written_as_ab
     importance = sweep["importance"]
     assert importance["method"] == (Estimator.FANOVA if fanova else Estimator.VARIANCE)
     values = importance["values"]
-    assert values["x"] >= 0.8 and sum(values.values()) == pytest.approx(1, abs=0.05)
+    assert values["x"] >= 0.8 and values["x"] + values["opt"] == pytest.approx(1, abs=0.05)
+    (mom,) = [p for p in importance["parameters"] if p["name"] == "mom"]
+    assert mom["condition"] == "when opt: sgd" and mom["points"] == 12  # never dropped
+    assert mom["method"] == Estimator.VARIANCE  # 12 points are too few for a forest
+
+
+# -- --against REV: the metric then and now ---------------------------------------------------
+
+EDITED = SWEEP.replace("lr: [0.1, 0.01, 0.001]", "lr: [0.01, 0.001, 0.0001]")
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def _submit_and_commit(root: Path, fake: FakeBeaker, text: str, loss: float) -> str:
+    """The manifest submitted on the fake Beaker, each new experiment finished with `loss` plus
+    its lr, and everything committed; the commit."""
+    write_manifest(root, text, "exact.yaml")
+    before = {e.id for e in fake.experiments()}
+    assert main(["-C", str(root), "submit", "--backend", "beaker"]) == 0
+    for exp in fake.experiments():
+        if exp.id not in before:
+            lr = float(json.loads(exp.spec_json)["tasks"][0]["command"][2].split("=")[1])
+            fake.set_job_status(exp.id, "succeeded")
+            fake.set_metrics(exp.id, {"loss": loss + lr})
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", f"loss {loss}")
+    return _git(root, "rev-parse", "HEAD")
+
+
+def _against(root: Path, rev: str, capsys: pytest.CaptureFixture[str]) -> Any:
+    capsys.readouterr()
+    argv = ["-C", str(root), "report", "--backend", "beaker", "--metric", "loss"]
+    assert main([*argv, "--against", rev, "--format", "json"]) == 0
+    (sweep,) = json.loads(capsys.readouterr().out)["sweeps"]
+    return sweep
+
+
+def _lr(pair: dict[str, Any]) -> float:
+    return float(pair["params"]["lr"])
+
+
+def test_against_a_revision_gives_each_point_then_and_now_and_lists_the_others(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three ledger revisions: the grid (loss 1 + lr); lr 0.1 dropped and 0.0001 added (two new
+    points, loss 1 + lr); then `revision: 1`, every point run again under new keys with the new
+    code (loss 0.5 + lr). Values come from the one bulk look of `report` (never a call per
+    point)."""
+    _git(tmp_path, "init", "-q", "-b", "main")
+    first = _submit_and_commit(tmp_path, fake_beaker, SWEEP, 1.0)
+    second = _submit_and_commit(tmp_path, fake_beaker, EDITED, 1.0)
+    sweep = _against(tmp_path, first, capsys)  # the same keys: the same experiments
+    assert {(_lr(p), p["then"], p["now"], p["change"], p["by_params"]) for p in sweep["pairs"]} == {
+        (lr, 1.0 + lr, 1.0 + lr, 0.0, False) for lr in (0.01, 0.001)
+    }
+    assert len(sweep["pairs"]) == 4
+    assert len(sweep["only_then"]) == 2 and len(sweep["only_now"]) == 2  # lr 0.1; lr 0.0001
+
+    bumped = EDITED.replace("name: exact\n", "name: exact\nrevision: 1\n")
+    _submit_and_commit(tmp_path, fake_beaker, bumped, 0.5)
+    fake_beaker.reset_calls()
+    sweep = _against(tmp_path, first, capsys)
+    changes = {(_lr(p), p["then"], p["now"]) for p in sweep["pairs"]}
+    assert changes == {(lr, 1.0 + lr, 0.5 + lr) for lr in (0.01, 0.001)}
+    assert all(p["change"] == pytest.approx(-0.5) and p["by_params"] for p in sweep["pairs"])
+    assert all(p["key_then"] != p["key_now"] for p in sweep["pairs"])
+    lr_of = {
+        e.name: json.loads(e.spec_json)["tasks"][0]["command"][2] for e in fake_beaker.experiments()
+    }
+    assert {lr_of[e["experiment"]] for e in sweep["only_then"]} == {"--lr=0.1"}
+    assert {lr_of[e["experiment"]] for e in sweep["only_now"]} == {"--lr=0.0001"}
+    assert len(sweep["only_then"]) == 2 and len(sweep["only_now"]) == 2
+    lists = [c for c in fake_beaker.calls if "List" in c or "Get" in c]
+    assert len(lists) < 10, fake_beaker.calls  # pages of one look, not one call per point
+
+    capsys.readouterr()
+    argv = ["-C", str(tmp_path), "report", "--backend", "beaker", "--metric", "loss"]
+    assert main([*argv, "--against", second]) == 0
+    text = capsys.readouterr().out
+    assert f"## `exact` against `{second}`: `loss` (minimize)" in text
+    assert text.count("-0.5 (better)") == 6 and "Only at" in text and "Only now" not in text
+    assert "6 point(s) paired by their parameters" in text
+
+
+def test_against_a_revision_that_is_not_there_is_one_line_exit_1(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(tmp_path, "init", "-q", "-b", "main")
+    _submit_and_commit(tmp_path, fake_beaker, SWEEP, 1.0)
+    capsys.readouterr()
+    argv = ["-C", str(tmp_path), "report", "--backend", "beaker", "--against", "nosuchrev"]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        "error: --against nosuchrev: no such commit in this checkout (fetch it first)\n"
+    )

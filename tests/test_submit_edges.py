@@ -216,7 +216,7 @@ def test_retries_are_shown_on_the_progress_line(repo: Path, fake_beaker: FakeBea
     other = repo.parent / "other"
     write_manifest(other, SWEEP.replace("name: exact", "name: other"), "other.yaml")
     run(other, concurrency=1, err=live, live=True)
-    assert re.search(r"\] 0/6 \| Beaker unavailable \(create other-", live.getvalue())
+    assert re.search(r"\] 0/6 done \| Beaker unavailable \(create other-", live.getvalue())
 
 
 @pytest.mark.slow  # beaker-py waits 2 s before it retries UNAVAILABLE

@@ -110,6 +110,9 @@ class Capability(StrEnum):
     """`restart` of a point named by `--restart --points` reruns its finished run, a succeeded
     one too, and a `code:` point at the commit checked out now (this machine's runs are its own
     to repeat; a Beaker restart reruns the experiment as it was)."""
+    LOCAL_LOGS = "local-logs"
+    """Its logs are files on this machine: reading a whole one costs no call, so `report`
+    reads every run's reporting lines for its learning curves, `--live` or not."""
 
 
 def runs(backend: Backend, sweep: Sweep) -> bool:
@@ -193,6 +196,16 @@ def group_name(sweep: Sweep) -> str:
     return sweep.name[: GROUP_NAME_LIMIT - len(suffix)] + suffix
 
 
+class Listing(StrEnum):
+    """How `experiments` lists a sweep: soon, or in few calls."""
+
+    SOON = "soon"
+    """As soon as it can: a submit's look (Beaker lists a big sweep by 16 narrower listings at
+    once, more calls than one listing's pages)."""
+    FEW_CALLS = "few-calls"
+    """In as few calls as it can: a look repeated for hours (`wait`), one paged listing."""
+
+
 @dataclass(frozen=True)
 class LogQuery:
     """Which job's logs `logs` reads: one replica of one task of the point's experiment."""
@@ -221,13 +234,18 @@ class Backend(Protocol):
         ...
 
     def experiments(
-        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
+        self,
+        sweep: Sweep,
+        names: Iterable[str],
+        recorded: Recorded = NOTHING_RECORDED,
+        listing: Listing = Listing.SOON,
     ) -> Mapping[str, Sequence[Experiment]]:
         """Every experiment of each name that has one (a recorded one by its id, even renamed),
         whoever created it, oldest first, with its state (an exit code only where it costs no
         call of its own) and its key (`recorded`'s, else its spec's), in bulk: not one call per
-        name. Where names are unique per author, two accounts can each create a point
-        (`runner.submit.duplicates`). A look-up by name is the oldest of a list of one."""
+        name (`listing`: as soon, or in as few calls, as the backend can). Where names are
+        unique per author, two accounts can each create a point (`runner.submit.duplicates`).
+        A look-up by name is the oldest of a list of one."""
         ...
 
     def restart(

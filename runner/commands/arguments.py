@@ -42,6 +42,7 @@ def register(commands: Subparsers) -> None:
         _propose,
         _submit,
         _status,
+        _wait,
         _report,
         _plan_comment,
         _cancel,
@@ -134,9 +135,38 @@ def _status(commands: Subparsers) -> None:
         help="print the point with the best METRIC; with METRIC,METRIC,... the Pareto set;"
         " `auto`: each sweep's own objectives (no --min or --max)",
     )
+    _live(parser, "each running point's latest reported step and values")
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--min", dest="goal", action="store_const", const="minimize")
     goal.add_argument("--max", dest="goal", action="store_const", const="maximize")
+
+
+def _wait(commands: Subparsers) -> None:
+    parser = _parser(
+        commands,
+        "wait",
+        "wait until a sweep's submitted points have ended (for CI): progress on stderr, the"
+        " table on stdout",
+    )
+    add_paths(parser)
+    parser.add_argument(
+        "--points", nargs="+", default=(), metavar="NAME", help="only these (names or key prefixes)"
+    )
+    parser.add_argument(
+        "--timeout",
+        metavar="DURATION",
+        help=f"give up after DURATION (30s, 90m, 1h30m) and exit {int(Exit.TIMED_OUT)} (default:"
+        " never)",
+    )
+    parser.add_argument(
+        "--interval", metavar="DURATION", default="30s", help="between two looks (default 30s)"
+    )
+    parser.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help=f"exit {int(Exit.RUNS_FAILED)} at the first failed point instead of waiting for all",
+    )
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
 
 
 def _report(commands: Subparsers) -> None:
@@ -159,7 +189,7 @@ def _report(commands: Subparsers) -> None:
         "--output",
         metavar="DIR",
         help="write each sweep's page (NAME.md), CSV (NAME.csv) and images (PNG with the [plot]"
-        " extra) into DIR",
+        " extra) into DIR, and every sweep's web page (index.html)",
     )
     parser.add_argument(
         "--optuna-storage",
@@ -168,8 +198,27 @@ def _report(commands: Subparsers) -> None:
         " optuna-dashboard opens offline: SQLite for .db/.sqlite/.sqlite3, else a journal file"
         " (the [adaptive] extra)",
     )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="print each point's metric in the ledger committed at REV and now, and the change"
+        " (points paired by key, or by parameters across a revision bump), instead of the page",
+    )
     parser.add_argument("--format", choices=REPORT_FORMATS, default="markdown")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    _live(parser, "each point's learning curve (running and finished points; always locally)")
+
+
+def _live(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--live`: a `runner.observe.live.Live`, spelled here (`--help` loads none of it)."""
+    parser.add_argument(
+        "--live",
+        action="store_const",
+        const="on",
+        default="manifest",
+        help=f"read {what} from the `[sweep-metric]` lines of its log's tail (one bounded read per"
+        " point), as `live: true` in a manifest does",
+    )
 
 
 def _plan_comment(commands: Subparsers) -> None:

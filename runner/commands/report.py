@@ -7,17 +7,24 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
-from runner.core.errors import Exit, MissingExtra, RunnerError
+from runner.core.errors import Exit, GitError, ManifestError, MissingExtra, RunnerError
 from runner.manifest.sample import Goal
+from runner.observe.against import Comparison, compare
 from runner.observe.findings import Findings, defaults, find, told_findings
+from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
-from runner.report import pareto, plot
+from runner.plan.catalog import SWEEPS_DIR
+from runner.repo import gitrepo
+from runner.report import curves, pareto, plot, web
+from runner.report.against import markdown as against_markdown
+from runner.report.against import render_json as against_json
 from runner.report.page import markdown, render_json
 from runner.report.page import markdown as page
 from runner.report.status import as_csv
@@ -25,6 +32,8 @@ from runner.search import adaptive
 from runner.search.adaptive import write_study
 
 FORMATS = ("markdown", "json")
+INDEX = "index.html"
+"""The web page of every sweep `--output DIR` writes (`runner.report.web`)."""
 GOALS = ("minimize", "maximize")
 """`runner.manifest.sample.Goal`, spelled here: `--help` loads none of the pipeline."""
 
@@ -38,11 +47,17 @@ class ReportArgs:
     fmt: str = "markdown"
     backend: str = "auto"
     storage: str | None = None
+    against: str | None = None
+    """A revision: each point's metric in the ledger committed then, and now."""
+    live: Live = Live.MANIFEST
+    """`--live`: read every point's reporting lines (running and finished) for the learning
+    curves, on Beaker too (locally they are always read)."""
 
 
 def run(args: argparse.Namespace) -> Exit:
     renamed = {"fmt": "format", "storage": "optuna_storage"}
-    return report(Path(args.directory), args_from(args, ReportArgs, renamed))
+    given = args_from(args, ReportArgs, renamed, live=Live(args.live))
+    return report(Path(args.directory), given)
 
 
 def report(directory: Path, args: ReportArgs) -> Exit:
@@ -51,7 +66,9 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         raise MissingExtra(
             "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
         )
-    sweeps = observed_sweeps(directory, args.paths, args.backend, [args.metric or ""])
+    reading = Reading(Tails.CURVES, args.live)
+    asked = [args.metric or ""]  # `gpu_hours` asked for by name is measured
+    sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked)
     if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
         have = sorted({m for s in sweeps for m in s.metric_names})
         raise RunnerError(
@@ -63,16 +80,55 @@ def report(directory: Path, args: ReportArgs) -> Exit:
             for f in findings:
                 for path in write(f, Path(args.output)):
                     stderr(f"report: {f.results.name}: wrote {path}")
+            index = Path(args.output) / INDEX
+            index.write_text(web.page(findings), encoding="utf-8")
+            stderr(f"report: wrote {index}")
         if args.storage is not None:
             store(findings, Path(args.storage))
     except OSError as exc:  # an --output that is a file, a directory one cannot write to
         where = exc.filename or args.output or args.storage
         raise RunnerError(f"cannot write the report to {where}: {exc.strerror or exc}") from None
-    if args.fmt == "json":
+    if args.against is not None:
+        comparisons = against(directory, findings, args.against, args.backend)
+        text = against_json(comparisons) if args.fmt == "json" else against_markdown(comparisons)
+        sys.stdout.write(text)
+    elif args.fmt == "json":
         sys.stdout.write(render_json(findings))
     elif args.output is None:
         sys.stdout.write("\n".join(markdown(f, {}) for f in findings))
     return Exit.OK
+
+
+def against(
+    directory: Path, findings: Sequence[Findings], rev: str, backend: str
+) -> list[Comparison]:
+    """Each sweep against itself at `rev`: its manifests and ledgers as committed then (read
+    with git into a scratch directory), observed as now (one bulk look per sweep)."""
+    top = gitrepo.toplevel(directory)
+    if top is None:
+        raise RunnerError(
+            f"--against reads the sweeps at {rev} with git: {directory} is in no git repository"
+        )
+    here = directory.resolve().relative_to(top.resolve())
+    try:
+        files = gitrepo.files_at(top, rev, (here / SWEEPS_DIR).as_posix())
+    except GitError:
+        raise RunnerError(
+            f"--against {rev}: no such commit in this checkout (fetch it first)"
+        ) from None
+    with tempfile.TemporaryDirectory(prefix="sweep-against-") as scratch:
+        for name, text in files.items():
+            (Path(scratch) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(scratch) / name).write_text(text, encoding="utf-8")
+        root = Path(scratch) / here
+        paths = [f.results.path for f in findings if (root / f.results.path).is_file()]
+        try:
+            then = {o.name: o for o in observed_sweeps(root, paths, backend)} if paths else {}
+        except ManifestError as exc:
+            raise RunnerError(
+                f"--against {rev}: the manifests at {rev} do not load ({exc})"
+            ) from None
+    return [compare(f.results, then.get(f.results.name), rev, f.metric, f.goal) for f in findings]
 
 
 def judge(results: Observation, args: ReportArgs) -> Findings:
@@ -111,6 +167,11 @@ def write(f: Findings, directory: Path) -> list[Path]:
             pareto.save(f, front)
             images[pareto.IMAGE] = front.name
             written.append(front)
+    if importlib.util.find_spec("matplotlib") is not None and f.curves is not None:
+        drawn = directory / f"{name}-curves.png"
+        curves.draw(name, f.curves, drawn)
+        images[f"{name}: learning curves, {f.curves.metric} by step"] = drawn.name
+        written.append(drawn)
     markdown = directory / f"{name}.md"
     markdown.write_text(page(f, images), encoding="utf-8")
     return [*written, markdown]

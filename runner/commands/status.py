@@ -13,8 +13,9 @@ from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
 from runner.core.errors import Exit, RunnerError
 from runner.manifest.sample import Goal
+from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
-from runner.report import plot
+from runner.report import charts, plot
 from runner.report import status as report
 from runner.report.best import OWN, best
 
@@ -34,10 +35,13 @@ class StatusArgs:
     best: str | None = None
     goal: str | None = None
     """`--min` or `--max`: a `Goal` (spelled as text: `--help` loads none of the pipeline)."""
+    live: Live = Live.MANIFEST
+    """`--live`: every sweep's running points with their latest reported values."""
 
 
 def run(args: argparse.Namespace) -> Exit:
-    return status(Path(args.directory), args_from(args, StatusArgs, {"fmt": "format"}))
+    given = args_from(args, StatusArgs, {"fmt": "format"}, live=Live(args.live))
+    return status(Path(args.directory), given)
 
 
 def check(args: StatusArgs) -> None:
@@ -81,8 +85,9 @@ def status(directory: Path, args: StatusArgs) -> Exit:
 
 def collect(directory: Path, args: StatusArgs) -> list[Observation]:
     """Each sweep's observation (stderr: its duplicate warnings)."""
+    reading = Reading(Tails.LATEST, args.live)
     asked = [*(args.best or "").split(","), args.plot or ""]  # gpu_hours is measured if named
-    sweeps = observed_sweeps(directory, args.paths, args.backend, asked)
+    sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked)
     for sweep in sweeps:
         for warning in sweep.warnings:
             stderr(warning)
@@ -102,7 +107,7 @@ def _mermaid(sweep: Observation, args: StatusArgs) -> str:
 
     assert args.plot is not None
     try:
-        return plot.mermaid(plot.chart(sweep, _metric(sweep, args.plot), args.by))
+        return charts.mermaid(charts.chart(sweep, _metric(sweep, args.plot), args.by))
     except RunnerError as exc:  # a sweep with nothing to plot yet is not an error here
         return f"_No plot: {exc}_\n"
 
@@ -116,9 +121,9 @@ def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> Exit:
     for sweep in sweeps:
         path = target if len(sweeps) == 1 else target.with_stem(f"{target.stem}-{sweep.name}")
         try:
-            chart = plot.chart(sweep, _metric(sweep, args.plot), args.by)
+            chart = charts.chart(sweep, _metric(sweep, args.plot), args.by)
             if path.suffix.lower() in (".md", ".mmd"):
-                path.write_text(plot.mermaid(chart), encoding="utf-8")
+                path.write_text(charts.mermaid(chart), encoding="utf-8")
             else:
                 plot.save(chart, path)
         except RunnerError as exc:

@@ -33,7 +33,11 @@ class Exit(IntEnum):
     INCOMPLETE = 5
     """Beaker could not be reached, or did not finish in time: running again continues."""
     RUNS_FAILED = 6
-    """`submit`: every point submitted, but local runs failed (they ran to their end inside it)."""
+    """`submit`: every point submitted, but local runs failed (they ran to their end inside it);
+    `wait`: some awaited point failed or was canceled."""
+    TIMED_OUT = 124
+    """`wait`: the timeout came while awaited points were still queued or running (as
+    coreutils' `timeout` exits)."""
     SIGINT = 130
     SIGTERM = 143
 

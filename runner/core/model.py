@@ -215,6 +215,9 @@ class Sweep:
     limits: Limits = field(default_factory=Limits)
     warnings: tuple[Problem, ...] = field(default=(), compare=False)
     """What is accepted but should change (a deprecated field); printed, never fatal."""
+    live: bool = False
+    """`live: true`: `status` reads each running point's reporting lines from its log's tail
+    (`runner.observe.live`), as `--live` does for every sweep."""
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--metric", default="value", help="the name of the value in metrics.json")
     for i in range(1, 7):
         parser.add_argument(f"--x{i}", type=float, default=0.5)
+    parser.add_argument(
+        "--report-steps",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print N `[sweep-metric]` lines, the value reached by step N (a learning curve)",
+    )
     args = parser.parse_args(argv)
     xs = [getattr(args, f"x{i}") for i in range(1, 7)]
     found = values(args.function, xs)
@@ -99,7 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(os.environ.get("RESULTS_DIR", "."))
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps(found) + "\n", encoding="utf-8")
-    print(f"{args.function}: " + " ".join(f"{k} = {v:.6f}" for k, v in found.items()))
+    steps = args.report_steps
+    for step in range(1, steps + 1):  # from twice the value (plus 1) down to it
+        reached = {k: v + (abs(v) + 1) * (steps - step) / steps for k, v in found.items()}
+        print(f"[sweep-metric] {json.dumps({'step': step, **reached})}")
+    print(f"{args.function}: " + ", ".join(f"{k} = {v:.6f}" for k, v in found.items()))
     return 0
 
 

@@ -97,7 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"replica {rank}: failing on purpose (--fail-rank {rank})", file=sys.stderr)
             return FAILED
         if step % 100 == 0 or step == args.steps:
-            print(f"step {step} loss {mse(w, xs, ys):.6g}", flush=True)
+            now = mse(w, xs, ys)  # and the reporting line `status --live` and `report` read
+            report = json.dumps({"step": step, "loss": now if math.isfinite(now) else str(now)})
+            print(f"step {step} loss {now:.6g} [sweep-metric] {report}", flush=True)
         if args.step_sleep:
             time.sleep(args.step_sleep)
     loss = mse(w, xs, ys)

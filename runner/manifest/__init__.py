@@ -109,6 +109,7 @@ def _build(doc: Document, shown: str, space: Space) -> Sweep:
         description=data.get("description", ""),
         revision=data.get("revision", 0),
         draft=data.get("draft", False),
+        live=data.get("live", False),
         placement=Placement(
             workspace=beaker["workspace"],
             clusters=tuple(beaker["clusters"]),

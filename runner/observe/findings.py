@@ -10,17 +10,20 @@ the order `submit` creates points in, or by round for an adaptive search.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.core.errors import RunnerError
+from runner.core.values import Value
 from runner.manifest.aims import Aim
-from runner.manifest.sample import Distribution, Goal, row_identity
+from runner.manifest.sample import Distribution, Goal
 from runner.observe.aiming import Front, constraints_of, counts, sweep_front
+from runner.observe.curves import Curves, learning_curves
 from runner.observe.model import ROUND, Absent, Observation, PointResult
-from runner.search import adaptive, ranking
+from runner.search import ranking
+from runner.search.importance import Judgement, judge
 from runner.search.points import Result, Told
-from runner.search.ranking import Estimator, Importance
+from runner.search.ranking import Estimator
 
 
 @dataclass(frozen=True)
@@ -43,20 +46,52 @@ class Findings:
     params: tuple[str, ...]
     """The swept parameters (not an adaptive search's round)."""
     log: tuple[str, ...]
-    """The parameters searched on a log scale (`log_uniform`, `log_int`)."""
+    """The parameters drawn on a log scale: sampled `log_uniform`, `log_int`; a grid axis whose
+    numbers span a factor of ten or more (`logarithmic`)."""
     ranked: tuple[PointResult, ...]
     """The finished points, best first."""
-    importance: Importance
+    importance: Judgement
     progress: tuple[Step, ...]
     by_round: bool
     space: tuple[Distribution, ...] = ()
     """Each parameter's distribution: the search's own, else what its values span."""
+    curves: Curves | None = None
+    """Each point's learning curve, where its reporting lines were read (`runner.observe.curves`);
+    None: none was."""
     front: Front | None = None
     """Two or more objectives, or constraints: the Pareto set and the points ruled out."""
 
     @property
     def best(self) -> PointResult | None:
         return self.ranked[0] if self.ranked else None
+
+
+LOG_SPAN = 10
+"""A numeric axis whose positive values span this factor or more is drawn logarithmic."""
+
+
+def logarithmic(numbers: Sequence[float]) -> bool:
+    """The one rule of a logarithmic axis (`status --plot`, the results page's parallel
+    coordinates): positive numbers spanning a factor of LOG_SPAN or more."""
+    return bool(numbers) and min(numbers) > 0 and max(numbers) / min(numbers) >= LOG_SPAN
+
+
+def _log(
+    space: Sequence[Distribution], sampled: Collection[str], columns: Mapping[str, list[Value]]
+) -> tuple[str, ...]:
+    """The parameters drawn on a log scale: a sampled one by its distribution (`log_uniform`,
+    `log_int`), any other by what its numbers span (`logarithmic`)."""
+    out = []
+    for d in space:
+        numbers = [
+            float(v)
+            for v in columns[d.name]
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
+        numeric = len(numbers) == len(columns[d.name])
+        if d.kind.log if d.name in sampled else numeric and logarithmic(numbers):
+            out.append(d.name)
+    return tuple(out)
 
 
 def defaults(results: Observation, metric: str | None) -> str:
@@ -85,12 +120,9 @@ def find(
     params = tuple(n for n in results.axes if n != ROUND)
     sample = results.sample
     spaces = {d.name: d for d in (sample.params if sample is not None else ())}
-    space = tuple(
-        spaces.get(n)
-        or ranking.spanned(n, [v for p in results.points for k, v in p.params if k == n])
-        for n in params
-    )
-    log = tuple(d.name for d in space if d.kind.log)
+    columns = {n: [v for p in results.points for k, v in p.params if k == n] for n in params}
+    space = tuple(spaces.get(n) or ranking.spanned(n, columns[n]) for n in params)
+    log = _log(space, spaces, columns)
     limits = constraints_of(results)  # a point that breaks one is never ranked, nor "best"
     kept = [p for p in results.points if counts(p, limits)]
     ranked = tuple(ranking.ranked(kept, lambda p: finished(p, metric), goal))
@@ -102,25 +134,28 @@ def find(
         params,
         log,
         ranked,
-        importance(space, ranked, metric, estimator),
+        importance(results, space, ranked, metric, estimator),
         progress(kept, metric, goal, by_round),
         by_round,
         space,
+        learning_curves(results, metric, ranked[0].key if ranked else None),
         sweep_front(results, Aim(metric, goal)) if metric else None,
     )
 
 
 def importance(
-    space: Sequence[Distribution], points: Sequence[PointResult], metric: str, estimator: Estimator
-) -> Importance:
-    """Each parameter's share, over the parameters that vary among the finished points."""
-    columns = {d.name: [dict(p.params).get(d.name) for p in points] for d in space}
-    varying = [d for d in space if len({row_identity([v]) for v in columns[d.name]}) > 1]
-    rows = [tuple(columns[d.name][i] for d in varying) for i in range(len(points))]
+    results: Observation,
+    space: Sequence[Distribution],
+    points: Sequence[PointResult],
+    metric: str,
+    estimator: Estimator,
+) -> Judgement:
+    """Each parameter's share among the finished points where it exists
+    (`runner.search.importance`)."""
+    rows = [tuple(dict(p.params).get(d.name) for d in space) for p in points]
     values = [float(finished(p, metric) or 0.0) for p in points]
-    if estimator is not Estimator.FANOVA:
-        return ranking.main_effects([d.name for d in varying], rows, values)
-    return adaptive.fanova(varying, rows, values)
+    conditions = {c.name: str(c) for c in results.conditions}
+    return judge(space, rows, values, conditions, estimator)
 
 
 def told(results: Observation, names: Sequence[str], metric: str) -> tuple[Told, ...]:

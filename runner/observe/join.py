@@ -23,6 +23,7 @@ from runner.observe.model import (
     Search,
 )
 from runner.observe.stops import guarded, stop_of
+from runner.observe.tails import NOTHING_READ, Tailed
 from runner.plan import PlanStatus, Row, SweepPlan
 from runner.render.code import uses_code
 
@@ -35,12 +36,16 @@ class Seen:
     search: Search | None = None
     head: str = ""
     """Local `code:` runs (`Capability.RERUNS`): the commit checked out now; empty elsewhere."""
+    tailed: Tailed = NOTHING_READ
+    """The reporting lines read from the points' logs (`runner.observe.tails`), if any."""
 
 
 def observation(plan: SweepPlan, seen: Seen) -> Observation:
     """The plan's rows joined with the look, with the sweep's stop, notes and rounds."""
     sweep, found = plan.sweep, seen.found
-    points = [_point(plan, row, found.experiments.get(row.experiment)) for row in plan.rows]
+    points = [
+        _point(plan, row, found.experiments.get(row.experiment), seen.tailed) for row in plan.rows
+    ]
     rounds = seen.search.rounds() if seen.search is not None else {}
     if rounds:  # an adaptive search: each point's round, as a parameter a plot can use
         points = [_with_round(p, rounds, seen.search) for p in points]
@@ -53,6 +58,7 @@ def observation(plan: SweepPlan, seen: Seen) -> Observation:
         stop.reason if stop is not None else "",
         cap_note(plan, found),
         found.note,
+        seen.tailed.note,
         rerun_note(points, seen.head),
     ]
     return Observation(
@@ -67,6 +73,7 @@ def observation(plan: SweepPlan, seen: Seen) -> Observation:
         stop,
         seen.search,
         objective(sweep, seen.search),
+        sweep.space.conditions,
     )
 
 
@@ -101,7 +108,7 @@ def _gpus(rendered: Rendered | None) -> int:
     )
 
 
-def _point(plan: SweepPlan, row: Row, exp: Experiment | None) -> PointResult:
+def _point(plan: SweepPlan, row: Row, exp: Experiment | None, tailed: Tailed) -> PointResult:
     """One row of the plan with what the backend says of its experiment."""
     if row.entry is None:
         return PointResult(PlanStatus.SUBMIT, row.name, row.key, row.params, Absent.NOT_SUBMITTED)
@@ -132,6 +139,7 @@ def _point(plan: SweepPlan, row: Row, exp: Experiment | None) -> PointResult:
         exp.description,
         commit=entry.commit,
         gpus=_gpus(row.rendered),
+        reported=tailed.reported.get(row.experiment, ()),
     )
 
 

@@ -20,13 +20,15 @@ from runner.backends import (
     NOTHING_RECORDED,
     Backend,
     Experiment,
+    Listing,
     Recorded,
     Results,
     recorded,
 )
 from runner.core.model import Sweep
-from runner.observe import usage
+from runner.observe import tails, usage
 from runner.observe.join import Seen, observation
+from runner.observe.live import NO_TAILS, Reading
 from runner.observe.model import Observation, Search
 from runner.plan import SweepPlan
 
@@ -77,6 +79,10 @@ def chosen(listed: Listed, mine: Recorded, resumes: bool) -> dict[str, Experimen
     }
 
 
+def _copies(seen: Observed) -> dict[str, tuple[Experiment, ...]]:
+    return {name: tuple(found) for name, found in seen.listed.items() if len(found) > 1}
+
+
 def _listed(results: Results) -> dict[str, tuple[Experiment, ...]]:
     """Every copy of each name from a results look (`copies` holds the names with several)."""
     return {n: results.copies.get(n) or (e,) for n, e in results.experiments.items()}
@@ -100,6 +106,10 @@ class Context:
 
     searches: Mapping[str, Search] = field(default_factory=dict)
     head: str = ""
+    reading: Reading = NO_TAILS
+    """Which points' reporting lines are read from their logs (`runner.observe.tails`)."""
+    listing: Listing = Listing.SOON
+    """How a look without results lists (`wait`'s, repeated for hours: in few calls)."""
     asked: frozenset[str] = frozenset()
     """Metrics a reader asked for by name (`status --best`, `report --metric`): `gpu_hours`
     among them is measured for every sweep (`runner.observe.usage`)."""
@@ -134,7 +144,8 @@ class Observer:
             found = self.backend.results(sweep, wanted, mine)
             seen = Observed(_listed(found), found, mine)
         else:
-            seen = Observed(self.backend.experiments(sweep, wanted, mine), None, mine)
+            listing = self.context.listing
+            seen = Observed(self.backend.experiments(sweep, wanted, mine, listing), None, mine)
         self._seen[sweep.name] = seen
         return seen
 
@@ -151,9 +162,25 @@ class Observer:
             context = self.context
             if usage.wanted(plan.sweep, context.searches.get(name), context.asked):
                 found = usage.measured(self.backend, plan.sweep, found)
-            joined = observation(plan, Seen(found, context.searches.get(name), context.head))
+            read = tails.NOTHING_READ
+            if tails.reads(plan.sweep, self.backend, context.reading):
+                picked = tails.chosen(found, context.reading.tails)
+                read = tails.read(self.backend, plan.sweep, picked)
+            given = Seen(found, context.searches.get(name), context.head, read)
+            joined = observation(plan, given)
             self._observations[name] = joined
         return self._observations[name]
+
+    def states(self, plan: SweepPlan) -> Observation:
+        """The sweep's observation from this phase's look alone, even one without results:
+        each point's state (its metrics, exit code and group only where the look has them).
+        `wait` reads one each interval, at the cost of one listing."""
+        seen = self.look(plan)
+        if (found := seen.results) is None:  # of each name, the one `results` would report
+            picked = chosen(seen.listed, seen.mine, resumes=False)
+            found = Results(None, picked, copies=_copies(seen))
+        given = Seen(found, self.context.searches.get(plan.sweep.name), self.context.head)
+        return observation(plan, given)
 
     def _results(self, plan: SweepPlan) -> Results:
         names = [row.experiment for row in plan.rows if row.entry is not None]

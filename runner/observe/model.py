@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from runner.backends import ExperimentState, Group
+from runner.core.model import Condition
 from runner.core.values import StrEnum, Value
 from runner.manifest.lock import Locked
 from runner.manifest.sample import Goal, Sample, row_identity
+from runner.observe.live import Reported
 
 PROGRESS = re.compile(r"\[\s*\d+(?:\.\d+)?\s*%[^\]]*\]")
 """Progress as OLMo-core's BeakerCallback writes it: `[3%, 30/1,000]`."""
@@ -63,6 +65,20 @@ class PointResult:
     """The commit the ledger records for the point's submission (any sweep)."""
     gpus: int = 0
     """GPUs the point holds at once (every task's replicas × GPUs, from its rendered spec)."""
+    reported: tuple[Reported, ...] = ()
+    """The reporting lines (`runner.observe.live`) read from its log's tail, in order: only
+    where the reader read them (`live: true`, `--live`; `report`'s curves)."""
+
+    @property
+    def live(self) -> Reported | None:
+        """Its latest report while it runs (None when it is not running, or reported nothing)."""
+        if self.state != ExperimentState.RUNNING or not self.reported:
+            return None
+        return self.reported[-1]
+
+    def curve(self, metric: str) -> tuple[tuple[int, float], ...]:
+        """(step, value) of each report of `metric`, in the order printed."""
+        return tuple((r.step, r.values[metric]) for r in self.reported if metric in r.values)
 
     @property
     def progress(self) -> str | None:
@@ -163,6 +179,8 @@ class Observation:
     search: Search | None = None
     objective: Objective | None = None
     """None: the sweep declares no direction (a grid without `stop_when`)."""
+    conditions: tuple[Condition, ...] = ()
+    """The conditional parameters' `when:` (grid and sampled): where each exists."""
 
     @property
     def metric_names(self) -> list[str]:

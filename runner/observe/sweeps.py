@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from runner.backends import Backend
+from runner.observe.live import NO_TAILS, Reading
 from runner.observe.looks import Context, Observer, always
 from runner.observe.model import Observation, Search
 from runner.plan import SweepPlan
@@ -27,12 +28,18 @@ def searches(cat: Catalog) -> dict[str, Search]:
 
 
 def observer(
-    cat: Catalog, backend: Backend, head: str = "", asked: Collection[str] = ()
+    cat: Catalog,
+    backend: Backend,
+    head: str = "",
+    reading: Reading = NO_TAILS,
+    asked: Collection[str] = (),
 ) -> Observer:
     """The readers' observer of the catalog's sweeps: every look carries results. `head`: the
-    commit checked out, which local `code:` points that rerun are compared with; `asked`: the
-    metrics a reader asked for by name."""
-    return Observer(backend, always, Context(searches(cat), head, frozenset(asked)))
+    commit checked out, which local `code:` points that rerun are compared with; `reading`:
+    which points' reporting lines are read from their logs; `asked`: the metrics a reader asked
+    for by name."""
+    context = Context(searches(cat), head, reading, asked=frozenset(asked))
+    return Observer(backend, always, context)
 
 
 def observe(
@@ -40,9 +47,10 @@ def observe(
     backend: Backend,
     head: str = "",
     plans: Sequence[SweepPlan] | None = None,
+    reading: Reading = NO_TAILS,
     asked: Collection[str] = (),
 ) -> list[Observation]:
     """Each sweep's observation (or each of `plans`'), planned against the backend's ledgers."""
-    looks = observer(cat, backend, head, asked)
+    looks = observer(cat, backend, head, reading, asked)
     chosen = cat.plans(cat.ledgers(backend.layout)) if plans is None else plans
     return [looks.observation(plan) for plan in chosen]

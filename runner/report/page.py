@@ -12,10 +12,12 @@ from collections.abc import Mapping, Sequence
 from runner.core.errors import RunnerError
 from runner.observe.findings import Findings, finished
 from runner.observe.model import PointResult
-from runner.report import pareto, plot
+from runner.report import pareto
+from runner.report.charts import chart, mermaid, progress_chart
 from runner.report.status import metric_text, point_json, summary
 from runner.report.tables import params_text, tabulate
 from runner.search.adaptive import FANOVA_TREES
+from runner.search.importance import FLOOR, Share
 from runner.search.ranking import Estimator
 
 LIMIT = 65_536
@@ -41,9 +43,9 @@ def markdown(f: Findings, images: Mapping[str, str]) -> str:
     image files, Mermaid charts: the best so far, and the metric by the first varying parameter."""
     charts = []
     if not any(k not in ("csv", pareto.IMAGE) for k in images) and f.ranked:
-        charts.append(plot.mermaid(plot.progress_chart(f)))
+        charts.append(mermaid(progress_chart(f)))
         with contextlib.suppress(RunnerError):  # no parameter to draw against
-            charts.append(plot.mermaid(plot.chart(f.results, f.metric)))
+            charts.append(mermaid(chart(f.results, f.metric)))
     unfinished = [p for p in f.results.points if finished(p, f.metric) is None]
     shown = min(len(unfinished), UNFINISHED)
     while True:  # fewer unfinished rows, then fewer charts, then a cut: always under LIMIT
@@ -134,11 +136,45 @@ def _top(f: Findings) -> str:
 
 def _importance(f: Findings) -> list[str]:
     imp = f.importance
-    if not imp.shares:
+    if not imp.judged:
         return [f"_Not judged: {imp.note}._"]
-    rows = [[f"`{n}`", f"{v:.3f}", "█" * round(20 * v)] for n, v in imp.shares]
-    table = tabulate(rows, headers=["parameter", "importance", ""], tablefmt="github")
-    return [table, "", f"By {METHODS[imp.method]}, over {len(f.ranked)} finished point(s)."]
+    rows = [
+        [
+            f"`{s.name}`",
+            "—" if s.value is None else f"{s.value:.3f}",
+            "" if s.value is None else "█" * round(20 * s.value),
+            f"{s.points} point(s)" + (f", {s.condition}" if s.condition else ""),
+            s.note,
+        ]
+        for s in imp.shares
+    ]
+    headers = ["parameter", "importance", "", "judged among", "note"]
+    if not any(s.note for s in imp.shares):
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
+    table = tabulate(rows, headers=headers, tablefmt="github")
+    return [table, "", *importance_notes(f)]
+
+
+def importance_notes(f: Findings) -> list[str]:
+    """How the shares were judged: the method, its fallback, and the conditional parameters."""
+    imp = f.importance
+    notes = [f"By {METHODS[imp.method]}, over {len(f.ranked)} finished point(s)."]
+    fallen = [s.name for s in imp.judged if s.method != imp.method]
+    if fallen:
+        notes.append(
+            f"Fewer than {FLOOR} points are too few for a forest: {_names(fallen)} judged by"
+            f" {METHODS[Estimator.VARIANCE].split(' (')[0]} (which gives no share by chance)."
+        )
+    if any(s.condition for s in imp.shares):
+        notes.append(
+            "A conditional parameter is judged among the points where it exists: its share is"
+            " of the metric's variance there, with the parameters that vary there."
+        )
+    return notes
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
 
 
 def _unfinished(f: Findings, points: Sequence[PointResult]) -> str:
@@ -162,12 +198,30 @@ def as_json(f: Findings) -> dict[str, object]:
         "goal": str(f.goal),
         "best": None if f.best is None else point_json(f.best),
         "top": [p.experiment for p in f.ranked[:TOP]],
-        "importance": {"method": str(imp.method), "values": dict(imp.shares), "note": imp.note},
+        "importance": {
+            "method": str(imp.method),
+            "values": imp.values,
+            "note": imp.note,
+            "parameters": [share_json(s) for s in imp.shares],
+        },
         "progress": [{"x": s.x, "value": s.value, "best": s.best} for s in f.progress],
         "by_round": f.by_round,
         "pareto": pareto.pareto_names(f),
         "front": pareto.data(f),
+        "curves": None if f.curves is None else f.curves.as_json(),
         "points": [point_json(p) for p in f.results.points],
+    }
+
+
+def share_json(s: Share) -> dict[str, object]:
+    """One parameter's importance: its share (None: not judged), how and among which points."""
+    return {
+        "name": s.name,
+        "share": s.value,
+        "method": str(s.method),
+        "points": s.points,
+        "condition": s.condition,
+        "note": s.note,
     }
 
 

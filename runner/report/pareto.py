@@ -1,8 +1,7 @@
 """A sweep judged by two or more objectives, or by constraints, on its results page: the Pareto
 set as a table, the points a constraint rules out (and why), a PNG of the front (the first two
-objectives; infeasible points marked), and the same as data (`data`: the page's JSON, and the
-`pareto` section of the web page). matplotlib, the optional `[plot]` extra, is imported here for
-the PNG only.
+objectives; infeasible points marked, drawn through `runner.report.plot`, matplotlib's one
+user), and the same as data (`data`: the page's JSON, and what the web page draws a front from).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from runner.core.errors import RunnerError
 from runner.observe.aiming import Front
 from runner.observe.findings import Findings
 from runner.observe.model import PointResult
-from runner.report.plot import DPI, EXTRA, SIZE
+from runner.report import plot
 from runner.report.status import metric_text
 from runner.report.tables import params_text, tabulate
 
@@ -112,11 +111,7 @@ def figure(f: Findings) -> Any:
     front = f.front
     if front is None or len(front.aims) < 2:
         raise RunnerError(f"{f.results.name}: no two objectives to draw a front of")
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise RunnerError(f"plotting to a file needs matplotlib: {EXTRA}") from None
-    drawn = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
+    drawn = plot.new_figure()
     axes = drawn.subplots()
     ruled = {p.key for p, _ in front.ruled_out}
     kept = _xy(front, [p for p in front.finished if p.key not in ruled])
@@ -124,7 +119,7 @@ def figure(f: Findings) -> Any:
         axes.scatter(*kept, color="C0", s=14, label="feasible")
     out = _xy(front, [p for p, _ in front.ruled_out])
     if out:
-        axes.scatter(*out, color="#d62728", marker="x", s=24, label="ruled out by a constraint")
+        axes.scatter(*out, color="C1", marker="x", s=30, label="ruled out by a constraint")
     line = _xy(front, front.pareto)
     if line:
         xs, ys = zip(*sorted(zip(*line, strict=True)), strict=True)
@@ -146,6 +141,5 @@ def _xy(front: Front, points: Sequence[PointResult]) -> tuple[list[float], list[
 
 
 def save(f: Findings, path: Path) -> None:
-    """`figure` as a PNG."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure(f).savefig(path, format="png")
+    """`figure` as a PNG (or SVG, by the suffix)."""
+    plot.write_figure(figure(f), path)

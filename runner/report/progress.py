@@ -33,6 +33,8 @@ class Progress:
         self.live = self.err.isatty() if live is None else live
         self.total = 0
         self.counts: Counter[str] = Counter()
+        self.running: set[tuple[str, str]] = set()
+        """Points whose run has started and not ended (the local backend runs them in create)."""
         self._lock = threading.Lock()
         self._waiting = ""
         self._waited_at: float | None = None
@@ -71,9 +73,26 @@ class Progress:
                 self._waited_at = now
                 print(text, file=self.err, flush=True)
 
+    def started(self, outcome: Outcome) -> None:
+        """`started NAME` (in CI logs with the count so far), and one more running."""
+        with self._lock:
+            self.running.add((outcome.sweep, outcome.point.key))
+            self._clear()
+            if not self.live:
+                print(
+                    f"[{self._counted()}] started {outcome.point.name}", file=self.err, flush=True
+                )
+            self._bar()
+
+    def _counted(self) -> str:
+        """`0/6 done, 2 running`: ended points of all, and those running now."""
+        running = f", {len(self.running)} running" if self.running else ""
+        return f"{sum(self.counts.values())}/{self.total} done{running}"
+
     def done(self, outcome: Outcome) -> None:
         with self._lock:
             self._waiting = ""
+            self.running.discard((outcome.sweep, outcome.point.key))
             self.counts[outcome.status] += 1
             self._clear()
             failed = ""
@@ -107,7 +126,8 @@ class Progress:
         filled = width * finished // self.total
         parts = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
         waiting = f" | {self._waiting}" if self._waiting else ""
-        line = f"[{'#' * filled}{'.' * (width - filled)}] {finished}/{self.total} {parts}".rstrip()
+        bar = f"[{'#' * filled}{'.' * (width - filled)}]"
+        line = f"{bar} {self._counted()}" + (f": {parts}" if parts else "")
         line += waiting
         columns = shutil.get_terminal_size().columns
         self.err.write("\r" + line[: max(columns - 1, 40)])  # one row, or \r cannot clear it

@@ -12,7 +12,9 @@ import csv
 import io
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from runner.observe.live import step_text
 from runner.observe.model import Observation, PointResult
 from runner.render.durations import elapsed_text
 from runner.report.tables import params_text, tabulate
@@ -41,9 +43,30 @@ def _says(sweep: Observation) -> bool:
     return any(p.description for p in sweep.points)
 
 
+def _live(sweep: Observation) -> bool:
+    return any(p.live for p in sweep.points)
+
+
 def _headers(sweep: Observation) -> list[str]:
     says = ["job says"] if _says(sweep) else []
-    return ["", "experiment", "state", "exit", "time", "params", *sweep.metric_names, *says, "url"]
+    live = ["live"] if _live(sweep) else []
+    metrics = sweep.metric_names
+    return ["", "experiment", "state", "exit", "time", "params", *metrics, *live, *says, "url"]
+
+
+def live_text(point: PointResult) -> str:
+    """`step 1 200 · loss 2.31`: a running point's latest report; empty without one."""
+    live = point.live
+    if live is None:
+        return ""
+    values = (f"{name} {metric_text(v)}" for name, v in live.values.items())
+    return " · ".join([f"step {step_text(live.step)}", *values])
+
+
+def live_json(point: PointResult) -> dict[str, object] | None:
+    """`{"step": 1200, "values": {"loss": 2.31}}`, or None."""
+    live = point.live
+    return None if live is None else {"step": live.step, "values": dict(live.values)}
 
 
 def says_text(point: PointResult) -> str:
@@ -53,7 +76,20 @@ def says_text(point: PointResult) -> str:
     return text if len(text) <= SAYS_WIDTH else text[: SAYS_WIDTH - 3] + "..."
 
 
-def _row(point: PointResult, metrics: Sequence[str], says: bool) -> list[str]:
+@dataclass(frozen=True)
+class _Columns:
+    """The columns a sweep's table has beyond the fixed ones."""
+
+    metrics: Sequence[str]
+    live: bool
+    says: bool
+
+    @classmethod
+    def of(cls, sweep: Observation) -> _Columns:
+        return cls(sweep.metric_names, _live(sweep), _says(sweep))
+
+
+def _row(point: PointResult, columns: _Columns) -> list[str]:
     return [
         point.status,
         point.experiment,
@@ -61,8 +97,9 @@ def _row(point: PointResult, metrics: Sequence[str], says: bool) -> list[str]:
         "" if point.exit_code is None else str(point.exit_code),
         duration(point.seconds),
         params_text(point.params),
-        *(metric_text(point.metrics.get(m)) for m in metrics),
-        *([says_text(point)] if says else []),
+        *(metric_text(point.metrics.get(m)) for m in columns.metrics),
+        *([live_text(point)] if columns.live else []),
+        *([says_text(point)] if columns.says else []),
         point.url,
     ]
 
@@ -73,8 +110,8 @@ def _title(sweep: Observation) -> str:
 
 
 def table(sweep: Observation) -> str:
-    metrics, says = sweep.metric_names, _says(sweep)
-    rows = [_row(p, metrics, says) for p in sweep.points]
+    columns = _Columns.of(sweep)
+    rows = [_row(p, columns) for p in sweep.points]
     lines = [_title(sweep), tabulate(rows, headers=_headers(sweep))]
     lines.append(summary(sweep))
     if sweep.note:
@@ -86,8 +123,8 @@ def markdown(sweep: Observation) -> str:
     parts = [f"### `{sweep.name}` — `{sweep.path}`", ""]
     if sweep.group and sweep.group.url:
         parts += [f"Group: [{sweep.group.name or sweep.group.url}]({sweep.group.url})", ""]
-    metrics, says = sweep.metric_names, _says(sweep)
-    rows = [[_md(c) for c in _row(p, metrics, says)] for p in sweep.points]
+    columns = _Columns.of(sweep)
+    rows = [[_md(c) for c in _row(p, columns)] for p in sweep.points]
     parts.append(
         tabulate(rows, headers=_headers(sweep), tablefmt="github") if rows else "_no points_"
     )
@@ -133,6 +170,7 @@ def point_json(p: PointResult) -> dict[str, object]:
         "description": p.description,
         "progress": p.progress,
         "link": p.link,
+        "live": live_json(p),
         "url": p.url,
     }
 

@@ -113,18 +113,18 @@ def main_effects(
         return Importance(method, note="the metric has the same value at every finished point")
     raw = {}
     for j, name in enumerate(names):
-        groups = _groups([row[j] for row in rows])
+        levels = groups([row[j] for row in rows])
         between = 0.0
-        for members in groups:
+        for members in levels:
             group_mean = sum(values[i] for i in members) / len(members)
             between += len(members) * (group_mean - mean) ** 2
-        k, n = len(groups), len(values)
+        k, n = len(levels), len(values)
         within = (total - between) / (n - k) if n > k else 0.0
         raw[name] = max(0.0, between - (k - 1) * within) / total
     return normalised(method, raw)
 
 
-def _groups(column: Sequence[Cell]) -> list[list[int]]:
+def groups(column: Sequence[Cell]) -> list[list[int]]:
     """Indices of equal values; numbers that rarely repeat go into about sqrt(n) quantile bins."""
     by_value: dict[str | None, list[int]] = {}
     for i, v in enumerate(column):

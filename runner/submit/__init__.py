@@ -29,8 +29,9 @@ Modules: `outcome` (what a run reports), `options` (configuration and clock), `p
 2-5), `duplicates` (step 6), `run` (the `Submitter`: steps 1 and the loop).
 """
 
+from runner.core.clock import Clock
 from runner.core.retry import RetryPolicy
-from runner.submit.options import Clock, Options
+from runner.submit.options import Options
 from runner.submit.outcome import Duplicate, Listener, Outcome, OutcomeStatus, Stop, StopKind
 from runner.submit.run import Submitter
 

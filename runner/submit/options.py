@@ -1,35 +1,14 @@
-"""How a run is configured, and the clock it reads and waits by (tests pass one that jumps)."""
+"""How a run is configured, and the clock it reads and waits by (`runner.core.clock`)."""
 
 from __future__ import annotations
 
-import queue
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
+from runner.core.clock import Clock
 from runner.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
 from runner.core.retry import RetryPolicy
 from runner.render.code import Code
-
-T = TypeVar("T")
-
-POLL = 0.2
-"""Longest real wait between checks of flags set by signal handlers (which must not touch locks)."""
-
-
-class Clock:
-    """Real time. Everything in a run that reads the time or waits goes through one of these."""
-
-    def now(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-    def take(self, box: queue.Queue[T], timeout: float | None) -> T:
-        """The next item of `box`; `queue.Empty` after `timeout` seconds, or sooner (POLL)."""
-        return box.get(timeout=POLL if timeout is None else min(max(timeout, 0.0), POLL))
 
 
 @dataclass

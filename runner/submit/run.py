@@ -230,6 +230,7 @@ class Submitter:
             self._take(event)
         elif isinstance(event, _Started):
             self.record.add(event.outcome)
+            self.progress.started(event.outcome)
         return event
 
     def _run_started(self, sweep: Sweep, point: Rendered, experiment: Experiment) -> None:

@@ -24,6 +24,7 @@ from runner.backends import (
     Experiment,
     ExperimentState,
     Group,
+    Listing,
     LogQuery,
     NotStarted,
     Recorded,
@@ -40,6 +41,7 @@ from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
 from runner.backends.beaker.errors import call, unreachable_reason
 from runner.backends.beaker.groups import SweepGroups, metrics_by_experiment
+from runner.backends.beaker.states import STATES
 from runner.backends.health import Health, Wait
 from runner.core.errors import SubmitError
 from runner.core.model import Rendered, Sweep
@@ -49,19 +51,6 @@ from runner.ledger import COMMITTED, Layout
 __all__ = ["TOKEN_HELP", "BeakerBackend", "credentials", "to_beaker_spec"]
 
 T = TypeVar("T")
-
-STATES: dict[str, ExperimentState] = {
-    "STATUS_SUBMITTED": ExperimentState.QUEUED,
-    "STATUS_QUEUED": ExperimentState.QUEUED,
-    "STATUS_READY_TO_START": ExperimentState.QUEUED,
-    "STATUS_INITIALIZING": ExperimentState.RUNNING,
-    "STATUS_RUNNING": ExperimentState.RUNNING,
-    "STATUS_STOPPING": ExperimentState.RUNNING,
-    "STATUS_UPLOADING_RESULTS": ExperimentState.RUNNING,
-    "STATUS_SUCCEEDED": ExperimentState.SUCCEEDED,
-    "STATUS_FAILED": ExperimentState.FAILED,
-    "STATUS_CANCELED": ExperimentState.CANCELED,
-}
 
 
 class BeakerBackend:
@@ -92,6 +81,9 @@ class BeakerBackend:
         self.health = Health("Beaker", config.agent_address)
         self._calling = threading.local()
         self.client.watch_retries(self._retrying)
+        self._listed: dict[str, pb2.Workload] = {}
+        """Workloads `results` listed, by experiment id: a live read of their logs right after
+        a reader's look (`runner.observe.tails`) does not list each one again."""
 
     def close(self) -> None:
         self.client.close()
@@ -181,14 +173,18 @@ class BeakerBackend:
         return Experiment(point.name, experiment_id, url, point.key, ExperimentState.QUEUED)
 
     def experiments(
-        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING
+        self,
+        sweep: Sweep,
+        names: Iterable[str],
+        recorded: Recorded = NOTHING,
+        listing: Listing = Listing.SOON,
     ) -> Mapping[str, Sequence[Experiment]]:
         """In the sweep's workspace, whoever created them: `author/name` would miss one that
         another account created. One name is listed by itself (a narrower listing)."""
-        wanted = list(names)
+        split = listing is Listing.SOON
         return {
             name: tuple(self._experiment(w, recorded) for w in found)
-            for name, found in self._all(sweep, wanted, recorded, split=True).items()
+            for name, found in self._all(sweep, list(names), recorded, split=split).items()
         }
 
     def _all(
@@ -257,15 +253,21 @@ class BeakerBackend:
         return [names[i] for i in ids]
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
-        ours = recorded([(name, query.recorded, "")] if query.recorded else [])
+        workload = self._listed.get(query.recorded) if query.recorded else None
+        if workload is None:
+            workload = self._workload(sweep, name, query.recorded)
+        names = [str(task.get("name") or "main") for task in sweep.tasks]
+        job = lifecycle.replica_job(self.client, workload, query, names)
+        return lifecycle.log_lines(self.client, job, query)
+
+    def _workload(self, sweep: Sweep, name: str, experiment_id: str) -> pb2.Workload:
+        """The named experiment's workload (the one of `experiment_id`, if given)."""
+        ours = recorded([(name, experiment_id, "")] if experiment_id else [])
         found = self._all(sweep, [name], ours, prove=False).get(name)  # its key is not needed
         if not found:
             workspace = sweep.placement.workspace
             raise NotStarted(f"{name} is not on Beaker (in {workspace}): not submitted yet")
-        workload = next((w for w in found if w.experiment.id == query.recorded), found[0])
-        names = [str(task.get("name") or "main") for task in sweep.tasks]
-        job = lifecycle.replica_job(self.client, workload, query, names)
-        return lifecycle.log_lines(self.client, job, query)
+        return next((w for w in found if w.experiment.id == experiment_id), found[0])
 
     # -- groups and results (runner.backends.beaker.groups) ----------------------------------
 
@@ -283,6 +285,7 @@ class BeakerBackend:
             name: next((w for w in found if w.experiment.id in recorded.keys), found[0])
             for name, found in every.items()
         }
+        self._listed.update({w.experiment.id: w for w in workloads.values()})
         copies = {
             name: tuple(self._experiment(w, recorded) for w in found)
             for name, found in every.items()

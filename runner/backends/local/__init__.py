@@ -25,6 +25,7 @@ from runner.backends import (
     Capability,
     Experiment,
     Group,
+    Listing,
     LogQuery,
     NameTaken,
     Notify,
@@ -64,7 +65,7 @@ from runner.ledger import Layout
 class LocalBackend:
     layout: Layout = LAYOUT
     capabilities: frozenset[Capability] = frozenset(
-        {Capability.RUNS_DRAFTS, Capability.RESUMES, Capability.RERUNS}
+        {Capability.RUNS_DRAFTS, Capability.RESUMES, Capability.RERUNS, Capability.LOCAL_LOGS}
     )
     grace = 10.0
     """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
@@ -136,11 +137,16 @@ class LocalBackend:
         return Results(self.ensure_group(sweep, [e.id for e in found.values()]), experiments)
 
     def experiments(
-        self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING
+        self,
+        sweep: Sweep,
+        names: Iterable[str],
+        recorded: Recorded = NOTHING,
+        listing: Listing = Listing.SOON,
     ) -> Mapping[str, Sequence[Experiment]]:
         """One run directory per name, so one experiment: live, finished, or a stale run seen
         as canceled (the next submit resumes it). A run's key is in its state file, which only
-        the runner writes; a recorded run id has its recorded key, as on every backend."""
+        the runner writes; a recorded run id has its recorded key, as on every backend. Each
+        look reads the run directories, whatever `listing` asks."""
         return {
             name: (replace(exp, key=recorded.keys.get(exp.id, exp.key)),)
             for name, exp in self._states(sweep, names).items()

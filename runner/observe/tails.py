@@ -1,0 +1,80 @@
+"""The reporting lines of a sweep's points, read from their logs through the port's `logs`.
+
+One read per point read (replica 0 of its first task, its latest job), never a listing per
+point: which points are read is decided from the look the observation already made. On Beaker
+a read asks for the last `TAIL_LINES` lines (one bounded StreamJobLogs, after the job listing
+that finds the replica's job); on a backend whose logs are files on this machine
+(`Capability.LOCAL_LOGS`) the whole file is read, so a finished run's curve is whole. A point
+whose job has not started has nothing to read, and one whose logs cannot be read now is named
+in the sweep's note: neither is an error, and neither has live values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from runner.backends import (
+    Backend,
+    Capability,
+    Experiment,
+    ExperimentState,
+    LogQuery,
+    NotStarted,
+    Rejected,
+    Results,
+    Transient,
+)
+from runner.core.model import Sweep
+from runner.observe.live import TAIL_LINES, Live, Reading, Reported, Tails, reports
+
+
+@dataclass(frozen=True)
+class Tailed:
+    """What the reads found: each read point's reports (by experiment name), and why some
+    could not be read."""
+
+    reported: Mapping[str, tuple[Reported, ...]] = field(default_factory=dict)
+    note: str = ""
+
+
+NOTHING_READ = Tailed()
+
+
+def reads(sweep: Sweep, backend: Backend, reading: Reading) -> bool:
+    """Whether the reader reads this sweep's logs at all: `--live`, the sweep's own `live:
+    true`, or (for curves) logs that are files here and cost no call."""
+    if reading.tails is Tails.NONE:
+        return False
+    local = reading.tails is Tails.CURVES and Capability.LOCAL_LOGS in backend.capabilities
+    return reading.live is Live.ON or sweep.live or local
+
+
+def chosen(found: Results, tails: Tails) -> dict[str, Experiment]:
+    """The experiments whose logs are read, by the name the plan knows them by: the running
+    ones, and for curves the finished ones too (a queued one has no job to read)."""
+    wanted = {ExperimentState.RUNNING}
+    if tails is Tails.CURVES:
+        wanted |= {ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED}
+    return {n: e for n, e in found.experiments.items() if e.state in wanted}
+
+
+def read(backend: Backend, sweep: Sweep, experiments: Mapping[str, Experiment]) -> Tailed:
+    """Each experiment's reports, from one `logs` read of its replica 0 (by its id, which
+    holds even where it was renamed), by the name the plan knows it by."""
+    tail = None if Capability.LOCAL_LOGS in backend.capabilities else TAIL_LINES
+    found: dict[str, tuple[Reported, ...]] = {}
+    unread: list[str] = []
+    for name, experiment in experiments.items():
+        query = LogQuery(tail=tail, recorded=experiment.id)
+        try:
+            found[name] = reports(backend.logs(sweep, name, query))
+        except NotStarted:
+            continue
+        except (Rejected, Transient) as exc:
+            unread.append(f"{name} ({exc})")
+    note = ""
+    if unread:
+        shown = "; ".join(unread[:3]) + ("; ..." if len(unread) > 3 else "")
+        note = f"live values of {len(unread)} point(s) not read: {shown}"
+    return Tailed(found, note)

@@ -1,0 +1,185 @@
+"""`report --output DIR`'s web page, `DIR/index.html`: every sweep's results in one self-contained
+file that opens from an artifact, a Pages site or a laptop with no server, and that asks nothing
+of the network (its script and style are inline, a Content-Security-Policy forbids any fetch).
+
+The page is data and renderers. The data is one JSON document inside the page (`page_data`: per
+sweep its metric, axes, points, importance and best so far); the renderers are the script in
+`assets/page.js`, plain JavaScript drawing SVG: parallel coordinates whose axes can be brushed
+(the table follows), a sortable table of every point linked to its experiment, the importance
+bars and the best so far.
+
+Extension points, for sections other issues add (learning curves, a Pareto front): a `Section`
+names a key of the sweep's JSON, the function that fills it from the findings (None: the sweep
+has nothing to show there, and the page leaves the section out) and the script that registers
+its renderer under the same key (`SweepPage.section(key, title, render)`). The page renders
+without any of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+from runner.core.values import as_text
+from runner.observe.findings import Findings
+from runner.report import pareto
+from runner.report.charts import axis_positions
+from runner.report.page import share_json
+
+FORMAT = 1
+"""The page data's format (`page_data()["format"]`), for scripts that read it back."""
+DATA_ID = "sweep-data"
+"""The id of the page's `<script type="application/json">` element."""
+POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+"""No request leaves the page: nothing but its own inline script and style run."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section of a sweep's web page beyond the built-in ones."""
+
+    key: str
+    """The sweep's JSON key its data goes under, and the name its renderer registers."""
+    data: Callable[[Findings], object | None]
+    """The section's data for a sweep (JSON values); None: nothing to show, no section."""
+    script: str
+    """JavaScript that calls `SweepPage.section(key, title, render)`, where
+    `render(element, sweep, data)` fills the section's element."""
+
+
+def _asset(name: str) -> str:
+    return (resources.files("runner.report") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _curves(f: Findings) -> object | None:
+    """Each point's learning curve (`runner.observe.curves`), when some point reported one."""
+    return None if f.curves is None or not f.curves.lines else f.curves.as_json()
+
+
+SECTIONS: tuple[Section, ...] = (
+    Section("learning_curves", _curves, _asset("curves.js")),
+    Section("pareto", pareto.data, _asset("pareto.js")),
+)
+"""The sections every page carries beyond the built-in ones: learning curves (the
+`learning_curves` key: per point, its (step, value) series; issue 39) and the Pareto front
+(`pareto`, issue 40) register here."""
+
+
+def page(findings: Sequence[Findings], sections: Sequence[Section] = SECTIONS) -> str:
+    """The whole page: one HTML file, its data, style and scripts inline."""
+    data = json.dumps(page_data(findings, sections), allow_nan=False, sort_keys=True)
+    scripts = "\n".join([_asset("page.js"), *(s.script for s in sections)])
+    names = ", ".join(f.results.name for f in findings) or "no sweep"
+    return TEMPLATE.format(
+        policy=POLICY,
+        title=_escape(f"Sweep results: {names}"),
+        style=_asset("page.css"),
+        data_id=DATA_ID,
+        data=_script_safe(data),
+        script=_script_safe(scripts),
+    )
+
+
+def page_data(findings: Sequence[Findings], sections: Sequence[Section] = ()) -> dict[str, object]:
+    """What the page draws, as JSON values (no NaN: a non-finite metric is its text)."""
+    return {"format": FORMAT, "sweeps": [sweep_data(f, sections) for f in findings]}
+
+
+def sweep_data(f: Findings, sections: Sequence[Section] = ()) -> dict[str, object]:
+    """One sweep: its axes (each parameter, then the metric) with their labels, every point
+    (a finished one with its height on each axis, in [0, 1]), importance and best so far."""
+    ranked = {p.key: i for i, p in enumerate(f.ranked)}
+    columns = [[dict(p.params).get(n) for p in f.ranked] for n in f.params]
+    columns.append([p.number(f.metric) for p in f.ranked])
+    axes, heights = [], []
+    for name, column in zip([*f.params, f.metric], columns, strict=True):
+        position, ticks = axis_positions(column, name in f.log) if column else ([], [])
+        axes.append({"name": name, "ticks": [[h, t] for h, t in ticks], "log": name in f.log})
+        heights.append(position)
+    points = []
+    for p in f.results.points:
+        rank = ranked.get(p.key)
+        points.append(
+            {
+                "experiment": p.experiment,
+                "key": p.key,
+                "state": str(p.state),
+                "url": p.url,
+                "params": {k: _json_value(v) for k, v in p.params},
+                "value": None if rank is None else p.number(f.metric),
+                "rank": None if rank is None else rank + 1,
+                "heights": None if rank is None else [column[rank] for column in heights],
+            }
+        )
+    data: dict[str, object] = {
+        "name": f.results.name,
+        "path": f.results.path,
+        "metric": f.metric,
+        "goal": str(f.goal),
+        "params": list(f.params),
+        "axes": axes,
+        "points": points,
+        "best": None if f.best is None else f.best.experiment,
+        "importance": _importance(f),
+        "progress": [{"x": s.x, "value": s.value, "best": s.best} for s in f.progress],
+        "by_round": f.by_round,
+    }
+    for section in sections:
+        value = section.data(f)
+        if value is not None:
+            data[section.key] = value
+    return data
+
+
+def _importance(f: Findings) -> dict[str, object]:
+    imp = f.importance
+    return {
+        "method": str(imp.method),
+        "note": imp.note,
+        "parameters": [share_json(s) for s in imp.shares],
+    }
+
+
+def _json_value(value: object) -> object:
+    """A parameter as JSON: numbers stay numbers where finite; anything else is its text."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return value if math.isfinite(value) else str(value)
+    return as_text(value)  # type: ignore[arg-type]
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _script_safe(text: str) -> str:
+    """Text that cannot end its `<script>` element early (`</script>`, `<!--`)."""
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+TEMPLATE = """<!DOCTYPE html>
+<!-- Written by `sweep-runner report --output DIR`: the results of every sweep, in one file that
+     makes no request. Written again by the same command; do not edit. -->
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{policy}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+{style}
+</style>
+</head>
+<body>
+<main id="sweeps"></main>
+<script type="application/json" id="{data_id}">{data}</script>
+<script>
+{script}
+</script>
+</body>
+</html>
+"""

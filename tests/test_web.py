@@ -1,0 +1,338 @@
+"""`report --output DIR`'s web page (runner/report/web.py): one self-contained `index.html`.
+
+The page's data and its extension points are checked in Python; the page itself in Chromium
+(Debian's, which `.ci/run` installs, driven by Playwright's Python package with the machine's
+binary: nothing is downloaded): opened from a report of a sweep run for real on the local
+backend, it logs no error, asks for nothing outside its own file, draws one line per finished
+point, and a scripted drag along an axis leaves exactly the points in that range in the table.
+Where Chromium is missing (a developer's machine) the browser tests skip, saying so; in CI
+(`CI` set) they fail instead."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.backends import ExperimentState
+from runner.cli import main
+from runner.core.values import Value
+from runner.manifest.aims import Aim, Bound, Constraint
+from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
+from runner.observe import findings
+from runner.observe.model import Absent, Observation, PointResult, Search
+from runner.report import web
+from runner.search.ranking import Estimator
+from tests.charts import image_checks
+from tests.conftest import PROJECT
+from tests.helpers import head
+
+CHROMIUM = Path("/usr/bin/chromium")
+IN_CI = bool(os.environ.get("CI"))
+"""Read when the module loads: the tests' own fixture clears CI for each test."""
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SWEEP = (
+    head("web", draft=True)
+    + """\
+    command: [python, -m, runner.examples.objectives, bowl, --metric, loss, --report-steps, "3"]
+    arguments: [--x1, "{x}", --x2, "{y}"]
+params:
+  grid:
+    x: [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+    y: [1, 2]
+"""
+)
+
+
+# -- the page's data, pure ------------------------------------------------------------------
+
+
+def _point(i: int, x: Value, state: str = "succeeded", loss: float | None = None) -> PointResult:
+    metrics: dict[str, object] = {
+        "loss": float("nan") if loss is None else loss,
+        "note": "</script>",
+    }
+    try:
+        kind: Any = ExperimentState(state)
+    except ValueError:
+        kind = Absent(state)
+    return PointResult(
+        "=",
+        f"p-{i}",
+        f"k{i}",
+        (("x", x), ("y", i % 2)),
+        kind,
+        0,
+        1.0,
+        metrics,
+        f"https://beaker.org/ex/{i}",
+    )
+
+
+def _findings(points: list[PointResult]) -> findings.Findings:
+    results = Observation("s", "sweeps/s.yaml", False, ("x", "y"), tuple(points))
+    return findings.find(results, "loss", Goal.MINIMIZE)
+
+
+SMALL = [_point(i, i / 10, loss=(i / 10 - 0.3) ** 2) for i in range(6)] + [
+    _point(6, "</script><script>alert(1)</script>", "failed"),
+    _point(7, 0.9, "not submitted"),
+]
+
+
+def _data(html: str) -> Any:
+    found = re.search(r'<script type="application/json" id="sweep-data">(.*?)</script>', html, re.S)
+    assert found, "no page data"
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} is not JSON")
+
+    return json.loads(found.group(1), parse_constant=refuse)
+
+
+def test_the_page_is_one_file_that_asks_nothing_of_the_network() -> None:
+    html = web.page([_findings(SMALL)])
+    assert f'content="{web.POLICY}"' in html and "default-src 'none'" in web.POLICY
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", html)
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    assert html.count("</script>") == 2  # the data's and the script's: a value cannot end one
+
+
+def test_the_data_has_every_point_and_heights_only_for_finished_ones() -> None:
+    (sweep,) = _data(web.page([_findings(SMALL)]))["sweeps"]
+    assert [p["experiment"] for p in sweep["points"]] == [f"p-{i}" for i in range(8)]
+    heights = {p["experiment"]: p["heights"] for p in sweep["points"]}
+    assert heights["p-3"] == [pytest.approx(0.6), 1.0, 0.0]  # x, y = 1, the lowest loss
+    assert heights["p-6"] is None and heights["p-7"] is None  # failed, not submitted: no line
+    assert [a["name"] for a in sweep["axes"]] == ["x", "y", "loss"]
+    assert sweep["best"] == "p-3" and sweep["points"][3]["url"] == "https://beaker.org/ex/3"
+    assert sweep["points"][6]["params"]["x"] == "</script><script>alert(1)</script>"
+    assert {"learning_curves", "pareto"}.isdisjoint(sweep)  # the page renders without them
+    names = [p["name"] for p in sweep["importance"]["parameters"]]
+    assert sorted(names) == ["x", "y"]
+
+
+def test_a_section_plugs_in_with_its_data_and_its_renderer() -> None:
+    """What issue 39's learning curves and issue 40's Pareto front do: a key of the sweep's
+    data, filled from the findings (None: the sweep has none, and no key), and a renderer."""
+    curves = web.Section(
+        "learning_curves",
+        lambda f: {p.experiment: [[0, 1.0], [10, 0.5]] for p in f.ranked} if f.ranked else None,
+        'SweepPage.section("learning_curves", "Learning curves", (el, sweep, data) => {});',
+    )
+    empty = _findings([_point(0, 0.1, "failed")])
+    html = web.page([_findings(SMALL), empty], (curves,))
+    full, none = _data(html)["sweeps"]
+    assert full["learning_curves"]["p-0"] == [[0, 1.0], [10, 0.5]] and "learning_curves" not in none
+    assert 'SweepPage.section("learning_curves"' in html
+
+
+# -- in Chromium --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 6 x 2 grid run for real on the local backend, and its report's directory."""
+    root = tmp_path_factory.mktemp("web")
+    (root / "sweeps").mkdir()
+    (root / "sweeps" / "web.yaml").write_text(SWEEP)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(PROJECT))
+        assert main(["-C", str(root), "submit", "sweeps/web.yaml", "--backend", "local"]) == 0
+        out = root / "report"
+        argv = ["-C", str(root), "report", "--backend", "local", "--metric", "loss"]
+        assert main([*argv, "--output", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One Chromium for the module (a fresh profile), driven by Playwright."""
+    if not CHROMIUM.exists():
+        if IN_CI:
+            pytest.fail(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium (CI installs it)")
+    sync = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
+    with tempfile.TemporaryDirectory() as profile, sync.sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), args=FLAGS, headless=True
+        )
+        yield context
+        context.close()
+
+
+class Opened:
+    """The page, with what it logged and asked for."""
+
+    def __init__(self, context: Any, path: Path) -> None:
+        self.page = context.new_page()
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.url = path.as_uri()
+        self.page.goto(self.url)
+        self.page.wait_for_selector("body[data-ready=true]")
+
+    def _console(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self.errors.append(message.text)
+
+    def rows(self) -> list[str]:
+        return list(self.page.locator("table.points tbody tr td:nth-child(2)").all_inner_texts())
+
+
+def _csv(report: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO((report / "web.csv").read_text())))
+
+
+def test_the_page_opens_with_no_error_no_request_and_a_line_per_finished_point(
+    browser: Any, report: Path
+) -> None:
+    opened = Opened(browser, report / "index.html")
+    assert opened.errors == [] and opened.requests == [opened.url]
+    points = _csv(report)
+    assert opened.page.locator("svg.parallel path.line").count() == len(points) == 12
+    assert opened.page.locator("svg.parallel path.line.best").count() == 1
+    assert sorted(opened.rows()) == sorted(r["experiment"] for r in points)
+    links = opened.page.locator("table.points tbody a")
+    urls = {links.nth(i).inner_text(): links.nth(i).get_attribute("href") for i in range(12)}
+    assert urls == {r["experiment"]: r["url"] for r in points}  # each point links to its run
+    bars = opened.page.locator(".importance .bar")
+    assert bars.count() == 2 and opened.page.locator("svg.progress path.step").count() == 1
+    curves = opened.page.locator('section[data-section="learning_curves"] svg.curves path.curve')
+    assert curves.count() == 12 and opened.page.locator("svg.curves path.curve.best").count() == 1
+    best = opened.page.locator("svg.curves path.curve.best").get_attribute("data-experiment")
+    assert best == min(points, key=lambda r: float(r["metric.loss"]))["experiment"]  # red, on top
+    opened.page.close()
+
+
+def test_brushing_an_axis_leaves_exactly_the_points_in_range_in_the_table(
+    browser: Any, report: Path
+) -> None:
+    """Drag along x from 70 % of its height down to 30 %: x is linear from 0 to 0.5, so the
+    points with x from 0.15 to 0.35 stay (x = 0.2 and 0.3, with both y), and only they."""
+    opened = Opened(browser, report / "index.html")
+    page = opened.page
+    _drag(page, "x", 0.7, 0.3)
+    expected = {r["experiment"] for r in _csv(report) if 0.15 <= float(r["param.x"]) <= 0.35}
+    assert len(expected) == 4 and set(opened.rows()) == expected
+    assert page.locator("svg.parallel path.line:not(.dim)").count() == 4
+    page.locator("table.points th", has_text="loss").click()  # sorted by loss, then reversed
+    losses = [
+        float(t) for t in page.locator("table.points tbody td:nth-child(4)").all_inner_texts()
+    ]
+    assert losses == sorted(losses)
+    page.locator("table.points th", has_text="loss").click()
+    again = [float(t) for t in page.locator("table.points tbody td:nth-child(4)").all_inner_texts()]
+    assert again == sorted(losses, reverse=True)
+    _drag(page, "x", 0.9, 0.9)  # a click on the axis clears its range
+    assert len(opened.rows()) == 12
+    assert opened.errors == [] and opened.requests == [opened.url]
+    page.close()
+
+
+def _drag(page: Any, name: str, start: float, end: float) -> None:
+    """A mouse drag along axis `name`, between two heights (0: its bottom, 1: its top)."""
+    axis = page.locator(f'svg.parallel g[data-axis="{name}"] line.axis')
+    axis.scroll_into_view_if_needed()
+    box = axis.bounding_box()
+    assert box is not None
+    x = box["x"] + box["width"] / 2
+
+    def y(h: float) -> float:
+        return float(box["y"] + (1 - h) * box["height"])
+
+    page.mouse.move(x, y(start))
+    page.mouse.down()
+    page.mouse.move(x, (y(start) + y(end)) / 2, steps=4)
+    page.mouse.move(x, y(end), steps=4)
+    page.mouse.up()
+
+
+def test_the_docs_show_a_screenshot_of_the_page() -> None:
+    shot = PROJECT / "docs" / "results-page.png"
+    assert "](results-page.png)" in (PROJECT / "docs" / "results.md").read_text()
+    image_checks(shot, (1000, 1100))
+
+
+def _two_objectives() -> findings.Findings:
+    """Five points of a search by loss (min) and cost (min) with `mem <= 2`: p0, p1 and p4 are
+    the Pareto set, p2 is dominated, p3 breaks the constraint."""
+    space = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)),)
+    aims = (Aim("loss", Goal.MINIMIZE), Aim("cost", Goal.MINIMIZE))
+    sample = Sample(
+        Method.TPE,
+        5,
+        0,
+        4,
+        space,
+        batch=5,
+        metric="loss",
+        objectives=aims,
+        constraints=(Constraint("mem", Bound.AT_MOST, 2.0),),
+    )
+    rows = [(1.0, 5.0, 1), (2.0, 3.0, 1), (3.0, 4.0, 1), (0.5, 0.5, 9), (4.0, 1.0, 2)]
+    points = tuple(
+        PointResult(
+            "=",
+            f"p{i}",
+            f"k{i}",
+            (("x", i / 10),),
+            ExperimentState.SUCCEEDED,
+            metrics={"loss": loss, "cost": cost, "mem": mem},
+            url=f"https://example.org/p{i}",
+        )
+        for i, (loss, cost, mem) in enumerate(rows)
+    )
+    observed = Observation("two", "sweeps/two.yaml", True, ("x",), points, search=Search(sample))
+    return findings.find(observed, "loss", Goal.MINIMIZE, Estimator.VARIANCE)
+
+
+def test_the_pareto_section_carries_the_front_of_a_two_objective_sweep() -> None:
+    front: Any = web.sweep_data(_two_objectives(), web.SECTIONS)["pareto"]
+    assert front["pareto"] == ["p0", "p1", "p4"]
+    assert [p["feasible"] for p in front["points"]] == [True, True, True, False, True]
+    assert "pareto" not in web.sweep_data(_findings(SMALL), web.SECTIONS)  # one objective
+
+
+def test_the_page_draws_the_pareto_front_with_the_ruled_out_points_crossed(
+    browser: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "index.html"
+    path.write_text(web.page([_two_objectives()]), encoding="utf-8")
+    opened = Opened(browser, path)
+    assert opened.errors == [] and opened.requests == [opened.url]
+    section = opened.page.locator('section[data-section="pareto"] svg.pareto')
+    marked = section.locator("circle.point.pareto")
+    assert sorted(
+        marked.nth(i).get_attribute("data-experiment") for i in range(marked.count())
+    ) == [
+        "p0",
+        "p1",
+        "p4",
+    ]
+    assert section.locator("circle.point:not(.pareto)").count() == 1  # p2, dominated
+    crossed = section.locator("path.point.ruled-out")
+    assert crossed.count() == 1 and crossed.get_attribute("data-experiment") == "p3"
+    assert "mem 9 breaks mem <= 2" in (crossed.locator("title").text_content() or "")
+    assert section.locator("path.front").count() == 1
+    opened.page.close()
