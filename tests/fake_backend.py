@@ -23,6 +23,7 @@ from runner.backends import (
     Recorded,
     Rejected,
     Results,
+    Usage,
     WriteAhead,
     group_name,
 )
@@ -53,6 +54,8 @@ class FakeBackend:
         self.restarted: Counter[str] = Counter()
         """Restarts sent, by name: the experiment's job generation."""
         self.calls: list[tuple[str, str]] = []
+        self.used: dict[str, Usage] = {}
+        """What `usage` says of an experiment, by name (none: it is left out)."""
 
     def _log(self, call: str, what: str) -> None:
         self.calls.append((call, what))
@@ -130,6 +133,10 @@ class FakeBackend:
         self._log("results", sweep.name)
         listed = self.experiments(sweep, names, recorded)
         return Results(None, {n: found[0] for n, found in listed.items()})
+
+    def usage(self, sweep: Sweep, experiments: Sequence[Experiment]) -> Mapping[str, Usage]:
+        self._log("usage", sweep.name)
+        return {e.id: self.used[e.name] for e in experiments if e.name in self.used}
 
     def close(self) -> None:
         self._log("close", "")

@@ -91,6 +91,20 @@ params:
 )
 POINTS = 6
 
+OBJECTIVE_HEAD = """\
+version: 1
+name: {name}
+draft: true
+beaker:
+  workspace: ai2/sweep-quickstart
+  clusters: [ai2/jupiter]
+tasks:
+  - name: objective
+    image: {{docker: python:3.12-slim}}
+"""
+"""A draft sweep's head whose task evaluates a test function (runner.examples.objectives), as a
+template of its `name`: the searches' tests run it on the local backend."""
+
 BRANIN_SEARCH = """\
     command: [python, -m, runner.examples.objectives, branin]
     arguments: [--x1, "{x1}", --x2, "{x2}"]

@@ -3,6 +3,7 @@ once, batched failures, and a webhook that fails or loses its reply never fails 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -12,9 +13,10 @@ from runner import ledger
 from runner.apply.notify import finished_text
 from runner.backends import ExperimentState
 from runner.cli import main
-from runner.manifest.sample import Goal
+from runner.manifest.aims import Bound, Constraint
+from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
 from runner.observe.join import objective
-from runner.observe.model import Objective, Observation, PointResult
+from runner.observe.model import Objective, Observation, PointResult, Search
 from runner.plan import catalog
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
@@ -165,3 +167,14 @@ def test_a_sweep_s_objective_is_its_search_s_or_its_stop_when_s(tmp_path: Path) 
     below = text.replace("above: 0.95", "below: 0.05")
     (plan,) = catalog.load(write_manifest(tmp_path, below, "exact.yaml").parent).plans()
     assert objective(plan.sweep, None) == Objective("accuracy", Goal.MINIMIZE)
+
+
+def test_a_point_that_breaks_a_constraint_is_never_the_notices_best() -> None:
+    """acc-0 has the highest accuracy and breaks `accuracy <= 0.9` (issue 40)."""
+    limit = Constraint("accuracy", Bound.AT_MOST, 0.9)
+    space = (Distribution("lr", Kind.INT, (0, 9)),)
+    sample = Sample(Method.TPE, 3, 0, 4, space, batch=3, metric="accuracy", constraints=(limit,))
+    observed = dataclasses.replace(
+        _accuracy_sweep(Objective("accuracy", Goal.MAXIMIZE)), search=Search(sample)
+    )
+    assert "Best by highest accuracy: `acc-2` (0.73)" in finished_text(observed)

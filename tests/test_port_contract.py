@@ -3,6 +3,7 @@ Beaker adapter (over the wire fake), so each call means the same on both."""
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from runner.backends import (
 )
 from runner.backends.beaker import BeakerBackend
 from runner.backends.local import LocalBackend
-from runner.backends.local.rundir import Replica, RunDir, new_state
+from runner.backends.local.rundir import Replica, RunDir, elapsed_seconds, new_state
 from runner.observe.looks import Observer
 from runner.plan import SweepPlan, catalog
 from tests.helpers import MINIMAL, write_manifest
@@ -166,6 +167,31 @@ def test_logs_read_the_lines_the_point_printed(
     assert "trained" in "".join(opened.logs(plan.sweep, point.name, LogQuery()))
 
 
+def test_usage_is_each_job_s_time_times_the_gpus_it_held(
+    opened: Backend, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Beaker: a job's (exited - started) × its GPUs; here: the run's wall time × the GPUs its
+    spec declared (this machine has none); an experiment the backend has not is left out."""
+    gpus = SWEEP.replace("command: [python, -c", "resources: {gpus: 2}\n    command: [python, -c")
+    plan = _plan(tmp_path, opened, gpus)
+    point = plan.rows[0].rendered
+    assert point is not None and "gpus: 2" in gpus
+    opened.create(plan.sweep, point)
+    if isinstance(opened, BeakerBackend):
+        fake = request.getfixturevalue("fake_beaker")
+        fake.set_job_status(point.name, "succeeded", started=1_000.0, at=1_090.5)
+        seconds = 90.5
+    else:
+        state = LocalBackend(tmp_path, print).run_dir("contract", point.name).read()
+        assert state is not None and state.finished_at is not None
+        seconds = elapsed_seconds(state.started_at, state.finished_at) or 0.0
+    (done,) = opened.experiments(plan.sweep, [point.name])[point.name]
+    gone = dataclasses.replace(done, name="contract-gone", id="gone")
+    used = opened.usage(plan.sweep, [done, gone])
+    assert list(used) == [done.id] and used[done.id].jobs == 1
+    assert used[done.id].gpu_seconds == pytest.approx(seconds * 2)
+
+
 class _Crash(Exception):
     """The runner dies right after writing its intent, before the request is sent."""
 
@@ -206,9 +232,10 @@ def test_a_state_is_exactly_one_of_live_final_and_unknown() -> None:
     assert all(state.final for state in ExperimentState if state.restartable)
 
 
-def test_the_port_has_eight_calls_and_this_contract_exercises_each() -> None:
+def test_the_port_has_nine_calls_and_this_contract_exercises_each() -> None:
     """`retire` (a second exactly-once cancel, which the local backend always refused) is
-    folded into `cancel`: eight calls, each run on both adapters by this module."""
+    folded into `cancel`; `usage` (issue 40: GPU-hours measured) is the ninth; each is run on
+    both adapters by this module."""
     calls = sorted(
         name
         for name, member in vars(Backend).items()
@@ -223,6 +250,7 @@ def test_the_port_has_eight_calls_and_this_contract_exercises_each() -> None:
         "logs",
         "restart",
         "results",
+        "usage",
     ]
     text = Path(__file__).read_text(encoding="utf-8")
     assert all(f"opened.{name}(" in text for name in calls if name != "close")

@@ -19,22 +19,16 @@ from runner.manifest.sample import Distribution, Kind, Method, Sample
 from runner.search.adaptive import propose
 from runner.search.points import Result, Told
 from tests.conftest import PROJECT
-from tests.helpers import BRANIN_SEARCH, head, shown_line, transcripts, write_manifest
-
-BRANIN = (
-    """\
-version: 1
-name: branin
-draft: true
-beaker:
-  workspace: ai2/sweep-quickstart
-  clusters: [ai2/jupiter]
-tasks:
-  - name: objective
-    image: {docker: python:3.12-slim}
-"""
-    + BRANIN_SEARCH
+from tests.helpers import (
+    BRANIN_SEARCH,
+    OBJECTIVE_HEAD,
+    head,
+    shown_line,
+    transcripts,
+    write_manifest,
 )
+
+BRANIN = OBJECTIVE_HEAD.format(name="branin") + BRANIN_SEARCH
 LOCK = "sweeps/branin.lock.json"
 
 

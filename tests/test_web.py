@@ -25,10 +25,12 @@ import pytest
 from runner.backends import ExperimentState
 from runner.cli import main
 from runner.core.values import Value
-from runner.manifest.sample import Goal
+from runner.manifest.aims import Aim, Bound, Constraint
+from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
 from runner.observe import findings
-from runner.observe.model import Absent, Observation, PointResult
+from runner.observe.model import Absent, Observation, PointResult, Search
 from runner.report import web
+from runner.search.ranking import Estimator
 from tests.charts import image_checks
 from tests.conftest import PROJECT
 from tests.helpers import head
@@ -270,3 +272,67 @@ def test_the_docs_show_a_screenshot_of_the_page() -> None:
     shot = PROJECT / "docs" / "results-page.png"
     assert "](results-page.png)" in (PROJECT / "docs" / "results.md").read_text()
     image_checks(shot, (1000, 1100))
+
+
+def _two_objectives() -> findings.Findings:
+    """Five points of a search by loss (min) and cost (min) with `mem <= 2`: p0, p1 and p4 are
+    the Pareto set, p2 is dominated, p3 breaks the constraint."""
+    space = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)),)
+    aims = (Aim("loss", Goal.MINIMIZE), Aim("cost", Goal.MINIMIZE))
+    sample = Sample(
+        Method.TPE,
+        5,
+        0,
+        4,
+        space,
+        batch=5,
+        metric="loss",
+        objectives=aims,
+        constraints=(Constraint("mem", Bound.AT_MOST, 2.0),),
+    )
+    rows = [(1.0, 5.0, 1), (2.0, 3.0, 1), (3.0, 4.0, 1), (0.5, 0.5, 9), (4.0, 1.0, 2)]
+    points = tuple(
+        PointResult(
+            "=",
+            f"p{i}",
+            f"k{i}",
+            (("x", i / 10),),
+            ExperimentState.SUCCEEDED,
+            metrics={"loss": loss, "cost": cost, "mem": mem},
+            url=f"https://example.org/p{i}",
+        )
+        for i, (loss, cost, mem) in enumerate(rows)
+    )
+    observed = Observation("two", "sweeps/two.yaml", True, ("x",), points, search=Search(sample))
+    return findings.find(observed, "loss", Goal.MINIMIZE, Estimator.VARIANCE)
+
+
+def test_the_pareto_section_carries_the_front_of_a_two_objective_sweep() -> None:
+    front: Any = web.sweep_data(_two_objectives(), web.SECTIONS)["pareto"]
+    assert front["pareto"] == ["p0", "p1", "p4"]
+    assert [p["feasible"] for p in front["points"]] == [True, True, True, False, True]
+    assert "pareto" not in web.sweep_data(_findings(SMALL), web.SECTIONS)  # one objective
+
+
+def test_the_page_draws_the_pareto_front_with_the_ruled_out_points_crossed(
+    browser: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "index.html"
+    path.write_text(web.page([_two_objectives()]), encoding="utf-8")
+    opened = Opened(browser, path)
+    assert opened.errors == [] and opened.requests == [opened.url]
+    section = opened.page.locator('section[data-section="pareto"] svg.pareto')
+    marked = section.locator("circle.point.pareto")
+    assert sorted(
+        marked.nth(i).get_attribute("data-experiment") for i in range(marked.count())
+    ) == [
+        "p0",
+        "p1",
+        "p4",
+    ]
+    assert section.locator("circle.point:not(.pareto)").count() == 1  # p2, dominated
+    crossed = section.locator("path.point.ruled-out")
+    assert crossed.count() == 1 and crossed.get_attribute("data-experiment") == "p3"
+    assert "mem 9 breaks mem <= 2" in (crossed.locator("title").text_content() or "")
+    assert section.locator("path.front").count() == 1
+    opened.page.close()

@@ -18,6 +18,13 @@ from runner.backends.failures import NotStarted as NotStarted
 from runner.backends.failures import Rejected as Rejected
 from runner.backends.failures import Transient as Transient
 from runner.backends.health import Health
+from runner.backends.records import NO_RECORD as NO_RECORD
+from runner.backends.records import NOTHING_RECORDED as NOTHING_RECORDED
+from runner.backends.records import Intent as Intent
+from runner.backends.records import Recorded as Recorded
+from runner.backends.records import WriteAhead as WriteAhead
+from runner.backends.records import no_intent as no_intent
+from runner.backends.records import recorded as recorded
 from runner.core.model import Rendered, Sweep
 from runner.core.values import StrEnum
 from runner.ledger import Layout
@@ -47,46 +54,6 @@ class ExperimentState(StrEnum):
     def final(self) -> bool:
         """Succeeded, failed or canceled: it ended, and its state will not change by itself."""
         return self in (ExperimentState.SUCCEEDED, ExperimentState.FAILED, ExperimentState.CANCELED)
-
-
-Intent = Callable[[str], None]
-"""Told a restart's write-ahead token before the request is sent (`Backend.restart`)."""
-
-
-def no_intent(token: str) -> None:
-    """The default `intent`: nothing is recorded."""
-
-
-@dataclass(frozen=True)
-class WriteAhead:
-    """A restart's write-ahead record (`Backend.restart`): `since`, the token a run that was
-    interrupted recorded (empty: none); `intent`, told the token before the request is sent."""
-
-    since: str = ""
-    intent: Intent = no_intent
-
-
-NO_RECORD = WriteAhead()
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """The experiments the ledger records for a sweep's points: an experiment whose id is here
-    is that point whatever its name or description says now, with no call to prove it again."""
-
-    ids: Mapping[str, str] = field(default_factory=dict)
-    """Experiment name (as recorded) -> id: found by id even once renamed in Beaker's UI."""
-    keys: Mapping[str, str] = field(default_factory=dict)
-    """Experiment id -> the point's key."""
-
-
-NOTHING_RECORDED = Recorded()
-
-
-def recorded(records: Iterable[tuple[str, str, str] | None]) -> Recorded:
-    """From (experiment name, id, key), None for a point without a record."""
-    found = [r for r in records if r]
-    return Recorded({n: i for n, i, _ in found}, {i: k for _, i, k in found})
 
 
 class BackendKind(StrEnum):
@@ -169,6 +136,17 @@ class Results:
     copies: Mapping[str, tuple[Experiment, ...]] = field(default_factory=dict)
     """Names that more than one experiment has (two accounts each created the point, where names
     are unique per author), every copy, oldest first; seen in the same listing."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What an experiment's jobs held (`Backend.usage`)."""
+
+    gpu_seconds: float
+    """Over every job (each replica of each task, each restart): from its start to its end (to
+    now while it runs) × the GPUs it held."""
+    jobs: int
+    """The jobs that started."""
 
 
 GROUP_NAME_LIMIT = 128
@@ -274,6 +252,13 @@ class Backend(Protocol):
         a number of calls that grows with pages, not with points."""
         ...
 
+    def usage(self, sweep: Sweep, experiments: Sequence[Experiment]) -> Mapping[str, Usage]:
+        """What each of these experiments' jobs held, by experiment id (one not found is left
+        out): every job that started, restarts included. One job listing per task of each
+        experiment: the readers ask only for finished points whose GPU-hours they need
+        (`runner.observe.usage`)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -291,7 +276,3 @@ class RunsInCreate(Protocol):
     def stop_starting(self, sweep: Sweep) -> None:
         """`cancel` of a whole sweep: a submit running its points here starts no more of them
         (each raises `Canceled`); a submit started later runs them as usual."""
-
-
-Notify = Callable[[str], None]
-"""Where a backend's notes go (the progress display, so they never garble its live line)."""

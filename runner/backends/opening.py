@@ -5,9 +5,10 @@ chosen."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
-from runner.backends import Backend, BackendKind, Notify
+from runner.backends import Backend, BackendKind
 from runner.core.errors import SubmitError
 
 CHOICES = ("auto", *BackendKind)
@@ -22,7 +23,7 @@ def in_ci() -> bool:
 def open_backend(
     choice: str,
     root: Path,
-    notify: Notify,
+    notify: Callable[[str], None],
     *,
     http_timeout: float | None = None,
     refuse_local: str = "",

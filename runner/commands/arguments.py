@@ -129,7 +129,12 @@ def _status(commands: Subparsers) -> None:
     )
     parser.add_argument("--by", metavar="PARAM", help="with --plot: the parameter on the x axis")
     parser.add_argument("--output", metavar="FILE", help="with --plot: the file to write")
-    parser.add_argument("--best", metavar="METRIC", help="print the point with the best METRIC")
+    parser.add_argument(
+        "--best",
+        metavar="METRIC",
+        help="print the point with the best METRIC; with METRIC,METRIC,... the Pareto set;"
+        " `auto`: each sweep's own objectives (no --min or --max)",
+    )
     _live(parser, "each running point's latest reported step and values")
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--min", dest="goal", action="store_const", const="minimize")

@@ -28,11 +28,16 @@ def load_catalog(directory: Path, paths: Sequence[str], locks: Locks | None = No
 
 
 def observed_sweeps(
-    directory: Path, paths: Sequence[str], backend: str, reading: Reading = NO_TAILS
+    directory: Path,
+    paths: Sequence[str],
+    backend: str,
+    reading: Reading = NO_TAILS,
+    asked: Sequence[str] = (),
 ) -> list[Observation]:
     """`status` and `report`: every sweep named (or all) observed once, from one bulk look each
     (`runner.observe.sweeps`), and the reporting lines `reading` asks for from the points'
-    logs; a manifest problem raises before the backend is asked anything."""
+    logs; a manifest problem raises before the backend is asked anything. `asked`: the metrics
+    the reader asked for by name (`gpu_hours` among them is measured)."""
 
     cat = load_catalog(directory, paths)
     raise_if_problems(cat)
@@ -41,7 +46,7 @@ def observed_sweeps(
     if Capability.RERUNS in opened.capabilities and any(uses_code(s) for s in cat.sweeps):
         head = gitrepo.head_commit(cat.root).replace("uncommitted", "")
     try:
-        return sweeps.observe(cat, opened, head, reading=reading)
+        return sweeps.observe(cat, opened, head, reading=reading, asked=asked)
     finally:
         opened.close()
 

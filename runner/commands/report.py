@@ -22,7 +22,7 @@ from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
 from runner.plan.catalog import SWEEPS_DIR
 from runner.repo import gitrepo
-from runner.report import curves, plot, web
+from runner.report import curves, pareto, plot, web
 from runner.report.against import markdown as against_markdown
 from runner.report.against import render_json as against_json
 from runner.report.page import markdown, render_json
@@ -66,7 +66,9 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         raise MissingExtra(
             "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
         )
-    sweeps = observed_sweeps(directory, args.paths, args.backend, Reading(Tails.CURVES, args.live))
+    reading = Reading(Tails.CURVES, args.live)
+    asked = [args.metric or ""]  # `gpu_hours` asked for by name is measured
+    sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked)
     if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
         have = sorted({m for s in sweeps for m in s.metric_names})
         raise RunnerError(
@@ -160,6 +162,11 @@ def write(f: Findings, directory: Path) -> list[Path]:
         plot.progress(f, progress)
         images[f"{name}: best {f.metric} so far"] = progress.name
         written += [parallel, progress]
+        if pareto.pareto_names(f) is not None:
+            front = directory / f"{name}-pareto.png"
+            pareto.save(f, front)
+            images[pareto.IMAGE] = front.name
+            written.append(front)
     if importlib.util.find_spec("matplotlib") is not None and f.curves is not None:
         drawn = directory / f"{name}-curves.png"
         curves.draw(name, f.curves, drawn)

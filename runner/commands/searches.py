@@ -7,9 +7,11 @@ Imported only when one of the two runs: it loads the whole pipeline.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 from runner.backends.opening import open_backend
 from runner.commands.common import stderr
@@ -17,13 +19,15 @@ from runner.commands.loading import load_catalog, report_problems
 from runner.core.errors import Exit, MissingExtra, RunnerError
 from runner.core.invoked import invoked
 from runner.manifest import Loaded, Locks
+from runner.manifest.seeds import Seeding
 from runner.observe import sweeps
 from runner.observe.looks import Observer
 from runner.observe.model import Observation
 from runner.operate.advance import Advanced, advance_search, halving_of
-from runner.plan.catalog import Catalog
-from runner.repo import github
-from runner.report.rounds import line, lock_line, pull_request
+from runner.operate.seeding import SameCode, seeding, sources
+from runner.plan.catalog import SWEEPS_DIR, Catalog
+from runner.repo import github, gitrepo
+from runner.report.rounds import line, lock_line, pull_request, seeding_lines
 from runner.report.rungs import rung_line
 from runner.search.rounds import Round, RoundVerdict
 
@@ -48,7 +52,8 @@ def lock_samples(cat: Catalog, placed: Collection[str] = ()) -> bool:
             )
             continue
         try:
-            done = advance_search(loaded, cat.root / shown, f"{invoked()} lock {shown}", _never)
+            command = f"{invoked()} lock {shown}"
+            done = advance_search(loaded, cat.root / shown, command, _never, _never)
         except MissingExtra:
             raise  # every drawn sample needs scipy: one line, not one per manifest
         except RunnerError as exc:
@@ -59,8 +64,8 @@ def lock_samples(cat: Catalog, placed: Collection[str] = ()) -> bool:
     return failed
 
 
-def _never() -> Observation:
-    raise AssertionError("a drawn sample's points never depend on results")
+def _never() -> Any:
+    raise AssertionError("a drawn sample's points never depend on results or other sweeps")
 
 
 def propose_rounds(directory: Path, paths: Sequence[str], backend_name: str) -> Exit:
@@ -106,6 +111,24 @@ def _has_rounds(loaded: Loaded) -> bool:
     return loaded.fidelity is not None or (loaded.sample is not None and loaded.sample.adaptive)
 
 
+def same_code(root: Path) -> SameCode:
+    """Why a commit's code (every file outside sweeps/) is not the code checked out now (`git
+    diff` against the working tree, once per commit); empty when it is."""
+    top = gitrepo.toplevel(root)
+    if top is None:
+        return lambda commit: "not a git checkout"
+    sweeps = (root.resolve() / SWEEPS_DIR).relative_to(top.resolve()).as_posix() + "/"
+
+    @functools.cache
+    def differs(commit: str) -> str:
+        changed = gitrepo.changed_since(root, commit) if commit else None
+        if changed is None:
+            return "not in this checkout: fetch its history, or use commit: any"
+        return "" if all(p.startswith(sweeps) for p in changed) else "its code differs"
+
+    return differs
+
+
 def _next(cat: Catalog, name: str, looks: Observer) -> Round | None:
     """One search's step, said on stderr; the round, when one was proposed and written."""
     loaded = cat.loaded[name]
@@ -115,14 +138,19 @@ def _next(cat: Catalog, name: str, looks: Observer) -> Round | None:
         (plan,) = cat.plans_of([name], cat.ledgers(looks.backend.layout))
         return looks.observation(plan)
 
-    done: Advanced = advance_search(
-        loaded, cat.root / shown, f"{invoked()} propose {shown}", observe, halving
-    )
+    def others() -> Seeding:
+        assert sample is not None
+        return seeding(sample, sources(cat, sample, looks.backend), same_code(cat.root))
+
+    command = f"{invoked()} propose {shown}"
+    done: Advanced = advance_search(loaded, cat.root / shown, command, observe, others, halving)
     if halving is not None:
         stderr(rung_line(shown, halving, done.step))
     else:
         assert sample is not None
         stderr(line(shown, sample, done.step))
+    for said in seeding_lines(done.step) if done.text is not None else ():
+        stderr(f"{shown}: {said}")
     if done.step.verdict is not RoundVerdict.PROPOSED or done.text is None:
         return None
     lock = done.lock.relative_to(cat.root).as_posix()

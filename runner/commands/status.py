@@ -4,7 +4,6 @@ of one metric against a parameter, or the best point; from a few bulk calls per 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,8 +17,7 @@ from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
 from runner.report import charts, plot
 from runner.report import status as report
-from runner.report.status import best_text, point_json
-from runner.search import ranking
+from runner.report.best import OWN, best
 
 FORMATS = ("table", "markdown", "json", "csv")
 AUTO = "auto"
@@ -48,8 +46,10 @@ def run(args: argparse.Namespace) -> Exit:
 
 def check(args: StatusArgs) -> None:
     """Refuse a contradictory command line before any backend is asked anything."""
-    if args.best is not None and args.goal is None:
-        raise RunnerError("--best needs --min or --max (which way is better)")
+    if args.best == OWN and args.goal is not None:
+        raise RunnerError("--best auto takes each sweep's own goals: leave out --min and --max")
+    if args.best not in (None, OWN) and args.goal is None:
+        raise RunnerError("--best needs --min or --max (which way is better), or --best auto")
     if args.best is None and args.goal is not None:
         raise RunnerError("--min and --max go with --best METRIC")
     if args.plot is None and (args.by or args.output):
@@ -69,7 +69,8 @@ def status(directory: Path, args: StatusArgs) -> Exit:
     check(args)
     sweeps = collect(directory, args)
     if args.best is not None:
-        sys.stdout.write(best(sweeps, args.best, Goal(args.goal), args.fmt))
+        goal = Goal(args.goal) if args.goal is not None else None
+        sys.stdout.write(best(sweeps, args.best, goal, args.fmt))
         return Exit.OK
 
     if args.plot is not None and args.output is None:  # markdown, each sweep with its chart
@@ -85,7 +86,8 @@ def status(directory: Path, args: StatusArgs) -> Exit:
 def collect(directory: Path, args: StatusArgs) -> list[Observation]:
     """Each sweep's observation (stderr: its duplicate warnings)."""
     reading = Reading(Tails.LATEST, args.live)
-    sweeps = observed_sweeps(directory, args.paths, args.backend, reading)
+    asked = [*(args.best or "").split(","), args.plot or ""]  # gpu_hours is measured if named
+    sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked)
     for sweep in sweeps:
         for warning in sweep.warnings:
             stderr(warning)
@@ -132,18 +134,3 @@ def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> Exit:
         written += 1
         stderr(f"plot: {chart.metric} by {chart.x} written to {path}")
     return Exit.OK if written else Exit.USER_ERROR
-
-
-def best(sweeps: Sequence[Observation], metric: str, goal: Goal, fmt: str) -> str:
-
-    picks = [(s, ranking.best(s.points, lambda p: p.number(metric), goal)) for s in sweeps]
-    if fmt == "json":
-        data = {
-            "metric": metric,
-            "goal": goal.short,
-            "sweeps": [
-                {"name": s.name, "best": None if p is None else point_json(p)} for s, p in picks
-            ],
-        }
-        return json.dumps(data, indent=2, default=str) + "\n"
-    return "".join(best_text(s, p, metric, goal.short) + "\n" for s, p in picks)

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
+from runner.core.conditions import Cell as Cell
+from runner.core.conditions import Condition as Condition
+from runner.core.conditions import in_order as in_order
 from runner.core.errors import Problem
 from runner.core.ladder import Ladder
 from runner.core.marks import KeyPath, Mark, Marks
-from runner.core.values import StrEnum, Value, identity
+from runner.core.values import StrEnum, Value
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_POINTS = 1000
@@ -116,77 +119,6 @@ class StopWhen:
         return f"{self.metric} {'below' if self.below else 'above'} {self.value:g}"
 
 
-Cell = Value | None
-"""A parameter's value in one row of an axis: None where a conditional parameter is absent."""
-
-
-@dataclass(frozen=True)
-class Condition:
-    """`when:` of a conditional parameter: it exists in a point only where this holds, that is
-    where every parameter named has one of the values listed (absent never matches)."""
-
-    name: str
-    when: tuple[tuple[str, tuple[Value, ...]], ...]
-    path: KeyPath
-    """Where `when:` is written, for messages."""
-    _idents: tuple[tuple[str, frozenset[str]], ...] = field(init=False, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        idents = tuple((n, frozenset(identity(v) for v in vs)) for n, vs in self.when)
-        object.__setattr__(self, "_idents", idents)
-
-    @property
-    def on(self) -> tuple[str, ...]:
-        """The parameters the condition reads."""
-        return tuple(name for name, _ in self.when)
-
-    def holds(self, params: Mapping[str, Cell]) -> bool:
-        for name, allowed in self._idents:
-            value = params.get(name)
-            if value is None or identity(value) not in allowed:
-                return False
-        return True
-
-    def __str__(self) -> str:
-        parts = [f"{n}: {'|'.join(str(v) for v in vs)}" for n, vs in self.when]
-        return "when " + ", ".join(parts)
-
-
-class Reads(Protocol):
-    """A named thing that reads others by name: a condition, a sampled parameter."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def on(self) -> tuple[str, ...]: ...
-
-
-R = TypeVar("R", bound=Reads)
-
-
-def in_order(items: Sequence[R]) -> tuple[R, ...]:
-    """The items in the order given, each after those it reads (acyclic: checked on load; a
-    loop is cut, not followed). The one topological order of conditions and of draws."""
-    by_name = {item.name: item for item in items}
-    out: list[R] = []
-    done: set[str] = set()
-
-    def visit(item: R, depth: int) -> None:
-        if item.name in done or depth > len(items):
-            return
-        for name in item.on:
-            if name in by_name:
-                visit(by_name[name], depth + 1)
-        if item.name not in done:
-            done.add(item.name)
-            out.append(item)
-
-    for item in items:
-        visit(item, 0)
-    return tuple(out)
-
-
 @dataclass(frozen=True)
 class Axis:
     """One axis of the product: a single parameter, or several that vary together (zip)."""
@@ -233,6 +165,9 @@ class Space:
     at their rung-0 values; the later rungs' points are `promoted`."""
     promoted: tuple[Point, ...] = ()
     """The points of rungs 1 and up, from the lock, in its order (after every other point)."""
+    enqueued: tuple[tuple[tuple[str, Value], ...], ...] = ()
+    """The sample's known points (`params.sample.enqueue`), each its sampled values: the plan
+    marks the points that are one of them."""
 
     @property
     def conditional(self) -> frozenset[str]:

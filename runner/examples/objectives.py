@@ -1,7 +1,9 @@
 """Synthetic objectives for adaptive-search tests and benchmarks, standard library only:
 Branin (2-D, minimum 0.397887) and Hartmann-6 (6-D, minimum -3.32237), the usual test functions,
 a bowl whose first parameter matters and whose second barely does (for `report`'s importance),
-and a learning curve (for successive halving: `curve`).
+a learning curve (for successive halving: `curve`), and two with two objectives each, both
+minimised (`f1`, `f2`): Branin-Currin (2-D, the unit square) and ZDT1 (6-D, the unit cube; its
+Pareto front is f2 = 1 - sqrt(f1) where x2..x6 = 0).
 
 As a task it reads its parameters from argv (`--x1 0.5 --x2 0.2 …`, in the unit box for
 Hartmann-6 and the curve, Branin's own box for Branin) and writes `{"value": f}` to
@@ -79,9 +81,38 @@ def hartmann6(x: Sequence[float]) -> float:
     )
 
 
+def branin_currin(x1: float, x2: float) -> tuple[float, float]:
+    """Branin on the unit square (rescaled to its own box) and Currin's exponential function."""
+    first = branin(15 * x1 - 5, 15 * x2)
+    factor = 1 - math.exp(-1 / (2 * max(x2, 1e-9)))
+    ratio = (2300 * x1**3 + 1900 * x1**2 + 2092 * x1 + 60) / (
+        100 * x1**3 + 500 * x1**2 + 4 * x1 + 20
+    )
+    return first, factor * ratio
+
+
+def zdt1(x: Sequence[float]) -> tuple[float, float]:
+    """ZDT1 on the unit cube: f1 = x1, f2 = g (1 - sqrt(x1 / g)), g = 1 + 9 mean(x2..)."""
+    g = 1 + 9 * sum(x[1:]) / (len(x) - 1)
+    return x[0], g * (1 - math.sqrt(x[0] / g))
+
+
+TWO = {"branin_currin": lambda xs: branin_currin(*xs[:2]), "zdt1": zdt1}
+"""The two-objective functions, by name: each writes `f1` and `f2`."""
+
+
+def values(function: str, xs: Sequence[float]) -> dict[str, float]:
+    """What the task writes to metrics.json for `function` at xs (`value`, or `f1` and `f2`)."""
+    if function in TWO:
+        first, second = TWO[function](xs)
+        return {"f1": first, "f2": second}
+    one = {"branin": branin, "bowl": bowl}
+    return {"value": one[function](*xs[:2]) if function in one else hartmann6(xs)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("function", choices=["branin", "hartmann6", "bowl", "curve"])
+    parser.add_argument("function", choices=["branin", "hartmann6", "bowl", "curve", *TWO])
     parser.add_argument("--metric", default="value", help="the name of the value in metrics.json")
     for i in range(1, 7):
         parser.add_argument(f"--x{i}", type=float, default=0.5)
@@ -97,24 +128,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--resume", default="", help="curve: the experiment to resume from")
     args = parser.parse_args(argv)
     xs = [getattr(args, f"x{i}") for i in range(1, 7)]
-    functions = {"branin": branin, "bowl": bowl}
     out = Path(os.environ.get("RESULTS_DIR", "."))
     out.mkdir(parents=True, exist_ok=True)
-    metrics: dict[str, float] = {}
+    extra: dict[str, float] = {}
     if args.function == "curve":
-        value = curve(xs[:3], args.steps, args.seed)
-        metrics = _resumed(out, args.resume, args.steps)
+        found = {"value": curve(xs[:3], args.steps, args.seed)}
+        extra = _resumed(out, args.resume, args.steps)
         (out / "checkpoint.json").write_text(json.dumps({"steps": args.steps}) + "\n")
-    elif args.function in functions:
-        value = functions[args.function](*xs[:2])
     else:
-        value = hartmann6(xs)
-    metrics = {args.metric: value, **metrics}
+        found = values(args.function, xs)
+    if "value" in found:
+        found = {args.metric: found["value"]}
+    metrics = {**found, **extra}
     (out / "metrics.json").write_text(json.dumps(metrics) + "\n", encoding="utf-8")
-    for step in range(1, args.report_steps + 1):  # from twice the value (plus 1) down to it
-        reached = value + (abs(value) + 1) * (args.report_steps - step) / args.report_steps
-        print(f"[sweep-metric] {json.dumps({'step': step, args.metric: reached})}")
-    print(f"{args.function} = {value:.6f}")
+    steps = args.report_steps
+    for step in range(1, steps + 1):  # from twice the value (plus 1) down to it
+        reached = {k: v + (abs(v) + 1) * (steps - step) / steps for k, v in found.items()}
+        print(f"[sweep-metric] {json.dumps({'step': step, **reached})}")
+    print(f"{args.function}: " + ", ".join(f"{k} = {v:.6f}" for k, v in found.items()))
     return 0
 
 

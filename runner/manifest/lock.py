@@ -9,7 +9,9 @@ whole content, every section, so a hand-edited lock is refused. Both are checked
 Besides the sample's points a lock may hold sections of its own, each under one key, parsed by
 its own module and kept as it is by a command that writes another (`clusters`: what a cluster
 selector resolved to, `runner.manifest.clusters`; `rungs`: a successive halving's promoted points,
-`runner.manifest.fidelity`). A grid sweep with such a section has a lock without points.
+`runner.manifest.fidelity`; `seeds`: a warm start's prior points, `runner.manifest.seeds`). A grid
+sweep with such a section has a lock without points. A search's known points are its first
+points (`enqueued`: how many, part of the sample's).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from runner.core.model import Cell
 from runner.core.values import InvalidValue, canonical_json, checked
 from runner.manifest.fidelity import RUNGS, RungLock, parse_rungs
 from runner.manifest.sample import Method, Sample, row_identity
+from runner.manifest.seeds import SEEDS, Seeds, parse_seeds
 
 LOCK_SUFFIX = ".lock.json"
 LOCK_FORMAT = 1
@@ -38,7 +41,7 @@ def lock_path(manifest: Path) -> Path:
     return manifest.with_name(manifest.name.rsplit(".", 1)[0] + LOCK_SUFFIX)
 
 
-SAMPLE_KEYS = ("format", "sample", "method", "seed", "params", "points", "rounds")
+SAMPLE_KEYS = ("format", "sample", "method", "seed", "params", "points", "rounds", "enqueued")
 """The keys of the sample's part of a lock; any other key but the header's is a section."""
 _HEADER = ("//", "digest")
 
@@ -59,6 +62,8 @@ def lock_text(
         part.update(params=list(sample.names), points=[list(r) for r in rows])
         if rounds is not None:
             part["rounds"] = list(rounds)
+        if sample.enqueue:
+            part["enqueued"] = len(sample.enqueue)
     return _composed(part, command, sections or {})
 
 
@@ -95,6 +100,7 @@ def _composed(part: Mapping[str, Any] | None, command: str, sections: Mapping[st
 SECTION_WORDS = {
     "clusters": "the clusters beaker's cluster selector resolved to",
     RUNGS: "the rungs of params.fidelity",
+    SEEDS: "the prior points params.sample.seed_from found",
 }
 """What each section holds, for the lock's header."""
 
@@ -150,6 +156,8 @@ class Locked:
     """An adaptive search's round of each point; empty otherwise (all round 0)."""
     rungs: RungLock | None = None
     """A successive halving's promoted points (`runner.manifest.fidelity`), when proposed."""
+    seeds: Seeds | None = None
+    """A warm start's prior points, once `propose` copied them."""
 
 
 def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
@@ -176,11 +184,12 @@ def parse_lock(text: str, names: Sequence[str]) -> Locked | None:
         rounds = tuple(int(k) for k in body.get("rounds", ()))
         sample = str(body.get("sample", ""))
         rungs = parse_rungs(body[RUNGS]) if RUNGS in body else None
+        seeds = parse_seeds(body[SEEDS], len(names)) if SEEDS in body else None
     except (ValueError, KeyError, TypeError, InvalidValue):
         return None
     if any(len(r) != len(names) for r in rows) or (rounds and len(rounds) != len(rows)):
         return None
-    return Locked(sample, rows, rounds, rungs)
+    return Locked(sample, rows, rounds, rungs, seeds)
 
 
 def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Cell, ...], ...] | None:

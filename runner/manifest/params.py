@@ -19,7 +19,7 @@ from runner.core.model import (
     param_env_name,
 )
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
-from runner.manifest import conditions, fidelity
+from runner.manifest import conditions, fidelity, known
 from runner.manifest import sample as sampled
 from runner.manifest.assignments import check_assignments
 from runner.manifest.fidelity import Fidelity
@@ -87,7 +87,7 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         axes += _zip_axis(group, (*base, "zip", g), out, claim)
 
     before = len(out.problems)
-    sample = sampled.parse_sample(doc, out.add, claim)
+    sample = known.extended(sampled.parse_sample(doc, out.add, claim), doc, out.add)
     conditional = bool(found) or (sample is not None and bool(sample.conditions))
     domains = _domains(axes, sample) if conditional else {}  # a pass over every value
     halving = fidelity.parse_fidelity(doc, out.add, seen.get, sample)
@@ -107,15 +107,29 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         max_points=int(raw.get("max_points", DEFAULT_MAX_POINTS)),
         conditions=conditions.check(found, domains, out.add),
         ladder=halving.ladder if halving is not None else None,
+        enqueued=known.enqueued(sample),
     )
     if halving is not None and not out.problems:
-        unreadable = found_lock is None and lock is not None and lock.exists()  # edited by hand
-        rungs = found_lock.rungs if found_lock is not None else None
-        space, stale = fidelity.with_rungs(space, halving, rungs, doc)
-        out.problems += [fidelity.stale_rungs(doc)] if unreadable else stale
+        space = _promoted(space, halving, (lock, found_lock), doc, out)
     check_assignments(space, out.add)
     _check_env_names(seen, out)
     return ParsedSpace(space, out.problems, sample, found_lock, halving)
+
+
+def _promoted(
+    space: Space,
+    halving: Fidelity,
+    lock: tuple[LockFile | None, Locked | None],
+    doc: Document,
+    out: _Collector,
+) -> Space:
+    """The space with a successive halving's promoted points (the lock's rungs): a lock edited
+    by hand, or rungs of another rung 0, are a problem (`propose` writes them again)."""
+    source, found = lock
+    unreadable = found is None and source is not None and source.exists()  # edited by hand
+    space, stale = fidelity.with_rungs(space, halving, found.rungs if found else None, doc)
+    out.problems += [fidelity.stale_rungs(doc)] if unreadable else stale
+    return space
 
 
 def _grid_axes(

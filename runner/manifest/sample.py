@@ -11,12 +11,16 @@ import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.core.marks import Document, KeyPath
 from runner.core.model import Cell, Condition, in_order
 from runner.core.values import InvalidValue, StrEnum, Value, canonical_json, checked, identity
 from runner.manifest import conditions as conditioned
+
+if TYPE_CHECKING:
+    from runner.manifest.aims import Aim, Constraint
+    from runner.manifest.known import SeedFrom
 
 DEFAULT_DIGITS = 4
 DEFAULT_SEED = 0
@@ -106,6 +110,13 @@ class Sample:
     goal: Goal = Goal.MINIMIZE
     proceed: float = 1.0
     """Adaptive methods: the fraction of a round finished before the next is proposed."""
+    objectives: tuple[Aim, ...] = ()
+    """Every objective (`metric` and `goal` are the first's); two or more: a Pareto search."""
+    constraints: tuple[Constraint, ...] = ()
+    enqueue: tuple[tuple[Cell, ...], ...] = ()
+    """Known points, as written, in `names` order: the lock's first points."""
+    seed_from: tuple[SeedFrom, ...] = ()
+    """Sweeps whose finished points are an adaptive search's prior trials."""
 
     @property
     def adaptive(self) -> bool:
@@ -121,6 +132,12 @@ class Sample:
         return in_order(tuple(d.when for d in self.params if d.when is not None))
 
     @property
+    def metrics(self) -> list[str]:
+        """The metrics a point is judged by: each objective's, then each constraint's."""
+        names = [a.metric for a in self.objectives] or ([self.metric] if self.metric else [])
+        return list(dict.fromkeys([*names, *(c.metric for c in self.constraints)]))
+
+    @property
     def digest(self) -> str:
         """What the lock must belong to: everything but `n`."""
         identity_ = {
@@ -129,6 +146,13 @@ class Sample:
             "digits": self.digits,
             "space": [[d.name, d.kind, list(d.bounds), *_when(d)] for d in self.params],
         }
+        # Known points and warm-start sources are what the first points are made of: each
+        # makes another sample (absent when empty, so older locks stay valid).
+        if self.enqueue:
+            identity_["enqueue"] = [row_identity(row) for row in self.enqueue]
+        if self.seed_from:
+            identity_["seed_from"] = [[s.sweep, s.commit] for s in self.seed_from]
+            identity_["seeded"] = self.metrics
         return hashlib.sha256(canonical_json(identity_).encode()).hexdigest()
 
 
@@ -188,10 +212,15 @@ def parse_sample(
         params=tuple(params),
         declared=tuple(declared),
         batch=int(raw.get("batch", 0)),
-        metric=str(raw.get("metric", "")),
-        goal=Goal(raw.get("goal", Goal.MINIMIZE)),
+        metric=str(_first(raw.get("metric", ""))),
+        goal=Goal(_first(raw.get("goal", Goal.MINIMIZE))),
         proceed=float(raw.get("proceed", 1.0)),
     )
+
+
+def _first(value: Any) -> Any:
+    """A list's first item (`metric: [loss, gpu_hours]`), or the value itself."""
+    return value[0] if isinstance(value, list) and value else value
 
 
 def _check(kind: Kind, bounds: list[Any]) -> str | None:

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from runner.core.errors import RunnerError
 from runner.core.values import Value
+from runner.manifest.aims import Aim
 from runner.manifest.sample import Distribution, Goal
+from runner.observe.aiming import Front, constraints_of, counts, sweep_front
 from runner.observe.curves import Curves, learning_curves
 from runner.observe.model import ROUND, Absent, Observation, PointResult
 from runner.search import ranking
@@ -56,6 +58,8 @@ class Findings:
     curves: Curves | None = None
     """Each point's learning curve, where its reporting lines were read (`runner.observe.curves`);
     None: none was."""
+    front: Front | None = None
+    """Two or more objectives, or constraints: the Pareto set and the points ruled out."""
 
     @property
     def best(self) -> PointResult | None:
@@ -120,7 +124,9 @@ def find(
     columns = {n: [v for p in results.points for k, v in p.params if k == n] for n in params}
     space = tuple(spaces.get(n) or ranking.spanned(n, columns[n]) for n in params)
     log = _log(space, spaces, columns)
-    ranked = tuple(ranking.ranked(results.points, lambda p: finished(p, metric), goal))
+    limits = constraints_of(results)  # a point that breaks one is never ranked, nor "best"
+    kept = [p for p in results.points if counts(p, limits)]
+    ranked = tuple(ranking.ranked(kept, lambda p: finished(p, metric), goal))
     judged = ranked
     if ladder is not None:  # the highest rung first; importance at one budget, rung 0's
         ranked = tuple(sorted(ranked, key=lambda p: -ladder.rung(dict(p.params))))
@@ -134,10 +140,11 @@ def find(
         log,
         ranked,
         importance(results, space, judged, metric, estimator),
-        progress(results.points, metric, goal, by_round),
+        progress(kept, metric, goal, by_round),
         by_round,
         space,
         learning_curves(results, metric, ranked[0].key if ranked else None),
+        sweep_front(results, Aim(metric, goal)) if metric else None,
     )
 
 

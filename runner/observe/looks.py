@@ -27,7 +27,7 @@ from runner.backends import (
 )
 from runner.core.model import Sweep
 from runner.manifest.fidelity import Fidelity
-from runner.observe import tails
+from runner.observe import tails, usage
 from runner.observe.join import Seen, observation
 from runner.observe.live import NO_TAILS, Reading
 from runner.observe.model import Observation, Search
@@ -113,6 +113,9 @@ class Context:
     """How a look without results lists (`wait`'s, repeated for hours: in few calls)."""
     fidelities: Mapping[str, Fidelity] = field(default_factory=dict)
     """Each successive halving's `params.fidelity`, by sweep name."""
+    asked: frozenset[str] = frozenset()
+    """Metrics a reader asked for by name (`status --best`, `report --metric`): `gpu_hours`
+    among them is measured for every sweep (`runner.observe.usage`)."""
 
 
 class Observer:
@@ -160,6 +163,8 @@ class Observer:
             if found is None:
                 found = self._results(plan)
             context = self.context
+            if usage.wanted(plan.sweep, context.searches.get(name), context.asked):
+                found = usage.measured(self.backend, plan.sweep, found)
             read = tails.NOTHING_READ
             if tails.reads(plan.sweep, self.backend, context.reading):
                 picked = tails.chosen(found, context.reading.tails)

@@ -8,7 +8,7 @@ waiting to disagree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from runner.backends import Backend
 from runner.observe.live import NO_TAILS, Reading
@@ -28,13 +28,18 @@ def searches(cat: Catalog) -> dict[str, Search]:
 
 
 def observer(
-    cat: Catalog, backend: Backend, head: str = "", reading: Reading = NO_TAILS
+    cat: Catalog,
+    backend: Backend,
+    head: str = "",
+    reading: Reading = NO_TAILS,
+    asked: Collection[str] = (),
 ) -> Observer:
     """The readers' observer of the catalog's sweeps: every look carries results. `head`: the
     commit checked out, which local `code:` points that rerun are compared with; `reading`:
-    which points' reporting lines are read from their logs."""
+    which points' reporting lines are read from their logs; `asked`: the metrics a reader asked
+    for by name."""
     halvings = {n: f for n, loaded in cat.loaded.items() if (f := loaded.fidelity) is not None}
-    context = Context(searches(cat), head, reading, fidelities=halvings)
+    context = Context(searches(cat), head, reading, fidelities=halvings, asked=frozenset(asked))
     return Observer(backend, always, context)
 
 
@@ -44,8 +49,9 @@ def observe(
     head: str = "",
     plans: Sequence[SweepPlan] | None = None,
     reading: Reading = NO_TAILS,
+    asked: Collection[str] = (),
 ) -> list[Observation]:
     """Each sweep's observation (or each of `plans`'), planned against the backend's ledgers."""
-    looks = observer(cat, backend, head, reading)
+    looks = observer(cat, backend, head, reading, asked)
     chosen = cat.plans(cat.ledgers(backend.layout)) if plans is None else plans
     return [looks.observation(plan) for plan in chosen]

@@ -11,7 +11,7 @@ Rerunning with nothing new changes no byte.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.core.errors import RunnerError
@@ -28,11 +28,14 @@ from runner.manifest.fidelity import (
     rungs_json,
 )
 from runner.manifest.lock import LockFile, collisions, lock_path, lock_text, locked_rows, sections
+from runner.manifest.sample import Sample
+from runner.manifest.seeds import SEEDS, Seeding, seeds_json
+from runner.observe.aiming import told_search
 from runner.observe.findings import told
 from runner.observe.model import Observation
 from runner.plan.cost import point_cost
 from runner.search import rungs
-from runner.search.rounds import Next, RoundVerdict, SoFar, advance, observes
+from runner.search.rounds import Next, RoundVerdict, SoFar, advance, observes, reads_others
 from runner.search.rungs import Halving
 
 
@@ -59,6 +62,17 @@ def so_far(observed: Observation, names: Sequence[str], metric: str) -> SoFar:
     return SoFar(told(observed, names, metric), stop)
 
 
+def sample_so_far(observed: Observation, sample: Sample) -> SoFar:
+    """What an observation says to a sampled search: each submitted point as told by the
+    sample's parameters, with every objective's value and its constraints (`told_search`)."""
+    stop = observed.stop.reason if observed.stop is not None else ""
+    return SoFar(told_search(observed, sample), stop)
+
+
+def _no_seeding() -> Seeding:
+    raise AssertionError("only a warm start's round 0 reads other sweeps")
+
+
 def halving_of(loaded: Loaded) -> Halving | None:
     """The manifest's successive halving as the search sees it (rung 0 from its space)."""
     fidelity = loaded.fidelity
@@ -74,26 +88,36 @@ def advance_search(
     path: Path,
     command: str,
     observe: Callable[[], Observation],
+    others: Callable[[], Seeding] = _no_seeding,
     halving: Halving | None = None,
 ) -> Advanced:
     """Advance the manifest at `path`'s search by one step; write the lock when it changed:
     its sample's (`lock`, `propose` of an adaptive one), or with `halving` (`halving_of`, for
     `propose`), its next rung. `observe`: the sweep's observation, asked only when the step
-    depends on results. `command`: what the lock's header says wrote it. ManifestError (nothing
-    written) when the new lock does not make a valid manifest."""
+    depends on results; `others`: what a warm start learns from the sweeps it names
+    (`runner.operate.seeding`), asked only before round 0. `command`: what the lock's header
+    says wrote it. ManifestError (nothing written) when the new lock does not make a valid
+    manifest."""
     sample, lock = loaded.sample, loaded.lock
     target = lock_path(path)
     if halving is not None:
         _rung_zero_locked(loaded)
         before, replaced = len(rungs.so_far(halving, lock)[0]), rungs.replaced(halving, lock)
-        names, metric = halving.told, halving.fidelity.metric
     else:
         assert sample is not None
         same = lock is not None and lock.sample == sample.digest
         before = len(lock.rows) if lock is not None and same else 0
         replaced = lock is not None and not same
-        names, metric = sample.names, sample.metric
-    said = so_far(observe(), names, metric) if observes(sample, lock, halving) else SoFar()
+    said = SoFar()
+    if observes(sample, lock, halving):
+        observed = observe()
+        if halving is not None:
+            said = so_far(observed, halving.told, halving.fidelity.metric)
+        else:
+            assert sample is not None
+            said = sample_so_far(observed, sample)
+    if halving is None and sample is not None and reads_others(sample, lock):
+        said = replace(said, seeding=others())
     step = advance(sample, lock, said, halving)
     if step.verdict is not RoundVerdict.PROPOSED:
         return Advanced(step, target, None, before, replaced)
@@ -113,7 +137,9 @@ def _lock_text(
     (its clusters) kept as they are. A new draw of the sample drops the rungs built on the old
     one (the next `propose` starts them again)."""
     sample, lock = loaded.sample, loaded.lock
-    kept = {k: v for k, v in sections(old.content()).items() if k != RUNGS}
+    kept = {k: v for k, v in sections(old.content()).items() if k not in (RUNGS, SEEDS)}
+    if step.seeding is not None:  # a warm start's prior points, copied at round 0 and kept
+        kept[SEEDS] = seeds_json(step.seeding.seeds)
     if halving is not None:
         promoted = RungLock(
             halving.of, halving.names, tuple(zip(step.rounds, step.rows, strict=True))

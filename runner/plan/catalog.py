@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from runner import ledger, manifest, plan
+from runner import ledger, manifest, plan, yaml12
 from runner.core.errors import LedgerError, ManifestError, Problem, RunnerError
 from runner.core.model import Sweep
 from runner.ledger import COMMITTED, Layout
 from runner.ledger.store import LedgerStore
 from runner.plan.policy import POLICY_PATH
+from runner.plan.sources import seed_problems
 
 SWEEPS_DIR = ledger.LEDGER_DIR.parent.name
 SKIP_DIRS = {ledger.LEDGER_DIR.name}
@@ -139,12 +141,14 @@ def load(
     problems: list[Problem] = []
     owners: dict[str, Sweep] = {}
     loaded_by_name: dict[str, manifest.Loaded] = {}
+    failed: list[tuple[Path, str]] = []
     for path in manifests(root, paths, base):
         shown = display(root, path)
         try:
             loaded = manifest.load(path, shown, locks)
         except ManifestError as exc:
             problems += exc.problems
+            failed.append((path, shown))
             continue
         sweep = loaded.sweep
         first = owners.get(sweep.name)
@@ -161,4 +165,36 @@ def load(
         owners[sweep.name] = sweep
         sweeps.append(sweep)
         loaded_by_name[sweep.name] = loaded
+    problems += _sources(root, list(loaded_by_name.values()), failed)
     return Catalog(root, tuple(sweeps), tuple(problems), loaded_by_name)
+
+
+def _sources(
+    root: Path, loaded: list[manifest.Loaded], failed: Sequence[tuple[Path, str]]
+) -> list[Problem]:
+    """The warm starts' problems (`runner.plan.sources`), of a search whose lock is not written
+    yet too (it cannot be, while its `seed_from` is wrong: `validate` says both)."""
+    for path, shown in failed:
+        if "seed_from" in path.read_text(encoding="utf-8", errors="replace"):
+            try:
+                loaded.append(manifest.load(path, shown, manifest.Locks.MAY_BE_STALE))
+            except ManifestError:
+                continue  # its own problems are said already
+    if not any(one.sample and one.sample.seed_from for one in loaded):
+        return []
+    others = {name: data for name, (_, data) in named(root).items()}
+    return [problem for one in loaded for problem in seed_problems(one, others)]
+
+
+def named(root: Path) -> dict[str, tuple[Path, Mapping[str, Any]]]:
+    """Every manifest of the repository by the sweep name it declares, with its document (read
+    as YAML only: a warm start's sources, which need not be valid to be named)."""
+    found: dict[str, tuple[Path, Mapping[str, Any]]] = {}
+    for path in manifests(root, [], root):
+        try:
+            data = yaml12.load_file(path, display(root, path)).data
+        except ManifestError:
+            continue
+        if isinstance(data, Mapping) and isinstance(data.get("name"), str):
+            found.setdefault(data["name"], (path, data))
+    return found

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from runner.core.errors import RunnerError
 from runner.observe.findings import Findings, finished
 from runner.observe.model import PointResult
+from runner.report import pareto
 from runner.report.charts import chart, mermaid, progress_chart
 from runner.report.status import metric_text, point_json, summary
 from runner.report.tables import params_text, tabulate
@@ -41,7 +42,7 @@ def markdown(f: Findings, images: Mapping[str, str]) -> str:
     """The page: `images` are (alt text -> file) links beside it (`csv`: the CSV's); without
     image files, Mermaid charts: the best so far, and the metric by the first varying parameter."""
     charts = []
-    if not any(k != "csv" for k in images) and f.ranked:
+    if not any(k not in ("csv", pareto.IMAGE) for k in images) and f.ranked:
         charts.append(mermaid(progress_chart(f)))
         with contextlib.suppress(RunnerError):  # no parameter to draw against
             charts.append(mermaid(chart(f.results, f.metric)))
@@ -77,6 +78,7 @@ def _page(
         parts += [f"{summary(r)}. _No numeric metric yet: nothing to rank._", ""]
     else:
         parts += _ranked(f, images, charts)
+        parts += pareto.front_lines(f, images.get(pareto.IMAGE))
     if unfinished:
         parts += [f"### Not finished ({len(unfinished)})", "", _unfinished(f, unfinished[:shown])]
         if shown < len(unfinished):
@@ -86,9 +88,11 @@ def _page(
 
 
 def _ranked(f: Findings, images: Mapping[str, str], charts: Sequence[str]) -> list[str]:
+    ruled = len(f.front.ruled_out) if f.front is not None else 0
+    kept = f", keeping every constraint ({ruled} ruled out by one)" if ruled else ""
     parts = [
         f"Metric `{f.metric}` ({f.goal}). {summary(f.results)}; {len(f.ranked)} finished with"
-        f" `{f.metric}`.",
+        f" `{f.metric}`{kept}.",
         "",
         "### Best point",
         "",
@@ -100,7 +104,7 @@ def _ranked(f: Findings, images: Mapping[str, str], charts: Sequence[str]) -> li
         parts += [f"### Top {min(TOP, len(f.ranked))}", "", _top(f), ""]
     parts += ["### Parameter importance", "", *_importance(f), ""]
     for alt, link in images.items():
-        if alt != "csv":
+        if alt not in ("csv", pareto.IMAGE):
             parts += [f"![{alt}]({link})", ""]
     return [*parts, *charts]
 
@@ -241,6 +245,8 @@ def as_json(f: Findings) -> dict[str, object]:
         },
         "progress": [{"x": s.x, "value": s.value, "best": s.best} for s in f.progress],
         "by_round": f.by_round,
+        "pareto": pareto.pareto_names(f),
+        "front": pareto.data(f),
         "curves": None if f.curves is None else f.curves.as_json(),
         "rungs": None if f.results.fidelity is None else f.results.fidelity.ladder.values,
         "points": [point_json(p) for p in f.results.points],

@@ -9,7 +9,7 @@ from typing import Any
 
 from runner.backends import group_name
 from runner.core.invoked import invoked
-from runner.core.values import StrEnum
+from runner.core.values import StrEnum, Value, identity
 from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan, cost
 from runner.report import cost as priced
 from runner.report.tables import params_text, simple_table, tabulate
@@ -54,9 +54,13 @@ def _summary(plan: SweepPlan, view: View) -> str:
 HEADERS = ["", "experiment", "key", "params"]
 
 
-def note(row: Row) -> str:
-    """What else a row says: why a `+` waits, and what was done to its experiment since."""
-    notes = [row.hold.text] if row.hold else []
+def note(row: Row, enqueued: Sequence[Sequence[tuple[str, Value]]] = ()) -> str:
+    """What else a row says: a known point (`enqueued`: the sweep's), why a `+` waits, and
+    what was done to its experiment since."""
+    params = {n: identity(v) for n, v in row.params}
+    known = any(all(params.get(n) == identity(v) for n, v in point) for point in enqueued)
+    notes = ["(enqueued)"] if known else []
+    notes += [row.hold.text] if row.hold else []
     if row.entry is not None and row.entry.restarts:
         notes.append(f"restarted {row.entry.restarts}x (last {row.entry.restarted_at})")
     if row.entry is not None and row.entry.canceled:
@@ -73,10 +77,11 @@ def _with_notes(plan: SweepPlan, rows: Sequence[Row]) -> tuple[list[list[str]], 
         rows_cost = [priced.row_cells(costs.rows.get(r.key)) for r in rows]
         cells = [[*c, *extra] for c, extra in zip(cells, rows_cost, strict=True)]
         headers = [*headers, "resources (image)", "GPU-h up to"]
-    notes = [note(r) for r in plan.rows]
+    known = plan.sweep.space.enqueued
+    notes = [note(r, known) for r in plan.rows]
     if not any(notes):
         return cells, headers
-    return [[*c, note(r)] for c, r in zip(cells, rows, strict=True)], [*headers, "note"]
+    return [[*c, note(r, known)] for c, r in zip(cells, rows, strict=True)], [*headers, "note"]
 
 
 def drift_lines(row: Row, limit: int | None = None) -> list[str]:
@@ -292,7 +297,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
                 "derived": dict(row.rendered.derived) if row.rendered else {},
                 "spec_hash": row.rendered.spec_hash if row.rendered else None,
                 "url": row.entry.url if row.entry else None,
-                "note": note(row),
+                "note": note(row, plan.sweep.space.enqueued),
                 "changes": [
                     {"field": c.field, "before": c.before, "after": c.after} for c in row.changes
                 ],

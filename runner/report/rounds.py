@@ -5,8 +5,10 @@ the new points; and the lock's content, as the Propose workflow's step output ca
 from __future__ import annotations
 
 import base64
+from collections import Counter
 from typing import TYPE_CHECKING
 
+from runner.manifest.aims import objectives
 from runner.report.rungs import rung_pull_request
 from runner.search.points import Result
 from runner.search.rounds import RoundVerdict
@@ -32,10 +34,32 @@ def line(shown: str, sample: Sample, step: Next) -> str:
         return f"{shown}: the search {step.stop}: no round proposed"
     if step.verdict is RoundVerdict.EXHAUSTED:
         return f"{shown}: no new point left in the space after rounding: search complete"
+    known = len(sample.enqueue) if step.number == 0 else 0
     return (
-        f"{shown}: round {step.number}: proposed {len(step.new)} point(s),"
-        f" {len(step.rows)} of n={sample.n}"
+        f"{shown}: round {step.number}: proposed {len(step.new)} point(s)"
+        + (f" ({known} enqueued)" if known else "")
+        + f", {len(step.rows)} of n={sample.n}"
     )
+
+
+SHOWN_LEFT_OUT = 5
+"""Points left out named in `propose`'s lines (the pull request lists 50)."""
+
+
+def seeding_lines(step: Next) -> list[str]:
+    """What a warm start learned from, and what it left out and why (`propose`, round 0)."""
+    seeding = step.seeding
+    if seeding is None or step.number != 0:
+        return []
+    counts = Counter(s.sweep for s in seeding.seeds.points)
+    used = ", ".join(f"{n} from {sweep}" for sweep, n in counts.items()) or "none"
+    lines = [f"warm start: {len(seeding.seeds.points)} prior point(s) ({used})"]
+    left = seeding.left_out
+    if left:
+        named = "; ".join(f"{x.sweep}/{x.experiment}: {x.why}" for x in left[:SHOWN_LEFT_OUT])
+        more = f"; and {len(left) - SHOWN_LEFT_OUT} more" if len(left) > SHOWN_LEFT_OUT else ""
+        lines.append(f"left out {len(left)}: {named}{more}")
+    return lines + list(seeding.notes)
 
 
 def lock_line(shown: str, sample: Sample, done: Advanced) -> str:
@@ -60,12 +84,15 @@ def clusters_line(shown: str, done: Resolved) -> str:
 
 
 def best_line(sample: Sample, step: Next) -> str:
-    """The best point so far, as a line; empty before any result."""
+    """The best point so far (the Pareto set, with two or more objectives), as a line; empty
+    before any result."""
+    if step.front:
+        metrics = ", ".join(a.metric for a in objectives(sample))
+        points = "; ".join(_where(sample, t) + f" ({_values(t)})" for t in step.front)
+        return f"the Pareto set by {metrics}: {points} ({step.finished} point(s) finished)"
     if step.best is None:
         return ""
-    where = " ".join(
-        f"{n}={v}" for n, v in zip(sample.names, step.best.row, strict=True) if v is not None
-    )
+    where = _where(sample, step.best)
     return f"{sample.metric} {step.best.value:g} at {where} ({step.finished} point(s) finished)"
 
 
@@ -86,6 +113,7 @@ def pull_request(round_: Round) -> dict[str, object]:
         f" through the usual plan; closing it unmerged stops the search until Propose is"
         f" dispatched or the manifest is edited.\n\n"
         + (f"Best so far: {best}\n\n" if best else "")
+        + _seeding_text(step)
         + _previous_table(round_, sample)
         + f"Proposed in round {step.number}:\n\n"
         + f"| {' | '.join(names)} |\n|"
@@ -119,6 +147,33 @@ def _previous_table(round_: Round, sample: Sample) -> str:
         "| " + " | ".join(_value(v) for v in t.row) + f" | {_cell(t)} |\n" for t in previous
     )
     return f"Results of round {round_.step.number - 1}:\n\n{head}\n{rows}\n"
+
+
+PR_LEFT_OUT = 50
+"""Points left out listed in a round's pull request; the rest are counted."""
+
+
+def _seeding_text(step: Next) -> str:
+    """Round 0 of a warm start: what it learned from, and each point left out and why."""
+    lines = seeding_lines(step)
+    if not lines:
+        return ""
+    assert step.seeding is not None
+    left = step.seeding.left_out
+    rows = "".join(f"| `{x.sweep}` | `{x.experiment}` | {x.why} |\n" for x in left[:PR_LEFT_OUT])
+    table = f"| sweep | point | left out because |\n|---|---|---|\n{rows}" if rows else ""
+    more = f"\n…and {len(left) - PR_LEFT_OUT} more.\n" if len(left) > PR_LEFT_OUT else ""
+    return f"{lines[0].capitalize()}.\n\n" + (f"{table}{more}\n" if table else "")
+
+
+def _where(sample: Sample, told: Told) -> str:
+    return " ".join(
+        f"{n}={v}" for n, v in zip(sample.names, told.row, strict=True) if v is not None
+    )
+
+
+def _values(told: Told) -> str:
+    return ", ".join(f"{v:g}" for v in told.values or (told.value or 0.0,))
 
 
 def _value(value: object) -> str:

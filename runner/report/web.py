@@ -25,6 +25,7 @@ from importlib import resources
 
 from runner.core.values import as_text
 from runner.observe.findings import Findings
+from runner.report import pareto
 from runner.report.charts import axis_positions
 from runner.report.page import share_json
 
@@ -58,7 +59,10 @@ def _curves(f: Findings) -> object | None:
     return None if f.curves is None or not f.curves.lines else f.curves.as_json()
 
 
-SECTIONS: tuple[Section, ...] = (Section("learning_curves", _curves, _asset("curves.js")),)
+SECTIONS: tuple[Section, ...] = (
+    Section("learning_curves", _curves, _asset("curves.js")),
+    Section("pareto", pareto.data, _asset("pareto.js")),
+)
 """The sections every page carries beyond the built-in ones: learning curves (the
 `learning_curves` key: per point, its (step, value) series; issue 39) and the Pareto front
 (`pareto`, issue 40) register here."""

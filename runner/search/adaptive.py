@@ -11,12 +11,18 @@ one without the metric) a failed trial, one queued or running a running trial, w
 seed is the sample's seed plus the round, so the same lock, results and seed always propose the
 same points, byte for byte. Conditional parameters (`when:`) are asked for define-by-run: each
 parameter in turn, parents first, and a conditional one only where its condition holds.
+
+Two or more objectives make a multi-objective study (TPE's and GP's own: the trials below are
+the first non-dominated ranks); constraints are each trial's constraint values, which both
+samplers read to steer away from infeasible points. A warm start's prior points are complete
+trials like the search's own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +31,7 @@ from typing import Any
 from runner.core.errors import MissingExtra
 from runner.core.model import Cell
 from runner.core.values import Value
+from runner.manifest.aims import objectives
 from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample, row_identity
 from runner.search.points import Result, Told, parents_first, rounded
 from runner.search.ranking import Estimator, Importance, normalised, too_few
@@ -34,6 +41,8 @@ ATTEMPTS = 50
 FANOVA_TREES = 16
 """fANOVA's forest: this many trees of at most this depth (Optuna's 64 x 64 took 57 s on 1 000
 points and 4 parameters, 16 x 16 took 13 s with the same shares to 3 decimals)."""
+CONSTRAINTS = "constraints"
+"""Where a trial keeps its constraint values (Optuna's own key, read by Optuna 4 and 5)."""
 FANOVA_POINTS = 1000
 """fANOVA judges at most about this many finished points: every k-th, in the sweep's order."""
 
@@ -53,14 +62,29 @@ def _sampler(optuna: Any, sample: Sample, round_: int) -> Any:
     """The method's sampler, seeded by the sample's seed and the round."""
     seed = sample.seed + round_
     samplers = optuna.samplers
+    constrained: dict[str, Any] = {}
+    if sample.constraints and "constraints" not in _trial_arguments(optuna):
+        # Optuna 4 reads a trial's constraints only for a sampler given `constraints_func`
+        # (Optuna 5 reads them always, and warns of that argument).
+        constrained["constraints_func"] = _constraints
     if sample.method == Method.GP:
         if importlib.util.find_spec("torch") is None:
             raise MissingExtra(
                 "method gp needs PyTorch (Optuna's GPSampler): pip install torch (the CPU build"
                 " is enough), or use method tpe"
             )
-        return samplers.GPSampler(seed=seed)
-    return samplers.TPESampler(seed=seed, constant_liar=True)
+        return samplers.GPSampler(seed=seed, **constrained)
+    return samplers.TPESampler(seed=seed, constant_liar=True, **constrained)
+
+
+def _trial_arguments(optuna: Any) -> Any:
+    """What this Optuna's `create_trial` takes (5 takes `constraints`, 4 does not)."""
+    return inspect.signature(optuna.trial.create_trial).parameters
+
+
+def _constraints(trial: Any) -> Any:
+    """A trial's constraint values, as `_trial` stored them."""
+    return trial.system_attrs.get(CONSTRAINTS, ())
 
 
 def _distribution(optuna: Any, d: Distribution) -> Any:
@@ -97,8 +121,8 @@ def propose(
 ) -> list[tuple[Cell, ...]]:
     """`count` new points (fewer when the space has no more after rounding), never one told."""
     optuna = _optuna()
-    direction = str(sample.goal)
-    study = optuna.create_study(direction=direction, sampler=_sampler(optuna, sample, round_))
+    directions = [str(a.goal) for a in objectives(sample)] or [str(sample.goal)]
+    study = optuna.create_study(directions=directions, sampler=_sampler(optuna, sample, round_))
     space = {d.name: _distribution(optuna, d) for d in sample.params}
     for point in told:
         study.add_trial(_trial(optuna, space, point))
@@ -129,8 +153,12 @@ def _trial(optuna: Any, space: dict[str, Any], point: Told) -> Any:
     params = {n: v for n, v in zip(space, point.row, strict=True) if v is not None}
     dists = {n: space[n] for n in params}
     states = optuna.trial.TrialState
-    if point.result == Result.DONE and point.value is not None and math.isfinite(point.value):
-        return optuna.trial.create_trial(params=params, distributions=dists, value=point.value)
+    values = point.values or ((point.value,) if point.value is not None else ())
+    if point.result == Result.DONE and values and all(math.isfinite(v) for v in values):
+        stored = {CONSTRAINTS: list(point.excess)} if point.excess else None
+        return optuna.trial.create_trial(
+            params=params, distributions=dists, values=list(values), system_attrs=stored
+        )
     state = states.RUNNING if point.result == Result.PENDING else states.FAIL
     return optuna.trial.create_trial(params=params, distributions=dists, state=state)
 

@@ -33,6 +33,15 @@ class Told:
     """The point's key, when it was submitted (a halving breaks ties by it)."""
     name: str = ""
     """Its experiment's name, when it was submitted."""
+    values: tuple[float, ...] = ()
+    """Every objective's value, when the search has two or more (`value` is the first's)."""
+    excess: tuple[float, ...] = ()
+    """How far it breaks each of the search's constraints (above 0: broken)."""
+
+    @property
+    def feasible(self) -> bool:
+        """Whether it keeps every constraint (a point that breaks one is never "best")."""
+        return all(e <= 0 for e in self.excess)
 
 
 Proposer = Callable[[Sample, Sequence[Told], int, int], list[tuple[Cell, ...]]]

@@ -22,10 +22,14 @@ from dataclasses import dataclass, replace
 
 from runner.core.model import Cell
 from runner.core.values import StrEnum
+from runner.manifest.aims import objectives
 from runner.manifest.fidelity import Rows
 from runner.manifest.lock import Locked
 from runner.manifest.sample import Sample, row_identity
+from runner.manifest.seeds import Seeding
 from runner.search import adaptive, draw, rungs
+from runner.search.judged import front_values, priors
+from runner.search.pareto import front
 from runner.search.points import Proposer, Result, Told
 from runner.search.ranking import best
 from runner.search.rungs import Halving
@@ -54,6 +58,9 @@ class SoFar:
     that is not among them (not submitted yet) is pending."""
     stop: str = ""
     """Why the sweep creates no new points (`max_failures`, `stop_when`); empty when it does."""
+    seeding: Seeding | None = None
+    """A warm start's prior points as read from the other sweeps, before round 0 (later rounds
+    read the lock's copy)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,10 @@ class Next:
     finished: int = 0
     """The points so far that finished with the metric."""
     stop: str = ""
+    seeding: Seeding | None = None
+    """The prior points the search learned from (the lock keeps them), and those left out."""
+    front: tuple[Told, ...] = ()
+    """Two or more objectives: the Pareto set so far (of the feasible finished points)."""
 
     @property
     def ended(self) -> int:
@@ -98,6 +109,13 @@ def observes(sample: Sample | None, lock: Locked | None, halving: Halving | None
     return sample.adaptive and 0 < len(rows) < sample.n
 
 
+def reads_others(sample: Sample, lock: Locked | None) -> bool:
+    """Whether the next step reads other sweeps: a warm start whose lock holds no point of this
+    sample yet (round 0 copies what it learns from into the lock; later rounds read that)."""
+    rows, _ = so_far(sample, lock)
+    return sample.adaptive and bool(sample.seed_from) and not rows
+
+
 def proposer(sample: Sample) -> Proposer:
     """Who finds the points of the sample's method: Optuna's samplers for an adaptive search,
     else the seeded quantile draw."""
@@ -117,8 +135,10 @@ def advance(
         return next_round(sample, lock, observed)
     rows, _ = so_far(sample, lock)
     kept = rows[: sample.n]
-    told = tuple(Told(row, Result.PENDING) for row in kept)
-    new = tuple(proposer(sample)(sample, told, sample.n - len(kept), 0))
+    known = () if kept else sample.enqueue[: sample.n]  # the known points come first
+    drawn = tuple(Told(row, Result.PENDING) for row in kept[len(sample.enqueue) :])
+    count = sample.n - len(kept) - len(known)
+    new = (*known, *proposer(sample)(sample, drawn, count, 0))
     changed = bool(new) or len(kept) < len(rows) or lock is None or lock.sample != sample.digest
     verdict = RoundVerdict.PROPOSED if changed else RoundVerdict.COMPLETE
     every = (*kept, *new)
@@ -133,15 +153,26 @@ def next_round(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
     told = told_rows(rows, observed.told)
     last = max(rounds, default=-1)
     mine = tuple(t for t, k in zip(told, rounds, strict=True) if k == last)
+    seeding = observed.seeding
+    if rows and lock is not None:
+        seeding = None if lock.seeds is None else Seeding(lock.seeds)
     done = [t for t in told if t.result == Result.DONE and t.value is not None]
-    top = best(done, lambda t: t.value, sample.goal)
-    waits = Next(RoundVerdict.WAITING, last, rows, rounds, (), mine, top, len(done), observed.stop)
+    top, pareto = _best(sample, [t for t in done if t.feasible])
+    waits = Next(
+        RoundVerdict.WAITING, last, rows, rounds, (), mine, top, len(done), observed.stop, seeding
+    )
+    waits = replace(waits, front=pareto)
     if rows and waits.ended < math.ceil(sample.proceed * len(mine)):
         return waits
     if rows and observed.stop:
         return replace(waits, verdict=RoundVerdict.STOPPED)
-    count = min(sample.batch, sample.n - len(rows))
-    return appended(waits, tuple(proposer(sample)(sample, told, count, last + 1)))
+    known = () if rows else sample.enqueue  # round 0 starts with the known points
+    count = min(max(sample.batch, len(known)), sample.n - len(rows))
+    pending = tuple(Told(row, Result.PENDING) for row in known)
+    asked = count - len(known)
+    prior = priors(sample, seeding.seeds if seeding is not None else None)
+    found = proposer(sample)(sample, (*prior, *told, *pending), asked, last + 1)
+    return appended(waits, (*known, *found))
 
 
 def appended(waits: Next, new: Rows) -> Next:
@@ -158,6 +189,14 @@ def appended(waits: Next, new: Rows) -> Next:
         rounds=(*waits.rounds, *(number,) * len(new)),
         new=new,
     )
+
+
+def _best(sample: Sample, done: Sequence[Told]) -> tuple[Told | None, tuple[Told, ...]]:
+    """The best finished point (one objective), or the Pareto set (two or more)."""
+    goals = [a.goal for a in objectives(sample)]
+    if len(goals) > 1:
+        return None, tuple(front(done, front_values, goals))
+    return best(done, lambda t: t.value, sample.goal), ()
 
 
 def next_rung(halving: Halving, lock: Locked | None, observed: SoFar) -> Next:
@@ -192,7 +231,7 @@ def told_rows(rows: Sequence[tuple[Cell, ...]], observed: Sequence[Told]) -> lis
     """Each point of the lock as observed: matched by its values; pending when not observed."""
     by_values = {row_identity(t.row): t for t in observed}
     return [
-        Told(tuple(row), by_values[ident].result, by_values[ident].value)
+        replace(by_values[ident], row=tuple(row))
         if (ident := row_identity(row)) in by_values
         else Told(tuple(row), Result.PENDING)
         for row in rows

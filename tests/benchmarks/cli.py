@@ -25,6 +25,7 @@ from tests.benchmarks import (
     startup,
     status,
     submission,
+    warm,
 )
 from tests.benchmarks.common import PROJECT, Config, Row, table
 
@@ -41,6 +42,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "importance": importance.run,
     "restart": restart.run,
     "signals": signals.run,
+    "warm": warm.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 

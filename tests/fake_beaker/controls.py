@@ -208,12 +208,17 @@ class LifecycleControls:
         *,
         task: str | None = None,
         replica: int | None = None,
+        started: float | None = None,
+        at: float | None = None,
     ) -> None:
         """Move the current jobs (every replica) of every task, or of ``task`` (of its
         ``replica`` only, if given), to queued/running/succeeded/failed/canceled; the
         experiment's status follows.
 
         ``exit_code`` defaults to 0 for succeeded and 1 for failed, and stays unset otherwise.
+        ``started``, ``at``: the jobs' start and this status's time (`time.time()` seconds;
+        by default a job that has started keeps its start, and the status begins now), so a
+        test knows each job's `exited - started` exactly.
         """
         record = self.experiment(experiment)
         ids = None
@@ -225,7 +230,8 @@ class LifecycleControls:
                 for j in record.current_jobs(t.id)
                 if replica is None or j.replica == replica
             }
-        self._state.update_experiment(record.id, lifecycle.set_status(status, exit_code, ids))
+        change = lifecycle.set_status(status, exit_code, ids, (started, at))
+        self._state.update_experiment(record.id, change)
 
     def jobs(self, experiment: str) -> list[JobRecord]:
         """Every job of the experiment, old attempts included, in creation order."""

@@ -20,6 +20,9 @@ from .records import (
     overall_status,
 )
 
+Times = tuple[float | None, float | None]
+"""(when jobs started, when their new status began): each None for now."""
+
 
 def _with_jobs(record: Experiment, jobs: tuple[JobRecord, ...], now: float) -> Experiment:
     current = {j.id for t in record.tasks for j in _current(jobs, t.id)}
@@ -34,21 +37,36 @@ def _current(jobs: tuple[JobRecord, ...], task_id: str) -> list[JobRecord]:
     return [j for j in mine if j.attempt == last]
 
 
+RAN = ("running", "succeeded", "failed")
+"""Statuses of a job that has started."""
+
+
 def set_status(
-    status: str, exit_code: int | None, job_ids: set[str] | None = None
+    status: str,
+    exit_code: int | None,
+    job_ids: set[str] | None = None,
+    at: Times = (None, None),
 ) -> Callable[[Experiment], Experiment]:
-    """Move the current jobs (of every task, or those of ``job_ids``) to ``status``."""
+    """Move the current jobs (of every task, or those of ``job_ids``) to ``status``; ``at``:
+    (when they started, when this status began), each None for now (a job that has started
+    keeps its start)."""
     if status not in JOB_STATUSES:
         raise ValueError(f"status must be one of {JOB_STATUSES}, got {status!r}")
     if exit_code is None and status in ("succeeded", "failed"):
         exit_code = 0 if status == "succeeded" else 1
 
     def change(record: Experiment) -> Experiment:
-        now = time.time()
+        started, now = at[0], at[1] if at[1] is not None else time.time()
         current = {j.id for j in record.current_jobs()}
         targets = current if job_ids is None else current & job_ids
         jobs = tuple(
-            dataclasses.replace(j, status=status, exit_code=exit_code, status_changed=now)
+            dataclasses.replace(
+                j,
+                status=status,
+                exit_code=exit_code,
+                status_changed=now,
+                started=started or j.started or (now if status in RAN else None),
+            )
             if j.id in targets
             else j
             for j in record.jobs

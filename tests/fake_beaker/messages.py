@@ -119,8 +119,9 @@ def job_status(record: JobRecord) -> pb2.JobStatus:
     """Timestamps and exit code set the way Beaker sets them for each stage."""
     created, changed = timestamp(record.created), timestamp(record.status_changed)
     fields: dict[str, Any] = {"status": WORKLOAD_STATUS[record.status], "created": created}
-    if record.status in ("running", "succeeded", "failed"):
-        fields.update(scheduled=changed, started=changed)
+    if record.started is not None:
+        started = timestamp(record.started)
+        fields.update(scheduled=started, started=started)
     if record.status in ("succeeded", "failed"):
         fields.update(exited=changed, finalized=changed)
     if record.status == "failed":

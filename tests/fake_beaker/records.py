@@ -76,6 +76,9 @@ class JobRecord:
     status: str = "queued"
     exit_code: int | None = None
     status_changed: float = 0.0
+    started: float | None = None
+    """When it started running (None: never): kept through later statuses, as Beaker keeps
+    `status.started`; a job moved straight to succeeded or failed started then."""
 
     @property
     def finalized(self) -> bool:

@@ -31,11 +31,12 @@ from runner.backends import (
     Rejected,
     Results,
     Transient,
+    Usage,
     WriteAhead,
     recorded,
 )
 from runner.backends import NOTHING_RECORDED as NOTHING
-from runner.backends.beaker import duplicates, identity, lifecycle
+from runner.backends.beaker import duplicates, identity, lifecycle, usage
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
 from runner.backends.beaker.errors import call, unreachable_reason
@@ -310,6 +311,14 @@ class BeakerBackend:
             for name, workload in workloads.items()
         }
         return Results(group, experiments, note, copies)
+
+    def usage(self, sweep: Sweep, experiments: Sequence[Experiment]) -> Mapping[str, Usage]:
+        """One listing of the sweep's workloads (their tasks), then one job listing per task."""
+        ids = recorded((e.name, e.id, e.key or "") for e in experiments)
+        names = [e.name for e in experiments]
+        listed = self._all(sweep, names, ids, prove=False) if names else {}
+        mine = [w for found in listed.values() for w in found if w.experiment.id in ids.keys]
+        return usage.usages(self.client, mine, self._call)
 
     def _rank_of(self, task_id: str) -> int:
         """The replica rank of a task's latest job (0 for a task without replicas)."""

@@ -28,11 +28,11 @@ from runner.backends import (
     Listing,
     LogQuery,
     NameTaken,
-    Notify,
     Recorded,
     Rejected,
     Results,
     StartHook,
+    Usage,
     WriteAhead,
 )
 from runner.backends import NOTHING_RECORDED as NOTHING
@@ -55,6 +55,7 @@ from runner.backends.local.states import as_experiment, seen
 from runner.backends.local.supervisor import Supervisor
 from runner.backends.local.sweepdir import LAYOUT as LAYOUT
 from runner.backends.local.sweepdir import SweepDir
+from runner.backends.local.usage import run_usage
 from runner.core.errors import BackendError, RunnerError
 from runner.core.model import Rendered, Sweep
 from runner.ledger import Layout
@@ -68,7 +69,7 @@ class LocalBackend:
     grace = 10.0
     """Seconds between SIGTERM and SIGKILL when replicas are stopped."""
 
-    def __init__(self, root: Path, notify: Notify) -> None:
+    def __init__(self, root: Path, notify: Callable[[str], None]) -> None:
         self.root = root
         self._notify = notify
         self._machine: Machine | None = None
@@ -266,7 +267,10 @@ class LocalBackend:
         with machine.reserve(cpus, gpus, self._stop) as ids:
             self._check_canceled(run)  # it may have waited for CPUs or GPUs while canceled
             launches = assign_gpus(replicas, ids, bool(machine.gpus))
-            states = tuple(Replica(x.task, x.rank, x.log) for x in launches)
+            states = tuple(
+                Replica(x.task, x.rank, x.log, gpus=r.gpus)
+                for x, r in zip(launches, replicas, strict=True)
+            )
             state = new_state(run.path.parent.name, point.name, point.key, states)
             return Supervisor(run, state, launches, self.root, self._stop, self.grace).run(started)
 
@@ -286,6 +290,11 @@ class LocalBackend:
             with self._idle:
                 self._active -= 1
                 self._idle.notify_all()
+
+    def usage(self, sweep: Sweep, experiments: Sequence[Experiment]) -> Mapping[str, Usage]:
+        """Each run's wall time × its declared GPUs, over its attempts (no call: files here)."""
+        found = {e.id: run_usage(self.run_dir(sweep.name, e.name)) for e in experiments}
+        return {i: u for i, u in found.items() if u is not None}
 
     def close(self) -> None:
         """Stop runs still going (they are recorded as interrupted, to be resumed)."""

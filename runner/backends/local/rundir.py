@@ -45,6 +45,7 @@ RUNNING, SUCCEEDED, FAILED, INTERRUPTED, CANCELED = RunStatus
 FINISHED = (SUCCEEDED, FAILED, CANCELED)
 ATTEMPT = "attempt-"
 """Prefix of the directories that keep a restarted run's earlier attempts."""
+STATE_FILE = "state.json"
 ABOUT = (
     "State of one local run, written by `{} submit` (local backend) at every change; do not"
     " edit. Delete the sweep's .runs/<sweep>/ directory to run it again."
@@ -71,6 +72,8 @@ class Replica:
     pid_started: int | None = None
     """The process's start time (clock ticks since boot, Linux); tells a reused pid apart."""
     exit_code: int | None = None
+    gpus: int = 0
+    """The GPUs its task declared (its spec's `gpuCount`), whatever this machine has."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,7 @@ def new_state(sweep: str, experiment: str, key: str, replicas: tuple[Replica, ..
 class RunDir:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.state_file = path / "state.json"
+        self.state_file = path / STATE_FILE
         self.lock_file = path / ".lock"
         self.results = path / "results"
         self.cancel_file = path / "cancel-requested"

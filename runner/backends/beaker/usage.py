@@ -1,0 +1,67 @@
+"""GPU time an experiment's jobs held, from Beaker's job listing (`Backend.usage`).
+
+Beaker keeps one job per replica of each task, and a new one for each restart; each job says
+when it started and exited and which GPUs it was assigned. An experiment's GPU-seconds are the sum
+over every job that started of (exited − started) × its GPUs (those assigned, else those its
+container asked for), a job still running counting up to now. beaker-py lists jobs by task only
+(`job.list(task=…)`), so an experiment costs one paged listing per task: 8 experiments are
+listed at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from beaker import beaker_pb2 as pb2
+
+from runner.backends import Usage
+from runner.backends.beaker.client import Client
+
+AT_ONCE = 8
+"""Experiments whose jobs are listed at the same time."""
+
+Call = Callable[[str, Callable[[], Usage]], Usage]
+"""The backend's `_call`: a call named for its errors and its health."""
+
+
+def _seconds(stamp: object) -> float:
+    return float(stamp.ToNanoseconds()) / 1e9  # type: ignore[attr-defined]
+
+
+def job_gpu_seconds(job: pb2.Job, now: float) -> float | None:
+    """The job's GPU-seconds; None for one that never started."""
+    status = job.status
+    if not status.HasField("started"):
+        return None
+    ends = [s for s in (status.exited, status.finalized, status.canceled) if s.ToNanoseconds()]
+    end = _seconds(ends[0]) if ends else now  # a job still running counts up to now
+    gpus = len(job.assignment_details.resource_assignment.gpus) or int(
+        job.container_spec.resource_request.gpu_count
+    )
+    return max(0.0, end - _seconds(status.started)) * gpus
+
+
+def experiment_usage(client: Client, workload: pb2.Workload) -> Usage:
+    """Every job of every task of the experiment (one listing per task)."""
+    now, total, started = time.time(), 0.0, 0
+    org = client.resolved_org()
+    for task in workload.experiment.tasks:
+        for job in client.job.list(org=org, task=task):
+            seconds = job_gpu_seconds(job, now)
+            if seconds is not None:
+                total, started = total + seconds, started + 1
+    return Usage(total, started)
+
+
+def usages(client: Client, workloads: Sequence[pb2.Workload], call: Call) -> Mapping[str, Usage]:
+    """Each workload's usage, by experiment id, AT_ONCE at a time."""
+
+    def one(workload: pb2.Workload) -> Usage:
+        name = workload.experiment.name or workload.experiment.id
+        return call(f"jobs of {name}", lambda: experiment_usage(client, workload))
+
+    with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
+        found = list(pool.map(one, workloads))
+    return {w.experiment.id: u for w, u in zip(workloads, found, strict=True)}

@@ -1,0 +1,101 @@
+"""A warm start's prior points, as the lock keeps them (its `seeds` key).
+
+`propose` reads the other sweeps (`seed_from`) once, at round 0, and copies what it used into
+the lock: each point's sweep and key, its values in this search's parameters, and its value of
+each metric the search reads. Every later round reads them from the lock, so nothing another
+sweep does later changes this search's proposals, and the same lock proposes the same bytes. The
+lock's digest covers them; a lock without the key reads as before.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from runner.core.model import Cell
+from runner.core.values import checked
+
+SEEDS = "seeds"
+"""The lock's key."""
+
+
+@dataclass(frozen=True)
+class Seed:
+    """One finished point of another sweep, as a prior trial."""
+
+    sweep: str
+    key: str
+    """The point's key in that sweep (its ledger's)."""
+    row: tuple[Cell, ...]
+    """Its values of this search's parameters, in the sample's order (None: absent)."""
+    values: tuple[float, ...]
+    """Its value of each metric in `Seeds.metrics`."""
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """The prior points a warm start used (none found is an answer too: it is not asked again)."""
+
+    metrics: tuple[str, ...]
+    points: tuple[Seed, ...] = ()
+
+    def values(self, seed: Seed, names: tuple[str, ...]) -> tuple[float | None, ...]:
+        """The seed's value of each metric named (None: one it was not copied with)."""
+        by_name = dict(zip(self.metrics, seed.values, strict=True))
+        return tuple(by_name.get(n) for n in names)
+
+
+def seeds_json(seeds: Seeds) -> dict[str, Any]:
+    return {
+        "metrics": list(seeds.metrics),
+        "points": [[s.sweep, s.key, list(s.row), list(s.values)] for s in seeds.points],
+    }
+
+
+def seeds_text(seeds: Seeds) -> str:
+    """The key's value as the lock writes it: one point a line, for a reviewer's diff."""
+    lines = ",\n".join(
+        "      " + json.dumps(point, ensure_ascii=False) for point in seeds_json(seeds)["points"]
+    )
+    points = f"[\n{lines}\n    ]" if lines else "[]"
+    metrics = json.dumps(list(seeds.metrics), ensure_ascii=False)
+    return f'{{\n    "metrics": {metrics},\n    "points": {points}\n  }}'
+
+
+def parse_seeds(data: Mapping[str, Any], width: int) -> Seeds:
+    """The key's value; ValueError (or KeyError, TypeError) for one not written by `seeds_text`
+    for `width` parameters."""
+    metrics = tuple(str(m) for m in data["metrics"])
+    points = []
+    for sweep, key, row, values in data["points"]:
+        cells = tuple(None if v is None else checked(v) for v in row)
+        numbers = tuple(float(v) for v in values)
+        if len(cells) != width or len(numbers) != len(metrics):
+            raise ValueError("a seed of another shape")
+        if not all(math.isfinite(v) for v in numbers):
+            raise ValueError("a seed without a finite value")
+        points.append(Seed(str(sweep), str(key), cells, numbers))
+    return Seeds(metrics, tuple(points))
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A point of another sweep a warm start did not learn from, and why."""
+
+    sweep: str
+    experiment: str
+    why: str
+    """`outside the space: …`, `no metric …`, `another commit …`, `not finished (failed)`."""
+
+
+@dataclass(frozen=True)
+class Seeding:
+    """What a warm start learns from: the prior points, and every point it left out."""
+
+    seeds: Seeds
+    left_out: tuple[LeftOut, ...] = ()
+    notes: tuple[str, ...] = ()
+    """What else a reviewer should know (another sweep's parameters this search ignores)."""

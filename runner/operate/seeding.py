@@ -1,0 +1,99 @@
+"""A warm start: which finished points of other sweeps (`seed_from`) a search learns from.
+
+`propose` observes each sweep named (its ledger and one bulk look, as `status` does) once, before
+round 0, and hands the observations here with which commits ran the code checked out now. A point
+is a prior when it succeeded, lies in this search's space (each sampled parameter within its
+distribution, a conditional one present exactly where its condition holds; parameters this
+search does not sample are not read, and said so), reports every metric the search is judged by,
+and (with `commit: same`) was submitted at a commit whose code is the code checked out now.
+Every other point is left out with why. `seeding` is pure; `sources` reads the other sweeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from runner.backends import Backend, ExperimentState
+from runner.core.errors import ManifestError
+from runner.manifest.known import Commits, SeedFrom, placed
+from runner.manifest.sample import Sample
+from runner.manifest.seeds import LeftOut, Seed, Seeding, Seeds
+from runner.observe.looks import Context, Observer, always
+from runner.observe.model import ROUND, Absent, Observation, PointResult
+from runner.plan import catalog
+from runner.plan.catalog import Catalog, named
+
+SameCode = Callable[[str], str]
+"""Why a commit's code (every file outside sweeps/) is not the code checked out now; empty when
+it is."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One sweep to learn from, as observed."""
+
+    asked: SeedFrom
+    observation: Observation
+
+
+def seeding(sample: Sample, sources: Sequence[Source], same: SameCode) -> Seeding:
+    """The prior points of every source, in the order named and each sweep's own order."""
+    metrics = tuple(sample.metrics)
+    seeds: list[Seed] = []
+    left: list[LeftOut] = []
+    notes: list[str] = []
+    for source in sources:
+        observed = source.observation
+        for point in observed.points:
+            seed, why = _seed(sample, source, point, same)
+            if seed is not None:
+                seeds.append(seed)
+            elif why:
+                left.append(LeftOut(observed.name, point.experiment, why))
+        unread = [a for a in observed.axes if a not in (*sample.names, ROUND)]
+        if unread:
+            notes.append(
+                f"{observed.name}'s parameters {', '.join(unread)} are not in this search's space:"
+                " its points were judged without them"
+            )
+    return Seeding(Seeds(metrics, tuple(seeds)), tuple(left), tuple(notes))
+
+
+def _seed(
+    sample: Sample, source: Source, point: PointResult, same: SameCode
+) -> tuple[Seed | None, str]:
+    """The point as a prior, or why not ("" for a point never submitted: nothing to learn)."""
+    if point.state == Absent.NOT_SUBMITTED:
+        return None, ""
+    if point.state != ExperimentState.SUCCEEDED:
+        return None, f"not finished ({point.state})"
+    if source.asked.commit is Commits.SAME and (differs := same(point.commit)):
+        return None, f"another commit ({point.commit[:12] or 'none recorded'}: {differs})"
+    row, why = placed(sample, dict(point.params))
+    if row is None:
+        return None, f"outside the space: {why}"
+    values = [point.number(m) for m in sample.metrics]
+    missing = [m for m, v in zip(sample.metrics, values, strict=True) if v is None]
+    if missing:
+        return None, f"no metric {', '.join(missing)}"
+    numbers = tuple(float(v or 0.0) for v in values)
+    return Seed(source.observation.name, point.key, row, numbers), ""
+
+
+def sources(cat: Catalog, sample: Sample, backend: Backend) -> list[Source]:
+    """Each sweep the search's `seed_from` names, planned against its ledger and observed in
+    one bulk look (its `gpu_hours` too, when the search is judged by it); a manifest that is not
+    in `cat` is loaded from the repository. ManifestError when one does not load."""
+    looks = Observer(backend, always, Context(asked=frozenset(sample.metrics)))
+    paths = {name: path for name, (path, _) in named(cat.root).items()}
+    out = []
+    for asked in sample.seed_from:
+        other = (
+            cat if asked.sweep in cat.loaded else catalog.load(cat.root, [str(paths[asked.sweep])])
+        )
+        if other.problems:
+            raise ManifestError(list(other.problems))
+        (plan,) = other.plans_of([asked.sweep], other.ledgers(backend.layout))
+        out.append(Source(asked, looks.observation(plan)))
+    return out
