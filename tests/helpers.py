@@ -46,6 +46,20 @@ def head(name: str, *, draft: bool = False) -> str:
     return text
 
 
+TPE_SEARCH = """\
+params:
+  sample:
+    method: tpe
+    n: 8
+    batch: 4
+    metric: loss
+    space:
+      x: {uniform: [0, 1]}
+"""
+"""An adaptive search's sample over one parameter `x` (rounds of 4, 8 points): for a test
+manifest whose task reads `{x}`."""
+
+
 MINIMAL = (
     HEAD
     + """\

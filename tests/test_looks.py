@@ -18,7 +18,7 @@ from runner.observe.looks import Observer, chosen
 from runner.plan import SweepPlan, catalog
 from runner.report import status
 from tests.fake_backend import FakeBackend
-from tests.helpers import Quiet, minimal, write_manifest
+from tests.helpers import TPE_SEARCH, Quiet, head, minimal, write_manifest
 
 
 def _plan(root: Path, extra: str = "") -> SweepPlan:
@@ -77,25 +77,7 @@ def test_a_submit_of_a_guarded_capped_sweep_looks_once_before_and_once_after(
     assert listing == ["results", "list", "list"]  # the fake's `results` lists inside it
 
 
-SEARCH = """\
-version: 1
-name: search
-beaker:
-  workspace: ai2/sweeps-test
-  budget: ai2/sweeps-budget
-  clusters: [ai2/test-cluster]
-tasks:
-  - image: {beaker: org/image}
-    command: [python, train.py, "--x={x}"]
-params:
-  sample:
-    method: tpe
-    n: 8
-    batch: 4
-    metric: loss
-    space:
-      x: {uniform: [0, 1]}
-"""
+SEARCH = head("search") + '    command: [python, train.py, "--x={x}"]\n' + TPE_SEARCH
 
 
 def test_status_report_and_propose_read_one_observation_of_each_sweep(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from runner.search import rounds
 from runner.search.points import Result, Told
 from runner.search.rounds import Next, Round, RoundVerdict, SoFar, next_round
 from tests.fake_backend import FakeBackend
-from tests.helpers import Quiet, head, write_manifest
+from tests.helpers import TPE_SEARCH, Quiet, head, write_manifest
 
 SPACE = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)), Distribution("k", Kind.INT, (1, 4)))
 SAMPLE = Sample(Method.TPE, 8, 0, 4, SPACE, batch=4, metric="loss")
@@ -113,18 +113,9 @@ def test_a_lock_of_another_sample_starts_afresh_and_unobserved_points_are_pendin
 
 SEARCH = (
     head("search")
-    + """\
-    command: [python, train.py, "--x={x}", "--k={k}"]
-params:
-  sample:
-    method: tpe
-    n: 8
-    batch: 4
-    metric: loss
-    space:
-      x: {uniform: [0, 1]}
-      k: {int: [1, 4]}
-"""
+    + '    command: [python, train.py, "--x={x}", "--k={k}"]\n'
+    + TPE_SEARCH
+    + "      k: {int: [1, 4]}\n"
 )
 
 
