@@ -149,6 +149,16 @@ UNRELEASED = [
     ("docs/coming-from-gantry.md", "`--tag storage:weka`"),
     ("docs/research-repository.md", "`[all]` (the three"),
     ("docs/guarantees.md", "| 7 | `canceled`"),
+    ("README.md", "A sweep can also halve"),
+    ("README.md", "A search can start from what is known"),
+    ("docs/search.md", "## Successive halving: reviewed rungs"),
+    ("docs/search.md", "## Known points and a warm start"),
+    ("docs/search.md", "## Two objectives and constraints"),
+    ("docs/manifest.md", "| `params.fidelity: {param, min, max, eta, metric, goal}` |"),
+    ("docs/manifest.md", "| `params.sample.enqueue:"),
+    ("docs/manifest.md", "| `params.sample.seed_from:"),
+    ("docs/manifest.md", "| `params.sample.constraints:"),
+    ("docs/commands.md", "`python -m runner wait [--points"),
 ]
 """What `main` has and v0.1.0 lacks, by the words that introduce it on a page: a researcher who
 installs the release (as README says) must see there that it is not in it. A release drops the
