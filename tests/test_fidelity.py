@@ -161,6 +161,10 @@ def test_rungs_of_another_fidelity_section_or_a_hand_edit_are_refused_and_propos
     lock_path(manifest).write_text(text.replace('"points": [\n      [1,', '"points": [\n      [2,'))
     assert main(["-C", str(tmp_path), "validate"]) == 1  # edited by hand: its digest says so
     assert capsys.readouterr().err.startswith(stale)
+    assert main(["-C", str(tmp_path), "propose", "--backend", "local"]) == 0  # mends it too
+    assert "dropped them; the halving starts again from rung 0" in capsys.readouterr().err
+    assert json.loads(lock_path(manifest).read_text())["rungs"]["points"] == []
+    assert main(["-C", str(tmp_path), "validate"]) == 0
 
 
 def test_an_include_joins_rung_0(tmp_path: Path) -> None:

@@ -74,13 +74,15 @@ def _no_seeding() -> Seeding:
 
 
 def halving_of(loaded: Loaded) -> Halving | None:
-    """The manifest's successive halving as the search sees it (rung 0 from its space)."""
+    """The manifest's successive halving as the search sees it (rung 0 from its space, and
+    whether the load found the lock's rungs stale)."""
     fidelity = loaded.fidelity
     if fidelity is None:
         return None
     space = loaded.sweep.space
     names, configurations = configuration_names(space), rung_zero(space)
-    return Halving(fidelity, names, configurations, belonging(fidelity, names, configurations))
+    of = belonging(fidelity, names, configurations)
+    return Halving(fidelity, names, configurations, of, loaded.stale is not None)
 
 
 def advance_search(

@@ -31,6 +31,9 @@ class Halving:
     configurations: Rows
     of: str
     """`runner.manifest.fidelity.belonging` of this section and rung 0."""
+    stale: bool = False
+    """The lock exists but its rungs could not be read for this section (edited by hand, or
+    another kind of lock): `propose` writes them again, as it does rungs of another `of`."""
 
     @property
     def told(self) -> tuple[str, ...]:
@@ -53,8 +56,11 @@ def so_far(halving: Halving, lock: Locked | None) -> tuple[Rows, tuple[int, ...]
 
 
 def replaced(halving: Halving, lock: Locked | None) -> bool:
-    """Whether the lock holds rungs of another fidelity section or rung 0 (out of date)."""
+    """Whether the lock holds rungs of another fidelity section or rung 0, or rungs that could
+    not be read (out of date)."""
     rungs = lock.rungs if lock is not None else None
+    if halving.stale:
+        return True
     return rungs is not None and (rungs.of != halving.of or rungs.names != halving.names)
 
 
