@@ -156,6 +156,34 @@ def test_objectives_constraints_and_sources_are_checked_by_validate(
     assert re.match(r"^sweeps/searched\.yaml:\d+:\d+: ", found[0])
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "version: 1\nname: other\nparams: [x]\n",
+        "version: 1\nname: other\nparams: {sample: {metric: 3, constraints: [1, {a: b}]}}\n",
+    ],
+)
+def test_a_source_that_is_not_a_valid_manifest_is_said_in_its_own_lines_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str
+) -> None:
+    """A warm start's source is read as YAML only, so its shapes are whatever was written."""
+    write_manifest(tmp_path, source, "other.yaml")
+    write_manifest(tmp_path, _sweep("searched", "    seed_from: [{sweep: other}]\n"), "s.yaml")
+    errors = _errors(tmp_path, capsys)
+    assert any(e.startswith("sweeps/other.yaml:") for e in errors), errors
+    assert not any("unexpected error" in e for e in errors), errors
+
+
+def test_a_manifest_that_cannot_be_read_is_one_line_beside_a_warm_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, _sweep("searched", "    seed_from: [{sweep: searched}]\n"), "s.yaml")
+    (tmp_path / "sweeps" / "b.yaml").mkdir()
+    errors = _errors(tmp_path, capsys)
+    assert any(e.startswith("sweeps/b.yaml:") and "cannot read" in e for e in errors), errors
+    assert not any("unexpected error" in e for e in errors), errors
+
+
 def test_a_source_that_declares_no_metric_or_reports_gpu_hours_is_accepted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -117,7 +117,7 @@ def parse_aims(
     aims = tuple(Aim(m, Goal(g)) for m, g in zip(metrics, goals, strict=True))
     constraints = []
     for i, text in enumerate(raw.get("constraints", ())):
-        parsed = _constraint(text)
+        parsed = constraint(text)
         if parsed is None:
             add(
                 (*base, "constraints", i),
@@ -130,7 +130,8 @@ def parse_aims(
     return aims, tuple(constraints)
 
 
-def _constraint(text: str) -> Constraint | None:
+def constraint(text: str) -> Constraint | None:
+    """A constraint as written (`name <= limit`, `name >= limit`); None when it is not one."""
     found = _CONSTRAINT.match(text)
     if found is None:
         return None

@@ -175,7 +175,11 @@ def _sources(
     """The warm starts' problems (`runner.plan.sources`), of a search whose lock is not written
     yet too (it cannot be, while its `seed_from` is wrong: `validate` says both)."""
     for path, shown in failed:
-        if "seed_from" in path.read_text(encoding="utf-8", errors="replace"):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # `cannot read file` is said already
+        if "seed_from" in text:
             try:
                 loaded.append(manifest.load(path, shown, manifest.Locks.MAY_BE_STALE))
             except ManifestError:

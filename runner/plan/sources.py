@@ -12,20 +12,28 @@ from typing import Any
 
 from runner.core.errors import Problem
 from runner.manifest import Loaded
-from runner.manifest.aims import GPU_HOURS
+from runner.manifest.aims import GPU_HOURS, constraint
 
 
 def declared(data: Mapping[str, Any]) -> frozenset[str] | None:
     """The metrics a manifest says its points report (its search's objectives and constraints,
     its `stop_when`'s); None when it names none."""
-    sample = (data.get("params") or {}).get("sample") or {}
-    metric = sample.get("metric", [])
-    names = {metric} if isinstance(metric, str) else set(metric)
-    for text in sample.get("constraints", ()):
-        names.add(str(text).split("<")[0].split(">")[0].strip())
+    params = data.get("params")
+    sample = params.get("sample") if isinstance(params, Mapping) else None
+    sample = sample if isinstance(sample, Mapping) else {}
+    metric, limits = sample.get("metric", []), sample.get("constraints")
+    names = {metric} if isinstance(metric, str) else set(_strings(metric))
+    for text in _strings(limits):
+        found = constraint(text)
+        names |= {found.metric} if found is not None else set()
     target = data.get("stop_when")
     names |= {target["metric"]} if isinstance(target, Mapping) and "metric" in target else set()
     return frozenset(names) if names else None
+
+
+def _strings(value: object) -> list[str]:
+    """The strings of a list as written (a source need not be valid: anything else is none)."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def seed_problems(loaded: Loaded, others: Mapping[str, Mapping[str, Any]]) -> list[Problem]:
