@@ -23,12 +23,16 @@ def check_assignments(space: Space, add: Add) -> None:
         for i, n in enumerate(axis.names)
     }
     known = ", ".join(names) or "none"
+    ladder = space.ladder.names if space.ladder is not None else ()
     for kind, items in (("exclude", space.exclude), ("include", space.include)):
         for i, item in enumerate(items):
             ipath: KeyPath = ("params", kind, i)
             for (name, value), vpath in zip(item.values, item.paths, strict=True):
                 if name not in domain:
                     add(vpath, f"unknown parameter {name!r} (axes: {known})", True)
+                elif kind == "include" and name in ladder:
+                    said = f"{name} is the halving's own: the rungs set it (rung 0 at min)"
+                    add(vpath, f"{said}; take it out of the include", True)
                 elif kind == "exclude" and identity(value) not in domain[name]:
                     add(vpath, f"{identity(value)} is not a value of axis {name!r}", False)
             if kind == "include":

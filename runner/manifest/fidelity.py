@@ -23,7 +23,7 @@ from runner.core.ladder import PARENT, RUNG, Ladder
 from runner.core.marks import Document, KeyPath, field_path
 from runner.core.model import BUILTINS, Axis, Cell, Point, Space
 from runner.core.space import iter_points
-from runner.core.values import Value, canonical_json, checked
+from runner.core.values import InvalidValue, Value, canonical_json, checked
 from runner.manifest import conditions as conditioned
 from runner.manifest.sample import Goal, Sample, row_identity
 from runner.render import template
@@ -77,7 +77,14 @@ def parse_fidelity(
     if raw is None:
         return None
     param, eta = str(raw["param"]), int(raw["eta"])
-    low, high = checked(raw["min"]), checked(raw["max"])
+    bounds: dict[str, Value] = {}
+    for key in ("min", "max"):
+        try:
+            bounds[key] = checked(raw[key])
+        except InvalidValue as exc:
+            add((*FIDELITY, key), str(exc), False)
+    # a bound refused above: one budget stands in, so that its name stays known to the templates
+    low, high = (bounds["min"], bounds["max"]) if len(bounds) == 2 else (1, 1)
     fidelity = Fidelity(
         Ladder(param, rung_values(low, high, eta), eta),
         str(raw["metric"]),
@@ -123,7 +130,8 @@ def _problems(
         out.append(((*FIDELITY, "param"), said, False))
     if sample is not None:
         out += _against_sample(doc, fidelity, sample)
-    if param not in _read_by_tasks(doc):
+    read = _read_by_tasks(doc)
+    if read is not None and param not in read:
         out.append(
             (
                 (*FIDELITY, "param"),
@@ -147,6 +155,12 @@ def _against_sample(
             " sobol, halton)"
         )
         out.append((FIDELITY, said, True))
+    if sample.constraints:
+        said = (
+            "a halving ranks each rung by its metric alone: it does not keep constraints (take"
+            " them out of params.sample, or search without the rungs)"
+        )
+        out.append((("params", "sample", "constraints"), said, True))
     if sample.metric and sample.metric != fidelity.metric:
         said = f"{fidelity.metric} is not params.sample.metric ({sample.metric}): one search, one metric"
         out.append(((*FIDELITY, "metric"), said, False))
@@ -157,12 +171,18 @@ def _against_sample(
     return out
 
 
-def _read_by_tasks(doc: Document) -> set[str]:
-    """Every name a template of a task's command, arguments or env reads."""
+def _read_by_tasks(doc: Document) -> set[str] | None:
+    """Every name a template of a task's command, arguments or env reads; None when the tasks
+    are not as the schema says (its own lines say what is wrong with them)."""
     names: set[str] = set()
-    for task in doc.data.get("tasks") or ():
-        texts = [*task.get("command", ()), *task.get("arguments", ())]
-        texts += list((task.get("env") or {}).values())
+    tasks = doc.data.get("tasks")
+    if not isinstance(tasks, list) or not all(isinstance(t, Mapping) for t in tasks):
+        return None
+    for task in tasks:
+        lists, env = [task.get("command", []), task.get("arguments", [])], task.get("env") or {}
+        if not all(isinstance(v, list) for v in lists) or not isinstance(env, Mapping):
+            return None
+        texts = [*lists[0], *lists[1], *env.values()]
         for text in texts:
             try:
                 names.update(template.parse(str(text)).names)
