@@ -6,6 +6,7 @@ import enum
 import json
 import math
 import sys
+from collections.abc import Iterable
 from typing import Any, Union
 
 Value = Union[str, int, float, bool]  # noqa: UP007  (a runtime alias; `|` needs 3.10 objects)
@@ -71,6 +72,12 @@ def canonical_json(obj: Any) -> str:
 def identity(value: Value) -> str:
     """A string that is equal for two values exactly when they are the same parameter value."""
     return canonical_json(normalize(value))
+
+
+def params_identity(params: Iterable[tuple[str, Value]]) -> str:
+    """A string that is equal for two points exactly when they have the same parameters (1.0 is
+    1): matches a point across two observations, or a parent among a sweep's points."""
+    return canonical_json({name: normalize(value) for name, value in params})
 
 
 def as_text(value: Value) -> str:

@@ -12,7 +12,6 @@ run. The promotions themselves are chosen by `runner.search.rungs`.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -285,20 +284,6 @@ def rungs_json(rungs: RungLock) -> dict[str, Any]:
         "params": list(rungs.names),
         "points": [[k, list(row)] for k, row in rungs.promoted],
     }
-
-
-def rungs_text(rungs: RungLock) -> str:
-    """The rungs as the lock writes them: one promoted point a line."""
-    points = ",\n".join(
-        f"      [{k}, {json.dumps(list(row), ensure_ascii=False)}]" for k, row in rungs.promoted
-    )
-    return (
-        "{\n"
-        f'    "of": {json.dumps(rungs.of)},\n'
-        f'    "params": {json.dumps(list(rungs.names), ensure_ascii=False)},\n'
-        + (f'    "points": [\n{points}\n    ]\n' if points else '    "points": []\n')
-        + "  }"
-    )
 
 
 def parse_rungs(raw: Mapping[str, Any]) -> RungLock:

@@ -9,7 +9,6 @@ lock's digest covers them; a lock without the key reads as before.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -55,18 +54,8 @@ def seeds_json(seeds: Seeds) -> dict[str, Any]:
     }
 
 
-def seeds_text(seeds: Seeds) -> str:
-    """The key's value as the lock writes it: one point a line, for a reviewer's diff."""
-    lines = ",\n".join(
-        "      " + json.dumps(point, ensure_ascii=False) for point in seeds_json(seeds)["points"]
-    )
-    points = f"[\n{lines}\n    ]" if lines else "[]"
-    metrics = json.dumps(list(seeds.metrics), ensure_ascii=False)
-    return f'{{\n    "metrics": {metrics},\n    "points": {points}\n  }}'
-
-
 def parse_seeds(data: Mapping[str, Any], width: int) -> Seeds:
-    """The key's value; ValueError (or KeyError, TypeError) for one not written by `seeds_text`
+    """The key's value; ValueError (or KeyError, TypeError) for one not written by `seeds_json`
     for `width` parameters."""
     metrics = tuple(str(m) for m in data["metrics"])
     points = []

@@ -11,10 +11,9 @@ made by the command.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runner.core.values import Value, canonical_json, identity
+from runner.core.values import params_identity
 from runner.manifest.sample import Goal
 from runner.observe.model import Absent, Observation, PointResult
 from runner.plan import PlanStatus
@@ -72,13 +71,13 @@ def compare(
     current = [p for p in now.points if p.status != PlanStatus.ORPHAN]
     submitted = [p for p in (then.points if then else ()) if p.state != Absent.NOT_SUBMITTED]
     by_key = {p.key: p for p in submitted}
-    by_params = {_same(p.params): p for p in submitted}
+    by_params = {params_identity(p.params): p for p in submitted}
     pairs, unpaired = [], []
     for point in current:
         old = by_key.get(point.key)
         moved = old is None  # the key changed: paired by its parameters, if at all
         if old is None:
-            old = by_params.get(_same(point.params))
+            old = by_params.get(params_identity(point.params))
         if old is None or old.key not in by_key:
             unpaired.append(point)
             continue
@@ -87,8 +86,3 @@ def compare(
     return Comparison(
         now.name, rev, metric, goal, tuple(pairs), tuple(by_key.values()), tuple(unpaired)
     )
-
-
-def _same(params: Iterable[tuple[str, Value]]) -> str:
-    """Equal for two points exactly when they have the same parameters (1.0 is 1)."""
-    return canonical_json({name: identity(value) for name, value in params})

@@ -107,11 +107,6 @@ def defaults(results: Observation, metric: str | None) -> str:
     return numeric[0]
 
 
-def finished(point: PointResult, metric: str) -> float | None:
-    """The point's metric when it succeeded with it as a number; None otherwise."""
-    return point.finished(metric)
-
-
 def find(
     results: Observation, metric: str, goal: Goal, estimator: Estimator = Estimator.VARIANCE
 ) -> Findings:
@@ -126,7 +121,7 @@ def find(
     log = _log(space, spaces, columns)
     limits = constraints_of(results)  # a point that breaks one is never ranked, nor "best"
     kept = [p for p in results.points if counts(p, limits)]
-    ranked = tuple(ranking.ranked(kept, lambda p: finished(p, metric), goal))
+    ranked = tuple(ranking.ranked(kept, lambda p: p.finished(metric), goal))
     judged = ranked
     if ladder is not None:  # the highest rung first; importance at one budget, rung 0's
         ranked = tuple(sorted(ranked, key=lambda p: -ladder.rung(dict(p.params))))
@@ -158,7 +153,7 @@ def importance(
     """Each parameter's share among the finished points where it exists
     (`runner.search.importance`)."""
     rows = [tuple(dict(p.params).get(d.name) for d in space) for p in points]
-    values = [float(finished(p, metric) or 0.0) for p in points]
+    values = [float(p.finished(metric) or 0.0) for p in points]
     conditions = {c.name: str(c) for c in results.conditions}
     return judge(space, rows, values, conditions, estimator)
 
@@ -170,10 +165,10 @@ def last_rung_best(results: Observation) -> PointResult | None:
     if fidelity is None:
         return None
     ladder, metric = fidelity.ladder, fidelity.metric
-    done = [p for p in results.points if finished(p, metric) is not None]
+    done = [p for p in results.points if p.finished(metric) is not None]
     top = max((ladder.rung(dict(p.params)) for p in done), default=0)
     mine = [p for p in done if ladder.rung(dict(p.params)) == top]
-    return ranking.best(mine, lambda p: finished(p, metric), fidelity.goal)
+    return ranking.best(mine, lambda p: p.finished(metric), fidelity.goal)
 
 
 def told(results: Observation, names: Sequence[str], metric: str) -> tuple[Told, ...]:
@@ -207,14 +202,14 @@ def progress(
     if by_round:
         rounds: dict[int, list[float]] = {}
         for p in points:
-            value = finished(p, metric)
+            value = p.finished(metric)
             round_ = dict(p.params).get(ROUND)
             if value is not None and isinstance(round_, int) and round_ >= 0:
                 rounds.setdefault(round_, []).append(value)
         xs = sorted(rounds)
         values = [ranking.best(rounds[k], float, goal) for k in xs]
     else:
-        scored = [(i + 1, finished(p, metric)) for i, p in enumerate(points)]
+        scored = [(i + 1, p.finished(metric)) for i, p in enumerate(points)]
         kept = [(x, v) for x, v in scored if v is not None]
         xs, values = [x for x, _ in kept], [v for _, v in kept]
     bests = ranking.best_so_far(values, goal)

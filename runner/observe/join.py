@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from runner.backends import Experiment, ExperimentState, Group, Results
 from runner.core.ladder import Ladder
-from runner.core.model import Rendered, Sweep
-from runner.core.values import Value, canonical_json, normalize
+from runner.core.model import Sweep
+from runner.core.values import params_identity
 from runner.manifest.fidelity import Fidelity
 from runner.manifest.sample import Goal, row_identity
 from runner.observe.model import (
@@ -113,27 +113,13 @@ def _with_round(point: PointResult, rounds: dict[str, int], search: Search | Non
 def with_parents(points: Sequence[PointResult], ladder: Ladder) -> list[PointResult]:
     """Each promoted point with its parent's experiment: the point of its configuration one
     rung lower (found among the points, so a parent the manifest no longer has stays unnamed)."""
-    by_params = {_identity(p.params): p.experiment for p in points}
+    by_params = {params_identity(p.params): p.experiment for p in points}
     out = []
     for point in points:
         above = ladder.parent(point.params)
-        parent = by_params.get(_identity(above)) if above is not None else None
+        parent = by_params.get(params_identity(above)) if above is not None else None
         out.append(dataclasses.replace(point, parent=parent) if parent else point)
     return out
-
-
-def _identity(params: Sequence[tuple[str, Value]]) -> str:
-    return canonical_json({name: normalize(value) for name, value in params})
-
-
-def _gpus(rendered: Rendered | None) -> int:
-    """GPUs the point holds at once: every task's replicas × GPUs, from its rendered spec."""
-    if rendered is None:
-        return 0
-    return sum(
-        int(task.get("replicas", 1)) * int(task.get("resources", {}).get("gpuCount", 0))
-        for task in rendered.spec["tasks"]
-    )
 
 
 def _point(plan: SweepPlan, row: Row, exp: Experiment | None, tailed: Tailed) -> PointResult:
@@ -166,7 +152,6 @@ def _point(plan: SweepPlan, row: Row, exp: Experiment | None, tailed: Tailed) ->
         entry.commit if uses_code(plan.sweep) else "",
         exp.description,
         commit=entry.commit,
-        gpus=_gpus(row.rendered),
         reported=tailed.reported.get(row.experiment, ()),
     )
 

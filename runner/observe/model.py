@@ -64,8 +64,6 @@ class PointResult:
     """Local `code:` runs: the commit checked out now, when it is not the one the point ran."""
     commit: str = ""
     """The commit the ledger records for the point's submission (any sweep)."""
-    gpus: int = 0
-    """GPUs the point holds at once (every task's replicas × GPUs, from its rendered spec)."""
     reported: tuple[Reported, ...] = ()
     """The reporting lines (`runner.observe.live`) read from its log's tail, in order: only
     where the reader read them (`live: true`, `--live`; `report`'s curves)."""
@@ -105,11 +103,6 @@ class PointResult:
         extra += [f"code {self.code[:12]}"] if self.code else []
         extra += [f"not HEAD {self.head[:12]}"] if self.head else []
         return self.state + (f" ({', '.join(extra)})" if extra else "")
-
-    @property
-    def gpu_hours(self) -> float | None:
-        """GPU-hours used so far: its time × its GPUs, when the backend told the time."""
-        return None if self.seconds is None else self.seconds * self.gpus / 3600
 
     def number(self, metric: str) -> float | None:
         """The metric as a finite number, or None (absent, text, a flag, NaN)."""

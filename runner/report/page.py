@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from runner.core.errors import RunnerError
-from runner.observe.findings import Findings, finished
+from runner.observe.findings import Findings
 from runner.observe.model import PointResult
 from runner.report import pareto
 from runner.report.charts import chart, mermaid, progress_chart
@@ -46,7 +46,7 @@ def markdown(f: Findings, images: Mapping[str, str]) -> str:
         charts.append(mermaid(progress_chart(f)))
         with contextlib.suppress(RunnerError):  # no parameter to draw against
             charts.append(mermaid(chart(f.results, f.metric)))
-    unfinished = [p for p in f.results.points if finished(p, f.metric) is None]
+    unfinished = [p for p in f.results.points if p.finished(f.metric) is None]
     shown = min(len(unfinished), UNFINISHED)
     while True:  # fewer unfinished rows, then fewer charts, then a cut: always under LIMIT
         page = _page(f, images, charts, unfinished, shown)
