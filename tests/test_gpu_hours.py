@@ -80,6 +80,7 @@ def test_gpu_hours_is_each_jobs_time_times_its_gpus_over_replicas_and_restarts(
     data = _status(root, capsys)
     assert "gpu_hours" not in json.dumps(data)  # plain status never measures
     plain = fake_beaker.calls["ListJobs"]  # (the metrics' replica ranks: one a task)
+    listings = fake_beaker.calls["ListWorkloads"]
     fake_beaker.reset_calls()
     capsys.readouterr()
     argv = ["-C", str(root), "status", "--backend", "beaker", "--best", "gpu_hours", "--max"]
@@ -88,6 +89,7 @@ def test_gpu_hours_is_each_jobs_time_times_its_gpus_over_replicas_and_restarts(
     assert said.startswith(f"hours: best gpu_hours (max) = 8 at {second}")
     # One job listing per task (a replica is a task of its own on Beaker) of each finished point.
     assert fake_beaker.calls["ListJobs"] == plain + 2 * REPLICAS
+    assert fake_beaker.calls["ListWorkloads"] == listings  # the tasks from status's own listing
     fake_beaker.reset_calls()
     data = _status(root, capsys, "--plot", "gpu_hours", "--output", str(root / "g.md"))
     hours = _hours(data)

@@ -313,19 +313,18 @@ class BeakerBackend:
         return Results(group, experiments, note, copies)
 
     def usage(self, sweep: Sweep, experiments: Sequence[Experiment]) -> Mapping[str, Usage]:
-        """One listing of the sweep's workloads (their tasks), then one job listing per task."""
-        ids = recorded((e.name, e.id, e.key or "") for e in experiments)
-        names = [e.name for e in experiments]
-        listed = self._all(sweep, names, ids, prove=False) if names else {}
-        mine = [w for found in listed.values() for w in found if w.experiment.id in ids.keys]
-        return usage.usages(self.client, mine, self._call)
+        """One job listing per task of each experiment, its tasks as `results` listed them (a
+        listing of the sweep's workloads only for the others)."""
+        known = [self._listed[e.id] for e in experiments if e.id in self._listed]
+        rest = [e for e in experiments if e.id not in self._listed]
+        ids = recorded((e.name, e.id, e.key or "") for e in rest)
+        listed = self._all(sweep, [e.name for e in rest], ids, prove=False) if rest else {}
+        known += [w for found in listed.values() for w in found if w.experiment.id in ids.keys]
+        return usage.usages(self.client, known, self._call)
 
     def _rank_of(self, task_id: str) -> int:
         """The replica rank of a task's latest job (0 for a task without replicas)."""
-        job = self._call(
-            "job of a task", lambda: lifecycle.latest_job(self.client, pb2.Task(id=task_id))
-        )
-        return 0 if job is None else int(job.system_details.replica_group_details.rank)
+        return self._call("job of a task", lambda: lifecycle.rank(self.client, task_id))
 
     def _result(
         self, workload: pb2.Workload, metrics: Mapping[str, object], now: float, recorded: Recorded

@@ -56,6 +56,12 @@ def latest_job(client: Client, task: pb2.Task) -> pb2.Job | None:
     return next(iter(jobs), None)
 
 
+def rank(client: Client, task_id: str) -> int:
+    """The replica rank of a task's latest job (0 for a task without replicas)."""
+    job = latest_job(client, pb2.Task(id=task_id))
+    return 0 if job is None else int(job.system_details.replica_group_details.rank)
+
+
 def _latest_jobs(client: Client, workload: pb2.Workload) -> tuple[str, ...]:
     """The id of each task's latest job: a restart adds new ones, nothing else does."""
 
