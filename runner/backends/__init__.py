@@ -20,10 +20,8 @@ from runner.backends.failures import Transient as Transient
 from runner.backends.health import Health
 from runner.backends.records import NO_RECORD as NO_RECORD
 from runner.backends.records import NOTHING_RECORDED as NOTHING_RECORDED
-from runner.backends.records import Intent as Intent
 from runner.backends.records import Recorded as Recorded
 from runner.backends.records import WriteAhead as WriteAhead
-from runner.backends.records import no_intent as no_intent
 from runner.backends.records import recorded as recorded
 from runner.core.model import Rendered, Sweep
 from runner.core.values import StrEnum

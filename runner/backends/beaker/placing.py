@@ -14,22 +14,15 @@ from beaker import beaker_pb2 as pb2
 from beaker.types import BeakerWorkloadStatus
 
 from runner.backends.beaker.client import Client
+from runner.backends.beaker.duplicates import Call
+from runner.backends.beaker.states import STATES
 from runner.backends.placing import Cluster, Workload
 from runner.core.model import Priority
 
-Call = Callable[[str, Callable[[], Any]], Any]
-"""The backend's `_call`: a call named for messages, its failures translated."""
-
-LIVE = (
-    BeakerWorkloadStatus.submitted,
-    BeakerWorkloadStatus.queued,
-    BeakerWorkloadStatus.ready_to_start,
-    BeakerWorkloadStatus.initializing,
-    BeakerWorkloadStatus.running,
-    BeakerWorkloadStatus.stopping,
-    BeakerWorkloadStatus.uploading_results,
+LIVE = tuple(
+    BeakerWorkloadStatus(pb2.WorkloadStatus.Value(name)) for name, s in STATES.items() if s.live
 )
-"""What holds (or waits for) machines: every status before the workload ends."""
+"""What holds (or waits for) machines: every status before the workload ends (`states`)."""
 _CLUSTER = pb2.JobPlacementConstraintType.JOB_PLACEMENT_CONSTRAINT_TYPE_CLUSTER
 
 
@@ -82,7 +75,7 @@ class BeakerPlacing:
     """The Beaker backend's `Placing`, over its client, its `call` and its workspace cache."""
 
     def __init__(
-        self, client: Client, call: Call, workspace: Callable[[str], pb2.Workspace]
+        self, client: Client, call: Call[Any], workspace: Callable[[str], pb2.Workspace]
     ) -> None:
         self.client = client
         self.call = call

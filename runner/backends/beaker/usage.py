@@ -11,19 +11,17 @@ listed at once.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from beaker import beaker_pb2 as pb2
 
 from runner.backends import Usage
 from runner.backends.beaker.client import Client
+from runner.backends.beaker.duplicates import Call
 
 AT_ONCE = 8
 """Experiments whose jobs are listed at the same time."""
-
-Call = Callable[[str, Callable[[], Usage]], Usage]
-"""The backend's `_call`: a call named for its errors and its health."""
 
 
 def _seconds(stamp: object) -> float:
@@ -55,7 +53,9 @@ def experiment_usage(client: Client, workload: pb2.Workload) -> Usage:
     return Usage(total, started)
 
 
-def usages(client: Client, workloads: Sequence[pb2.Workload], call: Call) -> Mapping[str, Usage]:
+def usages(
+    client: Client, workloads: Sequence[pb2.Workload], call: Call[Usage]
+) -> Mapping[str, Usage]:
     """Each workload's usage, by experiment id, AT_ONCE at a time."""
 
     def one(workload: pb2.Workload) -> Usage:
