@@ -8,13 +8,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from runner import yaml12
 from runner.cli import main
 from runner.core.errors import Exit
+from runner.manifest import Locks
 from runner.manifest.lock import Locked, lock_path
 from runner.manifest.sample import Distribution, Kind, Method, Sample
+from runner.plan import catalog
 from runner.search.points import Result, Told
 from runner.search.rounds import RoundVerdict, SoFar, next_round
 from tests.helpers import head, write_manifest
@@ -172,6 +176,27 @@ def test_a_source_that_is_not_a_valid_manifest_is_said_in_its_own_lines_not_a_tr
     errors = _errors(tmp_path, capsys)
     assert any(e.startswith("sweeps/other.yaml:") for e in errors), errors
     assert not any("unexpected error" in e for e in errors), errors
+
+
+def test_a_warm_starts_sources_are_checked_from_the_documents_already_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each manifest is parsed once per command: naming the sources reads no file again."""
+    grid = head("grid", draft=True) + "    command: [python, t.py, '{lr}']\n"
+    write_manifest(tmp_path, grid + "params:\n  grid:\n    lr: [0.1]\n", "grid.yaml")
+    text = _sweep("searched", "    seed_from: [{sweep: grid, commit: any}]\n")
+    write_manifest(tmp_path, text, "searched.yaml")
+    read: list[Path] = []
+    real = yaml12.load_file
+
+    def counted(path: Path, shown: str) -> Any:
+        read.append(path)
+        return real(path, shown)
+
+    monkeypatch.setattr(yaml12, "load_file", counted)
+    cat = catalog.load(tmp_path, (), Locks.MAY_BE_STALE)
+    assert not cat.problems and sorted(cat.loaded) == ["grid", "searched"]
+    assert read == []
 
 
 def test_a_manifest_that_cannot_be_read_is_one_line_beside_a_warm_start(

@@ -86,7 +86,9 @@ def sources(cat: Catalog, sample: Sample, backend: Backend) -> list[Source]:
     one bulk look (its `gpu_hours` too, when the search is judged by it); a manifest that is not
     in `cat` is loaded from the repository. ManifestError when one does not load."""
     looks = Observer(backend, always, Context(asked=frozenset(sample.metrics)))
-    paths = {name: path for name, (path, _) in named(cat.root).items()}
+    elsewhere = [a.sweep for a in sample.seed_from if a.sweep not in cat.loaded]
+    found = named(cat.root, list(cat.loaded.values())) if elsewhere else {}
+    paths = {n: path for n, (path, _) in found.items()}
     out = []
     for asked in sample.seed_from:
         other = (

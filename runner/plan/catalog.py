@@ -186,17 +186,22 @@ def _sources(
                 continue  # its own problems are said already
     if not any(one.sample and one.sample.seed_from for one in loaded):
         return []
-    others = {name: data for name, (_, data) in named(root).items()}
+    others = {name: data for name, (_, data) in named(root, loaded).items()}
     return [problem for one in loaded for problem in seed_problems(one, others)]
 
 
-def named(root: Path) -> dict[str, tuple[Path, Mapping[str, Any]]]:
+def named(
+    root: Path, loaded: Sequence[manifest.Loaded] = ()
+) -> dict[str, tuple[Path, Mapping[str, Any]]]:
     """Every manifest of the repository by the sweep name it declares, with its document (read
-    as YAML only: a warm start's sources, which need not be valid to be named)."""
+    as YAML only: a warm start's sources, which need not be valid to be named); the documents
+    of those `loaded` are not read again."""
+    parsed = {str(one.sweep.path): one.doc.data for one in loaded if one.doc is not None}
     found: dict[str, tuple[Path, Mapping[str, Any]]] = {}
     for path in manifests(root, [], root):
+        shown = display(root, path)
         try:
-            data = yaml12.load_file(path, display(root, path)).data
+            data = parsed[shown] if shown in parsed else yaml12.load_file(path, shown).data
         except ManifestError:
             continue
         if isinstance(data, Mapping) and isinstance(data.get("name"), str):
