@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from runner.cli import main
+from runner.manifest import load
+from runner.manifest import lock as lock_module
 from runner.manifest.lock import lock_path
 from runner.plan import catalog
 from tests.conftest import PROJECT
@@ -280,3 +282,18 @@ def test_the_docs_show_the_example_that_is_committed() -> None:
     text = (PROJECT / "docs" / "search.md").read_text()
     assert "python -m runner submit sweeps/quickstart-search.yaml" in text
     assert (PROJECT / "sweeps" / "quickstart-search.lock.json").exists()
+
+
+def test_a_manifest_reads_and_verifies_its_lock_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sample's points, its clusters and its rungs are all read from one verified body."""
+    checked: list[str] = []
+    real = lock_module.verified
+
+    def counted(text: str) -> dict[str, Any] | None:
+        checked.append(text)
+        return real(text)
+
+    monkeypatch.setattr(lock_module, "verified", counted)
+    loaded = load(PROJECT / "sweeps" / "branin.yaml", "sweeps/branin.yaml")
+    assert loaded.lock is not None and len(loaded.lock.rows) > 0
+    assert len(checked) == 1

@@ -16,6 +16,7 @@ points (`enqueued`: how many, part of the sample's).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -160,19 +161,13 @@ class Locked:
     """A warm start's prior points, once `propose` copied them."""
 
 
-def read_lock(path: Path, names: Sequence[str]) -> Locked | None:
-    """The lock's points, or None when it is missing, unreadable, edited by hand or written for
-    other parameters: every such lock is out of date."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return None
-    return parse_lock(text, names)
-
-
 def parse_lock(text: str, names: Sequence[str]) -> Locked | None:
-    """`read_lock` of a lock's text (`names`: the sample's; none for a grid's halving)."""
-    body = verified(text)
+    """The lock's points (`names`: the sample's; none for a grid's halving), or None when it is
+    unreadable, edited by hand or written for other parameters: every such lock is out of date."""
+    return _locked(verified(text), names)
+
+
+def _locked(body: Mapping[str, Any] | None, names: Sequence[str]) -> Locked | None:
     if body is None:
         return None
     try:
@@ -240,12 +235,16 @@ class LockFile:
         return self.text is not None or self.path.exists()
 
     def read(self, names: Sequence[str]) -> Locked | None:
-        if self.text is not None:
-            return parse_lock(self.text, names)
-        return read_lock(self.path, names)
+        """The lock's points for `names` (`parse_lock`); None when missing or out of date."""
+        return _locked(self.content(), names)
 
     def content(self) -> dict[str, Any] | None:
         """The whole lock, verified (`verified`); None when missing, unreadable or edited."""
+        return self._body
+
+    @functools.cached_property
+    def _body(self) -> dict[str, Any] | None:
+        """Read and verified once, whichever of the lock's readers asks first."""
         if self.text is not None:
             return verified(self.text)
         try:
