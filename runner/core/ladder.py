@@ -47,11 +47,15 @@ class Ladder:
         last = float(self.values[-1])
         return float(params.get(self.param, last)) / last
 
+    def kept(self, points: int) -> int:
+        """How many of a rung of `points` go on to the next: `max(1, points // eta)`."""
+        return max(1, points // self.eta)
+
     def sizes(self, first: int) -> tuple[int, ...]:
-        """How many points each rung holds when rung 0 holds `first`: `max(1, n // eta)`."""
+        """How many points each rung holds when rung 0 holds `first` (`kept`, rung by rung)."""
         out = [first]
         for _ in self.values[1:]:
-            out.append(max(1, out[-1] // self.eta) if first else 0)
+            out.append(self.kept(out[-1]) if first else 0)
         return tuple(out)
 
     def parent(self, params: tuple[tuple[str, Value], ...]) -> tuple[tuple[str, Value], ...] | None:

@@ -41,8 +41,8 @@ class Halving:
         return (*self.names, self.fidelity.param, RUNG)
 
     def kept(self, points: int) -> int:
-        """How many of a rung of `points` go on: `max(1, points // eta)`."""
-        return max(1, points // self.fidelity.ladder.eta)
+        """How many of a rung of `points` go on (`Ladder.kept`)."""
+        return self.fidelity.ladder.kept(points)
 
 
 def so_far(halving: Halving, lock: Locked | None) -> tuple[Rows, tuple[int, ...]]:
