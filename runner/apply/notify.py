@@ -30,11 +30,10 @@ from runner import ledger
 from runner.backends import ExperimentState
 from runner.ledger.store import LedgerStore
 from runner.manifest.sample import Goal
-from runner.observe.aiming import constraints_of, counts
+from runner.observe.aiming import winner
 from runner.observe.looks import Observer
 from runner.observe.model import Observation
 from runner.plan import PlanStatus, SweepPlan
-from runner.search.ranking import best
 
 WEBHOOK_ENV = "SWEEP_SLACK_WEBHOOK"
 TIMEOUT = 10.0
@@ -99,8 +98,7 @@ def finished_text(observed: Observation) -> str:
 def _extreme(observed: Observation, metric: str, goal: Goal) -> str:
     """'loss: `name` (1.5)': the point best by `metric` that way, among those that keep the
     sweep's constraints; empty when none has it."""
-    kept = [p for p in observed.points if counts(p, constraints_of(observed))]
-    top = best(kept, lambda p: p.number(metric), goal)
+    top = winner(observed, metric, goal)
     return "" if top is None else f"{metric}: `{top.experiment}` ({top.number(metric):g})"
 
 

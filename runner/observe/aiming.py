@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from runner.backends import ExperimentState
 from runner.manifest.aims import Aim, Constraint, broken, feasibility, objectives
-from runner.manifest.sample import Sample
+from runner.manifest.sample import Goal, Sample
 from runner.observe.model import Absent, Observation, PointResult
+from runner.search import ranking
 from runner.search.judged import judged
 from runner.search.pareto import front
 from runner.search.points import Result, Told
@@ -44,6 +45,14 @@ def constraints_of(results: Observation) -> tuple[Constraint, ...]:
 def counts(point: PointResult, constraints: Sequence[Constraint]) -> bool:
     """Whether a point may be ranked: it keeps every constraint (it is never "best" else)."""
     return feasibility(constraints, point.number).counts
+
+
+def winner(results: Observation, metric: str, goal: Goal) -> PointResult | None:
+    """The best point by one metric toward `goal`, among those that keep the sweep's
+    constraints (the best of `report`, `status --best` and the notices)."""
+    limits = constraints_of(results)
+    kept = [p for p in results.points if counts(p, limits)]
+    return ranking.best(kept, lambda p: p.number(metric), goal)
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,10 @@ from collections.abc import Sequence
 from runner.core.errors import RunnerError
 from runner.manifest.aims import Aim, objectives
 from runner.manifest.sample import Goal
-from runner.observe.aiming import Front, constraints_of, counts, front_of
+from runner.observe.aiming import Front, constraints_of, front_of, winner
 from runner.observe.model import Observation, PointResult
 from runner.report.status import best_text, metric_text, point_json
 from runner.report.tables import params_text
-from runner.search import ranking
 
 OWN = "auto"
 """`--best auto`: each sweep's own objectives (its search's metrics and goals, or stop_when's)."""
@@ -39,20 +38,13 @@ def aims_of(sweep: Observation, asked: str, goal: Goal | None) -> tuple[Aim, ...
     return own
 
 
-def winner(sweep: Observation, aim: Aim) -> PointResult | None:
-    """The best point by one objective among those that keep the sweep's constraints."""
-    limits = constraints_of(sweep)
-    kept = [p for p in sweep.points if counts(p, limits)]
-    return ranking.best(kept, lambda p: p.number(aim.metric), aim.goal)
-
-
 def best(sweeps: Sequence[Observation], asked: str, goal: Goal | None, fmt: str) -> str:
     """Each sweep's best point, or Pareto set, in `fmt` (json or lines)."""
     found: list[Found] = []
     for sweep in sweeps:
         aims = aims_of(sweep, asked, goal)
         if len(aims) == 1:
-            found.append((sweep, aims, winner(sweep, aims[0]), None))
+            found.append((sweep, aims, winner(sweep, aims[0].metric, aims[0].goal), None))
         else:
             found.append((sweep, aims, None, front_of(sweep, aims, constraints_of(sweep))))
     if fmt == "json":
