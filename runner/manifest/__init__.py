@@ -11,7 +11,7 @@ from typing import Any
 
 from runner.core.errors import ManifestError, Problem
 from runner.core.marks import Document, KeyPath
-from runner.core.model import Limits, Placement, Space, StopWhen, Sweep
+from runner.core.model import Limits, Placement, Priority, Space, StopWhen, Sweep
 from runner.manifest import clusters
 from runner.manifest.bounds import space_problems, too_many_points
 from runner.manifest.fidelity import Fidelity, stale_rungs
@@ -200,7 +200,7 @@ def _urgent_warnings(doc: Document) -> list[Problem]:
     held = "min_runtime" if beaker.get("min_runtime") else None
     held = held or ("preemptible" if beaker.get("preemptible") is False else None)
     timeout = beaker.get("timeout")
-    if beaker.get("priority") != "urgent" or held is None or timeout is None:
+    if beaker.get("priority") != Priority.URGENT or held is None or timeout is None:
         return []
     if to_nanoseconds(timeout) >= SHORT_JOB or (
         held == "min_runtime" and not to_nanoseconds(beaker[held])
