@@ -5,10 +5,13 @@ at `high` is refused before anything is created."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import grpc
 import pytest
 
+from runner import ledger
 from runner.cli import main
 from runner.core.errors import Exit
 from runner.core.model import Priority
@@ -16,6 +19,7 @@ from runner.plan import HoldReason, catalog
 from runner.plan.allocation import allot
 from runner.plan.policy import Allotment
 from tests.fake_beaker.server import FakeBeaker
+from tests.gitworld import commit_all, git
 from tests.helpers import eight_gpus, write_manifest
 
 URGENT = eight_gpus(
@@ -114,6 +118,42 @@ def test_an_urgent_merge_into_a_workspace_capped_at_high_creates_nothing(
     assert fake_beaker.experiments() == [] and fake_beaker.calls["http:create"] == 0
     fake_beaker.set_maximum_priority(WORKSPACE, "urgent")
     assert _run(root, "submit", "--backend", "beaker") == Exit.OK
+
+
+def test_a_restart_is_reported_and_committed_when_the_allocations_listing_then_fails(
+    root: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The allocation is counted after the restarts (a restarted point takes GPUs again), so
+    its listing can fail once a restart is done: the run stops the documented way (exit 5,
+    nothing created) and the restart is still reported, recorded and committed."""
+    _team(fake_beaker)  # 60 of 72 GPUs: one point is created, three wait
+    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "add", "sweeps")
+    commit_all(root, "Add the urgent sweep and the team's allocation")
+    assert _run(root, "submit", "--backend", "beaker", "--commit") == Exit.OK
+    restarted = _names(root)[0]
+    fake_beaker.set_job_status(restarted, "failed")
+    fake_beaker.reset_calls()
+    # The sweep's look answers (one call), then Beaker stops answering the allocation's listing.
+    fake_beaker.fail_rpc("ListWorkloads", grpc.StatusCode.DEADLINE_EXCEEDED, after=1)
+    summary = root.parent / "summary.json"
+    argv = ["--restart-failed", "--commit", "--summary-json", str(summary)]
+    capsys.readouterr()
+
+    assert _run(root, "submit", "--backend", "beaker", *argv) == Exit.INCOMPLETE
+
+    assert fake_beaker.restarts(restarted) == 1 and fake_beaker.calls["ListWorkloads"] == 2
+    assert list(fake_beaker.count_by_name()) == [*(f"team-{i}" for i in range(6)), restarted]
+    err = capsys.readouterr().err
+    assert f"restarted urgent/{restarted}: failed -> queued (restarts: 1)" in err
+    assert "list workloads of ai2/sweeps-test: gRPC DEADLINE_EXCEEDED" in err.splitlines()[-1]
+    recorded = ledger.read(ledger.ledger_path(root, "urgent"), "urgent").entries.values()
+    assert [e.restarts for e in recorded if e.experiment == restarted] == [1]
+    committed = git(root, "show", "HEAD:sweeps/ledger/urgent.jsonl")
+    assert committed == ledger.ledger_path(root, "urgent").read_text().rstrip("\n")
+    assert git(root, "status", "--porcelain", "sweeps") == ""
+    data = json.loads(summary.read_text())
+    assert (data["result"], data["stopped"]["kind"]) == ("incomplete", "unreachable")
 
 
 @pytest.mark.slow

@@ -21,7 +21,8 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 The backend is asked about each sweep once per phase (`runner.backends.observed`): one look
 before the creates, which the restarts, the cap, the stops and the adoption read, and one
 after, which the duplicate check and the notifications read. The plans are made once, by the
-caller; a step that records (restarts, creates) reads the ledger again through the store.
+caller; a step that records (restarts, creates) reads the ledger again through the store. The
+policy (`sweeps/policy.yaml`) is read once, before any step acts (`Run.policy`).
 
 To add a step (a failure budget, a cost check, a target stop): write one function
 `def my_step(run: Run, applied: Applied) -> Applied` in its own module, give `Applied` a field
@@ -46,13 +47,14 @@ from runner import operate
 from runner.apply import allocation, guardrails, notify
 from runner.apply.model import Applied, ApplyListener, ApplyOptions
 from runner.apply.resume import unfinished
-from runner.backends import Backend, Capability
+from runner.backends import Backend, Capability, Rejected, Transient
 from runner.ledger.store import LedgerStore
 from runner.observe.looks import Observer
 from runner.operate import cancels, membership
 from runner.plan import SweepPlan, budget, holds, policy, reread
+from runner.plan.policy import Policy
 from runner.repo.review import uncovered
-from runner.submit import Options, Outcome, OutcomeStatus, Submitter
+from runner.submit import Options, Outcome, OutcomeStatus, Stop, StopKind, Submitter
 
 __all__ = [
     "ACTING",
@@ -79,6 +81,9 @@ class Run:
     """The look at each sweep before the creates."""
     after: Observer
     """The look at each sweep after them."""
+    policy: Policy
+    """`sweeps/policy.yaml` at HEAD (the base every merged pull request was judged by), read
+    once before any step acts: a bad policy must fail the run before a restart is done."""
     submitter: Submitter | None = None
     """Set for the acting steps."""
 
@@ -131,7 +136,7 @@ def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
     judged by)."""
     if run.options.pins is None:
         return applied
-    breached = budget.breaches(applied.plans, policy.read(run.options.root))
+    breached = budget.breaches(applied.plans, run.policy)
     approved = [p for p in run.options.pins if p.approved]
     unapproved = functools.partial(uncovered, found=approved)
     held = holds.hold_unapproved(applied.plans, breached, unapproved)
@@ -163,10 +168,24 @@ def check_priorities(run: Run, applied: Applied) -> Applied:
 
 def hold_over_allocation(run: Run, applied: Applied) -> Applied:
     """The team's priority allocation (the policy at HEAD, the base every merge was judged by):
-    the points that would not fit wait, as under max_running."""
-    allotments = policy.read(run.options.root).priority_allocation
-    held = allocation.allocate(run.backend, applied.plans, allotments)
+    the points that would not fit wait, as under max_running. Counted after the restarts (a
+    restarted point takes its GPUs again), so a listing Beaker fails stops the run instead of
+    raising: what the restarts did is still reported and committed."""
+    if applied.stop is not None:
+        return applied
+    allotments = run.policy.priority_allocation
+    try:
+        held = allocation.allocate(run.backend, applied.plans, allotments)
+    except (Transient, Rejected) as failed:
+        return dataclasses.replace(applied, stop=_unanswered(failed))
     return applied if held is None else dataclasses.replace(applied, plans=held.plans)
+
+
+def _unanswered(failed: Transient | Rejected) -> Stop:
+    """The stop of a run whose planning read Beaker failed: not answered (exit 5, a rerun
+    continues), or refused (exit 4, a rerun does the same)."""
+    kind = StopKind.UNREACHABLE if isinstance(failed, Transient) else StopKind.POLICY
+    return Stop(kind, str(failed))
 
 
 # -- acting -----------------------------------------------------------------------------------
@@ -245,7 +264,7 @@ def apply(
     notifying = bool(options.webhook) and Capability.SHARED in backend.capabilities
     after = observer.next_phase(lambda plan: notifying and not plan.sweep.draft)
     store = LedgerStore(options.root, backend.layout)
-    run = Run(backend, options, listener, store, observer, after)
+    run = Run(backend, options, listener, store, observer, after, policy.read(options.root))
     applied = Applied(tuple(plans))
     for step in planning:
         applied = step(run, applied)
