@@ -164,6 +164,8 @@ def _outcome(status: OutcomeStatus) -> Outcome:
         ((OutcomeStatus.CANCELED, OutcomeStatus.CREATED), None, None, ("canceled", 7)),
         ((OutcomeStatus.CANCELED, OutcomeStatus.UNKNOWN), None, None, ("incomplete", 5)),
         ((OutcomeStatus.CANCELED, OutcomeStatus.REJECTED), None, None, ("rejected", 4)),
+        ((), StopKind.UNREACHABLE, None, ("incomplete", 5)),  # a planning read not answered
+        ((), StopKind.POLICY, RestartVerdict.RESTARTED, ("rejected", 4)),
     ],
 )
 def test_one_exit_code_policy(
