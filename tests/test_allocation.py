@@ -111,11 +111,21 @@ def test_an_urgent_merge_into_a_workspace_capped_at_high_creates_nothing(
     root: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_beaker.set_maximum_priority(WORKSPACE, "high")
-    assert _run(root, "submit", "--backend", "beaker") == Exit.REJECTED
-    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    summary = root.parent / "summary.json"
+    argv = ["submit", "--backend", "beaker", "--summary-json", str(summary)]
+    assert _run(root, *argv) == Exit.REJECTED
+    err = capsys.readouterr().err.splitlines()
+    (line,) = [line for line in err if line.startswith("error:")]
+    assert line == err[-1]  # after the plan and the counts: a refusal stops the run, not a crash
     assert line.startswith("error: sweeps/urgent.yaml:7:13: beaker.priority: priority urgent is")
     assert "above the maximum priority of workspace ai2/sweeps-test (high)" in line
+    assert line.endswith("ask the workspace's admins: 4 point(s) not submitted")
+    assert "submitted: 0 of 4 (0 created, 0 adopted)" in err
+    data = json.loads(summary.read_text())
+    assert (data["result"], data["exit_code"], data["stopped"]["kind"]) == ("rejected", 4, "policy")
+    assert data["counts"] == {"not-started": 4}
     assert fake_beaker.experiments() == [] and fake_beaker.calls["http:create"] == 0
+    assert fake_beaker.calls["ListWorkloads"] == 0  # a refused run reads nothing more
     fake_beaker.set_maximum_priority(WORKSPACE, "urgent")
     assert _run(root, "submit", "--backend", "beaker") == Exit.OK
 
@@ -154,6 +164,22 @@ def test_a_restart_is_reported_and_committed_when_the_allocations_listing_then_f
     assert git(root, "status", "--porcelain", "sweeps") == ""
     data = json.loads(summary.read_text())
     assert (data["result"], data["stopped"]["kind"]) == ("incomplete", "unreachable")
+
+
+def test_a_dry_run_says_why_it_would_be_refused_or_could_not_count(
+    root: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_beaker.set_maximum_priority(WORKSPACE, "high")
+    assert _run(root, "submit", "--backend", "beaker", "--dry-run") == Exit.REJECTED
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("error: sweeps/urgent.yaml:7:13: beaker.priority: priority urgent")
+    assert err[-1].endswith("ask the workspace's admins")
+    fake_beaker.set_maximum_priority(WORKSPACE, "urgent")
+    fake_beaker.fail_rpc("ListWorkloads", grpc.StatusCode.DEADLINE_EXCEEDED)
+    assert _run(root, "submit", "--backend", "beaker", "--dry-run") == Exit.INCOMPLETE
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "list workloads of ai2/sweeps-test: gRPC DEADLINE_EXCEEDED"
+    assert fake_beaker.experiments() == []
 
 
 @pytest.mark.slow

@@ -122,6 +122,26 @@ def test_restart_failed_restarts_in_place_and_the_plan_is_read_again(tmp_path: P
     assert applied.outcomes == () and applied.exit_code == 0
 
 
+def test_a_run_stopped_before_the_restarts_restarts_and_reads_nothing(tmp_path: Path) -> None:
+    """What `check_priorities` does to a sweep above its workspace's maximum: the stop, not
+    an exception, so the summary is still written; no later step restarts or lists."""
+
+    def refuse(run: Run, applied: Applied) -> Applied:
+        return dataclasses.replace(applied, stop=Stop(StopKind.POLICY, "over the maximum"))
+
+    backend = FakeBackend()
+    apply(_plans(tmp_path), backend, ApplyOptions(tmp_path), Shown())
+    name = sorted(backend.made)[0]
+    failed = dataclasses.replace(backend.made[name][-1], state=ExperimentState.FAILED)
+    backend.made[name][-1] = failed
+    backend.calls.clear()
+    options = ApplyOptions(tmp_path, restart_failed=True)
+    plans = catalog.load(tmp_path, ()).plans()
+    applied = apply(plans, backend, options, Shown(), planning=(refuse, *PLANNING))
+    assert backend.calls == [] and backend.restarted[name] == 0
+    assert applied.restarts is None and (applied.result, applied.exit_code) == ("rejected", 4)
+
+
 def test_a_draft_is_planned_but_only_a_backend_that_runs_drafts_creates_it(
     tmp_path: Path,
 ) -> None:

@@ -7,30 +7,29 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 `runner.report` turns the returned `Applied` into text; the command prints it.
 
 1. PLANNING, run in every mode (a dry run stops after them, having changed nothing):
-   `check_priorities` (a priority above the workspace's maximum is refused before anything is
-   done), `resume_local_runs` (local runs a stopped runner left: `+` again),
+   `check_priorities` (a priority above the workspace's maximum stops the run as a refusal
+   before anything is done), `resume_local_runs` (local runs a stopped runner left: `+` again),
    `restart_failed_points` (or, in a dry run, what it would restart), `hold_back_unreviewed`
    (plan pins), `hold_back_over_budget` (the budget policy's approval), `cap_running` (each
    sweep's max_running against its live experiments), `stop_guarded_sweeps` (max_failures,
    stop_when), `hold_over_allocation` (the team's priority allocation, from one listing of the
-   workspace).
+   workspace). Once the run is stopped no later planning step restarts or reads, and a read
+   Beaker fails after the restarts stops it instead of raising (`runner.apply.reading`).
 2. ACTING, run unless `options.dry_run`, under SIGINT/SIGTERM handlers that stop in order:
    `submit_points` (the exactly-once `Submitter`), `group_sweeps` (level-triggered group
    membership; skipped after an early stop), `announce_events` (the webhook, if one is set).
 
-The backend is asked about each sweep once per phase (`runner.backends.observed`): one look
+The backend is asked about each sweep once per phase (`runner.observe.looks`): one look
 before the creates, which the restarts, the cap, the stops and the adoption read, and one
 after, which the duplicate check and the notifications read. The plans are made once, by the
-caller; a step that records (restarts, creates) reads the ledger again through the store. The
-policy (`sweeps/policy.yaml`) is read once, before any step acts (`Run.policy`).
+caller; a step that records (restarts, creates) reads the ledger again through the store.
 
 To add a step (a failure budget, a cost check, a target stop): write one function
 `def my_step(run: Run, applied: Applied) -> Applied` in its own module, give `Applied` a field
 for what it finds if the report must show it, and put the function at its place in PLANNING or
 ACTING. A step that must stop the run before anything is created returns the value with `stop`
-set (`StopKind.POLICY`: exit 4, as a refusal); the acting steps then do nothing. The exit code
-follows from the value (`Applied.exit_code`, the one exit-code policy of a submit, in
-`runner.apply.model` with the options and the listener).
+set (`StopKind.POLICY`: exit 4, as a refusal); the steps after it then create nothing. The exit
+code follows from it (`Applied.exit_code`, in `runner.apply.model` with the options).
 """
 
 from __future__ import annotations
@@ -46,8 +45,9 @@ from dataclasses import dataclass
 from runner import operate
 from runner.apply import allocation, guardrails, notify
 from runner.apply.model import Applied, ApplyListener, ApplyOptions
+from runner.apply.reading import stops_when_unanswered
 from runner.apply.resume import unfinished
-from runner.backends import Backend, Capability, Rejected, Transient
+from runner.backends import Backend, Capability
 from runner.ledger.store import LedgerStore
 from runner.observe.looks import Observer
 from runner.operate import cancels, membership
@@ -82,8 +82,7 @@ class Run:
     after: Observer
     """The look at each sweep after them."""
     policy: Policy
-    """`sweeps/policy.yaml` at HEAD (the base every merged pull request was judged by), read
-    once before any step acts: a bad policy must fail the run before a restart is done."""
+    """`sweeps/policy.yaml` at HEAD, read before any step acts (a restart must not come first)."""
     submitter: Submitter | None = None
     """Set for the acting steps."""
 
@@ -104,7 +103,7 @@ def restart_failed_points(run: Run, applied: Applied) -> Applied:
     """`--restart-failed` (or `--restart --points`): restart failed points in place (in a dry
     run: say what it would)."""
     only = run.options.restart_points or None
-    if not (run.options.restart_failed or only):
+    if applied.stop is not None or not (run.options.restart_failed or only):
         return applied
     if run.options.dry_run:
         found = operate.restart_candidates(run.observer, applied.plans, only)
@@ -132,8 +131,7 @@ def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
 
 def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
     """Budget policy (`runner.plan.budget`): with plan pins, hold back the over-budget points of
-    a plan nobody approved (judged by the policy at HEAD, the base every merged pull request was
-    judged by)."""
+    a plan nobody approved (judged by the policy at HEAD, the base every merge was judged by)."""
     if run.options.pins is None:
         return applied
     breached = budget.breaches(applied.plans, run.policy)
@@ -143,6 +141,7 @@ def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
     return dataclasses.replace(applied, plans=held.plans, over_budget=held if held.held else None)
 
 
+@stops_when_unanswered
 def stop_guarded_sweeps(run: Run, applied: Applied) -> Applied:
     """Failure budget and target stop (`runner.apply.guardrails`): a sweep that reached either
     creates no new point; nothing is canceled."""
@@ -150,6 +149,7 @@ def stop_guarded_sweeps(run: Run, applied: Applied) -> Applied:
     return dataclasses.replace(applied, plans=tuple(stopped))
 
 
+@stops_when_unanswered
 def cap_running(run: Run, applied: Applied) -> Applied:
     """Each sweep's max_running against its experiments queued or running now."""
     return dataclasses.replace(applied, plans=tuple(operate.live_caps(run.observer, applied.plans)))
@@ -157,35 +157,23 @@ def cap_running(run: Run, applied: Applied) -> Applied:
 
 def check_priorities(run: Run, applied: Applied) -> Applied:
     """Before anything is created (a restart too): a sweep above its workspace's maximum
-    priority is refused in one line (`runner.apply.allocation`)."""
+    priority stops the run as a refusal, in one line (`runner.apply.allocation`)."""
     restarting = run.options.restart_failed or bool(run.options.restart_points)
     acting = [
         p for p in applied.plans if p.pending or (restarting and any(r.entry for r in p.rows))
     ]
-    allocation.refuse_over_maximum(run.backend, acting)
-    return applied
-
-
-def hold_over_allocation(run: Run, applied: Applied) -> Applied:
-    """The team's priority allocation (the policy at HEAD, the base every merge was judged by):
-    the points that would not fit wait, as under max_running. Counted after the restarts (a
-    restarted point takes its GPUs again), so a listing Beaker fails stops the run instead of
-    raising: what the restarts did is still reported and committed."""
-    if applied.stop is not None:
+    refused = allocation.refuse_over_maximum(run.backend, acting)
+    if refused is None:
         return applied
-    allotments = run.policy.priority_allocation
-    try:
-        held = allocation.allocate(run.backend, applied.plans, allotments)
-    except (Transient, Rejected) as failed:
-        return dataclasses.replace(applied, stop=_unanswered(failed))
+    return dataclasses.replace(applied, stop=Stop(StopKind.POLICY, refused))
+
+
+@stops_when_unanswered
+def hold_over_allocation(run: Run, applied: Applied) -> Applied:
+    """The team's priority allocation (the policy at HEAD): the points that would not fit wait,
+    as under max_running. After the restarts, as a restarted point takes its GPUs again."""
+    held = allocation.allocate(run.backend, applied.plans, run.policy.priority_allocation)
     return applied if held is None else dataclasses.replace(applied, plans=held.plans)
-
-
-def _unanswered(failed: Transient | Rejected) -> Stop:
-    """The stop of a run whose planning read Beaker failed: not answered (exit 5, a rerun
-    continues), or refused (exit 4, a rerun does the same)."""
-    kind = StopKind.UNREACHABLE if isinstance(failed, Transient) else StopKind.POLICY
-    return Stop(kind, str(failed))
 
 
 # -- acting -----------------------------------------------------------------------------------
