@@ -5,10 +5,13 @@ at `high` is refused before anything is created."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import grpc
 import pytest
 
+from runner import ledger
 from runner.cli import main
 from runner.core.errors import Exit
 from runner.core.model import Priority
@@ -16,6 +19,7 @@ from runner.plan import HoldReason, catalog
 from runner.plan.allocation import allot
 from runner.plan.policy import Allotment
 from tests.fake_beaker.server import FakeBeaker
+from tests.gitworld import commit_all, git
 from tests.helpers import eight_gpus, write_manifest
 
 URGENT = eight_gpus(
@@ -107,13 +111,75 @@ def test_an_urgent_merge_into_a_workspace_capped_at_high_creates_nothing(
     root: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_beaker.set_maximum_priority(WORKSPACE, "high")
-    assert _run(root, "submit", "--backend", "beaker") == Exit.REJECTED
-    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    summary = root.parent / "summary.json"
+    argv = ["submit", "--backend", "beaker", "--summary-json", str(summary)]
+    assert _run(root, *argv) == Exit.REJECTED
+    err = capsys.readouterr().err.splitlines()
+    (line,) = [line for line in err if line.startswith("error:")]
+    assert line == err[-1]  # after the plan and the counts: a refusal stops the run, not a crash
     assert line.startswith("error: sweeps/urgent.yaml:7:13: beaker.priority: priority urgent is")
     assert "above the maximum priority of workspace ai2/sweeps-test (high)" in line
+    assert line.endswith("ask the workspace's admins: 4 point(s) not submitted")
+    assert "submitted: 0 of 4 (0 created, 0 adopted)" in err
+    data = json.loads(summary.read_text())
+    assert (data["result"], data["exit_code"], data["stopped"]["kind"]) == ("rejected", 4, "policy")
+    assert data["counts"] == {"not-started": 4}
     assert fake_beaker.experiments() == [] and fake_beaker.calls["http:create"] == 0
+    assert fake_beaker.calls["ListWorkloads"] == 0  # a refused run reads nothing more
     fake_beaker.set_maximum_priority(WORKSPACE, "urgent")
     assert _run(root, "submit", "--backend", "beaker") == Exit.OK
+
+
+def test_a_restart_is_reported_and_committed_when_the_allocations_listing_then_fails(
+    root: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The allocation is counted after the restarts (a restarted point takes GPUs again), so
+    its listing can fail once a restart is done: the run stops the documented way (exit 5,
+    nothing created) and the restart is still reported, recorded and committed."""
+    _team(fake_beaker)  # 60 of 72 GPUs: one point is created, three wait
+    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "add", "sweeps")
+    commit_all(root, "Add the urgent sweep and the team's allocation")
+    assert _run(root, "submit", "--backend", "beaker", "--commit") == Exit.OK
+    restarted = _names(root)[0]
+    fake_beaker.set_job_status(restarted, "failed")
+    fake_beaker.reset_calls()
+    # The sweep's look answers (one call), then Beaker stops answering the allocation's listing.
+    fake_beaker.fail_rpc("ListWorkloads", grpc.StatusCode.DEADLINE_EXCEEDED, after=1)
+    summary = root.parent / "summary.json"
+    argv = ["--restart-failed", "--commit", "--summary-json", str(summary)]
+    capsys.readouterr()
+
+    assert _run(root, "submit", "--backend", "beaker", *argv) == Exit.INCOMPLETE
+
+    assert fake_beaker.restarts(restarted) == 1 and fake_beaker.calls["ListWorkloads"] == 2
+    assert list(fake_beaker.count_by_name()) == [*(f"team-{i}" for i in range(6)), restarted]
+    err = capsys.readouterr().err
+    assert f"restarted urgent/{restarted}: failed -> queued (restarts: 1)" in err
+    assert "list workloads of ai2/sweeps-test: gRPC DEADLINE_EXCEEDED" in err.splitlines()[-1]
+    recorded = ledger.read(ledger.ledger_path(root, "urgent"), "urgent").entries.values()
+    assert [e.restarts for e in recorded if e.experiment == restarted] == [1]
+    committed = git(root, "show", "HEAD:sweeps/ledger/urgent.jsonl")
+    assert committed == ledger.ledger_path(root, "urgent").read_text().rstrip("\n")
+    assert git(root, "status", "--porcelain", "sweeps") == ""
+    data = json.loads(summary.read_text())
+    assert (data["result"], data["stopped"]["kind"]) == ("incomplete", "unreachable")
+
+
+def test_a_dry_run_says_why_it_would_be_refused_or_could_not_count(
+    root: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_beaker.set_maximum_priority(WORKSPACE, "high")
+    assert _run(root, "submit", "--backend", "beaker", "--dry-run") == Exit.REJECTED
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("error: sweeps/urgent.yaml:7:13: beaker.priority: priority urgent")
+    assert err[-1].endswith("ask the workspace's admins")
+    fake_beaker.set_maximum_priority(WORKSPACE, "urgent")
+    fake_beaker.fail_rpc("ListWorkloads", grpc.StatusCode.DEADLINE_EXCEEDED)
+    assert _run(root, "submit", "--backend", "beaker", "--dry-run") == Exit.INCOMPLETE
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "list workloads of ai2/sweeps-test: gRPC DEADLINE_EXCEEDED"
+    assert fake_beaker.experiments() == []
 
 
 @pytest.mark.slow

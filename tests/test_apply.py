@@ -6,14 +6,16 @@ import dataclasses
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from runner import ledger
 from runner.apply import ACTING, PLANNING, Applied, ApplyOptions, Run, apply
-from runner.backends import Capability, ExperimentState
+from runner.backends import Capability, ExperimentState, Transient
 from runner.core import keys
 from runner.core.errors import Exit, RunResult
+from runner.core.model import Sweep
 from runner.ledger.store import LedgerStore
 from runner.operate import Restart, RestartVerdict, membership
 from runner.plan import SweepPlan, catalog
@@ -122,6 +124,62 @@ def test_restart_failed_restarts_in_place_and_the_plan_is_read_again(tmp_path: P
     assert applied.outcomes == () and applied.exit_code == 0
 
 
+def test_a_run_stopped_before_the_restarts_restarts_and_reads_nothing(tmp_path: Path) -> None:
+    """What `check_priorities` does to a sweep above its workspace's maximum: the stop, not
+    an exception, so the summary is still written; no later step restarts or lists."""
+
+    def refuse(run: Run, applied: Applied) -> Applied:
+        return dataclasses.replace(applied, stop=Stop(StopKind.POLICY, "over the maximum"))
+
+    backend = FakeBackend()
+    apply(_plans(tmp_path), backend, ApplyOptions(tmp_path), Shown())
+    name = sorted(backend.made)[0]
+    failed = dataclasses.replace(backend.made[name][-1], state=ExperimentState.FAILED)
+    backend.made[name][-1] = failed
+    backend.calls.clear()
+    options = ApplyOptions(tmp_path, restart_failed=True)
+    plans = catalog.load(tmp_path, ()).plans()
+    applied = apply(plans, backend, options, Shown(), planning=(refuse, *PLANNING))
+    assert backend.calls == [] and backend.restarted[name] == 0
+    assert applied.restarts is None and (applied.result, applied.exit_code) == ("rejected", 4)
+
+
+class SilentOn(FakeBackend):
+    """Does not answer the look at one sweep (`Transient`, as Beaker down)."""
+
+    def __init__(self, sweep: str) -> None:
+        super().__init__()
+        self.silent = sweep
+
+    def experiments(self, sweep: Sweep, *args: Any, **kwargs: Any) -> Any:
+        if sweep.name == self.silent:
+            raise Transient(f"list {sweep.name}: gRPC DEADLINE_EXCEEDED")
+        return super().experiments(sweep, *args, **kwargs)
+
+
+def test_a_look_not_answered_after_a_restart_stops_the_run_and_keeps_the_restart(
+    tmp_path: Path,
+) -> None:
+    """The cap of a sweep the restarts did not look at lists it after they acted: a failure
+    there is the run's stop (exit 5, nothing created), and the restart stays reported."""
+    backend = SilentOn("capped")
+    apply(_plans(tmp_path), backend, ApplyOptions(tmp_path), Shown())
+    name = sorted(backend.made)[0]
+    backend.made[name][-1] = dataclasses.replace(
+        backend.made[name][-1], state=ExperimentState.FAILED
+    )
+    minimal(tmp_path, "capped", extra="max_running: 1\n")
+    backend.calls.clear()
+    options = ApplyOptions(tmp_path, restart_failed=True)
+    applied = apply(catalog.load(tmp_path, ()).plans(), backend, options, Shown())
+    assert applied.restarts is not None
+    assert [(r.name, r.status) for r in applied.restarts] == [(name, RestartVerdict.RESTARTED)]
+    assert applied.stop == Stop(StopKind.UNREACHABLE, "list capped: gRPC DEADLINE_EXCEEDED")
+    assert [c for c, _ in backend.calls if c == "create"] == []
+    assert {o.status for o in applied.outcomes} == {OutcomeStatus.NOT_STARTED}
+    assert (applied.result, applied.exit_code) == ("incomplete", 5)
+
+
 def test_a_draft_is_planned_but_only_a_backend_that_runs_drafts_creates_it(
     tmp_path: Path,
 ) -> None:
@@ -164,6 +222,8 @@ def _outcome(status: OutcomeStatus) -> Outcome:
         ((OutcomeStatus.CANCELED, OutcomeStatus.CREATED), None, None, ("canceled", 7)),
         ((OutcomeStatus.CANCELED, OutcomeStatus.UNKNOWN), None, None, ("incomplete", 5)),
         ((OutcomeStatus.CANCELED, OutcomeStatus.REJECTED), None, None, ("rejected", 4)),
+        ((), StopKind.UNREACHABLE, None, ("incomplete", 5)),  # a planning read not answered
+        ((), StopKind.POLICY, RestartVerdict.RESTARTED, ("rejected", 4)),
     ],
 )
 def test_one_exit_code_policy(

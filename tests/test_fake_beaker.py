@@ -347,6 +347,20 @@ def test_unavailable_is_injected_exactly_n_times(
         fake_beaker.unavailable("GetWorkloads")
 
 
+def test_a_fault_after_n_calls_lets_those_through_first(
+    fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace, raw_stub: Any
+) -> None:
+    exp_id = create(beaker, workspace, "later").experiment.id
+    fake_beaker.fail_rpc("GetWorkload", grpc.StatusCode.PERMISSION_DENIED, after=2)
+    request = pb2.GetWorkloadRequest(workload_id=exp_id)
+    for _ in range(2):
+        assert raw_stub("GetWorkload", request).workload.experiment.id == exp_id
+    with pytest.raises(grpc.RpcError) as info:
+        raw_stub("GetWorkload", request)
+    assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert raw_stub("GetWorkload", request).workload.experiment.id == exp_id
+
+
 @pytest.mark.slow
 def test_beaker_py_retries_unavailable_every_two_seconds(
     fake_beaker: FakeBeaker, beaker: Beaker, workspace: pb2.Workspace

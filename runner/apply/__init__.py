@@ -7,18 +7,19 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 `runner.report` turns the returned `Applied` into text; the command prints it.
 
 1. PLANNING, run in every mode (a dry run stops after them, having changed nothing):
-   `check_priorities` (a priority above the workspace's maximum is refused before anything is
-   done), `resume_local_runs` (local runs a stopped runner left: `+` again),
+   `check_priorities` (a priority above the workspace's maximum stops the run as a refusal
+   before anything is done), `resume_local_runs` (local runs a stopped runner left: `+` again),
    `restart_failed_points` (or, in a dry run, what it would restart), `hold_back_unreviewed`
    (plan pins), `hold_back_over_budget` (the budget policy's approval), `cap_running` (each
    sweep's max_running against its live experiments), `stop_guarded_sweeps` (max_failures,
    stop_when), `hold_over_allocation` (the team's priority allocation, from one listing of the
-   workspace).
+   workspace). Once the run is stopped no later planning step restarts or reads, and a read
+   Beaker fails after the restarts stops it instead of raising (`runner.apply.reading`).
 2. ACTING, run unless `options.dry_run`, under SIGINT/SIGTERM handlers that stop in order:
    `submit_points` (the exactly-once `Submitter`), `group_sweeps` (level-triggered group
    membership; skipped after an early stop), `announce_events` (the webhook, if one is set).
 
-The backend is asked about each sweep once per phase (`runner.backends.observed`): one look
+The backend is asked about each sweep once per phase (`runner.observe.looks`): one look
 before the creates, which the restarts, the cap, the stops and the adoption read, and one
 after, which the duplicate check and the notifications read. The plans are made once, by the
 caller; a step that records (restarts, creates) reads the ledger again through the store.
@@ -27,9 +28,8 @@ To add a step (a failure budget, a cost check, a target stop): write one functio
 `def my_step(run: Run, applied: Applied) -> Applied` in its own module, give `Applied` a field
 for what it finds if the report must show it, and put the function at its place in PLANNING or
 ACTING. A step that must stop the run before anything is created returns the value with `stop`
-set (`StopKind.POLICY`: exit 4, as a refusal); the acting steps then do nothing. The exit code
-follows from the value (`Applied.exit_code`, the one exit-code policy of a submit, in
-`runner.apply.model` with the options and the listener).
+set (`StopKind.POLICY`: exit 4, as a refusal); the steps after it then create nothing. The exit
+code follows from it (`Applied.exit_code`, in `runner.apply.model` with the options).
 """
 
 from __future__ import annotations
@@ -45,14 +45,16 @@ from dataclasses import dataclass
 from runner import operate
 from runner.apply import allocation, guardrails, notify
 from runner.apply.model import Applied, ApplyListener, ApplyOptions
+from runner.apply.reading import stops_when_unanswered
 from runner.apply.resume import unfinished
 from runner.backends import Backend, Capability
 from runner.ledger.store import LedgerStore
 from runner.observe.looks import Observer
 from runner.operate import cancels, membership
 from runner.plan import SweepPlan, budget, holds, policy, reread
+from runner.plan.policy import Policy
 from runner.repo.review import uncovered
-from runner.submit import Options, Outcome, OutcomeStatus, Submitter
+from runner.submit import Options, Outcome, OutcomeStatus, Stop, StopKind, Submitter
 
 __all__ = [
     "ACTING",
@@ -79,6 +81,8 @@ class Run:
     """The look at each sweep before the creates."""
     after: Observer
     """The look at each sweep after them."""
+    policy: Policy
+    """`sweeps/policy.yaml` at HEAD, read before any step acts (a restart must not come first)."""
     submitter: Submitter | None = None
     """Set for the acting steps."""
 
@@ -99,7 +103,7 @@ def restart_failed_points(run: Run, applied: Applied) -> Applied:
     """`--restart-failed` (or `--restart --points`): restart failed points in place (in a dry
     run: say what it would)."""
     only = run.options.restart_points or None
-    if not (run.options.restart_failed or only):
+    if applied.stop is not None or not (run.options.restart_failed or only):
         return applied
     if run.options.dry_run:
         found = operate.restart_candidates(run.observer, applied.plans, only)
@@ -127,17 +131,17 @@ def hold_back_unreviewed(run: Run, applied: Applied) -> Applied:
 
 def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
     """Budget policy (`runner.plan.budget`): with plan pins, hold back the over-budget points of
-    a plan nobody approved (judged by the policy at HEAD, the base every merged pull request was
-    judged by)."""
+    a plan nobody approved (judged by the policy at HEAD, the base every merge was judged by)."""
     if run.options.pins is None:
         return applied
-    breached = budget.breaches(applied.plans, policy.read(run.options.root))
+    breached = budget.breaches(applied.plans, run.policy)
     approved = [p for p in run.options.pins if p.approved]
     unapproved = functools.partial(uncovered, found=approved)
     held = holds.hold_unapproved(applied.plans, breached, unapproved)
     return dataclasses.replace(applied, plans=held.plans, over_budget=held if held.held else None)
 
 
+@stops_when_unanswered
 def stop_guarded_sweeps(run: Run, applied: Applied) -> Applied:
     """Failure budget and target stop (`runner.apply.guardrails`): a sweep that reached either
     creates no new point; nothing is canceled."""
@@ -145,6 +149,7 @@ def stop_guarded_sweeps(run: Run, applied: Applied) -> Applied:
     return dataclasses.replace(applied, plans=tuple(stopped))
 
 
+@stops_when_unanswered
 def cap_running(run: Run, applied: Applied) -> Applied:
     """Each sweep's max_running against its experiments queued or running now."""
     return dataclasses.replace(applied, plans=tuple(operate.live_caps(run.observer, applied.plans)))
@@ -152,20 +157,22 @@ def cap_running(run: Run, applied: Applied) -> Applied:
 
 def check_priorities(run: Run, applied: Applied) -> Applied:
     """Before anything is created (a restart too): a sweep above its workspace's maximum
-    priority is refused in one line (`runner.apply.allocation`)."""
+    priority stops the run as a refusal, in one line (`runner.apply.allocation`)."""
     restarting = run.options.restart_failed or bool(run.options.restart_points)
     acting = [
         p for p in applied.plans if p.pending or (restarting and any(r.entry for r in p.rows))
     ]
-    allocation.refuse_over_maximum(run.backend, acting)
-    return applied
+    refused = allocation.refuse_over_maximum(run.backend, acting)
+    if refused is None:
+        return applied
+    return dataclasses.replace(applied, stop=Stop(StopKind.POLICY, refused))
 
 
+@stops_when_unanswered
 def hold_over_allocation(run: Run, applied: Applied) -> Applied:
-    """The team's priority allocation (the policy at HEAD, the base every merge was judged by):
-    the points that would not fit wait, as under max_running."""
-    allotments = policy.read(run.options.root).priority_allocation
-    held = allocation.allocate(run.backend, applied.plans, allotments)
+    """The team's priority allocation (the policy at HEAD): the points that would not fit wait,
+    as under max_running. After the restarts, as a restarted point takes its GPUs again."""
+    held = allocation.allocate(run.backend, applied.plans, run.policy.priority_allocation)
     return applied if held is None else dataclasses.replace(applied, plans=held.plans)
 
 
@@ -245,7 +252,7 @@ def apply(
     notifying = bool(options.webhook) and Capability.SHARED in backend.capabilities
     after = observer.next_phase(lambda plan: notifying and not plan.sweep.draft)
     store = LedgerStore(options.root, backend.layout)
-    run = Run(backend, options, listener, store, observer, after)
+    run = Run(backend, options, listener, store, observer, after, policy.read(options.root))
     applied = Applied(tuple(plans))
     for step in planning:
         applied = step(run, applied)

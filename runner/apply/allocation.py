@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from runner.backends import Backend, Rejected, runs
+from runner.backends import Backend, runs
 from runner.backends.placing import Places, Workload
 from runner.core.errors import Problem
 from runner.core.model import Priority
@@ -16,12 +16,13 @@ from runner.plan.allocation import Slot, allot, counted
 from runner.plan.policy import Allotment
 
 
-def refuse_over_maximum(backend: Backend, acting: Sequence[SweepPlan]) -> None:
-    """Rejected (exit 4), in one line, when a sweep the run acts on (points to submit or to
-    restart) asks for a priority above its workspace's maximum: Beaker would refuse every
-    create. One call per workspace (the look-up a create makes anyway)."""
+def refuse_over_maximum(backend: Backend, acting: Sequence[SweepPlan]) -> str | None:
+    """Why the run is refused, in one line (`file:line:col: beaker.priority: ...`), when a
+    sweep the run acts on (points to submit or to restart) asks for a priority above its
+    workspace's maximum: Beaker would refuse every create. None: no sweep does. One call per
+    workspace (the look-up a create makes anyway)."""
     if not isinstance(backend, Places):
-        return
+        return None
     for plan in acting:
         sweep = plan.sweep
         asked = sweep.placement.priority
@@ -32,10 +33,10 @@ def refuse_over_maximum(backend: Backend, acting: Sequence[SweepPlan]) -> None:
             said = (
                 f"priority {asked} is above the maximum priority of workspace"
                 f" {sweep.placement.workspace} ({top}): Beaker would refuse every point; lower it"
-                " or ask the workspace's admins (nothing was created)"
+                " or ask the workspace's admins"
             )
-            where = Problem.at(sweep.marks, str(sweep.path), ("beaker", "priority"), said)
-            raise Rejected(str(where))
+            return str(Problem.at(sweep.marks, str(sweep.path), ("beaker", "priority"), said))
+    return None
 
 
 def allocate(

@@ -84,6 +84,8 @@ class Applied:
             return EXIT_SIGNAL[self.stop.kind]
         if self.stop is not None and self.stop.kind == StopKind.POLICY:
             return Exit.REJECTED  # refused before any create: a rerun does the same
+        if self.stop is not None and not self.outcomes:
+            return Exit.INCOMPLETE  # stopped while planning (a dry run too): a rerun continues
         if any(o.status.incomplete for o in self.outcomes):
             return Exit.INCOMPLETE
         if any(o.status == OutcomeStatus.REJECTED for o in self.outcomes):

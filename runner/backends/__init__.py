@@ -70,7 +70,7 @@ class Capability(StrEnum):
     """Shared, billed machines: reviewed-plan pins apply and a submit has a default deadline."""
     RESUMES = "resumes"
     """`create` waits for a run another runner is running, and resumes a stale one: so only
-    finished runs are adopted instead of created (`runner.backends.observed.chosen`)."""
+    finished runs are adopted instead of created (`runner.observe.looks.chosen`)."""
     RERUNS = "reruns"
     """`restart` of a point named by `--restart --points` reruns its finished run, a succeeded
     one too, and a `code:` point at the commit checked out now (this machine's runs are its own

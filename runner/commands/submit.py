@@ -83,8 +83,11 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
     for warning in shown.warnings(applied) if github.in_actions() else ():
         print(github.annotation("warning", warning), flush=True)
     github.append_summary(shown.job_summary(applied, args.dry_run))
-    if args.dry_run:
-        return Exit.OK
+    if args.dry_run:  # nothing created: only a stop (a refusal, Beaker not answering) to say
+        if applied.stop is None:
+            return Exit.OK
+        stderr(shown.stopped(applied, dry_run=True))
+        return applied.exit_code
     if args.commit:  # after failures too: what was created is recorded
         commit_back(root, target)
     for line in shown.result_lines(applied):

@@ -14,7 +14,7 @@ from runner.report.submission import (
     submit_summary,
     summary_json,
 )
-from runner.submit import OutcomeStatus
+from runner.submit import OutcomeStatus, StopKind
 
 VERBS = {
     RestartVerdict.RESTARTED: "restart",
@@ -79,7 +79,7 @@ def result_lines(applied: Applied) -> list[str]:
         lines.append(failures_table(listed))
     canceled = sum(o.status == OutcomeStatus.CANCELED for o in bad)
     if stop is not None:
-        lines.append(stop_line(stop, outcomes))
+        lines.append(stopped(applied, dry_run=False))
     elif bad and canceled == len(bad):
         lines.append(
             f"{canceled} point(s) not started: `cancel` canceled their sweep while this submit ran"
@@ -88,6 +88,15 @@ def result_lines(applied: Applied) -> list[str]:
     elif bad:
         lines.append(f"{len(bad)} point(s) not submitted; run submit again to retry only those")
     return lines
+
+
+def stopped(applied: Applied, dry_run: bool) -> str:
+    """Why the run stopped early, in one line; a refusal (exit 4) begins `error:`, as the
+    command line says any refusal. A dry run's says only why (it submits nothing anyway)."""
+    stop = applied.stop
+    assert stop is not None
+    line = stop.reason if dry_run else stop_line(stop, applied.outcomes)
+    return f"error: {line}" if stop.kind == StopKind.POLICY else line
 
 
 TRUNCATED = "…and {lines} more rows: the ledger files list every experiment."
@@ -99,6 +108,8 @@ def job_summary(applied: Applied, dry_run: bool) -> str:
     parts = [held_markdown(held) for held in holds(applied)]
     parts += [f"**`{s}` {reason}**: no new points are created.\n" for s, reason in stops(applied)]
     if dry_run:
+        if applied.stop is not None:
+            parts.append(f"**Stopped: {stopped(applied, dry_run=True)}**\n\n")
         return "".join(parts) + plan.markdown(applied.plans, heading="Sweep plan (dry run)")
     waiting, held = held_counts(applied.plans)
     done = submit_summary(

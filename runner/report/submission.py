@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from runner.operate.membership import GroupOutcome
 from runner.report.tables import tabulate
-from runner.submit import Duplicate, Outcome, OutcomeStatus, Stop
+from runner.submit import Duplicate, Outcome, OutcomeStatus, Stop, StopKind
 
 SUMMARY_FORMAT = 1
 
@@ -70,11 +70,13 @@ def counts_line(outcomes: Sequence[Outcome]) -> str:
 
 def stop_line(stop: Stop, outcomes: Sequence[Outcome]) -> str:
     """One line for a run that stopped early, e.g. 'Beaker at https://... unreachable for 3m
-    (connection refused): 12 points not submitted; rerun to continue'."""
+    (connection refused): 12 points not submitted; rerun to continue'. A refusal
+    (`StopKind.POLICY`) is not continued by a rerun: its reason says what to change."""
     missing = sum(not o.status.submitted for o in outcomes)
     never = sum(o.status == OutcomeStatus.NOT_STARTED for o in outcomes)
     detail = f" ({never} never started)" if 0 < never < missing else ""
-    return f"{stop.reason}: {missing} point(s) not submitted{detail}; rerun to continue"
+    rerun = "" if stop.kind == StopKind.POLICY else "; rerun to continue"
+    return f"{stop.reason}: {missing} point(s) not submitted{detail}{rerun}"
 
 
 def failures_table(bad: Sequence[Outcome]) -> str:

@@ -74,10 +74,12 @@ class FaultControls:
         than the half body that follows, and close: requests raises ChunkedEncodingError."""
         self._faults.add_create_faults(CreateFault("cut"), times)
 
-    def fail_rpc(self, rpc: str, code: Any, times: int = 1) -> None:
+    def fail_rpc(self, rpc: str, code: Any, times: int = 1, *, after: int = 0) -> None:
         """Fail the next ``times`` calls of gRPC method ``rpc`` with ``code`` (grpc.StatusCode),
-        committing nothing. Unary and server-streaming (StreamJobLogs) methods alike."""
-        self._faults.add_rpc_faults(_rpc_name(rpc), code, times)
+        committing nothing. Unary and server-streaming (StreamJobLogs) methods alike. ``after``:
+        the next ``after`` calls of it are answered first (to fail the third listing of a run,
+        not its first)."""
+        self._faults.add_rpc_faults(_rpc_name(rpc), code, times, after)
 
     def lose_reply(self, rpc: str, times: int = 1) -> None:
         """The next ``times`` calls of unary ``rpc`` that succeed commit their change, then the
@@ -100,8 +102,8 @@ class FaultControls:
         just before another runner's creates landed would (the race of two accounts)."""
         self._faults.add_empty_listings(times)
 
-    def unavailable(self, rpc: str, times: int = 1) -> None:
-        self.fail_rpc(rpc, grpc.StatusCode.UNAVAILABLE, times)
+    def unavailable(self, rpc: str, times: int = 1, *, after: int = 0) -> None:
+        self.fail_rpc(rpc, grpc.StatusCode.UNAVAILABLE, times, after=after)
 
     def rate_limit(self, per_second: float | None) -> None:
         """Admit at most ``per_second`` creates in any 1 s window; 429 + Retry-After beyond."""

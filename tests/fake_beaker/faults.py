@@ -99,12 +99,13 @@ class FaultPlan:
         with self._lock:
             return self._creates.popleft() if self._creates else None
 
-    def add_rpc_faults(self, rpc: str, code: Any, times: int) -> None:
-        """Queue gRPC status ``code`` (a grpc.StatusCode) for the next ``times`` calls."""
-        if times < 1:
-            raise ValueError("times must be >= 1")
+    def add_rpc_faults(self, rpc: str, code: Any, times: int, after: int = 0) -> None:
+        """Queue gRPC status ``code`` (a grpc.StatusCode) for the next ``times`` calls, once
+        ``after`` calls have been answered (queued as None: no fault)."""
+        if times < 1 or after < 0:
+            raise ValueError("times must be >= 1 and after >= 0")
         with self._lock:
-            self._rpcs.setdefault(rpc, deque()).extend([code] * times)
+            self._rpcs.setdefault(rpc, deque()).extend([None] * after + [code] * times)
 
     def next_rpc_fault(self, rpc: str) -> Any | None:
         with self._lock:
