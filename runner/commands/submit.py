@@ -86,7 +86,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
     if args.dry_run:  # nothing created: only a stop (a refusal, Beaker not answering) to say
         if applied.stop is None:
             return Exit.OK
-        stderr(shown.stopped(applied, dry_run=True))
+        stderr(shown.stopped_dry_run(applied))
         return applied.exit_code
     if args.commit:  # after failures too: what was created is recorded
         commit_back(root, target)

@@ -14,7 +14,7 @@ from runner.report.submission import (
     submit_summary,
     summary_json,
 )
-from runner.submit import OutcomeStatus, StopKind
+from runner.submit import OutcomeStatus, Stop, StopKind
 
 VERBS = {
     RestartVerdict.RESTARTED: "restart",
@@ -79,7 +79,7 @@ def result_lines(applied: Applied) -> list[str]:
         lines.append(failures_table(listed))
     canceled = sum(o.status == OutcomeStatus.CANCELED for o in bad)
     if stop is not None:
-        lines.append(stopped(applied, dry_run=False))
+        lines.append(stopped(applied))
     elif bad and canceled == len(bad):
         lines.append(
             f"{canceled} point(s) not started: `cancel` canceled their sweep while this submit ran"
@@ -90,12 +90,22 @@ def result_lines(applied: Applied) -> list[str]:
     return lines
 
 
-def stopped(applied: Applied, dry_run: bool) -> str:
-    """Why the run stopped early, in one line; a refusal (exit 4) begins `error:`, as the
-    command line says any refusal. A dry run's says only why (it submits nothing anyway)."""
+def stopped(applied: Applied) -> str:
+    """Why the run stopped early and what it left unsubmitted, in one line; a refusal (exit 4)
+    begins `error:`, as the command line says any refusal."""
     stop = applied.stop
     assert stop is not None
-    line = stop.reason if dry_run else stop_line(stop, applied.outcomes)
+    return _said(stop, stop_line(stop, applied.outcomes))
+
+
+def stopped_dry_run(applied: Applied) -> str:
+    """Why a dry run stopped, in one line (it submits nothing anyway)."""
+    stop = applied.stop
+    assert stop is not None
+    return _said(stop, stop.reason)
+
+
+def _said(stop: Stop, line: str) -> str:
     return f"error: {line}" if stop.kind == StopKind.POLICY else line
 
 
@@ -109,7 +119,7 @@ def job_summary(applied: Applied, dry_run: bool) -> str:
     parts += [f"**`{s}` {reason}**: no new points are created.\n" for s, reason in stops(applied)]
     if dry_run:
         if applied.stop is not None:
-            parts.append(f"**Stopped: {stopped(applied, dry_run=True)}**\n\n")
+            parts.append(f"**Stopped: {stopped_dry_run(applied)}**\n\n")
         return "".join(parts) + plan.markdown(applied.plans, heading="Sweep plan (dry run)")
     waiting, held = held_counts(applied.plans)
     done = submit_summary(
