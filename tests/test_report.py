@@ -480,6 +480,7 @@ def _submit_and_commit(root: Path, fake: FakeBeaker, text: str, loss: float) -> 
 
 
 def _against(root: Path, rev: str, capsys: pytest.CaptureFixture[str]) -> Any:
+    """`report --against rev` run with `-C root` (the sweeps' root, or a directory under it)."""
     capsys.readouterr()
     argv = ["-C", str(root), "report", "--backend", "beaker", "--metric", "loss"]
     assert main([*argv, "--against", rev, "--format", "json"]) == 0
@@ -532,6 +533,21 @@ def test_against_a_revision_gives_each_point_then_and_now_and_lists_the_others(
     assert f"## `exact` against `{second}`: `loss` (minimize)" in text
     assert text.count("-0.5 (better)") == 6 and "Only at" in text and "Only now" not in text
     assert "6 point(s) paired by their parameters" in text
+
+
+@pytest.mark.parametrize("under", ["", "ml"])
+def test_against_from_under_the_root_reads_the_sweeps_at_the_revision_as_from_the_root(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str], under: str
+) -> None:
+    """`-C sweeps` (or a cd into it) reads the same revision as `-C` the root, the root the
+    git top or a directory below it (a monorepo's)."""
+    _git(tmp_path, "init", "-q", "-b", "main")
+    root = tmp_path / under
+    first = _submit_and_commit(root, fake_beaker, SWEEP, 1.0)
+    _submit_and_commit(root, fake_beaker, EDITED, 1.0)
+    at_root = _against(root, first, capsys)
+    assert len(at_root["pairs"]) == 4 and len(at_root["only_then"]) == 2
+    assert _against(root / "sweeps", first, capsys) == at_root
 
 
 def test_against_a_revision_that_is_not_there_is_one_line_exit_1(

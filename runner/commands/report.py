@@ -20,6 +20,7 @@ from runner.observe.against import Comparison, compare
 from runner.observe.findings import Findings, defaults, find, told_findings
 from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
+from runner.plan import catalog
 from runner.plan.catalog import SWEEPS_DIR
 from runner.repo import gitrepo
 from runner.report import curves, pareto, plot, web
@@ -109,7 +110,8 @@ def against(
         raise RunnerError(
             f"--against reads the sweeps at {rev} with git: {directory} is in no git repository"
         )
-    here = directory.resolve().relative_to(top.resolve())
+    # The sweeps' root, not the directory the command runs in (`-C sweeps`), from the git top.
+    here = catalog.find_root(directory.resolve()).relative_to(top.resolve())
     try:
         files = gitrepo.files_at(top, rev, (here / SWEEPS_DIR).as_posix())
     except GitError:
