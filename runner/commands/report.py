@@ -90,7 +90,7 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         where = exc.filename or args.output or args.storage
         raise RunnerError(f"cannot write the report to {where}: {exc.strerror or exc}") from None
     if args.against is not None:
-        comparisons = against(directory, findings, args.against, args.backend)
+        comparisons = against(directory, findings, args.against, args.backend, asked)
         text = against_json(comparisons) if args.fmt == "json" else against_markdown(comparisons)
         sys.stdout.write(text)
     elif args.fmt == "json":
@@ -101,10 +101,15 @@ def report(directory: Path, args: ReportArgs) -> Exit:
 
 
 def against(
-    directory: Path, findings: Sequence[Findings], rev: str, backend: str
+    directory: Path,
+    findings: Sequence[Findings],
+    rev: str,
+    backend: str,
+    asked: Sequence[str],
 ) -> list[Comparison]:
     """Each sweep against itself at `rev`: its manifests and ledgers as committed then (read
-    with git into a scratch directory), observed as now (one bulk look per sweep)."""
+    with git into a scratch directory), observed as now (one bulk look per sweep, measuring
+    the metrics `asked` for as now)."""
     top = gitrepo.toplevel(directory)
     if top is None:
         raise RunnerError(
@@ -125,11 +130,12 @@ def against(
         root = Path(scratch) / here
         paths = [f.results.path for f in findings if (root / f.results.path).is_file()]
         try:
-            then = {o.name: o for o in observed_sweeps(root, paths, backend)} if paths else {}
+            looks = observed_sweeps(root, paths, backend, asked=asked) if paths else []
         except ManifestError as exc:
             raise RunnerError(
                 f"--against {rev}: the manifests at {rev} do not load ({exc})"
             ) from None
+    then = {o.name: o for o in looks}
     return [compare(f.results, then.get(f.results.name), rev, f.metric, f.goal) for f in findings]
 
 
