@@ -556,8 +556,35 @@ def test_against_a_revision_that_is_not_there_is_one_line_exit_1(
     _git(tmp_path, "init", "-q", "-b", "main")
     _submit_and_commit(tmp_path, fake_beaker, SWEEP, 1.0)
     capsys.readouterr()
+    fake_beaker.reset_calls()
     argv = ["-C", str(tmp_path), "report", "--backend", "beaker", "--against", "nosuchrev"]
     assert main(argv) == 1
     assert capsys.readouterr().err == (
         "error: --against nosuchrev: no such commit in this checkout (fetch it first)\n"
     )
+    assert not fake_beaker.calls  # the revision is looked for first: Beaker is never asked
+
+
+def test_against_alone_judges_no_importance_it_would_not_show(
+    tmp_path: Path,
+    fake_beaker: FakeBeaker,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The comparison shows no importance: none is judged (fANOVA loads Optuna, scikit-learn
+    and fits a forest); with --output, whose pages show it, it is."""
+    _git(tmp_path, "init", "-q", "-b", "main")
+    rev = _submit_and_commit(tmp_path, fake_beaker, SWEEP, 1.0)
+    argv = ["-C", str(tmp_path), "report", "--backend", "beaker", "--against", rev]
+    capsys.readouterr()
+    assert main(argv) == 0
+    shown = capsys.readouterr()
+
+    def judged(*args: object) -> None:
+        raise AssertionError("importance judged")
+
+    monkeypatch.setattr(findings, "judge", judged)
+    assert main(argv) == 0
+    assert capsys.readouterr() == shown
+    with pytest.raises(AssertionError, match="importance judged"):
+        main(["--debug", *argv, "--output", str(tmp_path / "out")])

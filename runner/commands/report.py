@@ -8,13 +8,14 @@ import argparse
 import importlib.util
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
 from runner.core.errors import Exit, GitError, ManifestError, MissingExtra, RunnerError
+from runner.manifest.aims import Aim
 from runner.manifest.sample import Goal
 from runner.observe.against import Comparison, compare
 from runner.observe.findings import Findings, defaults, find, told_findings
@@ -31,6 +32,7 @@ from runner.report.page import markdown as page
 from runner.report.status import as_csv
 from runner.search import adaptive
 from runner.search.adaptive import write_study
+from runner.search.ranking import Estimator
 
 FORMATS = ("markdown", "json")
 INDEX = "index.html"
@@ -67,6 +69,7 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         raise MissingExtra(
             "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
         )
+    then = committed(directory, args.against) if args.against is not None else None
     reading = Reading(Tails.CURVES, args.live)
     asked = [args.metric or ""]  # `gpu_hours` asked for by name is measured
     sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked)
@@ -75,7 +78,16 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         raise RunnerError(
             f"no point has a numeric metric {args.metric!r} (metrics: {', '.join(have) or 'none yet'})"
         )
-    findings = [judge(s, args) for s in sweeps]
+    aims = [aim(s, args) for s in sweeps]
+    paged = then is None or args.output is not None  # a page, which shows importance
+    # Findings for a page or a study (which needs no importance); fANOVA (Optuna, scikit-learn,
+    # a forest) only for a page. The comparison alone needs the aims only.
+    estimator = adaptive.estimator() if paged else Estimator.VARIANCE
+    findings = [
+        find(s, a.metric, a.goal, estimator)
+        for s, a in zip(sweeps, aims, strict=True)
+        if paged or args.storage is not None
+    ]
     try:
         if args.output is not None:
             for f in findings:
@@ -89,8 +101,8 @@ def report(directory: Path, args: ReportArgs) -> Exit:
     except OSError as exc:  # an --output that is a file, a directory one cannot write to
         where = exc.filename or args.output or args.storage
         raise RunnerError(f"cannot write the report to {where}: {exc.strerror or exc}") from None
-    if args.against is not None:
-        comparisons = against(directory, findings, args.against, args.backend, asked)
+    if then is not None:
+        comparisons = against(then, sweeps, aims, args.backend, asked)
         text = against_json(comparisons) if args.fmt == "json" else against_markdown(comparisons)
         sys.stdout.write(text)
     elif args.fmt == "json":
@@ -100,16 +112,18 @@ def report(directory: Path, args: ReportArgs) -> Exit:
     return Exit.OK
 
 
-def against(
-    directory: Path,
-    findings: Sequence[Findings],
-    rev: str,
-    backend: str,
-    asked: Sequence[str],
-) -> list[Comparison]:
-    """Each sweep against itself at `rev`: its manifests and ledgers as committed then (read
-    with git into a scratch directory), observed as now (one bulk look per sweep, measuring
-    the metrics `asked` for as now)."""
+@dataclass(frozen=True)
+class Committed:
+    """`--against REV`: the sweeps' directory as committed at a revision."""
+
+    rev: str
+    files: Mapping[str, str]
+    """Each file's text, by its path from the sweeps' root."""
+
+
+def committed(directory: Path, rev: str) -> Committed:
+    """The sweeps' directory at `rev`, read with git before anything is observed: a revision
+    not in this checkout is one line, not a wait for Beaker first."""
     top = gitrepo.toplevel(directory)
     if top is None:
         raise RunnerError(
@@ -123,24 +137,42 @@ def against(
         raise RunnerError(
             f"--against {rev}: no such commit in this checkout (fetch it first)"
         ) from None
+    return Committed(rev, {Path(name).relative_to(here).as_posix(): t for name, t in files.items()})
+
+
+def against(
+    then: Committed,
+    sweeps: Sequence[Observation],
+    aims: Sequence[Aim],
+    backend: str,
+    asked: Sequence[str],
+) -> list[Comparison]:
+    """Each sweep, by its aim, against itself at the revision: its manifests and ledgers as
+    committed then (written into a scratch directory), observed as now (one bulk look per
+    sweep, measuring the metrics `asked` for as now)."""
+    rev = then.rev
     with tempfile.TemporaryDirectory(prefix="sweep-against-") as scratch:
-        for name, text in files.items():
-            (Path(scratch) / name).parent.mkdir(parents=True, exist_ok=True)
-            (Path(scratch) / name).write_text(text, encoding="utf-8")
-        root = Path(scratch) / here
-        paths = [f.results.path for f in findings if (root / f.results.path).is_file()]
+        root = Path(scratch)
+        for name, text in then.files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text, encoding="utf-8")
+        paths = [s.path for s in sweeps if (root / s.path).is_file()]
         try:
             looks = observed_sweeps(root, paths, backend, asked=asked) if paths else []
         except ManifestError as exc:
             raise RunnerError(
                 f"--against {rev}: the manifests at {rev} do not load ({exc})"
             ) from None
-    then = {o.name: o for o in looks}
-    return [compare(f.results, then.get(f.results.name), rev, f.metric, f.goal) for f in findings]
+    by_name = {o.name: o for o in looks}
+    return [
+        compare(s, by_name.get(s.name), rev, a.metric, a.goal)
+        for s, a in zip(sweeps, aims, strict=True)
+    ]
 
 
-def judge(results: Observation, args: ReportArgs) -> Findings:
-    """The sweep's findings, by the metric and goal asked for, else the sweep's own objective."""
+def aim(results: Observation, args: ReportArgs) -> Aim:
+    """The metric and goal the sweep is judged by: those asked for, else the sweep's own
+    objective's (no metric, said on stderr, when the sweep has no number yet)."""
 
     objective = results.objective
     goal = Goal(args.goal or (objective.goal if objective is not None else Goal.MINIMIZE))
@@ -149,7 +181,7 @@ def judge(results: Observation, args: ReportArgs) -> Findings:
     except RunnerError as exc:
         stderr(f"report: {exc}")
         metric = ""
-    return find(results, metric, goal, adaptive.estimator())
+    return Aim(metric, goal)
 
 
 def write(f: Findings, directory: Path) -> list[Path]:
