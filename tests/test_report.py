@@ -279,7 +279,7 @@ def test_an_output_that_cannot_be_written_is_one_line_exit_1(
     argv = ["-C", str(bowl), "report", "--backend", "local", "--metric", "loss"]
     assert main([*argv, option, str(target)]) == 1
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"error: cannot write the report to {taken}")
+    assert line.startswith(f"error: cannot write {target}: ")
     assert taken.read_text() == "mine\n"
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
 from runner.core.errors import Exit, GitError, ManifestError, MissingExtra, RunnerError
+from runner.core.output import write_text, writing
 from runner.manifest.aims import Aim
 from runner.manifest.sample import Goal
 from runner.observe.against import Comparison, compare
@@ -88,19 +89,15 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         for s, a in zip(sweeps, aims, strict=True)
         if paged or args.storage is not None
     ]
-    try:
-        if args.output is not None:
-            for f in findings:
-                for path in write(f, Path(args.output)):
-                    stderr(f"report: {f.results.name}: wrote {path}")
-            index = Path(args.output) / INDEX
-            index.write_text(web.page(findings), encoding="utf-8")
-            stderr(f"report: wrote {index}")
-        if args.storage is not None:
-            store(findings, Path(args.storage))
-    except OSError as exc:  # an --output that is a file, a directory one cannot write to
-        where = exc.filename or args.output or args.storage
-        raise RunnerError(f"cannot write the report to {where}: {exc.strerror or exc}") from None
+    if args.output is not None:
+        for f in findings:
+            for path in write(f, Path(args.output)):
+                stderr(f"report: {f.results.name}: wrote {path}")
+        index = Path(args.output) / INDEX
+        write_text(index, web.page(findings))
+        stderr(f"report: wrote {index}")
+    if args.storage is not None:
+        store(findings, Path(args.storage))
     if then is not None:
         comparisons = against(then, sweeps, aims, args.backend, asked)
         text = against_json(comparisons) if args.fmt == "json" else against_markdown(comparisons)
@@ -188,9 +185,10 @@ def write(f: Findings, directory: Path) -> list[Path]:
     """The sweep's CSV, images (when matplotlib is installed) and page, into directory."""
 
     name = f.results.name
-    directory.mkdir(parents=True, exist_ok=True)
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
     csv = directory / f"{name}.csv"
-    csv.write_text(as_csv([f.results]), encoding="utf-8")
+    write_text(csv, as_csv([f.results]))
     written, images = [csv], {"csv": csv.name}
     if importlib.util.find_spec("matplotlib") is not None and f.ranked and f.params:
         parallel = directory / f"{name}-parallel.png"
@@ -213,7 +211,7 @@ def write(f: Findings, directory: Path) -> list[Path]:
         images[f"{name}: learning curves, {f.curves.metric} by step"] = drawn.name
         written.append(drawn)
     markdown = directory / f"{name}.md"
-    markdown.write_text(page(f, images), encoding="utf-8")
+    write_text(markdown, page(f, images))
     return [*written, markdown]
 
 

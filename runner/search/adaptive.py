@@ -30,6 +30,7 @@ from typing import Any
 
 from runner.core.errors import MissingExtra
 from runner.core.model import Cell
+from runner.core.output import writing
 from runner.core.values import Value
 from runner.manifest.aims import objectives
 from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample, row_identity
@@ -211,13 +212,14 @@ def write_study(
     """The sweep as the Optuna study `name` in a file optuna-dashboard opens offline: SQLite
     (`.db`, `.sqlite`, `.sqlite3`) or else an Optuna journal; a study of that name is replaced."""
     optuna = _optuna()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() in SQLITE:
-        storage: Any = f"sqlite:///{path.resolve()}"
-    else:
-        from optuna.storages.journal import JournalFileBackend
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix.lower() in SQLITE:
+            storage: Any = f"sqlite:///{path.resolve()}"
+        else:
+            from optuna.storages.journal import JournalFileBackend
 
-        storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+            storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
     with contextlib.suppress(KeyError):  # no study of that name yet
         optuna.delete_study(study_name=name, storage=storage)
     study = optuna.create_study(study_name=name, storage=storage, direction=str(goal))
