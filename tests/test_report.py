@@ -325,6 +325,30 @@ def test_optuna_storage_writes_the_sweep_as_a_study_the_dashboard_opens(
     assert study.best_value == pytest.approx(0.001)
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("study.db", "not a database\n"),
+        ("study.log", "not a journal\n"),
+        ("study.log", "{}\n"),
+        ("study.log", '{"op_code": 99}\n'),
+    ],
+)
+def test_optuna_storage_that_is_another_kind_of_file_is_one_line_exit_1_and_kept(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str
+) -> None:
+    pytest.importorskip("optuna")
+    path = tmp_path / name
+    path.write_text(text)
+    argv = ["-C", str(bowl), "report", "--backend", "local", "--metric", "loss"]
+    capsys.readouterr()
+    assert main([*argv, "--format", "json", "--optuna-storage", str(path)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == f"error: {path}: not an Optuna SQLite database or journal file"
+    assert [line for line in lines if "error" in line] == lines[-1:]
+    assert path.read_text() == text
+
+
 def test_optuna_storage_without_optuna_is_refused_before_anything_is_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
