@@ -418,7 +418,7 @@ def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_b
 
 
 def test_the_cli_spells_the_goals_of_the_search() -> None:
-    from runner.commands.report import GOALS
+    from runner.commands.arguments import GOALS
 
     assert tuple(Goal) == GOALS  # spelled twice only because `--help` loads no search
 

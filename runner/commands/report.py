@@ -35,11 +35,8 @@ from runner.search import adaptive
 from runner.search.adaptive import write_study
 from runner.search.ranking import Estimator
 
-FORMATS = ("markdown", "json")
 INDEX = "index.html"
 """The web page of every sweep `--output DIR` writes (`runner.report.web`)."""
-GOALS = ("minimize", "maximize")
-"""`runner.manifest.sample.Goal`, spelled here: `--help` loads none of the pipeline."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from runner.report import charts, plot
 from runner.report import status as report
 from runner.report.best import OWN, best
 
-FORMATS = ("table", "markdown", "json", "csv")
 AUTO = "auto"
 """`--plot auto`: each sweep's first metric (by name) that has numbers."""
 

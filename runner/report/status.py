@@ -20,7 +20,6 @@ from runner.observe.model import Observation, PointResult
 from runner.render.durations import elapsed_text
 from runner.report.tables import params_text, tabulate
 
-FORMATS = ("table", "markdown", "json", "csv")
 HEADING = "## Sweep status\n\n"
 LEGEND = (
     "+ not submitted, = submitted, ~ drifted (spec changed since), - orphan (not in the manifest)"
