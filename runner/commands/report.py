@@ -25,11 +25,9 @@ from runner.observe.model import Observation
 from runner.plan import catalog
 from runner.plan.catalog import SWEEPS_DIR
 from runner.repo import gitrepo
-from runner.report import curves, pareto, plot, web
+from runner.report import curves, page, pareto, plot, web
 from runner.report.against import markdown as against_markdown
 from runner.report.against import render_json as against_json
-from runner.report.page import markdown, render_json
-from runner.report.page import markdown as page
 from runner.report.status import as_csv
 from runner.search import adaptive
 from runner.search.adaptive import write_study
@@ -100,9 +98,9 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         text = against_json(comparisons) if args.fmt == "json" else against_markdown(comparisons)
         sys.stdout.write(text)
     elif args.fmt == "json":
-        sys.stdout.write(render_json(findings))
+        sys.stdout.write(page.render_json(findings))
     elif args.output is None:
-        sys.stdout.write("\n".join(markdown(f, {}) for f in findings))
+        sys.stdout.write("\n".join(page.markdown(f, {}) for f in findings))
     return Exit.OK
 
 
@@ -187,7 +185,8 @@ def write(f: Findings, directory: Path) -> list[Path]:
     csv = directory / f"{name}.csv"
     write_text(csv, as_csv([f.results]))
     written, images = [csv], {"csv": csv.name}
-    if importlib.util.find_spec("matplotlib") is not None and f.ranked and f.params:
+    drawn = importlib.util.find_spec("matplotlib") is not None  # else Mermaid charts, no PNGs
+    if drawn and f.ranked and f.params:
         parallel = directory / f"{name}-parallel.png"
         plot.parallel(f, parallel)
         images[f"{name}: parallel coordinates of every finished point by {f.metric}"] = (
@@ -202,14 +201,14 @@ def write(f: Findings, directory: Path) -> list[Path]:
             pareto.save(f, front)
             images[pareto.IMAGE] = front.name
             written.append(front)
-    if importlib.util.find_spec("matplotlib") is not None and f.curves is not None:
-        drawn = directory / f"{name}-curves.png"
-        curves.draw(name, f.curves, drawn)
-        images[f"{name}: learning curves, {f.curves.metric} by step"] = drawn.name
-        written.append(drawn)
-    markdown = directory / f"{name}.md"
-    write_text(markdown, page(f, images))
-    return [*written, markdown]
+    if drawn and f.curves is not None:
+        learning = directory / f"{name}-curves.png"
+        curves.draw(name, f.curves, learning)
+        images[f"{name}: learning curves, {f.curves.metric} by step"] = learning.name
+        written.append(learning)
+    page_file = directory / f"{name}.md"
+    write_text(page_file, page.markdown(f, images))
+    return [*written, page_file]
 
 
 def store(findings: Sequence[Findings], path: Path) -> None:
