@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,22 @@ def test_gpu_hours_is_each_jobs_time_times_its_gpus_over_replicas_and_restarts(
         third: None,
     }
     assert hours[first] == pytest.approx(6.0) and hours[second] == pytest.approx(8.0)
+
+
+def test_report_against_a_revision_measures_gpu_hours_then_as_now(
+    ran: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report --metric gpu_hours --against REV`: the points at REV are measured too."""
+    root, (first, second, _) = ran
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "ran"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    capsys.readouterr()
+    argv = ["-C", str(root), "report", "--backend", "beaker", "--metric", "gpu_hours"]
+    assert main([*argv, "--against", "HEAD", "--format", "json"]) == 0
+    (sweep,) = json.loads(capsys.readouterr().out)["sweeps"]
+    hours = {p["experiment_now"]: (p["then"], p["now"]) for p in sweep["pairs"]}
+    assert hours[first] == (pytest.approx(6.0), pytest.approx(6.0))
+    assert hours[second] == (pytest.approx(8.0), pytest.approx(8.0))
 
 
 @pytest.mark.slow  # beaker-py waits before it retries the unavailable listing

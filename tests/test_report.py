@@ -279,7 +279,7 @@ def test_an_output_that_cannot_be_written_is_one_line_exit_1(
     argv = ["-C", str(bowl), "report", "--backend", "local", "--metric", "loss"]
     assert main([*argv, option, str(target)]) == 1
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"error: cannot write the report to {taken}")
+    assert line.startswith(f"error: cannot write {target}: ")
     assert taken.read_text() == "mine\n"
 
 
@@ -323,6 +323,30 @@ def test_optuna_storage_writes_the_sweep_as_a_study_the_dashboard_opens(
     study = optuna.load_study(study_name="bowl", storage=storage)
     assert len(study.trials) == 24 and study.best_params == {"x": 0.3, "y": 1}
     assert study.best_value == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("study.db", "not a database\n"),
+        ("study.log", "not a journal\n"),
+        ("study.log", "{}\n"),
+        ("study.log", '{"op_code": 99}\n'),
+    ],
+)
+def test_optuna_storage_that_is_another_kind_of_file_is_one_line_exit_1_and_kept(
+    bowl: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str
+) -> None:
+    pytest.importorskip("optuna")
+    path = tmp_path / name
+    path.write_text(text)
+    argv = ["-C", str(bowl), "report", "--backend", "local", "--metric", "loss"]
+    capsys.readouterr()
+    assert main([*argv, "--format", "json", "--optuna-storage", str(path)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == f"error: {path}: not an Optuna SQLite database or journal file"
+    assert [line for line in lines if "error" in line] == lines[-1:]
+    assert path.read_text() == text
 
 
 def test_optuna_storage_without_optuna_is_refused_before_anything_is_read(
@@ -394,7 +418,7 @@ def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_b
 
 
 def test_the_cli_spells_the_goals_of_the_search() -> None:
-    from runner.commands.report import GOALS
+    from runner.commands.arguments import GOALS
 
     assert tuple(Goal) == GOALS  # spelled twice only because `--help` loads no search
 
@@ -480,6 +504,7 @@ def _submit_and_commit(root: Path, fake: FakeBeaker, text: str, loss: float) -> 
 
 
 def _against(root: Path, rev: str, capsys: pytest.CaptureFixture[str]) -> Any:
+    """`report --against rev` run with `-C root` (the sweeps' root, or a directory under it)."""
     capsys.readouterr()
     argv = ["-C", str(root), "report", "--backend", "beaker", "--metric", "loss"]
     assert main([*argv, "--against", rev, "--format", "json"]) == 0
@@ -534,14 +559,56 @@ def test_against_a_revision_gives_each_point_then_and_now_and_lists_the_others(
     assert "6 point(s) paired by their parameters" in text
 
 
+@pytest.mark.parametrize("under", ["", "ml"])
+def test_against_from_under_the_root_reads_the_sweeps_at_the_revision_as_from_the_root(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str], under: str
+) -> None:
+    """`-C sweeps` (or a cd into it) reads the same revision as `-C` the root, the root the
+    git top or a directory below it (a monorepo's)."""
+    _git(tmp_path, "init", "-q", "-b", "main")
+    root = tmp_path / under
+    first = _submit_and_commit(root, fake_beaker, SWEEP, 1.0)
+    _submit_and_commit(root, fake_beaker, EDITED, 1.0)
+    at_root = _against(root, first, capsys)
+    assert len(at_root["pairs"]) == 4 and len(at_root["only_then"]) == 2
+    assert _against(root / "sweeps", first, capsys) == at_root
+
+
 def test_against_a_revision_that_is_not_there_is_one_line_exit_1(
     tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _git(tmp_path, "init", "-q", "-b", "main")
     _submit_and_commit(tmp_path, fake_beaker, SWEEP, 1.0)
     capsys.readouterr()
+    fake_beaker.reset_calls()
     argv = ["-C", str(tmp_path), "report", "--backend", "beaker", "--against", "nosuchrev"]
     assert main(argv) == 1
     assert capsys.readouterr().err == (
         "error: --against nosuchrev: no such commit in this checkout (fetch it first)\n"
     )
+    assert not fake_beaker.calls  # the revision is looked for first: Beaker is never asked
+
+
+def test_against_alone_judges_no_importance_it_would_not_show(
+    tmp_path: Path,
+    fake_beaker: FakeBeaker,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The comparison shows no importance: none is judged (fANOVA loads Optuna, scikit-learn
+    and fits a forest); with --output, whose pages show it, it is."""
+    _git(tmp_path, "init", "-q", "-b", "main")
+    rev = _submit_and_commit(tmp_path, fake_beaker, SWEEP, 1.0)
+    argv = ["-C", str(tmp_path), "report", "--backend", "beaker", "--against", rev]
+    capsys.readouterr()
+    assert main(argv) == 0
+    shown = capsys.readouterr()
+
+    def judged(*args: object) -> None:
+        raise AssertionError("importance judged")
+
+    monkeypatch.setattr(findings, "judge", judged)
+    assert main(argv) == 0
+    assert capsys.readouterr() == shown
+    with pytest.raises(AssertionError, match="importance judged"):
+        main(["--debug", *argv, "--output", str(tmp_path / "out")])

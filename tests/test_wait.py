@@ -21,7 +21,7 @@ from tests.clock import VirtualClock
 from tests.fake_beaker.certs import CertBundle
 from tests.fake_beaker.fixtures import serving
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import SWEEP, write_manifest
+from tests.helpers import SWEEP, halving, write_manifest
 
 PAGE = 2
 """The fake's page size here: the six-point sweep is listed in three pages."""
@@ -160,6 +160,23 @@ def test_points_narrows_what_is_awaited(
     out, err = capsys.readouterr()
     assert err.splitlines()[-1] == "1/1 done, 0 running"
     assert [line.split()[1] for line in out.splitlines() if line.startswith("=")] == [first]
+
+
+def test_the_final_table_is_the_one_status_shows_with_a_halvings_best_of_its_rung(
+    tmp_path: Path, fake: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`wait` sees each sweep as `status` does (its search, its rungs), not a bare listing."""
+    write_manifest(tmp_path, halving(), "halving.yaml")
+    assert main(["-C", str(tmp_path), "submit", "--backend", "beaker"]) == 0
+    for i, exp in enumerate(fake.experiments()):
+        fake.set_job_status(exp.id, "succeeded")
+        fake.set_metrics(exp.id, {"loss": 1.0 + i})
+    capsys.readouterr()
+    assert main(["-C", str(tmp_path), "status", "--backend", "beaker"]) == 0
+    shown = capsys.readouterr().out
+    assert "Best of rung 0 of 2: loss 1 (minimize) at halving-" in shown
+    assert wait(tmp_path, _args(), Scripted()) == Exit.OK
+    assert capsys.readouterr().out == shown
 
 
 def test_nothing_to_wait_for_and_a_bad_duration_are_one_line_exit_1(

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from runner.core.output import write_text
+
 if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
     from _typeshed import DataclassInstance
 
@@ -52,9 +54,9 @@ def add_paths(parser: argparse.ArgumentParser) -> None:
 
 
 def write_output(text: str, output: str | None) -> None:
-    """The report to --output FILE, or to stdout."""
+    """The report to --output FILE (a RunnerError where it cannot be written), or to stdout."""
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        write_text(Path(output), text)
     else:
         sys.stdout.write(text)
 

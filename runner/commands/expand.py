@@ -10,6 +10,7 @@ from pathlib import Path
 from runner.commands.common import write_output
 from runner.commands.loading import load_catalog, report_problems
 from runner.core.errors import Exit, ManifestError, RunnerError
+from runner.core.output import writing
 from runner.repo import specfiles
 from runner.report import plan as report
 
@@ -55,7 +56,8 @@ def expand(
         text = report.table(plans, view) + "\n"
     write_output(text, output)
     if save_specs:
-        written = specfiles.save(Path(save_specs), plans)
+        with writing(Path(save_specs)):
+            written = specfiles.save(Path(save_specs), plans)
         print(f"wrote {written} spec file(s) under {save_specs}", file=sys.stderr)
     if failed:
         return Exit.USER_ERROR

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.backends import Capability
+from runner.backends import Backend, Capability
 from runner.backends.opening import open_backend
 from runner.core.errors import ManifestError
 from runner.manifest import Locks
@@ -42,13 +42,18 @@ def observed_sweeps(
     cat = load_catalog(directory, paths)
     raise_if_problems(cat)
     opened = open_backend(backend, cat.root, lambda text: None)  # falls back quietly
-    head = ""  # local `code:` points say when they ran another commit than this
-    if Capability.RERUNS in opened.capabilities and any(uses_code(s) for s in cat.sweeps):
-        head = gitrepo.head_commit(cat.root).replace("uncommitted", "")
     try:
-        return sweeps.observe(cat, opened, head, reading=reading, asked=asked)
+        return sweeps.observe(cat, opened, checked_out(cat, opened), reading=reading, asked=asked)
     finally:
         opened.close()
+
+
+def checked_out(cat: Catalog, backend: Backend) -> str:
+    """The commit checked out, where local `code:` points say when they ran another one (a
+    backend that reruns them); "" where no reader compares with it."""
+    if Capability.RERUNS in backend.capabilities and any(uses_code(s) for s in cat.sweeps):
+        return gitrepo.head_commit(cat.root).replace("uncommitted", "")
+    return ""
 
 
 def report_problems(cat: Catalog) -> bool:

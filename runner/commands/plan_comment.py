@@ -19,6 +19,7 @@ from pathlib import Path
 from runner.commands.common import write_output
 from runner.commands.loading import load_catalog
 from runner.core.errors import Exit, ManifestError, Problem
+from runner.core.output import write_text, writing
 from runner.plan import budget, policy
 from runner.plan.policy import Policy
 from runner.repo import github, gitrepo, review
@@ -86,9 +87,10 @@ def plan_comment(
 
 def _write_artifact(directory: Path, full: str, plan_json: str) -> None:
 
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{ARTIFACT}.md").write_text(full, encoding="utf-8")
-    (directory / f"{ARTIFACT}.json").write_text(plan_json, encoding="utf-8")
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
+    write_text(directory / f"{ARTIFACT}.md", full)
+    write_text(directory / f"{ARTIFACT}.json", plan_json)
 
 
 def policy_at(root: Path, base: str | None) -> Policy:

@@ -8,34 +8,33 @@ import argparse
 import importlib.util
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
 from runner.core.errors import Exit, GitError, ManifestError, MissingExtra, RunnerError
+from runner.core.output import write_text, writing
+from runner.manifest.aims import Aim
 from runner.manifest.sample import Goal
 from runner.observe.against import Comparison, compare
 from runner.observe.findings import Findings, defaults, find, told_findings
 from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
+from runner.plan import catalog
 from runner.plan.catalog import SWEEPS_DIR
 from runner.repo import gitrepo
-from runner.report import curves, pareto, plot, web
+from runner.report import curves, page, pareto, plot, web
 from runner.report.against import markdown as against_markdown
 from runner.report.against import render_json as against_json
-from runner.report.page import markdown, render_json
-from runner.report.page import markdown as page
 from runner.report.status import as_csv
 from runner.search import adaptive
 from runner.search.adaptive import write_study
+from runner.search.ranking import Estimator
 
-FORMATS = ("markdown", "json")
 INDEX = "index.html"
 """The web page of every sweep `--output DIR` writes (`runner.report.web`)."""
-GOALS = ("minimize", "maximize")
-"""`runner.manifest.sample.Goal`, spelled here: `--help` loads none of the pipeline."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,7 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         raise MissingExtra(
             "--optuna-storage needs Optuna: pip install 'beaker-sweep-runner[adaptive]'"
         )
+    then = committed(directory, args.against) if args.against is not None else None
     reading = Reading(Tails.CURVES, args.live)
     asked = [args.metric or ""]  # `gpu_hours` asked for by name is measured
     sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked)
@@ -74,65 +74,97 @@ def report(directory: Path, args: ReportArgs) -> Exit:
         raise RunnerError(
             f"no point has a numeric metric {args.metric!r} (metrics: {', '.join(have) or 'none yet'})"
         )
-    findings = [judge(s, args) for s in sweeps]
-    try:
-        if args.output is not None:
-            for f in findings:
-                for path in write(f, Path(args.output)):
-                    stderr(f"report: {f.results.name}: wrote {path}")
-            index = Path(args.output) / INDEX
-            index.write_text(web.page(findings), encoding="utf-8")
-            stderr(f"report: wrote {index}")
-        if args.storage is not None:
-            store(findings, Path(args.storage))
-    except OSError as exc:  # an --output that is a file, a directory one cannot write to
-        where = exc.filename or args.output or args.storage
-        raise RunnerError(f"cannot write the report to {where}: {exc.strerror or exc}") from None
-    if args.against is not None:
-        comparisons = against(directory, findings, args.against, args.backend)
+    aims = [aim(s, args) for s in sweeps]
+    paged = then is None or args.output is not None  # a page, which shows importance
+    # Findings for a page or a study (which needs no importance); fANOVA (Optuna, scikit-learn,
+    # a forest) only for a page. The comparison alone needs the aims only.
+    estimator = adaptive.estimator() if paged else Estimator.VARIANCE
+    findings = [
+        find(s, a.metric, a.goal, estimator)
+        for s, a in zip(sweeps, aims, strict=True)
+        if paged or args.storage is not None
+    ]
+    if args.output is not None:
+        for f in findings:
+            for path in write(f, Path(args.output)):
+                stderr(f"report: {f.results.name}: wrote {path}")
+        index = Path(args.output) / INDEX
+        write_text(index, web.page(findings))
+        stderr(f"report: wrote {index}")
+    if args.storage is not None:
+        store(findings, Path(args.storage))
+    if then is not None:
+        comparisons = against(then, sweeps, aims, args.backend, asked)
         text = against_json(comparisons) if args.fmt == "json" else against_markdown(comparisons)
         sys.stdout.write(text)
     elif args.fmt == "json":
-        sys.stdout.write(render_json(findings))
+        sys.stdout.write(page.render_json(findings))
     elif args.output is None:
-        sys.stdout.write("\n".join(markdown(f, {}) for f in findings))
+        sys.stdout.write("\n".join(page.markdown(f, {}) for f in findings))
     return Exit.OK
 
 
-def against(
-    directory: Path, findings: Sequence[Findings], rev: str, backend: str
-) -> list[Comparison]:
-    """Each sweep against itself at `rev`: its manifests and ledgers as committed then (read
-    with git into a scratch directory), observed as now (one bulk look per sweep)."""
+@dataclass(frozen=True)
+class Committed:
+    """`--against REV`: the sweeps' directory as committed at a revision."""
+
+    rev: str
+    files: Mapping[str, str]
+    """Each file's text, by its path from the sweeps' root."""
+
+
+def committed(directory: Path, rev: str) -> Committed:
+    """The sweeps' directory at `rev`, read with git before anything is observed: a revision
+    not in this checkout is one line, not a wait for Beaker first."""
     top = gitrepo.toplevel(directory)
     if top is None:
         raise RunnerError(
             f"--against reads the sweeps at {rev} with git: {directory} is in no git repository"
         )
-    here = directory.resolve().relative_to(top.resolve())
+    # The sweeps' root, not the directory the command runs in (`-C sweeps`), from the git top.
+    here = catalog.find_root(directory.resolve()).relative_to(top.resolve())
     try:
         files = gitrepo.files_at(top, rev, (here / SWEEPS_DIR).as_posix())
     except GitError:
         raise RunnerError(
             f"--against {rev}: no such commit in this checkout (fetch it first)"
         ) from None
+    return Committed(rev, {Path(name).relative_to(here).as_posix(): t for name, t in files.items()})
+
+
+def against(
+    then: Committed,
+    sweeps: Sequence[Observation],
+    aims: Sequence[Aim],
+    backend: str,
+    asked: Sequence[str],
+) -> list[Comparison]:
+    """Each sweep, by its aim, against itself at the revision: its manifests and ledgers as
+    committed then (written into a scratch directory), observed as now (one bulk look per
+    sweep, measuring the metrics `asked` for as now)."""
+    rev = then.rev
     with tempfile.TemporaryDirectory(prefix="sweep-against-") as scratch:
-        for name, text in files.items():
-            (Path(scratch) / name).parent.mkdir(parents=True, exist_ok=True)
-            (Path(scratch) / name).write_text(text, encoding="utf-8")
-        root = Path(scratch) / here
-        paths = [f.results.path for f in findings if (root / f.results.path).is_file()]
+        root = Path(scratch)
+        for name, text in then.files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text, encoding="utf-8")
+        paths = [s.path for s in sweeps if (root / s.path).is_file()]
         try:
-            then = {o.name: o for o in observed_sweeps(root, paths, backend)} if paths else {}
+            looks = observed_sweeps(root, paths, backend, asked=asked) if paths else []
         except ManifestError as exc:
             raise RunnerError(
                 f"--against {rev}: the manifests at {rev} do not load ({exc})"
             ) from None
-    return [compare(f.results, then.get(f.results.name), rev, f.metric, f.goal) for f in findings]
+    by_name = {o.name: o for o in looks}
+    return [
+        compare(s, by_name.get(s.name), rev, a.metric, a.goal)
+        for s, a in zip(sweeps, aims, strict=True)
+    ]
 
 
-def judge(results: Observation, args: ReportArgs) -> Findings:
-    """The sweep's findings, by the metric and goal asked for, else the sweep's own objective."""
+def aim(results: Observation, args: ReportArgs) -> Aim:
+    """The metric and goal the sweep is judged by: those asked for, else the sweep's own
+    objective's (no metric, said on stderr, when the sweep has no number yet)."""
 
     objective = results.objective
     goal = Goal(args.goal or (objective.goal if objective is not None else Goal.MINIMIZE))
@@ -141,18 +173,20 @@ def judge(results: Observation, args: ReportArgs) -> Findings:
     except RunnerError as exc:
         stderr(f"report: {exc}")
         metric = ""
-    return find(results, metric, goal, adaptive.estimator())
+    return Aim(metric, goal)
 
 
 def write(f: Findings, directory: Path) -> list[Path]:
     """The sweep's CSV, images (when matplotlib is installed) and page, into directory."""
 
     name = f.results.name
-    directory.mkdir(parents=True, exist_ok=True)
+    with writing(directory):
+        directory.mkdir(parents=True, exist_ok=True)
     csv = directory / f"{name}.csv"
-    csv.write_text(as_csv([f.results]), encoding="utf-8")
+    write_text(csv, as_csv([f.results]))
     written, images = [csv], {"csv": csv.name}
-    if importlib.util.find_spec("matplotlib") is not None and f.ranked and f.params:
+    drawn = importlib.util.find_spec("matplotlib") is not None  # else Mermaid charts, no PNGs
+    if drawn and f.ranked and f.params:
         parallel = directory / f"{name}-parallel.png"
         plot.parallel(f, parallel)
         images[f"{name}: parallel coordinates of every finished point by {f.metric}"] = (
@@ -167,14 +201,14 @@ def write(f: Findings, directory: Path) -> list[Path]:
             pareto.save(f, front)
             images[pareto.IMAGE] = front.name
             written.append(front)
-    if importlib.util.find_spec("matplotlib") is not None and f.curves is not None:
-        drawn = directory / f"{name}-curves.png"
-        curves.draw(name, f.curves, drawn)
-        images[f"{name}: learning curves, {f.curves.metric} by step"] = drawn.name
-        written.append(drawn)
-    markdown = directory / f"{name}.md"
-    markdown.write_text(page(f, images), encoding="utf-8")
-    return [*written, markdown]
+    if drawn and f.curves is not None:
+        learning = directory / f"{name}-curves.png"
+        curves.draw(name, f.curves, learning)
+        images[f"{name}: learning curves, {f.curves.metric} by step"] = learning.name
+        written.append(learning)
+    page_file = directory / f"{name}.md"
+    write_text(page_file, page.markdown(f, images))
+    return [*written, page_file]
 
 
 def store(findings: Sequence[Findings], path: Path) -> None:

@@ -11,7 +11,6 @@ import functools
 import json
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
 
 from runner.backends.opening import open_backend
 from runner.commands.common import stderr
@@ -53,7 +52,7 @@ def lock_samples(cat: Catalog, placed: Collection[str] = ()) -> bool:
             continue
         try:
             command = f"{invoked()} lock {shown}"
-            done = advance_search(loaded, cat.root / shown, command, _never, _never)
+            done = advance_search(loaded, cat.root / shown, command, _no_results)
         except MissingExtra:
             raise  # every drawn sample needs scipy: one line, not one per manifest
         except RunnerError as exc:
@@ -64,8 +63,8 @@ def lock_samples(cat: Catalog, placed: Collection[str] = ()) -> bool:
     return failed
 
 
-def _never() -> Any:
-    raise AssertionError("a drawn sample's points never depend on results or other sweeps")
+def _no_results() -> Observation:
+    raise AssertionError("a drawn sample's points never depend on results")
 
 
 def propose_rounds(directory: Path, paths: Sequence[str], backend_name: str) -> Exit:

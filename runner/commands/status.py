@@ -12,6 +12,7 @@ from pathlib import Path
 from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
 from runner.core.errors import Exit, RunnerError
+from runner.core.output import write_text
 from runner.manifest.sample import Goal
 from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
@@ -19,7 +20,6 @@ from runner.report import charts, plot
 from runner.report import status as report
 from runner.report.best import OWN, best
 
-FORMATS = ("table", "markdown", "json", "csv")
 AUTO = "auto"
 """`--plot auto`: each sweep's first metric (by name) that has numbers."""
 
@@ -123,7 +123,7 @@ def write_plots(sweeps: Sequence[Observation], args: StatusArgs) -> Exit:
         try:
             chart = charts.chart(sweep, _metric(sweep, args.plot), args.by)
             if path.suffix.lower() in (".md", ".mmd"):
-                path.write_text(charts.mermaid(chart), encoding="utf-8")
+                write_text(path, charts.mermaid(chart))
             else:
                 plot.save(chart, path)
         except RunnerError as exc:

@@ -28,6 +28,7 @@ from runner.commands.submit_args import (
 )
 from runner.commands.submit_options import apply_options, not_drafts
 from runner.core.errors import Exit
+from runner.core.output import write_text
 from runner.repo import github
 from runner.repo.gitrepo import Target
 from runner.report import apply as shown
@@ -93,7 +94,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
     for line in shown.result_lines(applied):
         stderr(line)
     if args.summary_json:
-        Path(args.summary_json).write_text(shown.json_summary(applied), encoding="utf-8")
+        write_text(Path(args.summary_json), shown.json_summary(applied))
     github.set_outputs(shown.outputs(applied))
     return applied.exit_code
 

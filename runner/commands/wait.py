@@ -15,11 +15,10 @@ from pathlib import Path
 
 from runner.backends.opening import open_backend
 from runner.commands.common import args_from, split_points, stderr
-from runner.commands.loading import load_catalog, raise_if_problems
+from runner.commands.loading import checked_out, load_catalog, raise_if_problems
 from runner.core.clock import Clock
 from runner.core.errors import Exit, RunnerError
-from runner.observe import watch
-from runner.observe.looks import Observer
+from runner.observe import sweeps, watch
 from runner.observe.model import Observation, PointResult
 from runner.observe.watch import Awaited, Ending, OnFailure, Tally, Timing, Waited
 from runner.operate.finding import find_point
@@ -84,7 +83,8 @@ def wait(directory: Path, args: WaitArgs, clock: Clock | None = None) -> Exit:
                 stderr(tally.text)
 
         waited = watch.wait(backend, awaited, clock or Clock(), asked, told)
-        observer = Observer(backend)  # the final table: one status look at each sweep
+        # The final table: one look at each sweep, as `status` observes it (its search, rungs).
+        observer = sweeps.observer(cat, backend, checked_out(cat, backend))
         final = [_only(observer.observation(a.plan), a.names) for a in awaited]
     finally:
         backend.close()

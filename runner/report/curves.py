@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.observe.curves import Curves
-from runner.report.plot import new_figure, write_figure
+from runner.report.plot import BEST, new_figure, write_figure
 
 LEGEND_AT_MOST = 12
 """Lines named in the legend; beyond, only the best is (the others are faint)."""
@@ -22,7 +22,7 @@ def draw(name: str, curves: Curves, path: Path) -> None:
         steps = [s for s, _ in curve.steps]
         values = [v for _, v in curve.steps]
         label = f"{curve.experiment} (best)" if curve.best else curve.experiment
-        style = {"color": "C3", "linewidth": 2.5, "zorder": 3} if curve.best else {"alpha": 0.6}
+        style = {"color": BEST, "linewidth": 2.5, "zorder": 3} if curve.best else {"alpha": 0.6}
         axes.plot(steps, values, label=label if named or curve.best else None, **style)
     axes.set_xlabel("step")
     axes.set_ylabel(curves.metric)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.core.errors import RunnerError
 from runner.core.model import Cell
+from runner.core.output import writing
 from runner.core.values import as_text
 from runner.manifest.sample import Goal
 from runner.observe.findings import logarithmic
@@ -95,14 +96,15 @@ def new_figure() -> Any:
 
 
 def write_figure(figure: Any, path: Path) -> None:
-    """The figure as a PNG or SVG (by the suffix): the same picture, the same bytes."""
+    """The figure as a PNG or SVG (by the suffix): the same picture, the same bytes; a
+    RunnerError where the file cannot be written."""
     from matplotlib import rc_context
 
     suffix = path.suffix.lower()
-    path.parent.mkdir(parents=True, exist_ok=True)
     # No date and fixed element ids in an SVG, so the same results draw the same bytes.
     metadata = {"Date": None} if suffix == ".svg" else None
-    with rc_context({"svg.hashsalt": "beaker-sweep-runner"}):
+    with writing(path), rc_context({"svg.hashsalt": "beaker-sweep-runner"}):
+        path.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, format=suffix[1:], metadata=metadata)
 
 

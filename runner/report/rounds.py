@@ -9,8 +9,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from runner.manifest.aims import objectives
-from runner.report.rungs import rung_pull_request
-from runner.search.points import Result
+from runner.report.rungs import param_cell, result_cell, rung_pull_request
 from runner.search.rounds import RoundVerdict
 
 if TYPE_CHECKING:
@@ -105,7 +104,7 @@ def pull_request(round_: Round) -> dict[str, object]:
     step, names = round_.step, sample.names
     branch = f"sweep-propose/{round_.sweep}-{sample.digest[:12]}-round-{step.number}"
     title = f"Propose round {step.number} of {round_.sweep} ({len(step.new)} point(s))"
-    rows = "".join("| " + " | ".join(_value(v) for v in row) + " |\n" for row in step.new)
+    rows = "".join("| " + " | ".join(param_cell(v) for v in row) + " |\n" for row in step.new)
     best = best_line(sample, step)
     body = (
         f"Round {step.number} of the adaptive search `{round_.sweep}`, proposed by"
@@ -144,7 +143,8 @@ def _previous_table(round_: Round, sample: Sample) -> str:
     names, metric = sample.names, sample.metric
     head = f"| {' | '.join(names)} | {metric} |\n|" + "---|" * (len(names) + 1)
     rows = "".join(
-        "| " + " | ".join(_value(v) for v in t.row) + f" | {_cell(t)} |\n" for t in previous
+        "| " + " | ".join(param_cell(v) for v in t.row) + f" | {result_cell(t)} |\n"
+        for t in previous
     )
     return f"Results of round {round_.step.number - 1}:\n\n{head}\n{rows}\n"
 
@@ -174,16 +174,3 @@ def _where(sample: Sample, told: Told) -> str:
 
 def _values(told: Told) -> str:
     return ", ".join(f"{v:g}" for v in told.values or (told.value or 0.0,))
-
-
-def _value(value: object) -> str:
-    """A parameter's cell; empty where a conditional parameter is absent from the point."""
-    return "" if value is None else f"`{value}`"
-
-
-def _cell(told: Told) -> str:
-    if told.result == Result.DONE:
-        return f"{told.value:g}"
-    if told.result == Result.FAILED:  # failed, canceled, or finished without the metric
-        return "no value"
-    return "not finished"

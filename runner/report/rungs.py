@@ -110,7 +110,13 @@ def _rung_table(halving: Halving, step: Next) -> str:
     ranked = rungs.ranked(halving, step.previous)
     for i, t in enumerate(ranked, 1):
         on = "**yes**" if row_identity(t.row) in promoted else "no"
-        cells = [str(i), f"`{t.name}`" if t.name else "", *map(_value, t.row), _result(t), on]
+        cells = [
+            str(i),
+            f"`{t.name}`" if t.name else "",
+            *map(param_cell, t.row),
+            result_cell(t),
+            on,
+        ]
         lines.append(_row(cells))
     went = [t for t in ranked if row_identity(t.row) in promoted]
     failed = sum(t.result != Result.DONE for t in ranked)
@@ -137,7 +143,7 @@ def _new_table(round_: Round) -> str:
     lines = [_row(head), "|" + "---|" * len(head)]
     for i, row in enumerate(step.new):
         parent = parents.get(row_identity(row), "")
-        cells = [*map(_value, row), str(value), f"`{parent}`" if parent else ""]
+        cells = [*map(param_cell, row), str(value), f"`{parent}`" if parent else ""]
         lines.append(_row(cells + ([_hours(hours[i])] if priced else [])))
     known = [h for h in hours if h is not None]
     total = (
@@ -157,11 +163,15 @@ def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _value(value: object) -> str:
+def param_cell(value: object) -> str:
+    """A parameter's cell (of a rung's or a round's table); empty where a conditional
+    parameter is absent from the point."""
     return "" if value is None else f"`{value}`"
 
 
-def _result(told: Told) -> str:
+def result_cell(told: Told) -> str:
+    """A told point's value cell: its value, else why it has none (failed, canceled or ended
+    without the metric: no value; still going: not finished)."""
     if told.result == Result.DONE and told.value is not None:
         return f"{told.value:g}"
     return "no value" if told.result == Result.FAILED else "not finished"

@@ -20,7 +20,6 @@ from runner.observe.model import Observation, PointResult
 from runner.render.durations import elapsed_text
 from runner.report.tables import params_text, tabulate
 
-FORMATS = ("table", "markdown", "json", "csv")
 HEADING = "## Sweep status\n\n"
 LEGEND = (
     "+ not submitted, = submitted, ~ drifted (spec changed since), - orphan (not in the manifest)"
@@ -46,17 +45,6 @@ def _says(sweep: Observation) -> bool:
 
 def _live(sweep: Observation) -> bool:
     return any(p.live for p in sweep.points)
-
-
-def _headers(sweep: Observation) -> list[str]:
-    says = ["job says"] if _says(sweep) else []
-    live = ["live"] if _live(sweep) else []
-    parent = ["parent"] if sweep.fidelity is not None else []
-    metrics = sweep.metric_names
-    return [
-        *["", "experiment", "state", "exit", "time", "params", *parent],
-        *[*metrics, *live, *says, "url"],
-    ]
 
 
 def live_text(point: PointResult) -> str:
@@ -95,6 +83,18 @@ class _Columns:
         return cls(sweep.metric_names, _live(sweep), _says(sweep), sweep.fidelity is not None)
 
 
+def _headers(columns: _Columns) -> list[str]:
+    """The table's headers, one a cell of `_row`."""
+    return [
+        *["", "experiment", "state", "exit", "time", "params"],
+        *(["parent"] if columns.parent else []),
+        *columns.metrics,
+        *(["live"] if columns.live else []),
+        *(["job says"] if columns.says else []),
+        "url",
+    ]
+
+
 def _row(point: PointResult, columns: _Columns) -> list[str]:
     return [
         point.status,
@@ -119,7 +119,7 @@ def _title(sweep: Observation) -> str:
 def table(sweep: Observation) -> str:
     columns = _Columns.of(sweep)
     rows = [_row(p, columns) for p in sweep.points]
-    lines = [_title(sweep), tabulate(rows, headers=_headers(sweep))]
+    lines = [_title(sweep), tabulate(rows, headers=_headers(columns))]
     lines.append(summary(sweep))
     lines += [rung_best_text(sweep)] if sweep.fidelity is not None else []
     if sweep.note:
@@ -134,7 +134,7 @@ def markdown(sweep: Observation) -> str:
     columns = _Columns.of(sweep)
     rows = [[_md(c) for c in _row(p, columns)] for p in sweep.points]
     parts.append(
-        tabulate(rows, headers=_headers(sweep), tablefmt="github") if rows else "_no points_"
+        tabulate(rows, headers=_headers(columns), tablefmt="github") if rows else "_no points_"
     )
     parts += ["", f"{summary(sweep)}. {LEGEND}."]
     parts += ["", _md(rung_best_text(sweep))] if sweep.fidelity is not None else []

@@ -23,13 +23,15 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.core.errors import MissingExtra
+from runner.core.errors import MissingExtra, RunnerError
 from runner.core.model import Cell
+from runner.core.output import writing
 from runner.core.values import Value
 from runner.manifest.aims import objectives
 from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample, row_identity
@@ -205,19 +207,57 @@ def fanova(
 SQLITE = (".db", ".sqlite", ".sqlite3")
 
 
+NOT_A_STUDY = "not an Optuna SQLite database or journal file"
+
+
+def _storage(optuna: Any, path: Path) -> Any:
+    """The study file opened (made where there is none): SQLite by its suffix, else an Optuna
+    journal. A RunnerError for a file already there of another kind, or a database SQLite
+    cannot open; an OSError for a journal that cannot be made."""
+    from sqlalchemy.exc import DatabaseError, OperationalError  # Optuna's SQLite storage's
+
+    if path.suffix.lower() in SQLITE:
+        try:
+            return optuna.storages.RDBStorage(f"sqlite:///{path.resolve()}")
+        except OperationalError as exc:  # no file can be made there, or it is locked
+            raise RunnerError(f"cannot write {path}: {exc.orig}") from None
+        except DatabaseError:
+            raise RunnerError(f"{path}: {NOT_A_STUDY}") from None
+    from optuna.storages.journal import JournalFileBackend
+
+    if not _journal_lines(path):
+        raise RunnerError(f"{path}: {NOT_A_STUDY}")
+    backend = JournalFileBackend(str(path))
+    try:  # replaying the operations: another file's fail in any of these ways
+        return optuna.storages.JournalStorage(backend)
+    except (ValueError, LookupError, TypeError, AttributeError, AssertionError):
+        raise RunnerError(f"{path}: {NOT_A_STUDY}") from None
+
+
+def _journal_lines(path: Path) -> bool:
+    """Whether every line of the file (if there is one) is an operation of an Optuna journal,
+    a JSON object with its `op_code`. Checked before Optuna opens it: Optuna takes a last line
+    that does not parse for one being written, appends after it, and only then fails."""
+    try:
+        with path.open("rb") as lines:
+            return all(
+                isinstance(op := json.loads(line), dict) and "op_code" in op for line in lines
+            )
+    except FileNotFoundError:
+        return True
+    except ValueError:  # not JSON, not text
+        return False
+
+
 def write_study(
     path: Path, name: str, goal: Goal, space: Sequence[Distribution], told: Sequence[Told]
 ) -> None:
     """The sweep as the Optuna study `name` in a file optuna-dashboard opens offline: SQLite
     (`.db`, `.sqlite`, `.sqlite3`) or else an Optuna journal; a study of that name is replaced."""
     optuna = _optuna()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() in SQLITE:
-        storage: Any = f"sqlite:///{path.resolve()}"
-    else:
-        from optuna.storages.journal import JournalFileBackend
-
-        storage = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        storage = _storage(optuna, path)
     with contextlib.suppress(KeyError):  # no study of that name yet
         optuna.delete_study(study_name=name, storage=storage)
     study = optuna.create_study(study_name=name, storage=storage, direction=str(goal))
