@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner import ledger
-from runner.core.model import Sweep
+from runner.core.errors import Problem
+from runner.core.marks import Document
+from runner.core.model import Space, Sweep
 from runner.manifest import load_manifest
+from runner.manifest.params import parse_params
 from tests.conftest import PROJECT
 
 if TYPE_CHECKING:
@@ -70,6 +73,12 @@ params:
     lr: [0.1, 0.01]
 """
 )
+
+
+def parse_space(doc: Document) -> tuple[Space, list[Problem]]:
+    """The Space of a schema-valid document and its problems (`parse_params`'s two parts)."""
+    parsed = parse_params(doc)
+    return parsed.space, parsed.problems
 
 
 def no_sleep(seconds: float) -> None:

@@ -211,11 +211,11 @@ def _compared_words(tree: ast.AST, words: set[str]) -> list[tuple[int, str]]:
 def test_a_sampled_kind_is_compared_as_a_kind_member() -> None:
     """Where sampled parameters are handled, even in Kind's own module: `kind == "choice"`
     compared strings that a renamed member would silently stop matching."""
-    from runner.manifest.sample import Kind
+    from runner.core.sample import Kind
 
     stray = [
         f"{path.relative_to(PROJECT)}:{line}: {word!r}"
-        for folder in ("manifest", "search")
+        for folder in ("core", "manifest", "search")
         for path in sorted((RUNNER / folder).rglob("*.py"))
         for line, word in _compared_words(ast.parse(path.read_text(encoding="utf-8")), set(Kind))
     ]
@@ -344,11 +344,12 @@ def test_no_test_module_imports_another() -> None:
 
 
 def test_the_house_keeps_its_sizes() -> None:
-    """Issue 18's bounds: at most 20 entries under runner/, no module over 350 lines, no
+    """Issue 18's bounds: at most 22 entries under runner/ (20, then issue 46 gave the analysis
+    of an observation and the lock's writers rooms of their own), no module over 350 lines, no
     function over 60, and the submit command at most 120 lines (issue 31: it was 200, exactly at
     the bound, while it still planned, notified and resumed around `apply`)."""
     entries = [p for p in RUNNER.iterdir() if p.name not in ("__pycache__", "py.typed")]
-    assert len(entries) <= 20, sorted(p.name for p in entries)
+    assert len(entries) <= 22, sorted(p.name for p in entries)
     assert oversized(RUNNER, 350, 60) == []
     assert len((RUNNER / "commands" / "submit.py").read_text().splitlines()) <= 120
 

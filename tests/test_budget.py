@@ -137,7 +137,9 @@ def _unapproved(plans: Sequence[SweepPlan], found: Sequence[review.Pin], rules: 
     sweeps that no approved pin covers."""
     approved = [p for p in found if p.approved]
     unapproved = functools.partial(review.uncovered, found=approved)
-    return holds.hold_unapproved(plans, budget.breaches(plans, rules), unapproved)
+    breached = budget.breaches(plans, rules)
+    over = {b.sweep for b in breached}
+    return holds.hold_unapproved(plans, over, [str(b.problem) for b in breached], unapproved)
 
 
 def test_on_merge_over_budget_points_need_an_approved_pin(tmp_path: Path) -> None:

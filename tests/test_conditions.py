@@ -15,18 +15,20 @@ from hypothesis import strategies as st
 
 from runner import yaml12
 from runner.cli import main
+from runner.core.aims import Aim, Aims, Goal
 from runner.core.keys import point_key
 from runner.core.model import Condition, Space, in_order
+from runner.core.sample import Distribution, Kind, Method, Sample
 from runner.core.space import count_points, iter_points, upper_bound
 from runner.core.values import Value
 from runner.manifest import load_manifest
 from runner.manifest.conditions import parse
-from runner.manifest.params import parse_space
-from runner.manifest.sample import Distribution, Kind, Method, Sample
 from runner.search.adaptive import propose
 from runner.search.points import Result, Told, parents_first, row
 from tests.conftest import PROJECT
-from tests.helpers import write_manifest
+from tests.helpers import parse_space, write_manifest
+
+LOSS = Aims((Aim("loss", Goal.MINIMIZE),))
 
 HEAD = """\
 version: 1
@@ -353,7 +355,7 @@ def _conditional_sample() -> Sample:
         Distribution("optim", Kind.CHOICE, ("adamw", "sgd")),
         Distribution("lr", Kind.LOG_UNIFORM, (1e-5, 1e-1)),
     )
-    return Sample(Method.TPE, 32, 0, 4, space, batch=8, metric="loss")
+    return Sample(Method.TPE, 32, 0, 4, space, batch=8)
 
 
 def test_tpe_asks_for_a_conditional_parameter_only_on_its_branch() -> None:
@@ -363,13 +365,13 @@ def test_tpe_asks_for_a_conditional_parameter_only_on_its_branch() -> None:
         Told((None, "adamw", 1e-2), Result.DONE, 0.7),
         Told((None, "adamw", 1e-4), Result.PENDING),
     ]
-    new = propose(sample, told, 12, 1)
+    new = propose(sample, LOSS, told, 12, 1)
     assert len(new) == 12 and {optim for _, optim, _ in new} == {"adamw", "sgd"}
     for momentum, optim, lr in new:
         assert (momentum is not None) == (optim == "sgd")
         assert momentum is None or 0.8 <= float(momentum) <= 0.99
         assert isinstance(lr, float) and 1e-5 <= lr <= 1e-1
-    assert propose(sample, told, 12, 1) == new
+    assert propose(sample, LOSS, told, 12, 1) == new
 
 
 TPE = (

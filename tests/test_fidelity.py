@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from runner.cli import main
+from runner.core.locked import RungLock
 from runner.core.model import Point
+from runner.core.sample import Sample
 from runner.core.space import iter_points
 from runner.manifest import Loaded, load
 from runner.manifest.fidelity import (
     RUNGS,
-    RungLock,
     belonging,
     configuration_names,
     rung_values,
@@ -27,7 +28,6 @@ from runner.manifest.fidelity import (
     rungs_json,
 )
 from runner.manifest.lock import lock_path, lock_text, parse_lock
-from runner.manifest.sample import Sample
 from runner.plan import catalog, cost
 from runner.render.shape import PARENT_KEY
 from tests.conftest import PROJECT
@@ -44,10 +44,11 @@ def _promote(root: Path, *chosen: tuple[int, int]) -> str:
     """Write the lock `propose` would write promoting rung 0's configurations `chosen`
     ((rung, index of the configuration in rung 0)); its text."""
     loaded = _loaded(root)
-    assert loaded.fidelity is not None
+    halving, aim = loaded.sweep.search.halving, loaded.sweep.search.aims.first
+    assert halving is not None and aim is not None
     space = loaded.sweep.space
     names, configurations = configuration_names(space), rung_zero(space)
-    of = belonging(loaded.fidelity, names, configurations)
+    of = belonging(halving.ladder, aim, names, configurations)
     promoted = tuple((k, configurations[i]) for k, i in chosen)
     rungs = {RUNGS: rungs_json(RungLock(of, names, promoted))}
     text = lock_text(None, (), "python -m runner propose", None, rungs)
@@ -119,7 +120,7 @@ def test_a_lock_without_rungs_reads_and_writes_as_before_and_rungs_are_covered_b
     names = ("x1", "x2")
     found = parse_lock(committed, names)
     assert found is not None and found.rungs is None
-    sample = load(PROJECT / "sweeps" / "branin.yaml", "sweeps/branin.yaml").sample
+    sample = load(PROJECT / "sweeps" / "branin.yaml", "sweeps/branin.yaml").sweep.search.sample
     assert isinstance(sample, Sample)
     command = "python -m runner propose sweeps/branin.yaml"
     assert lock_text(sample, found.rows, command, found.rounds) == committed  # byte for byte

@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
+from runner.analysis import findings
 from runner.backends import ExperimentState
+from runner.core.aims import Goal
 from runner.core.model import Condition
-from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
-from runner.observe import findings
-from runner.observe.model import Observation, PointResult, Search
+from runner.core.sample import Distribution, Kind, Method, Sample
+from runner.core.search import Drawn, Search
+from runner.observe.model import Observation, PointResult
 from runner.search import adaptive
 from runner.search.importance import FLOOR, WHERE_SET, Share
 from runner.search.ranking import Estimator
@@ -55,7 +57,7 @@ def _observation(
         for i, row in enumerate(rows)
     )
     axes = tuple(dict.fromkeys(k for row in rows for k in row))
-    search = None if sample is None else Search(sample)
+    search = Search() if sample is None else Search(Drawn(sample))
     return Observation(
         "s", "sweeps/s.yaml", False, axes, points, search=search, conditions=conditions
     )

@@ -14,10 +14,12 @@ import pytest
 
 from runner import yaml12
 from runner.cli import main
+from runner.core.aims import Aim, Aims, Goal
 from runner.core.errors import Exit
+from runner.core.locked import Locked
+from runner.core.sample import Distribution, Kind, Method, Sample
 from runner.manifest import Locks
-from runner.manifest.lock import Locked, lock_path
-from runner.manifest.sample import Distribution, Kind, Method, Sample
+from runner.manifest.lock import lock_path
 from runner.plan import catalog
 from runner.search.points import Result, Told
 from runner.search.rounds import RoundVerdict, SoFar, next_round
@@ -251,13 +253,13 @@ def test_a_known_point_is_never_proposed_again_however_small_the_space() -> None
         4,
         (Distribution("k", Kind.INT, (1, 6)),),
         batch=2,
-        metric="loss",
         enqueue=((3,),),
     )
-    step = next_round(sample, None, SoFar())
+    loss = Aims((Aim("loss", Goal.MINIMIZE),))
+    step = next_round(sample, loss, None, SoFar())
     assert step.new[0] == (3,) and step.number == 0
     while step.verdict is RoundVerdict.PROPOSED and len(step.rows) < sample.n:
         told = tuple(Told(r, Result.DONE, abs(float(r[0] or 0) - 3)) for r in step.rows)
-        step = next_round(sample, Locked(sample.digest, step.rows, step.rounds), SoFar(told))
+        step = next_round(sample, loss, Locked(sample.digest, step.rows, step.rounds), SoFar(told))
     assert sorted(step.rows) == [(k,) for k in range(1, 7)]
     assert step.rows[0] == (3,) and step.rows.count((3,)) == 1

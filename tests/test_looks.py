@@ -7,13 +7,14 @@ import dataclasses
 import json
 from pathlib import Path
 
+from runner.analysis.findings import find
 from runner.apply import ApplyOptions, apply
 from runner.backends import Experiment, ExperimentState, Recorded
-from runner.commands import searches
+from runner.commands.propose import same_code
+from runner.core.aims import Goal
+from runner.locking.proposing import proposals
 from runner.manifest import Locks
-from runner.manifest.sample import Goal
 from runner.observe import sweeps
-from runner.observe.findings import find
 from runner.observe.looks import Observer, chosen
 from runner.plan import SweepPlan, catalog
 from runner.report import status
@@ -87,7 +88,8 @@ def test_status_report_and_propose_read_one_observation_of_each_sweep(tmp_path: 
     write_manifest(tmp_path, SEARCH, "search.yaml")
     backend = FakeBackend()
     cat = catalog.load(tmp_path, (), Locks.MAY_BE_STALE)
-    assert [r.step.number for r in searches.proposed(cat, sweeps.observer(cat, backend))] == [0]
+    first = proposals(cat, sweeps.observer(cat, backend), same_code(tmp_path))
+    assert [p.done.step.number for p in first if p.round] == [0]
     cat = catalog.load(tmp_path, ())
     apply(cat.plans(), backend, ApplyOptions(tmp_path), Quiet())
     for name, made in backend.made.items():  # every point ran: round 0 is over
@@ -101,8 +103,9 @@ def test_status_report_and_propose_read_one_observation_of_each_sweep(tmp_path: 
     assert {s["name"] for s in json.loads(shown)["sweeps"]} == {"demo", "search"}
     pages = [find(looks.observation(p), "loss", Goal.MINIMIZE) for p in cat.plans()]  # report
     assert [len(f.ranked) for f in pages] == [2, 4]
-    (proposed,) = searches.proposed(cat, looks)  # propose
-    assert proposed.step.number == 1 and len(proposed.step.previous) == 4
+    (proposed,) = proposals(cat, looks, same_code(tmp_path))  # propose
+    assert proposed.round is not None
+    assert proposed.round.step.number == 1 and len(proposed.round.step.previous) == 4
     assert sorted(backend.calls) == [
         ("list", "demo"),
         ("list", "search"),

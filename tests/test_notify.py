@@ -13,10 +13,10 @@ from runner import ledger
 from runner.apply.notify import finished_text
 from runner.backends import ExperimentState
 from runner.cli import main
-from runner.manifest.aims import Bound, Constraint
-from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
-from runner.observe.join import objective
-from runner.observe.model import Objective, Observation, PointResult, Search
+from runner.core.aims import Aim, Aims, Bound, Constraint, Goal
+from runner.core.sample import Distribution, Kind, Method, Sample
+from runner.core.search import Adaptive, Grid, Search
+from runner.observe.model import Observation, PointResult
 from runner.plan import catalog
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
@@ -132,7 +132,7 @@ def test_the_duplicate_check_and_the_notifications_read_one_look_after_the_creat
     assert "6 point(s) failed" in failures
 
 
-def _accuracy_sweep(objective: Objective | None) -> Observation:
+def _accuracy_sweep(objective: Aim | None) -> Observation:
     points = tuple(
         PointResult(
             "=",
@@ -145,14 +145,17 @@ def _accuracy_sweep(objective: Objective | None) -> Observation:
         )
         for i, value in enumerate((0.91, 0.55, 0.73))
     )
-    return Observation("acc", "sweeps/acc.yaml", False, ("lr",), points, objective=objective)
+    aims = Aims(() if objective is None else (objective,))
+    return Observation(
+        "acc", "sweeps/acc.yaml", False, ("lr",), points, search=Search(Grid(), aims)
+    )
 
 
 def test_the_best_point_of_a_maximized_metric_is_its_highest() -> None:
     """Review bug 2: the notice ranked every metric by its lowest value and called it best."""
-    maximized = finished_text(_accuracy_sweep(Objective("accuracy", Goal.MAXIMIZE)))
+    maximized = finished_text(_accuracy_sweep(Aim("accuracy", Goal.MAXIMIZE)))
     assert "Best by highest accuracy: `acc-0` (0.91)" in maximized
-    minimized = finished_text(_accuracy_sweep(Objective("accuracy", Goal.MINIMIZE)))
+    minimized = finished_text(_accuracy_sweep(Aim("accuracy", Goal.MINIMIZE)))
     assert "Best by lowest accuracy: `acc-1` (0.55)" in minimized
     undeclared = finished_text(_accuracy_sweep(None))
     assert "Best" not in undeclared
@@ -163,18 +166,17 @@ def test_a_sweep_s_objective_is_its_search_s_or_its_stop_when_s(tmp_path: Path) 
     """`stop_when: {metric: accuracy, above: 0.95}` says higher is better."""
     text = SWEEP + "stop_when: {metric: accuracy, above: 0.95}\n"
     (plan,) = catalog.load(write_manifest(tmp_path, text, "exact.yaml").parent).plans()
-    assert objective(plan.sweep, None) == Objective("accuracy", Goal.MAXIMIZE)
+    assert plan.sweep.search.aims.first == Aim("accuracy", Goal.MAXIMIZE)
     below = text.replace("above: 0.95", "below: 0.05")
     (plan,) = catalog.load(write_manifest(tmp_path, below, "exact.yaml").parent).plans()
-    assert objective(plan.sweep, None) == Objective("accuracy", Goal.MINIMIZE)
+    assert plan.sweep.search.aims.first == Aim("accuracy", Goal.MINIMIZE)
 
 
 def test_a_point_that_breaks_a_constraint_is_never_the_notices_best() -> None:
     """acc-0 has the highest accuracy and breaks `accuracy <= 0.9` (issue 40)."""
     limit = Constraint("accuracy", Bound.AT_MOST, 0.9)
     space = (Distribution("lr", Kind.INT, (0, 9)),)
-    sample = Sample(Method.TPE, 3, 0, 4, space, batch=3, metric="accuracy", constraints=(limit,))
-    observed = dataclasses.replace(
-        _accuracy_sweep(Objective("accuracy", Goal.MAXIMIZE)), search=Search(sample)
-    )
+    sample = Sample(Method.TPE, 3, 0, 4, space, batch=3)
+    aims = Aims((Aim("accuracy", Goal.MAXIMIZE),), (limit,))
+    observed = dataclasses.replace(_accuracy_sweep(None), search=Search(Adaptive(sample), aims))
     assert "Best by highest accuracy: `acc-2` (0.73)" in finished_text(observed)

@@ -11,8 +11,7 @@ from runner.core.keys import point_key
 from runner.core.model import DEFAULT_MAX_POINTS, Space, param_env_name
 from runner.core.space import iter_points
 from runner.core.values import as_text
-from runner.manifest.params import parse_space
-from tests.helpers import MINIMAL, load, minimal
+from tests.helpers import MINIMAL, load, minimal, parse_space
 
 
 def parse(text: str) -> tuple[Space, list[str]]:

@@ -1,4 +1,4 @@
-"""The Pareto set (`runner.search.pareto`, `runner.observe.aiming`) against functions whose truth
+"""The Pareto set (`runner.search.pareto`, `runner.analysis.aiming`) against functions whose truth
 is known: a brute-force non-dominated filter on random result sets, through the report's JSON
 (`pareto`) and `status --best`; the hypervolume against Optuna's; constraints rule points out of
 the set, the ranking and "best"."""
@@ -16,12 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runner.analysis import findings
 from runner.backends import ExperimentState
 from runner.cli import main
-from runner.manifest.aims import Aim, Bound, Constraint
-from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
-from runner.observe import findings
-from runner.observe.model import Observation, PointResult, Search
+from runner.core.aims import Aim, Aims, Bound, Constraint, Goal
+from runner.core.sample import Distribution, Kind, Method, Sample
+from runner.core.search import Adaptive, Search
+from runner.observe.model import Observation, PointResult
 from runner.report import best, page
 from runner.report import pareto as report_pareto
 from runner.search import pareto
@@ -74,17 +75,7 @@ def _observation(
     """A tpe search whose points have these (state, loss, cost, mem) rows."""
     space = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)),)
     aims = (Aim("loss", Goal.MINIMIZE), Aim("cost", Goal.MAXIMIZE))
-    sample = Sample(
-        Method.TPE,
-        100,
-        0,
-        4,
-        space,
-        batch=4,
-        metric="loss",
-        objectives=aims,
-        constraints=tuple(constraints),
-    )
+    sample = Sample(Method.TPE, 100, 0, 4, space, batch=4)
     points = []
     for i, (state, loss, cost, mem) in enumerate(rows):
         metrics = {k: v for k, v in (("loss", loss), ("cost", cost), ("mem", mem)) if v is not None}
@@ -93,7 +84,8 @@ def _observation(
                 "=", f"p{i}", f"k{i}", (("x", i / 100),), ExperimentState(state), metrics=metrics
             )
         )
-    return Observation("s", "sweeps/s.yaml", True, ("x",), tuple(points), search=Search(sample))
+    search = Search(Adaptive(sample), Aims(aims, tuple(constraints)))
+    return Observation("s", "sweeps/s.yaml", True, ("x",), tuple(points), search=search)
 
 
 ROWS = st.lists(

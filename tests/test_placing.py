@@ -13,8 +13,8 @@ from runner.backends.local import LocalBackend
 from runner.backends.placing import Cluster, placing
 from runner.cli import main
 from runner.core.errors import Exit, ManifestError, SubmitError
+from runner.locking.clusters import resolve
 from runner.manifest import Locks, load
-from runner.operate.placing import resolve
 from runner.plan import budget, catalog, policy
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import H100_ON_WEKA, add_six_clusters, eight_gpus, write_manifest

@@ -15,12 +15,12 @@ from matplotlib import image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import rgb_to_hsv
 
+from runner.analysis import findings
 from runner.backends import ExperimentState
 from runner.cli import main
+from runner.core.aims import Goal
 from runner.core.errors import RunnerError
 from runner.core.values import Value
-from runner.manifest.sample import Goal
-from runner.observe import findings
 from runner.observe.model import Observation, PointResult
 from runner.report import charts, plot
 from runner.search.ranking import best

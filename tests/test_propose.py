@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
-from runner.manifest.sample import Distribution, Kind, Method, Sample
+from runner.core.aims import Aim, Aims, Goal
+from runner.core.sample import Distribution, Kind, Method, Sample
 from runner.search.adaptive import propose
 from runner.search.points import Result, Told
 from tests.conftest import PROJECT
@@ -28,6 +29,7 @@ from tests.helpers import (
     write_manifest,
 )
 
+LOSS = Aims((Aim("loss", Goal.MINIMIZE),))
 BRANIN = OBJECTIVE_HEAD.format(name="branin") + BRANIN_SEARCH
 LOCK = "sweeps/branin.lock.json"
 
@@ -60,19 +62,17 @@ def test_points_stay_in_bounds_never_repeat_and_spread_around_pending_ones() -> 
         Distribution("layers", Kind.INT, (2, 4)),
         Distribution("act", Kind.CHOICE, ("relu", "gelu")),
     )
-    sample = Sample(Method.TPE, 12, 3, 3, space, batch=4, metric="loss")
+    sample = Sample(Method.TPE, 12, 3, 3, space, batch=4)
     told = [Told((1e-3, 2, "relu"), Result.DONE, 0.5), Told((1e-2, 3, "gelu"), Result.PENDING)]
-    new = propose(sample, told, 10, 1)
+    new = propose(sample, LOSS, told, 10, 1)
     assert len(new) == 10 and len(set(new)) == 10
     assert not {t.row for t in told} & set(new)  # a pending point is never proposed again
     for lr, layers, act in new:
         assert isinstance(lr, float) and 1e-4 <= lr <= 1e-1
         assert layers in (2, 3, 4) and act in ("relu", "gelu")
-    assert propose(sample, told, 10, 1) == new  # deterministic in-process too
-    small = Sample(
-        Method.TPE, 12, 0, 3, (Distribution("k", Kind.INT, (1, 3)),), batch=4, metric="m"
-    )
-    assert sorted(propose(small, [], 5, 0)) == [(1,), (2,), (3,)]  # the space runs out
+    assert propose(sample, LOSS, told, 10, 1) == new  # deterministic in-process too
+    small = Sample(Method.TPE, 12, 0, 3, (Distribution("k", Kind.INT, (1, 3)),), batch=4)
+    assert sorted(propose(small, LOSS, [], 5, 0)) == [(1,), (2,), (3,)]  # the space runs out
 
 
 @pytest.mark.slow
@@ -159,9 +159,9 @@ def test_gp_without_pytorch_says_what_to_install(monkeypatch: pytest.MonkeyPatch
         importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
     )
     space = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)),)
-    gp = Sample(Method.GP, 16, 0, 4, space, batch=4, metric="loss")
+    gp = Sample(Method.GP, 16, 0, 4, space, batch=4)
     with pytest.raises(MissingExtra, match="method gp needs PyTorch"):
-        propose(gp, [Told((0.5,), Result.DONE, 1.0)], 4, 1)
+        propose(gp, LOSS, [Told((0.5,), Result.DONE, 1.0)], 4, 1)
 
 
 @pytest.mark.slow

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.manifest.sample import Distribution, Kind
+from runner.core.sample import Distribution, Kind
 from runner.search.ranking import spanned
 
 

@@ -17,17 +17,12 @@ from typing import Any
 
 import pytest
 
+from runner.analysis import findings
 from runner.cli import main
-from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
-from runner.observe import findings
-from runner.observe.model import (
-    ROUND,
-    Objective,
-    Observation,
-    PointResult,
-    Search,
-    point_state,
-)
+from runner.core.aims import Aim, Aims, Goal
+from runner.core.sample import Distribution, Kind, Method, Sample
+from runner.core.search import Adaptive, Search
+from runner.observe.model import ROUND, Observation, PointResult, point_state
 from runner.report import charts, page, plot
 from runner.search import ranking
 from runner.search.ranking import Estimator
@@ -151,13 +146,14 @@ def _point(i: int, params: dict[str, Any], state: str, loss: float | None) -> Po
 
 
 def _results(
-    points: list[PointResult], axes: tuple[str, ...] = ("x", "y"), sample: Sample | None = None
+    points: list[PointResult],
+    axes: tuple[str, ...] = ("x", "y"),
+    sample: Sample | None = None,
+    aim: Aim | None = None,
 ) -> Observation:
-    search = None if sample is None else Search(sample)
-    objective = Objective(sample.metric, sample.goal) if sample and sample.adaptive else None
-    return Observation(
-        "s", "sweeps/s.yaml", False, axes, tuple(points), search=search, objective=objective
-    )
+    aims = Aims((aim or Aim("loss", Goal.MINIMIZE),))
+    search = Search() if sample is None else Search(Adaptive(sample), aims)
+    return Observation("s", "sweeps/s.yaml", False, axes, tuple(points), search=search)
 
 
 def test_failed_running_and_unsubmitted_points_are_shown_never_dropped() -> None:
@@ -208,8 +204,8 @@ def test_an_adaptive_search_progresses_by_round_and_keeps_its_log_axis() -> None
         )
     ]
     space = (Distribution("lr", Kind.LOG_UNIFORM, (1e-4, 1e-1)),)
-    sample = Sample(Method.TPE, 8, 0, 4, space, batch=2, metric="loss", goal=Goal.MAXIMIZE)
-    results = _results(points, ("lr", ROUND), sample)
+    sample = Sample(Method.TPE, 8, 0, 4, space, batch=2)
+    results = _results(points, ("lr", ROUND), sample, Aim("loss", Goal.MAXIMIZE))
     assert findings.defaults(results, None) == "loss"
     f = findings.find(results, "loss", Goal.MINIMIZE)
     assert f.by_round and f.params == ("lr",) and f.log == ("lr",)
@@ -404,7 +400,7 @@ def test_parallel_coordinates_space_categories_evenly_and_place_log_parameters_b
         Distribution("lr", Kind.LOG_UNIFORM, (1e-4, 1e-1)),
         Distribution("opt", Kind.CHOICE, ("sgd", "adam", "lion")),
     )
-    sample = Sample(Method.TPE, 12, 0, 4, space, batch=4, metric="loss")
+    sample = Sample(Method.TPE, 12, 0, 4, space, batch=4)
     points = [
         _point(i, {"lr": 10 ** -(1 + i % 4), "opt": ("sgd", "adam", "lion")[i % 3]}, "succeeded", i)
         for i in range(12)

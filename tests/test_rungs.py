@@ -15,19 +15,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runner.analysis.findings import find
 from runner.apply import ApplyOptions, apply
 from runner.backends import ExperimentState
 from runner.cli import main
-from runner.commands import searches
+from runner.commands.propose import same_code
+from runner.core.aims import Aim, Goal
 from runner.core.ladder import Ladder
+from runner.core.locked import Locked, Rows, RungLock
 from runner.core.space import iter_points
 from runner.examples.objectives import curve
+from runner.locking.proposing import proposals
 from runner.manifest import Locks, load
-from runner.manifest.fidelity import Fidelity, Rows, RungLock
-from runner.manifest.lock import Locked
-from runner.manifest.sample import Goal
 from runner.observe import sweeps
-from runner.observe.findings import find
 from runner.plan import catalog
 from runner.render.shape import PARENT_KEY
 from runner.report import status
@@ -36,15 +36,15 @@ from runner.report.rounds import pull_request
 from runner.report.rungs import rung_line
 from runner.search import rungs
 from runner.search.points import Result, Told
-from runner.search.rounds import Round, RoundVerdict, SoFar, advance, next_rung
-from runner.search.rungs import Halving
+from runner.search.rounds import Round, RoundVerdict, SoFar, next_rung
+from runner.search.rungs import SuccessiveHalving
 from tests.conftest import PROJECT
 from tests.fake_backend import FakeBackend
 from tests.helpers import Quiet, halving, write_manifest
 
 LADDER = Ladder("steps", (100, 300, 900), 3)
 CONFIGS = tuple((float(i),) for i in range(7))
-HALF = Halving(Fidelity(LADDER, "loss", Goal.MINIMIZE), ("x",), CONFIGS, "of")
+HALF = SuccessiveHalving(LADDER, Aim("loss", Goal.MINIMIZE), ("x",), CONFIGS, "of")
 
 
 def _told(rung: int, *values: float | None, rows: tuple[tuple[float], ...] = CONFIGS) -> SoFar:
@@ -69,7 +69,7 @@ def test_a_finished_rung_promotes_its_best_n_over_eta_a_failed_point_last_ties_b
     assert step.new == ((1.0,), (5.0,)) and step.rows == step.new and step.rounds == (1, 1)
     ranked = [t.row for t in rungs.ranked(HALF, step.previous)]
     assert ranked == [(1.0,), (5.0,), (6.0,), (4.0,), (2.0,), (0.0,), (3.0,)]
-    maximize = dataclasses.replace(HALF, fidelity=Fidelity(LADDER, "acc", Goal.MAXIMIZE))
+    maximize = dataclasses.replace(HALF, aim=Aim("acc", Goal.MAXIMIZE))
     assert next_rung(maximize, None, _told(0, 0.9, 0.2, 0.7, None, 0.4, 0.1, 0.3)).new == (
         (0.0,),
         (2.0,),
@@ -91,8 +91,10 @@ def test_a_rung_waits_for_its_last_point_and_says_which_then_the_last_rung_ends_
     assert "waits for exp-1 and 1 point(s) not submitted" in rung_line(
         "s.yaml", HALF, next_rung(HALF, None, pending)
     )
-    assert next_rung(HALF, None, SoFar(observed.told, "stopped: 1 failed")).verdict is (
-        RoundVerdict.WAITING
+    stopped = next_rung(HALF, None, SoFar(observed.told, "stopped: 1 failed"))
+    assert stopped.verdict is RoundVerdict.STOPPED  # said at once: a held point never ends
+    assert rung_line("s.yaml", HALF, stopped) == (
+        "s.yaml: the halving stopped: 1 failed: no rung proposed"
     )
     assert next_rung(HALF, None, _told(0, *[None] * 7)).verdict is RoundVerdict.EXHAUSTED
     stop = SoFar(_told(0, *[1.0] * 7).told, "stopped: loss below 2")
@@ -117,14 +119,14 @@ def test_rungs_follow_one_another_to_the_last_and_a_lock_of_other_rungs_is_dropp
         "s.yaml: halving complete: rung 2 (steps=900) is the last; best loss 0.05 at exp-5"
     )
     other = dataclasses.replace(HALF, of="another")  # eta, min, max or rung 0 changed
-    reset = advance(None, lock, _told(0, 1, 2), other)  # rung 0 unfinished: rung 0 only
+    reset = next_rung(other, lock, _told(0, 1, 2))  # rung 0 unfinished: rung 0 only
     assert reset.verdict is RoundVerdict.PROPOSED and reset.rows == () and reset.new == ()
 
 
 def _propose(root: Path, backend: FakeBackend) -> Round | None:
     cat = catalog.load(root, [SHOWN], Locks.MAY_BE_STALE)
-    found = searches.proposed(cat, sweeps.observer(cat, backend))
-    return found[0] if found else None
+    found = proposals(cat, sweeps.observer(cat, backend), same_code(root))
+    return found[0].round if found else None
 
 
 def _submit(root: Path, backend: FakeBackend) -> None:
@@ -387,7 +389,7 @@ def test_promotion_keeps_the_best_finished_n_over_eta_whatever_the_rung(
         Told(row, Result.DONE if v is not None else Result.FAILED, v, f"k{i:02d}")
         for i, (row, v) in enumerate(zip(rows, values, strict=True))
     ]
-    half = Halving(Fidelity(Ladder("steps", (1, eta), eta), "loss", goal), ("x",), rows, "")
+    half = SuccessiveHalving(Ladder("steps", (1, eta), eta), Aim("loss", goal), ("x",), rows, "")
     promoted = rungs.promote(half, told)
     finished = [t for t in told if t.value is not None]
     assert len(promoted) == min(max(1, len(values) // eta), len(finished))

@@ -295,5 +295,6 @@ def test_a_manifest_reads_and_verifies_its_lock_once(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(lock_module, "verified", counted)
     loaded = load(PROJECT / "sweeps" / "branin.yaml", "sweeps/branin.yaml")
-    assert loaded.lock is not None and len(loaded.lock.rows) > 0
+    lock = loaded.sweep.search.lock
+    assert lock is not None and len(lock.rows) > 0
     assert len(checked) == 1

@@ -25,7 +25,7 @@ from runner.core.space import (
     upper_bound,
 )
 from runner.manifest import load_manifest
-from runner.manifest.params import parse_space
+from tests.helpers import parse_space
 
 SWEEPS = pathlib.Path(__file__).resolve().parent.parent / "sweeps"
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from runner.cli import main
+from runner.core.aims import Aim, Aims, Bound, Constraint, Goal
+from runner.core.locked import Locked, Seed, Seeds
+from runner.core.sample import Distribution, Kind, Method, Sample
 from runner.examples.objectives import BRANIN_MIN, branin, zdt1
-from runner.manifest.aims import Aim, Bound, Constraint
-from runner.manifest.lock import Locked
-from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
-from runner.manifest.seeds import Seed, Seeding, Seeds
+from runner.manifest.seeds import Seeding
 from runner.search.points import Result, Told
 from runner.search.rounds import SoFar, next_round
 from tests.gitworld import git
@@ -124,16 +124,18 @@ SPACE = (
     Distribution("x2", Kind.UNIFORM, (0.0, 15.0)),
 )
 
+VALUE = Aims((Aim("value", Goal.MINIMIZE),))
+
 
 def _gap_after_round_1(seed: int, prior: Seeds | None) -> float:
     """A TPE search of Branin in rounds of 8, with or without prior points: the best gap to the
     optimum among its own 16 points."""
-    sample = Sample(Method.TPE, 16, seed, 4, SPACE, batch=8, metric="value")
+    sample = Sample(Method.TPE, 16, seed, 4, SPACE, batch=8)
     seeding = None if prior is None else Seeding(prior)
-    step = next_round(sample, None, SoFar(seeding=seeding))
+    step = next_round(sample, VALUE, None, SoFar(seeding=seeding))
     lock = Locked(sample.digest, step.rows, step.rounds, seeds=prior)
     told = tuple(Told(r, Result.DONE, branin(*r)) for r in step.rows)  # type: ignore[arg-type]
-    step = next_round(sample, lock, SoFar(told))
+    step = next_round(sample, VALUE, lock, SoFar(told))
     values = [branin(*r) for r in step.rows]  # type: ignore[arg-type]
     return min(values) - BRANIN_MIN
 
@@ -160,14 +162,15 @@ def _later_share_right_of_5(constrained: bool, seed: int) -> float:
     """A TPE search of Branin in 4 rounds of 8, told (or not) that `x1 >= 5` must hold (x1 is
     reported as a metric): the share of rounds 2 and 3 with x1 >= 5."""
     limits = (Constraint("x1", Bound.AT_LEAST, 5.0),) if constrained else ()
-    sample = Sample(Method.TPE, 32, seed, 4, SPACE, batch=8, metric="value", constraints=limits)
-    step = next_round(sample, None, SoFar())
+    sample = Sample(Method.TPE, 32, seed, 4, SPACE, batch=8)
+    aims = Aims(VALUE.objectives, limits)
+    step = next_round(sample, aims, None, SoFar())
     for _ in range(3):
         told = tuple(
             Told(r, Result.DONE, branin(*r), excess=tuple(c.excess(float(r[0])) for c in limits))  # type: ignore[arg-type]
             for r in step.rows
         )
-        step = next_round(sample, Locked(sample.digest, step.rows, step.rounds), SoFar(told))
+        step = next_round(sample, aims, Locked(sample.digest, step.rows, step.rounds), SoFar(told))
     later = [float(r[0]) for r, k in zip(step.rows, step.rounds, strict=True) if k >= 2]  # type: ignore[arg-type]
     return sum(x >= 5 for x in later) / len(later)
 
@@ -186,16 +189,16 @@ def test_two_objectives_propose_from_a_multi_objective_study_and_keep_a_pareto_s
     space = tuple(Distribution(f"x{i}", Kind.UNIFORM, (0.0, 1.0)) for i in range(1, 4))
     aims = (Aim("f1", Goal.MINIMIZE), Aim("f2", Goal.MINIMIZE))
     limit = Constraint("f1", Bound.AT_MOST, 0.3)
-    sample = Sample(
-        Method.TPE, 24, 0, 4, space, batch=8, metric="f1", objectives=aims, constraints=(limit,)
-    )
-    step = next_round(sample, None, SoFar())
+    sample = Sample(Method.TPE, 24, 0, 4, space, batch=8)
+    both = Aims(aims, (limit,))
+    step = next_round(sample, both, None, SoFar())
     for _ in range(2):
         told = []
         for row in step.rows:
             f1, f2 = zdt1([float(v) for v in row])  # type: ignore[arg-type]
             told.append(Told(row, Result.DONE, f1, values=(f1, f2), excess=(limit.excess(f1),)))
-        step = next_round(sample, Locked(sample.digest, step.rows, step.rounds), SoFar(tuple(told)))
+        locked = Locked(sample.digest, step.rows, step.rounds)
+        step = next_round(sample, both, locked, SoFar(tuple(told)))
     assert len(step.rows) == 24 and len(set(step.rows)) == 24
     assert step.best is None and step.front
     assert all(t.feasible and float(t.row[0]) <= 0.3 for t in step.front)  # type: ignore[arg-type]

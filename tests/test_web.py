@@ -22,13 +22,14 @@ from typing import Any
 
 import pytest
 
+from runner.analysis import findings
 from runner.backends import ExperimentState
 from runner.cli import main
+from runner.core.aims import Aim, Aims, Bound, Constraint, Goal
+from runner.core.sample import Distribution, Kind, Method, Sample
+from runner.core.search import Adaptive, Search
 from runner.core.values import Value
-from runner.manifest.aims import Aim, Bound, Constraint
-from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
-from runner.observe import findings
-from runner.observe.model import Absent, Observation, PointResult, Search
+from runner.observe.model import Absent, Observation, PointResult
 from runner.report import web
 from runner.search.ranking import Estimator
 from tests.charts import image_checks
@@ -279,17 +280,8 @@ def _two_objectives() -> findings.Findings:
     the Pareto set, p2 is dominated, p3 breaks the constraint."""
     space = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)),)
     aims = (Aim("loss", Goal.MINIMIZE), Aim("cost", Goal.MINIMIZE))
-    sample = Sample(
-        Method.TPE,
-        5,
-        0,
-        4,
-        space,
-        batch=5,
-        metric="loss",
-        objectives=aims,
-        constraints=(Constraint("mem", Bound.AT_MOST, 2.0),),
-    )
+    sample = Sample(Method.TPE, 5, 0, 4, space, batch=5)
+    search = Search(Adaptive(sample), Aims(aims, (Constraint("mem", Bound.AT_MOST, 2.0),)))
     rows = [(1.0, 5.0, 1), (2.0, 3.0, 1), (3.0, 4.0, 1), (0.5, 0.5, 9), (4.0, 1.0, 2)]
     points = tuple(
         PointResult(
@@ -303,7 +295,7 @@ def _two_objectives() -> findings.Findings:
         )
         for i, (loss, cost, mem) in enumerate(rows)
     )
-    observed = Observation("two", "sweeps/two.yaml", True, ("x",), points, search=Search(sample))
+    observed = Observation("two", "sweeps/two.yaml", True, ("x",), points, search=search)
     return findings.find(observed, "loss", Goal.MINIMIZE, Estimator.VARIANCE)
 
 

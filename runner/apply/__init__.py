@@ -137,7 +137,10 @@ def hold_back_over_budget(run: Run, applied: Applied) -> Applied:
     breached = budget.breaches(applied.plans, run.policy)
     approved = [p for p in run.options.pins if p.approved]
     unapproved = functools.partial(uncovered, found=approved)
-    held = holds.hold_unapproved(applied.plans, breached, unapproved)
+    over = {b.sweep for b in breached}
+    held = holds.hold_unapproved(
+        applied.plans, over, [str(b.problem) for b in breached], unapproved
+    )
     return dataclasses.replace(applied, plans=held.plans, over_budget=held if held.held else None)
 
 

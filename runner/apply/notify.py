@@ -27,10 +27,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from runner import ledger
+from runner.analysis.aiming import winner
 from runner.backends import ExperimentState
+from runner.core.aims import Goal
 from runner.ledger.store import LedgerStore
-from runner.manifest.sample import Goal
-from runner.observe.aiming import winner
 from runner.observe.looks import Observer
 from runner.observe.model import Observation
 from runner.plan import PlanStatus, SweepPlan

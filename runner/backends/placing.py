@@ -3,7 +3,7 @@ port, which only the Beaker adapter offers (the local backend has no clusters, p
 allocations).
 
 Not a point operation, so not one of the port's calls: `lock` asks it for the clusters a
-selector resolves to (`runner.operate.placing`), and a submit asks it, once per workspace,
+selector resolves to (`runner.locking.clusters`), and a submit asks it, once per workspace,
 for the workspace's maximum priority and its queued and running workloads, which a team's
 allocation is counted from (`runner.apply.allocation`).
 """

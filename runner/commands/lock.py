@@ -2,8 +2,8 @@
 
 Two steps, each a section of the lock: the clusters a cluster selector (`beaker.gpu_type`,
 `cluster_tags`, globs in `clusters`) resolves to, asked of Beaker with a token
-(`runner.operate.placing`); then the points of each manifest's `params.sample`, drawn with the
-`[search]` extra (`runner.commands.searches`). Every other command reads the lock and never
+(`runner.locking.clusters`); then the points of each manifest's `params.sample`, drawn with the
+`[search]` extra (`runner.locking.proposing`). Every other command reads the lock and never
 samples nor lists clusters. Points already locked for the same sample section are kept byte for
 byte (growing `n` appends); a changed method, seed, digits or space draws a new sample. A lock
 that would not change is not written. Exit 0: every lock written or already up to date; 1: a
@@ -22,13 +22,13 @@ from runner.backends.opening import open_backend
 from runner.backends.placing import placing
 from runner.commands.common import stderr
 from runner.commands.loading import load_catalog, report_problems
-from runner.commands.searches import lock_samples
 from runner.core.errors import Exit, ManifestError
 from runner.core.invoked import invoked
+from runner.locking.clusters import drop_clusters, lock_clusters
+from runner.locking.proposing import draws
 from runner.manifest import Locks
-from runner.operate.placing import drop_clusters, lock_clusters
 from runner.plan.catalog import Catalog
-from runner.report.rounds import clusters_line
+from runner.report.rounds import clusters_line, drew_line
 
 
 def run(args: argparse.Namespace) -> Exit:
@@ -40,7 +40,10 @@ def lock(directory: Path, paths: Sequence[str]) -> Exit:
     cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
     failed = report_problems(cat)
     placed, unplaced = _place(cat)
-    failed = lock_samples(cat, placed) or unplaced or failed
+    drew = draws(cat, placed)
+    for one in drew:
+        stderr(drew_line(one))
+    failed = any(one.failed for one in drew) or unplaced or failed
     return Exit.USER_ERROR if failed else Exit.OK
 
 

@@ -12,14 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.analysis.against import Comparison, compare
+from runner.analysis.findings import Findings, defaults, find, told_findings
 from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
+from runner.core.aims import Aim, Goal
 from runner.core.errors import Exit, GitError, ManifestError, MissingExtra, RunnerError
 from runner.core.output import write_text, writing
-from runner.manifest.aims import Aim
-from runner.manifest.sample import Goal
-from runner.observe.against import Comparison, compare
-from runner.observe.findings import Findings, defaults, find, told_findings
 from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
 from runner.plan import catalog

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from runner.commands.common import args_from, stderr
 from runner.commands.loading import observed_sweeps
+from runner.core.aims import Goal
 from runner.core.errors import Exit, RunnerError
 from runner.core.output import write_text
-from runner.manifest.sample import Goal
 from runner.observe.live import Live, Reading, Tails
 from runner.observe.model import Observation
 from runner.report import charts, plot

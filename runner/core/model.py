@@ -15,6 +15,7 @@ from runner.core.conditions import in_order as in_order
 from runner.core.errors import Problem
 from runner.core.ladder import Ladder
 from runner.core.marks import KeyPath, Mark, Marks
+from runner.core.search import Search
 from runner.core.values import StrEnum, Value
 
 FORMAT_VERSION = 1
@@ -202,6 +203,9 @@ class Sweep:
     live: bool = False
     """`live: true`: `status` reads each running point's reporting lines from its log's tail
     (`runner.observe.live`), as `--live` does for every sweep."""
+    search: Search = field(default_factory=Search)
+    """How its points are found and what it weighs (`runner.core.search`): every reader of the
+    sweep ranks, rounds and rungs by this one value."""
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ from typing import Any
 from runner.core.errors import ManifestError, Problem
 from runner.core.marks import Document, KeyPath
 from runner.core.model import Limits, Placement, Priority, Space, StopWhen, Sweep
+from runner.core.search import Search
 from runner.manifest import clusters
 from runner.manifest.bounds import space_problems, too_many_points
-from runner.manifest.fidelity import Fidelity, stale_rungs
-from runner.manifest.lock import Locked, LockFile, lock_path, stale_problem
+from runner.manifest.fidelity import stale_rungs
+from runner.manifest.lock import LockFile, lock_path, stale_problem
 from runner.manifest.params import parse_params
-from runner.manifest.sample import Sample
 from runner.manifest.schema import schema_problems
 from runner.render import Renderer
 from runner.render.durations import to_nanoseconds
@@ -28,21 +28,16 @@ _FILE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 @dataclass(frozen=True)
 class Loaded:
-    """A checked manifest, parsed once per command: the sweep, the renderer its checks compiled
-    (so nothing compiles twice), its `params.sample` section and lock, and its document (so a
-    new lock is checked against it without reading the file again: `relock`)."""
+    """A checked manifest, parsed once per command: the sweep (its search and lock as read are
+    `sweep.search`), the renderer its checks compiled (so nothing compiles twice) and its
+    document (so a new lock is checked against it without reading the file again: `relock`)."""
 
     sweep: Sweep
     renderer: Renderer = field(compare=False, repr=False)
-    sample: Sample | None = None
-    lock: Locked | None = None
-    """The sample's lock as read (it may belong to an older sample section, or be stale)."""
     doc: Document | None = field(default=None, compare=False, repr=False)
     stale: Problem | None = None
     """With `Locks.MAY_BE_STALE`: why the lock does not serve the sample (missing, out of
     date); the sweep then has no sampled point yet (or, its rungs: no promoted point)."""
-    fidelity: Fidelity | None = None
-    """Its `params.fidelity` section (successive halving), if any."""
 
 
 class Locks(Enum):
@@ -84,10 +79,10 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
     parsed = parse_params(doc, lock)
     stale = (
         {stale_problem(doc, doc.source, missing) for missing in (False, True)}
-        if parsed.sample is not None
+        if parsed.search.sample is not None
         else set()
     )
-    stale |= {stale_rungs(doc)} if parsed.fidelity is not None else set()
+    stale |= {stale_rungs(doc)} if parsed.search.halving is not None else set()
     found = [p for p in parsed.problems if p in stale]
     problems = parsed.problems
     if locks is Locks.MAY_BE_STALE:
@@ -100,7 +95,7 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
         problems.append(placed.stale)
     if not problems:
         problems += space_problems(doc, space)
-    sweep = _build(doc, doc.source, space, placed)
+    sweep = _build(doc, doc.source, space, placed, parsed.search)
     try:
         renderer = Renderer(sweep)  # compiles every template: unknown names, bad syntax fail here
     except ManifestError as exc:
@@ -108,10 +103,12 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
     if problems:
         raise ManifestError(problems)
     stale_lock = found[0] if found else None
-    return Loaded(sweep, renderer, parsed.sample, parsed.lock, doc, stale_lock, parsed.fidelity)
+    return Loaded(sweep, renderer, doc, stale_lock)
 
 
-def _build(doc: Document, shown: str, space: Space, placed: clusters.Selected) -> Sweep:
+def _build(
+    doc: Document, shown: str, space: Space, placed: clusters.Selected, search: Search
+) -> Sweep:
     data = doc.data
     beaker = data["beaker"]
     named = tuple(beaker.get("clusters", ()))
@@ -149,6 +146,7 @@ def _build(doc: Document, shown: str, space: Space, placed: clusters.Selected) -
             _target(data.get("stop_when")),
         ),
         warnings=tuple(_warnings(doc)),
+        search=search,
     )
 
 

@@ -1,106 +1,47 @@
-"""What a search weighs: its objectives (one metric, or two or more: a Pareto question, `metric:
-[loss, gpu_hours]`) and its constraints (`peak_mem_gb <= 78`), from `params.sample`; and what a
-point's numbers say against them. Pure.
-
-A constraint is kept where its metric is a number on the right side of the limit, broken where
-it is a number on the wrong side, and unknown where the point has no such number: a point is
-feasible only when every constraint is kept, and only a feasible point is ever "best".
+"""What a sweep weighs, parsed once for the whole sweep (`runner.core.aims.Aims`): the objectives
+its sample section names (`metric: [loss, gpu_hours]`, `goal`), else its halving's (`params.fidelity`'s
+`metric` and `goal`), else the direction its `stop_when` says (below: lower is better); and the
+constraints of its sample section (`peak_mem_gb <= 78`).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
-from runner.core.marks import KeyPath
-from runner.core.values import StrEnum
+from runner.core.aims import Aim, Aims, Bound, Constraint, Goal
+from runner.core.marks import Document, KeyPath
 from runner.manifest.conditions import Add
-from runner.manifest.sample import Goal, Sample
-
-GPU_HOURS = "gpu_hours"
-"""The built-in value every finished point has: its GPU-hours, measured from its jobs
-(`runner.observe.usage`); usable wherever a metric is."""
 
 _CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w.\-/]*)\s*(<=|>=)\s*(\S+)\s*$")
+SAMPLE: KeyPath = ("params", "sample")
 
 
-class Bound(StrEnum):
-    """Which side of its limit a constraint keeps."""
-
-    AT_MOST = "<="
-    AT_LEAST = ">="
-
-
-class Feasibility(StrEnum):
-    """What a point's numbers say of the search's constraints."""
-
-    FEASIBLE = "feasible"
-    INFEASIBLE = "infeasible"
-    """A constraint's metric is on the wrong side of its limit."""
-    NOT_JUDGED = "not judged"
-    """No constraint is broken, but one's metric is not a number at this point."""
-
-    @property
-    def counts(self) -> bool:
-        """Whether the point may be ranked, be on the Pareto front, or be "best"."""
-        return self is Feasibility.FEASIBLE
-
-
-@dataclass(frozen=True)
-class Aim:
-    """One objective: a metric and which way is better."""
-
-    metric: str
-    goal: Goal
-
-
-@dataclass(frozen=True)
-class Constraint:
-    """`metric <= limit` or `metric >= limit`."""
-
-    metric: str
-    bound: Bound
-    limit: float
-
-    def excess(self, value: float) -> float:
-        """How far `value` breaks it: above 0 broken, 0 or below kept (Optuna's convention)."""
-        return value - self.limit if self.bound is Bound.AT_MOST else self.limit - value
-
-    def __str__(self) -> str:
-        return f"{self.metric} {self.bound} {self.limit:g}"
-
-
-Number = Callable[[str], "float | None"]
-"""A point's metric as a finite number, or None (`PointResult.number`)."""
-
-
-def feasibility(constraints: Sequence[Constraint], number: Number) -> Feasibility:
-    """The point's verdict: broken beats not judged beats kept."""
-    values = [number(c.metric) for c in constraints]
-    if any(v is not None and c.excess(v) > 0 for c, v in zip(constraints, values, strict=True)):
-        return Feasibility.INFEASIBLE
-    return Feasibility.NOT_JUDGED if None in values else Feasibility.FEASIBLE
-
-
-def broken(constraints: Sequence[Constraint], number: Number) -> list[str]:
-    """The constraints the point breaks, and those it cannot be judged on, as words."""
-    said = []
-    for c in constraints:
-        value = number(c.metric)
-        if value is None:
-            said.append(f"no {c.metric}")
-        elif c.excess(value) > 0:
-            said.append(f"{c.metric} {value:g} breaks {c}")
-    return said
+def sweep_aims(doc: Document, add: Add) -> Aims:
+    """The sweep's objectives and constraints, from a schema-valid document; problems go to
+    `add(path, message, key)`. A halving's metric and the sample's must agree
+    (`runner.manifest.fidelity` says so when they do not)."""
+    params: Mapping[str, Any] = doc.data.get("params") or {}
+    sample, fidelity = params.get("sample"), params.get("fidelity")
+    objectives: tuple[Aim, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    if isinstance(sample, Mapping):
+        objectives, constraints = parse_aims(sample, SAMPLE, add)
+    if not objectives and isinstance(fidelity, Mapping):
+        objectives = (Aim(str(fidelity["metric"]), Goal(fidelity.get("goal", Goal.MINIMIZE))),)
+    target = doc.data.get("stop_when")
+    if not objectives and isinstance(target, Mapping):
+        goal = Goal.MINIMIZE if "below" in target else Goal.MAXIMIZE
+        objectives = (Aim(str(target["metric"]), goal),)
+    return Aims(objectives, constraints)
 
 
 def parse_aims(
     raw: Mapping[str, Any], base: KeyPath, add: Add
 ) -> tuple[tuple[Aim, ...], tuple[Constraint, ...]]:
-    """The section's objectives (none without `metric`) and constraints."""
+    """A section's objectives (none without `metric`) and constraints."""
     metrics = raw.get("metric", [])
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     goals = raw.get("goal", Goal.MINIMIZE)
@@ -142,10 +83,3 @@ def constraint(text: str) -> Constraint | None:
     if not math.isfinite(limit):
         return None
     return Constraint(found.group(1), Bound(found.group(2)), limit)
-
-
-def objectives(sample: Sample) -> tuple[Aim, ...]:
-    """The sample's objectives: those parsed, else its one `metric` (none without)."""
-    if sample.objectives:
-        return sample.objectives
-    return (Aim(sample.metric, sample.goal),) if sample.metric else ()

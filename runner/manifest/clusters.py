@@ -1,7 +1,7 @@
 """Clusters asked for by what they are: `beaker.gpu_type`, `beaker.cluster_tags` and globs in
 `beaker.clusters` (gantry's `--gpu-type`, `--tag` and cluster patterns).
 
-A selector is resolved once, with a token, by `lock` (`runner.operate.placing`), into the lock's
+A selector is resolved once, with a token, by `lock` (`runner.locking.clusters`), into the lock's
 `clusters` section: the selector as it was resolved and each cluster with its GPU type. Every
 other command reads that section and never asks Beaker: the spec lists the locked clusters, so
 it renders byte for byte as the same manifest with that list written out, and the plan (which

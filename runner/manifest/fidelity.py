@@ -13,43 +13,25 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from runner.core.aims import Aim, Goal
 from runner.core.errors import Problem
 from runner.core.invoked import invoked
 from runner.core.ladder import PARENT, RUNG, Ladder
+from runner.core.locked import Rows, RungLock
 from runner.core.marks import Document, KeyPath, field_path
-from runner.core.model import BUILTINS, Axis, Cell, Point, Space
+from runner.core.model import BUILTINS, Axis, Point, Space
+from runner.core.sample import Sample, row_identity
 from runner.core.space import iter_points
 from runner.core.values import InvalidValue, Value, canonical_json, checked
 from runner.manifest import conditions as conditioned
-from runner.manifest.sample import Goal, Sample, row_identity
 from runner.render import template
 
 OWN = {RUNG: "each point's rung", PARENT: "{parent}: the experiment a promoted point resumes"}
 """The names a halving gives every point, or its tasks: no parameter may take them."""
-Rows = tuple[tuple[Cell, ...], ...]
-"""Points as rows of values (None where a conditional parameter is absent)."""
 FIDELITY: KeyPath = ("params", "fidelity")
-
-
-@dataclass(frozen=True)
-class Fidelity:
-    """The checked `params.fidelity` section."""
-
-    ladder: Ladder
-    metric: str
-    goal: Goal
-
-    @property
-    def param(self) -> str:
-        return self.ladder.param
-
-    @property
-    def last(self) -> int:
-        """The last rung's number (it runs at `max`)."""
-        return len(self.ladder.values) - 1
 
 
 def rung_values(low: Value, high: Value, eta: int) -> tuple[Value, ...]:
@@ -69,9 +51,10 @@ def parse_fidelity(
     add: conditioned.Add,
     swept: Callable[[str], KeyPath | None],
     sample: Sample | None,
-) -> Fidelity | None:
-    """The fidelity section of a schema-valid document; problems go to `add(path, message,
-    key)`; `swept(name)`: where a grid, zip or sample parameter of that name is written."""
+) -> Ladder | None:
+    """The fidelity section's rungs, from a schema-valid document; problems go to `add(path,
+    message, key)`; `swept(name)`: where a grid, zip or sample parameter of that name is written.
+    Its `metric` and `goal` are the sweep's objective (`runner.manifest.aims`)."""
     raw = (doc.data.get("params") or {}).get("fidelity")
     if raw is None:
         return None
@@ -84,12 +67,8 @@ def parse_fidelity(
             add((*FIDELITY, key), str(exc), False)
     # a bound refused above: one budget stands in, so that its name stays known to the templates
     low, high = (bounds["min"], bounds["max"]) if len(bounds) == 2 else (1, 1)
-    fidelity = Fidelity(
-        Ladder(param, rung_values(low, high, eta), eta),
-        str(raw["metric"]),
-        Goal(raw.get("goal", Goal.MINIMIZE)),
-    )
-    for said in _problems(doc, fidelity, swept, sample):
+    ladder = Ladder(param, rung_values(low, high, eta), eta)
+    for said in _problems(doc, ladder, swept, sample):
         add(*said)
     if float(low) > float(high):
         add(
@@ -97,19 +76,19 @@ def parse_fidelity(
             f"min {low} is above max {high}: rung 0 runs at min, the last rung at max",
             False,
         )
-    return fidelity
+    return ladder
 
 
 def _problems(
     doc: Document,
-    fidelity: Fidelity,
+    ladder: Ladder,
     swept: Callable[[str], KeyPath | None],
     sample: Sample | None,
 ) -> list[tuple[KeyPath, str, bool]]:
     """What the schema cannot say of a fidelity section: where its parameter comes from, what
     it shares with the sample, and that a command reads it."""
     out: list[tuple[KeyPath, str, bool]] = []
-    param = fidelity.param
+    param = ladder.param
     where = swept(param)
     if where is not None:
         out.append(
@@ -128,7 +107,7 @@ def _problems(
         said = f"{param} cannot be the budget: it is a name of its own (call it steps, epochs…)"
         out.append(((*FIDELITY, "param"), said, False))
     if sample is not None:
-        out += _against_sample(doc, fidelity, sample)
+        out += _against_sample(doc, sample)
     read = _read_by_tasks(doc)
     if read is not None and param not in read:
         out.append(
@@ -142,10 +121,9 @@ def _problems(
     return out
 
 
-def _against_sample(
-    doc: Document, fidelity: Fidelity, sample: Sample
-) -> list[tuple[KeyPath, str, bool]]:
+def _against_sample(doc: Document, sample: Sample) -> list[tuple[KeyPath, str, bool]]:
     raw = doc.data["params"]["sample"]
+    halving = doc.data["params"]["fidelity"]
     out: list[tuple[KeyPath, str, bool]] = []
     if sample.adaptive:
         said = (
@@ -154,20 +132,26 @@ def _against_sample(
             " sobol, halton)"
         )
         out.append((FIDELITY, said, True))
-    if sample.constraints:
+    if raw.get("constraints"):
         said = (
             "a halving ranks each rung by its metric alone: it does not keep constraints (take"
             " them out of params.sample, or search without the rungs)"
         )
         out.append((("params", "sample", "constraints"), said, True))
-    if sample.metric and sample.metric != fidelity.metric:
-        said = f"{fidelity.metric} is not params.sample.metric ({sample.metric}): one search, one metric"
+    metric, goal = _first(raw.get("metric", "")), _first(raw.get("goal", Goal.MINIMIZE))
+    if metric and metric != halving["metric"]:
+        said = f"{halving['metric']} is not params.sample.metric ({metric}): one search, one metric"
         out.append(((*FIDELITY, "metric"), said, False))
-    stated = "goal" in raw or bool(sample.metric)
-    if stated and sample.goal != fidelity.goal:
-        said = f"{fidelity.goal} is not params.sample's goal ({sample.goal}): one search, one goal"
-        out.append(((*FIDELITY, "goal"), said, "goal" not in doc.data["params"]["fidelity"]))
+    stated = "goal" in raw or bool(metric)
+    if stated and goal != halving.get("goal", Goal.MINIMIZE):
+        said = f"{halving.get('goal', Goal.MINIMIZE)} is not params.sample's goal ({goal}): one search, one goal"
+        out.append(((*FIDELITY, "goal"), said, "goal" not in halving))
     return out
+
+
+def _first(value: Any) -> Any:
+    """A list's first item (`metric: [loss, gpu_hours]`), or the value itself."""
+    return value[0] if isinstance(value, list) and value else value
 
 
 def _read_by_tasks(doc: Document) -> set[str] | None:
@@ -190,27 +174,15 @@ def _read_by_tasks(doc: Document) -> set[str] | None:
     return names
 
 
-def names_of(fidelity: Fidelity | None) -> tuple[str, ...]:
+def names_of(ladder: Ladder | None) -> tuple[str, ...]:
     """The names a halving gives each point: its fidelity parameter and the rung."""
-    return fidelity.ladder.names if fidelity is not None else ()
+    return ladder.names if ladder is not None else ()
 
 
-def ladder_axes(fidelity: Fidelity, doc: Document) -> list[Axis]:
+def ladder_axes(ladder: Ladder, doc: Document) -> list[Axis]:
     """The fidelity parameter and the rung as the last two axes, at rung 0's values."""
     mark = doc.marks.value(FIDELITY)
-    ladder = fidelity.ladder
     return [Axis((name,), ((value,),), mark) for name, value in ladder.at(0)]
-
-
-@dataclass(frozen=True)
-class RungLock:
-    """The lock's `rungs`: each configuration promoted so far, with its rung (1 and up)."""
-
-    of: str
-    """What the rungs belong to (`belonging`): the fidelity section and rung 0's configurations."""
-    names: tuple[str, ...]
-    """The parameters of a configuration: every parameter but the fidelity one and the rung."""
-    promoted: tuple[tuple[int, tuple[Cell, ...]], ...]
 
 
 def configuration_names(space: Space) -> tuple[str, ...]:
@@ -228,15 +200,16 @@ def rung_zero(space: Space) -> Rows:
     )
 
 
-def belonging(fidelity: Fidelity, names: Sequence[str], configurations: Rows) -> str:
-    """The digest the lock's rungs must carry: of the fidelity section and of rung 0 (a changed
-    min, max, eta, metric or goal, or a configuration added or taken away, starts again)."""
+def belonging(ladder: Ladder, aim: Aim, names: Sequence[str], configurations: Rows) -> str:
+    """The digest the lock's rungs must carry: of the fidelity section (its rungs and the
+    objective `aim` that ranks them) and of rung 0 (a changed min, max, eta, metric or goal, or
+    a configuration added or taken away, starts again)."""
     identity = {
-        "param": fidelity.param,
-        "values": list(fidelity.ladder.values),
-        "eta": fidelity.ladder.eta,
-        "metric": fidelity.metric,
-        "goal": fidelity.goal,
+        "param": ladder.param,
+        "values": list(ladder.values),
+        "eta": ladder.eta,
+        "metric": aim.metric,
+        "goal": aim.goal,
         "params": list(names),
         "rung 0": [row_identity(row) for row in configurations],
     }
@@ -244,23 +217,23 @@ def belonging(fidelity: Fidelity, names: Sequence[str], configurations: Rows) ->
 
 
 def with_rungs(
-    space: Space, fidelity: Fidelity, found: RungLock | None, doc: Document
+    space: Space, ladder: Ladder, aim: Aim, found: RungLock | None, doc: Document
 ) -> tuple[Space, list[Problem]]:
     """The space with the lock's promoted points (none when the lock has no rungs), or with
     none and the problem that the rungs are out of date."""
     if found is None:
         return space, []
     names = configuration_names(space)
-    if found.of != belonging(fidelity, names, rung_zero(space)) or found.names != names:
+    if found.of != belonging(ladder, aim, names, rung_zero(space)) or found.names != names:
         return space, [stale_rungs(doc)]
-    ladder = fidelity.ladder
+    last = len(ladder.values) - 1
     points = tuple(
         Point(
             (*((n, v) for n, v in zip(names, row, strict=True) if v is not None), *ladder.at(k)),
             f"rung {k}",
         )
         for k, row in found.promoted
-        if 0 < k <= fidelity.last
+        if 0 < k <= last
     )
     return replace(space, promoted=points), []
 

@@ -1,11 +1,11 @@
 """What a search starts from and weighs, from `params.sample`: known points (`enqueue`), other
-sweeps to learn from (`seed_from`), its objectives and constraints (`runner.manifest.aims`).
+sweeps to learn from (`seed_from`), its objectives and constraints (`runner.manifest.aims`, the sweep's).
 
 `enqueue` lists points someone knows are worth running (a default that works): each is checked
 against the space as a drawn point would be (every parameter in its bounds or among its choices,
 a conditional one present exactly where its condition holds, nothing else), and they become the
 first points of the lock, as written, byte for byte. `seed_from` names sweeps of this repository
-whose finished points `propose` gives TPE or GP as prior trials (`runner.operate.seeding`); that
+whose finished points `propose` gives TPE or GP as prior trials (`runner.locking.seeding`); that
 each names a sweep that exists and may report the metric is checked with the catalog
 (`runner.plan.sources`).
 """
@@ -15,42 +15,23 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from runner.core.aims import Aims
 from runner.core.marks import Document, KeyPath
 from runner.core.model import Cell, in_order
-from runner.core.values import InvalidValue, StrEnum, Value, checked, identity
-from runner.manifest.aims import parse_aims
+from runner.core.sample import Commits, Distribution, Kind, Sample, SeedFrom, row_identity
+from runner.core.values import InvalidValue, Value, checked, identity
 from runner.manifest.conditions import Add
-from runner.manifest.sample import Distribution, Kind, Sample, row_identity
 
 
-class Commits(StrEnum):
-    """Which of another sweep's points a warm start may learn from."""
-
-    SAME = "same"
-    """Only those submitted at a commit whose code (every file outside sweeps/) is the code
-    checked out now: the runs this search's own would repeat."""
-    ANY = "any"
-    """Every finished point, whatever code it ran."""
-
-
-@dataclass(frozen=True)
-class SeedFrom:
-    """`seed_from: [{sweep: NAME, commit: same|any}]`: one sweep to learn from."""
-
-    sweep: str
-    commit: Commits = Commits.SAME
-
-
-def extended(sample: Sample | None, doc: Document, add: Add) -> Sample | None:
-    """The sample with its objectives, constraints, known points and warm-start sources."""
+def extended(sample: Sample | None, aims: Aims, doc: Document, add: Add) -> Sample | None:
+    """The sample with its known points and warm-start sources (each prior point copied with
+    the sweep's `aims`' metrics)."""
     if sample is None:
         return None
     raw = doc.data["params"]["sample"]
     base: KeyPath = ("params", "sample")
-    objectives, constraints = parse_aims(raw, base, add)
     seeds = tuple(
         SeedFrom(item["sweep"], Commits(item.get("commit", Commits.SAME)))
         for item in raw.get("seed_from", ())
@@ -62,7 +43,7 @@ def extended(sample: Sample | None, doc: Document, add: Add) -> Sample | None:
             " needs an adaptive method (tpe or gp)",
             True,
         )
-    if len(objectives) > 1 and not sample.adaptive:
+    if aims.pareto and not sample.adaptive:
         add(
             (*base, "metric"),
             f"method {sample.method} draws its points without looking at results: two or more"
@@ -72,9 +53,8 @@ def extended(sample: Sample | None, doc: Document, add: Add) -> Sample | None:
     rows = _enqueue(raw.get("enqueue", ()), sample, (*base, "enqueue"), add)
     if len(rows) > sample.n:
         add((*base, "n"), f"n={sample.n} is fewer than the {len(rows)} enqueued point(s)", False)
-    return dataclasses.replace(
-        sample, objectives=objectives, constraints=constraints, enqueue=rows, seed_from=seeds
-    )
+    seeded = aims.metrics if seeds else ()
+    return dataclasses.replace(sample, enqueue=rows, seed_from=seeds, seeded=seeded)
 
 
 def enqueued(sample: Sample | None) -> tuple[tuple[tuple[str, Value], ...], ...]:

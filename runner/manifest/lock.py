@@ -26,12 +26,13 @@ from typing import Any
 
 from runner.core.errors import Problem
 from runner.core.invoked import invoked
+from runner.core.locked import Locked
 from runner.core.marks import Document
 from runner.core.model import Cell
+from runner.core.sample import Method, Sample, row_identity
 from runner.core.values import InvalidValue, canonical_json, checked
-from runner.manifest.fidelity import RUNGS, RungLock, parse_rungs
-from runner.manifest.sample import Method, Sample, row_identity
-from runner.manifest.seeds import SEEDS, Seeds, parse_seeds
+from runner.manifest.fidelity import RUNGS, parse_rungs
+from runner.manifest.seeds import SEEDS, parse_seeds
 
 LOCK_SUFFIX = ".lock.json"
 LOCK_FORMAT = 1
@@ -144,21 +145,6 @@ def verified(text: str) -> dict[str, Any] | None:
 def sections(body: Mapping[str, Any] | None) -> dict[str, Any]:
     """A verified lock's sections besides the sample's (kept by whoever writes the sample)."""
     return {k: v for k, v in (body or {}).items() if k not in SAMPLE_KEYS}
-
-
-@dataclass(frozen=True)
-class Locked:
-    """A lock file that reads back as it was written."""
-
-    sample: str
-    rows: tuple[tuple[Cell, ...], ...]
-    """None where a conditional parameter is absent (null in the lock)."""
-    rounds: tuple[int, ...] = ()
-    """An adaptive search's round of each point; empty otherwise (all round 0)."""
-    rungs: RungLock | None = None
-    """A successive halving's promoted points (`runner.manifest.fidelity`), when proposed."""
-    seeds: Seeds | None = None
-    """A warm start's prior points, once `propose` copied them."""
 
 
 def parse_lock(text: str, names: Sequence[str]) -> Locked | None:

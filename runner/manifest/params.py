@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.core.errors import Problem
+from runner.core.ladder import Ladder
+from runner.core.locked import Locked
 from runner.core.marks import Document, KeyPath, Mark, field_path
 from runner.core.model import (
     BUILTINS,
@@ -18,12 +20,14 @@ from runner.core.model import (
     Space,
     param_env_name,
 )
+from runner.core.sample import Kind, Sample
+from runner.core.search import Adaptive, Drawn, Grid, Halving, Search, Strategy
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
 from runner.manifest import conditions, fidelity, known
 from runner.manifest import sample as sampled
+from runner.manifest.aims import sweep_aims
 from runner.manifest.assignments import check_assignments
-from runner.manifest.fidelity import Fidelity
-from runner.manifest.lock import Locked, LockFile, collisions, locked_rows, stale_problem
+from runner.manifest.lock import LockFile, collisions, locked_rows, stale_problem
 
 
 class _Collector:
@@ -40,20 +44,11 @@ class _Collector:
 
 @dataclass(frozen=True)
 class ParsedSpace:
-    """The params section: its space, its sample section and the lock as read, and problems."""
+    """The params section: its space and its search (with the lock as read), and problems."""
 
     space: Space
     problems: list[Problem]
-    sample: sampled.Sample | None = None
-    lock: Locked | None = None
-    """The lock as read (for any sample section: the caller checks it belongs to this one)."""
-    fidelity: Fidelity | None = None
-
-
-def parse_space(doc: Document, lock: LockFile | None = None) -> tuple[Space, list[Problem]]:
-    """Build the Space from a schema-valid document; problems are returned, not raised."""
-    parsed = parse_params(doc, lock)
-    return parsed.space, parsed.problems
+    search: Search
 
 
 def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
@@ -87,18 +82,19 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         axes += _zip_axis(group, (*base, "zip", g), out, claim)
 
     before = len(out.problems)
-    sample = known.extended(sampled.parse_sample(doc, out.add, claim), doc, out.add)
+    aims = sweep_aims(doc, out.add)
+    sample = known.extended(sampled.parse_sample(doc, out.add, claim), aims, doc, out.add)
     conditional = bool(found) or (sample is not None and bool(sample.conditions))
     domains = _domains(axes, sample) if conditional else {}  # a pass over every value
-    halving = fidelity.parse_fidelity(doc, out.add, seen.get, sample)
-    for name in fidelity.names_of(halving):  # so that no derived value takes them
+    ladder = fidelity.parse_fidelity(doc, out.add, seen.get, sample)
+    for name in fidelity.names_of(ladder):  # so that no derived value takes them
         seen.setdefault(name, fidelity.FIDELITY)
-    found_lock = lock.read(sample.names if sample else ()) if lock and (sample or halving) else None
+    found_lock = lock.read(sample.names if sample else ()) if lock and (sample or ladder) else None
     sample_axis = _sample_axis(doc, sample, (lock, found_lock), out, len(out.problems) > before)
     if sample_axis is not None:
         axes.insert(0, sample_axis)
         found += [(conditions.SAMPLE, c) for c in sample.conditions] if sample else []
-    axes += fidelity.ladder_axes(halving, doc) if halving is not None else []
+    axes += fidelity.ladder_axes(ladder, doc) if ladder is not None else []
     space = Space(
         axes=tuple(axes),
         exclude=tuple(_assignments(raw.get("exclude") or [], (*base, "exclude"), out)),
@@ -106,19 +102,30 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         derived=tuple(_derived(raw.get("derived") or {}, (*base, "derived"), out, claim)),
         max_points=int(raw.get("max_points", DEFAULT_MAX_POINTS)),
         conditions=conditions.check(found, domains, out.add),
-        ladder=halving.ladder if halving is not None else None,
+        ladder=ladder,
         enqueued=known.enqueued(sample),
     )
-    if halving is not None and not out.problems:
-        space = _promoted(space, halving, (lock, found_lock), doc, out)
+    search = Search(_strategy(sample, ladder), aims, found_lock)
+    if ladder is not None and not out.problems:
+        space = _promoted(space, search, (lock, found_lock), doc, out)
     check_assignments(space, out.add)
     _check_env_names(seen, out)
-    return ParsedSpace(space, out.problems, sample, found_lock, halving)
+    return ParsedSpace(space, out.problems, search)
+
+
+def _strategy(sample: Sample | None, ladder: Ladder | None) -> Strategy:
+    """How the points are found: written out, drawn, proposed, or halved over one of the first two."""
+    base: Strategy = (
+        Grid() if sample is None else Adaptive(sample) if sample.adaptive else Drawn(sample)
+    )
+    if ladder is None:
+        return base
+    return Halving(base if isinstance(base, Grid | Drawn) else Grid(), ladder)
 
 
 def _promoted(
     space: Space,
-    halving: Fidelity,
+    search: Search,
     lock: tuple[LockFile | None, Locked | None],
     doc: Document,
     out: _Collector,
@@ -126,8 +133,11 @@ def _promoted(
     """The space with a successive halving's promoted points (the lock's rungs): a lock edited
     by hand, or rungs of another rung 0, are a problem (`propose` writes them again)."""
     source, found = lock
+    halving, aim = search.halving, search.aims.first
+    assert halving is not None and aim is not None  # a fidelity section names its metric
     unreadable = found is None and source is not None and source.exists()  # edited by hand
-    space, stale = fidelity.with_rungs(space, halving, found.rungs if found else None, doc)
+    rungs = found.rungs if found else None
+    space, stale = fidelity.with_rungs(space, halving.ladder, aim, rungs, doc)
     out.problems += [fidelity.stale_rungs(doc)] if unreadable else stale
     return space
 
@@ -185,7 +195,7 @@ def _zip_axis(
 
 
 def _domains(
-    axes: list[Axis], sample: sampled.Sample | None
+    axes: list[Axis], sample: Sample | None
 ) -> dict[str, tuple[str, tuple[Value, ...] | None]]:
     """Each parameter's section and the values it takes (None: a sampled range), for `when:`."""
     out: dict[str, tuple[str, tuple[Value, ...] | None]] = {}
@@ -193,13 +203,13 @@ def _domains(
         for i, name in enumerate(axis.names):
             out[name] = (conditions.GRID, tuple(v for r in axis.values if (v := r[i]) is not None))
     for d in sample.params if sample is not None else ():
-        out[d.name] = (conditions.SAMPLE, d.bounds if d.kind is sampled.Kind.CHOICE else None)
+        out[d.name] = (conditions.SAMPLE, d.bounds if d.kind is Kind.CHOICE else None)
     return out
 
 
 def _sample_axis(
     doc: Document,
-    sample: sampled.Sample | None,
+    sample: Sample | None,
     lock: tuple[LockFile | None, Locked | None],
     out: _Collector,
     failed: bool,

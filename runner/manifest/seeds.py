@@ -14,37 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runner.core.model import Cell
+from runner.core.locked import Seed, Seeds
 from runner.core.values import checked
 
 SEEDS = "seeds"
 """The lock's key."""
-
-
-@dataclass(frozen=True)
-class Seed:
-    """One finished point of another sweep, as a prior trial."""
-
-    sweep: str
-    key: str
-    """The point's key in that sweep (its ledger's)."""
-    row: tuple[Cell, ...]
-    """Its values of this search's parameters, in the sample's order (None: absent)."""
-    values: tuple[float, ...]
-    """Its value of each metric in `Seeds.metrics`."""
-
-
-@dataclass(frozen=True)
-class Seeds:
-    """The prior points a warm start used (none found is an answer too: it is not asked again)."""
-
-    metrics: tuple[str, ...]
-    points: tuple[Seed, ...] = ()
-
-    def values(self, seed: Seed, names: tuple[str, ...]) -> tuple[float | None, ...]:
-        """The seed's value of each metric named (None: one it was not copied with)."""
-        by_name = dict(zip(self.metrics, seed.values, strict=True))
-        return tuple(by_name.get(n) for n in names)
 
 
 def seeds_json(seeds: Seeds) -> dict[str, Any]:

@@ -13,18 +13,9 @@ from dataclasses import dataclass
 
 from runner.backends import Experiment, ExperimentState, Group, Results
 from runner.core.ladder import Ladder
-from runner.core.model import Sweep
+from runner.core.sample import row_identity
 from runner.core.values import params_identity
-from runner.manifest.fidelity import Fidelity
-from runner.manifest.sample import Goal, row_identity
-from runner.observe.model import (
-    ROUND,
-    Absent,
-    Objective,
-    Observation,
-    PointResult,
-    Search,
-)
+from runner.observe.model import ROUND, Absent, Observation, PointResult
 from runner.observe.stops import guarded, stop_of
 from runner.observe.tails import NOTHING_READ, Tailed
 from runner.plan import PlanStatus, Row, SweepPlan
@@ -33,27 +24,25 @@ from runner.render.code import uses_code
 
 @dataclass(frozen=True)
 class Seen:
-    """What a join needs besides the plan: the look, and what the command knows of the sweep."""
+    """What a join needs besides the plan (whose sweep carries its search): the look, and what
+    the reader read besides it."""
 
     found: Results
-    search: Search | None = None
     head: str = ""
     """Local `code:` runs (`Capability.RERUNS`): the commit checked out now; empty elsewhere."""
     tailed: Tailed = NOTHING_READ
     """The reporting lines read from the points' logs (`runner.observe.tails`), if any."""
-    fidelity: Fidelity | None = None
-    """A successive halving's section, as the manifest loaded it."""
 
 
 def observation(plan: SweepPlan, seen: Seen) -> Observation:
     """The plan's rows joined with the look, with the sweep's stop, notes and rounds."""
-    sweep, found = plan.sweep, seen.found
+    sweep, found, search = plan.sweep, seen.found, plan.sweep.search
     points = [
         _point(plan, row, found.experiments.get(row.experiment), seen.tailed) for row in plan.rows
     ]
-    rounds = seen.search.rounds() if seen.search is not None else {}
-    if rounds:  # an adaptive search: each point's round, as a parameter a plot can use
-        points = [_with_round(p, rounds, seen.search) for p in points]
+    rounds, sample = search.rounds(), search.sample
+    if rounds and sample is not None:  # an adaptive search: each point's round, a parameter
+        points = [_with_round(p, rounds, sample.names) for p in points]
     if sweep.space.ladder is not None:  # a successive halving: each promoted point's parent
         points = with_parents(points, sweep.space.ladder)
     group = found.group
@@ -78,32 +67,14 @@ def observation(plan: SweepPlan, seen: Seen) -> Observation:
         "; ".join(n for n in notes if n),
         tuple(duplicate_warnings(plan, found)),
         stop,
-        seen.search,
-        objective(sweep, seen.search, seen.fidelity),
+        search,
         sweep.space.conditions,
-        seen.fidelity,
     )
 
 
-def objective(
-    sweep: Sweep, search: Search | None, fidelity: Fidelity | None = None
-) -> Objective | None:
-    """What the sweep says is better: its halving's or its adaptive search's metric and goal,
-    else the metric of its `stop_when` (below: minimize); None when it says neither."""
-    if fidelity is not None:
-        return Objective(fidelity.metric, fidelity.goal)
-    if search is not None and search.sample.adaptive and search.sample.metric:
-        return Objective(search.sample.metric, search.sample.goal)
-    target = sweep.limits.stop_when
-    if target is not None:
-        return Objective(target.metric, Goal.MINIMIZE if target.below else Goal.MAXIMIZE)
-    return None
-
-
-def _with_round(point: PointResult, rounds: dict[str, int], search: Search | None) -> PointResult:
-    assert search is not None
+def _with_round(point: PointResult, rounds: dict[str, int], names: Sequence[str]) -> PointResult:
     params = dict(point.params)
-    ident = row_identity([params.get(n) for n in search.sample.names])
+    ident = row_identity([params.get(n) for n in names])
     round_ = rounds.get(ident)
     if round_ is None:
         return point  # an orphan of an earlier sample: in no round of this one

@@ -26,11 +26,10 @@ from runner.backends import (
     recorded,
 )
 from runner.core.model import Sweep
-from runner.manifest.fidelity import Fidelity
 from runner.observe import tails, usage
 from runner.observe.join import Seen, observation
 from runner.observe.live import NO_TAILS, Reading
-from runner.observe.model import Observation, Search
+from runner.observe.model import Observation
 from runner.plan import SweepPlan
 
 Listed = Mapping[str, Sequence[Experiment]]
@@ -101,18 +100,16 @@ def always(plan: SweepPlan) -> bool:
 
 @dataclass(frozen=True)
 class Context:
-    """What the readers of a phase know of the sweeps besides the backend: each sampled sweep's
-    search (its sample and lock, as the manifest loaded them) and, where local `code:` points
-    rerun at HEAD, the commit checked out now."""
+    """What a phase's readers read besides what every observation holds (each sweep's search
+    is the sweep's own: `Sweep.search`): where local `code:` points rerun at HEAD, the commit
+    checked out now; the reporting lines to read; how a plain look lists; the metrics asked for
+    by name."""
 
-    searches: Mapping[str, Search] = field(default_factory=dict)
     head: str = ""
     reading: Reading = NO_TAILS
     """Which points' reporting lines are read from their logs (`runner.observe.tails`)."""
     listing: Listing = Listing.SOON
     """How a look without results lists (`wait`'s, repeated for hours: in few calls)."""
-    fidelities: Mapping[str, Fidelity] = field(default_factory=dict)
-    """Each successive halving's `params.fidelity`, by sweep name."""
     asked: frozenset[str] = frozenset()
     """Metrics a reader asked for by name (`status --best`, `report --metric`): `gpu_hours`
     among them is measured for every sweep (`runner.observe.usage`)."""
@@ -163,16 +160,13 @@ class Observer:
             if found is None:
                 found = self._results(plan)
             context = self.context
-            if usage.wanted(plan.sweep, context.searches.get(name), context.asked):
+            if usage.wanted(plan.sweep, context.asked):
                 found = usage.measured(self.backend, plan.sweep, found)
             read = tails.NOTHING_READ
             if tails.reads(plan.sweep, self.backend, context.reading):
                 picked = tails.chosen(found, context.reading.tails)
                 read = tails.read(self.backend, plan.sweep, picked)
-            searched = context.searches.get(name)
-            halving = context.fidelities.get(name)
-            given = Seen(found, searched, context.head, read, halving)
-            joined = observation(plan, given)
+            joined = observation(plan, Seen(found, context.head, read))
             self._observations[name] = joined
         return self._observations[name]
 
@@ -184,8 +178,7 @@ class Observer:
         if (found := seen.results) is None:  # of each name, the one `results` would report
             picked = chosen(seen.listed, seen.mine, resumes=False)
             found = Results(None, picked, copies=_copies(seen))
-        given = Seen(found, self.context.searches.get(plan.sweep.name), self.context.head)
-        return observation(plan, given)
+        return observation(plan, Seen(found, self.context.head))
 
     def _results(self, plan: SweepPlan) -> Results:
         names = [row.experiment for row in plan.rows if row.entry is not None]

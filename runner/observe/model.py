@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from runner.backends import ExperimentState, Group
+from runner.core.aims import Aim, Constraint
 from runner.core.model import Condition
+from runner.core.sample import Sample
+from runner.core.search import Halving, Search
 from runner.core.values import StrEnum, Value
-from runner.manifest.fidelity import Fidelity
-from runner.manifest.lock import Locked
-from runner.manifest.sample import Goal, Sample, row_identity
 from runner.observe.live import Reported
 
 PROGRESS = re.compile(r"\[\s*\d+(?:\.\d+)?\s*%[^\]]*\]")
@@ -131,32 +131,6 @@ class SweepStop:
 
 
 @dataclass(frozen=True)
-class Search:
-    """A sampled sweep's search: its `params.sample` section and its lock, as the manifest
-    loaded them (parsed once per command)."""
-
-    sample: Sample
-    lock: Locked | None = None
-
-    def rounds(self) -> dict[str, int]:
-        """An adaptive search's round of each locked point, by `row_identity` of its values;
-        empty for another search (all its points are one draw)."""
-        lock = self.lock
-        if not self.sample.adaptive or lock is None or not lock.rounds:
-            return {}
-        return {row_identity(row): k for row, k in zip(lock.rows, lock.rounds, strict=True)}
-
-
-@dataclass(frozen=True)
-class Objective:
-    """What the sweep says is better: an adaptive search's metric and goal, else its
-    `stop_when` target's metric (below: lower is better)."""
-
-    metric: str
-    goal: Goal
-
-
-@dataclass(frozen=True)
 class Observation:
     """One sweep as seen at one moment: every point of its plan (manifest order, then orphans)
     with what the backend and the ledger say, built once per sweep per phase and read by every
@@ -174,13 +148,11 @@ class Observation:
     """Lines for stderr: points with more than one live experiment carrying their key."""
     stop: SweepStop | None = None
     """Why the sweep creates no new points (its guardrails), or None."""
-    search: Search | None = None
-    objective: Objective | None = None
-    """None: the sweep declares no direction (a grid without `stop_when`)."""
+    search: Search = field(default_factory=Search)
+    """The sweep's search (`Sweep.search`, which the join always passes): what it weighs, its
+    strategy and its lock."""
     conditions: tuple[Condition, ...] = ()
     """The conditional parameters' `when:` (grid and sampled): where each exists."""
-    fidelity: Fidelity | None = None
-    """A successive halving's `params.fidelity` (its points carry their rung as a parameter)."""
 
     @property
     def metric_names(self) -> list[str]:
@@ -192,5 +164,20 @@ class Observation:
         return [m for m in self.metric_names if any(p.number(m) is not None for p in self.points)]
 
     @property
+    def objective(self) -> Aim | None:
+        """What the sweep says is better (its first objective); None: it declares no direction
+        (a grid without `stop_when`)."""
+        return self.search.aims.first
+
+    @property
+    def constraints(self) -> tuple[Constraint, ...]:
+        return self.search.aims.constraints
+
+    @property
     def sample(self) -> Sample | None:
-        return None if self.search is None else self.search.sample
+        return self.search.sample
+
+    @property
+    def halving(self) -> Halving | None:
+        """A successive halving (its points carry their rung as a parameter)."""
+        return self.search.halving

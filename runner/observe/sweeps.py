@@ -1,9 +1,8 @@
 """The readers' entry: every sweep of a catalog observed once, in one bulk look each.
 
-`status`, `report` and `propose` all start here: one `Observer` for the phase, with each sampled
-sweep's search (its sample and lock, as the catalog loaded them: no manifest is parsed twice),
-and one observation per sweep from it. A reader that lists the backend itself is a second truth
-waiting to disagree.
+`status`, `report` and `propose` all start here: one `Observer` for the phase, and one
+observation per sweep from it (each sweep carries its own search: what any other observer of it
+sees is the same). A reader that lists the backend itself is a second truth waiting to disagree.
 """
 
 from __future__ import annotations
@@ -13,18 +12,9 @@ from collections.abc import Collection, Sequence
 from runner.backends import Backend
 from runner.observe.live import NO_TAILS, Reading
 from runner.observe.looks import Context, Observer, always
-from runner.observe.model import Observation, Search
+from runner.observe.model import Observation
 from runner.plan import SweepPlan
 from runner.plan.catalog import Catalog
-
-
-def searches(cat: Catalog) -> dict[str, Search]:
-    """Each sampled sweep's search, by sweep name."""
-    return {
-        name: Search(loaded.sample, loaded.lock)
-        for name, loaded in cat.loaded.items()
-        if loaded.sample is not None
-    }
 
 
 def observer(
@@ -38,8 +28,7 @@ def observer(
     commit checked out, which local `code:` points that rerun are compared with; `reading`:
     which points' reporting lines are read from their logs; `asked`: the metrics a reader asked
     for by name."""
-    halvings = {n: f for n, loaded in cat.loaded.items() if (f := loaded.fidelity) is not None}
-    context = Context(searches(cat), head, reading, fidelities=halvings, asked=frozenset(asked))
+    context = Context(head, reading, asked=frozenset(asked))
     return Observer(backend, always, context)
 
 

@@ -17,16 +17,16 @@ import dataclasses
 from collections.abc import Collection
 
 from runner.backends import Backend, Results
+from runner.core.aims import GPU_HOURS
 from runner.core.model import Sweep
-from runner.manifest.aims import GPU_HOURS
-from runner.observe.model import Search
 
 SECONDS_PER_HOUR = 3600.0
 
 
-def wanted(sweep: Sweep, search: Search | None, asked: Collection[str]) -> bool:
-    """Whether a reader of the sweep needs its points' GPU-hours."""
-    names = set(asked) | set(search.sample.metrics if search is not None else ())
+def wanted(sweep: Sweep, asked: Collection[str]) -> bool:
+    """Whether a reader of the sweep needs its points' GPU-hours: the sweep weighs them (an
+    objective, a constraint, `stop_when`), or the reader asked for them."""
+    names = set(asked) | set(sweep.search.aims.metrics)
     target = sweep.limits.stop_when
     names |= {target.metric} if target is not None else set()
     return GPU_HOURS in names

@@ -184,7 +184,7 @@ def _sources(
                 loaded.append(manifest.load(path, shown, manifest.Locks.MAY_BE_STALE))
             except ManifestError:
                 continue  # its own problems are said already
-    if not any(one.sample and one.sample.seed_from for one in loaded):
+    if not any((s := one.sweep.search.sample) and s.seed_from for one in loaded):
         return []
     others = {name: data for name, (_, data) in named(root, loaded).items()}
     return [problem for one in loaded for problem in seed_problems(one, others)]

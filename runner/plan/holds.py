@@ -2,10 +2,11 @@
 
 Five things hold a point back: its sweep's max_running (`runner.plan.capped`), a team's
 priority allocation (`runner.plan.allocation`), a guardrail (`runner.apply.guardrails`), plan
-pinning (`hold_back`) and the budget approval (`hold_unapproved`). The held point stays in its plan, marked (a point held back for good takes no
-max_running slot and no cost); `hold` is the one function that marks them, and everything said
-about them (the waiting count, the stop, the points a hold held) is read back from the rows;
-`runner.report.held` shows them.
+pinning (`hold_back`) and the budget approval (`hold_unapproved`). The held point stays in its
+plan, marked (a point held back for good takes no max_running slot and no cost); `hold` is the
+one function that marks them, and everything said about them (the waiting count, the stop, the
+points a hold held) is read back from the rows; `runner.report.held` shows them. The values
+(`Hold`, `HoldReason`) are `runner.plan.model`'s.
 """
 
 from __future__ import annotations
@@ -13,52 +14,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from runner.core.values import StrEnum
+from runner.plan.model import Hold, HoldReason, Row, SweepPlan
 
-if TYPE_CHECKING:  # annotations only: the plan's module imports this one
-    from runner.plan import Row, SweepPlan
-    from runner.plan.budget import Breach
-
-
-class HoldReason(StrEnum):
-    """Why a `+` point is not submitted now. The first three wait: a later run submits the
-    point by itself (a slot frees, a team's allocation has GPUs again, the stop is lifted by a
-    reviewed change); the last two refuse: no run of this merge may submit it."""
-
-    MAX_RUNNING = "max_running"
-    ALLOCATION = "allocation"
-    GUARDRAIL = "guardrail"
-    UNREVIEWED = "unreviewed"
-    OVER_BUDGET = "over_budget"
-
-    @property
-    def waits(self) -> bool:
-        return self in (HoldReason.MAX_RUNNING, HoldReason.ALLOCATION, HoldReason.GUARDRAIL)
-
-
-HELD_BACK = {
-    HoldReason.UNREVIEWED: "not in a reviewed plan",
-    HoldReason.OVER_BUDGET: "over the budget policy, not approved",
-}
-"""Why a refused point is held back, in words."""
-
-
-@dataclass(frozen=True)
-class Hold:
-    reason: HoldReason
-    text: str
-    """Shown as the row's note: 'waiting: 16/16 running', 'stopped: 5 failed (max_failures 5)',
-    'held back: not in a reviewed plan'."""
-
-    @classmethod
-    def back(cls, reason: HoldReason) -> Hold:
-        """A refusing hold, with its words (`HELD_BACK`)."""
-        return cls(reason, f"held back: {HELD_BACK[reason]}")
-
-
-Pick = Callable[["SweepPlan"], Collection[str]]
+Pick = Callable[[SweepPlan], Collection[str]]
 """Which of a plan's pending points a hold holds: their keys."""
 
 
@@ -112,14 +71,14 @@ def hold_back(plans: Sequence[SweepPlan], uncovered: Pick) -> Held:
 
 
 def hold_unapproved(
-    plans: Sequence[SweepPlan], breached: Sequence[Breach], unapproved: Pick
+    plans: Sequence[SweepPlan], over: Collection[str], because: Sequence[str], unapproved: Pick
 ) -> Held:
-    """The budget on merge: hold back the pending points of the sweeps `breached` names
-    (`runner.plan.budget.breaches`) that `unapproved` names (those no approved pin covers)."""
-    over = {b.sweep for b in breached}
+    """The budget on merge: hold back the pending points of the sweeps `over` names (those
+    `runner.plan.budget.breaches` found, `because` what each breach says) that `unapproved`
+    names (those no approved pin covers)."""
     return hold(
         plans,
         Hold.back(HoldReason.OVER_BUDGET),
         lambda plan: unapproved(plan) if plan.sweep.name in over else (),
-        sorted({str(b.problem) for b in breached}),
+        sorted(set(because)),
     )

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from runner.core.aims import GPU_HOURS
 from runner.core.errors import Problem
 from runner.manifest import Loaded
-from runner.manifest.aims import GPU_HOURS, constraint
+from runner.manifest.aims import constraint
 
 
 def declared(data: Mapping[str, Any]) -> frozenset[str] | None:
@@ -39,10 +40,11 @@ def _strings(value: object) -> list[str]:
 def seed_problems(loaded: Loaded, others: Mapping[str, Mapping[str, Any]]) -> list[Problem]:
     """What is wrong with the search's `seed_from`; `others`: every sweep of the repository, by
     name, its manifest's document."""
-    sample, doc = loaded.sample, loaded.doc
+    search, doc = loaded.sweep.search, loaded.doc
+    sample = search.sample
     if sample is None or doc is None or not sample.seed_from:
         return []
-    wanted = [m for m in sample.metrics if m != GPU_HOURS]
+    wanted = [m for m in search.aims.metrics if m != GPU_HOURS]
     problems = []
     for i, source in enumerate(sample.seed_from):
         path = ("params", "sample", "seed_from", i, "sweep")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from runner.observe.against import Comparison, Pair
+from runner.analysis.against import Comparison, Pair
 from runner.observe.model import PointResult
 from runner.report.status import metric_text
 from runner.report.tables import params_text, tabulate

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from runner.analysis.aiming import Front, front_of, winner
+from runner.core.aims import Aim, Goal
 from runner.core.errors import RunnerError
-from runner.manifest.aims import Aim, objectives
-from runner.manifest.sample import Goal
-from runner.observe.aiming import Front, constraints_of, front_of, winner
 from runner.observe.model import Observation, PointResult
 from runner.report.status import best_text, metric_text, point_json
 from runner.report.tables import params_text
@@ -26,10 +25,7 @@ def aims_of(sweep: Observation, asked: str, goal: Goal | None) -> tuple[Aim, ...
     if asked != OWN:
         assert goal is not None
         return tuple(Aim(m.strip(), goal) for m in asked.split(",") if m.strip())
-    sample = sweep.sample
-    own = objectives(sample) if sample is not None else ()
-    if not own and sweep.objective is not None:
-        own = (Aim(sweep.objective.metric, sweep.objective.goal),)
+    own = sweep.search.aims.objectives
     if not own:
         raise RunnerError(
             f"{sweep.name}: --best auto: the sweep names no objective (params.sample.metric or"
@@ -46,7 +42,7 @@ def best(sweeps: Sequence[Observation], asked: str, goal: Goal | None, fmt: str)
         if len(aims) == 1:
             found.append((sweep, aims, winner(sweep, aims[0].metric, aims[0].goal), None))
         else:
-            found.append((sweep, aims, None, front_of(sweep, aims, constraints_of(sweep))))
+            found.append((sweep, aims, None, front_of(sweep, aims, sweep.constraints)))
     if fmt == "json":
         return _json(found, asked, goal)
     lines = []

@@ -26,7 +26,7 @@ from runner.observe.model import Observation
 from runner.report.tables import params_text
 
 if TYPE_CHECKING:
-    from runner.observe.findings import Findings
+    from runner.analysis.findings import Findings
 
 AXIS_LABELS = 8
 """A parallel-coordinates axis labels each value when it has at most this many, else its ends."""

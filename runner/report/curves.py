@@ -1,12 +1,12 @@
 """`report`'s learning curves as a picture: each point's reported metric by step, one line per
-point, the best point thick and drawn last (`runner.observe.curves` holds the data; matplotlib,
+point, the best point thick and drawn last (`runner.analysis.curves` holds the data; matplotlib,
 the `[plot]` extra, is reached through `runner.report.plot`'s figure and writer)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from runner.observe.curves import Curves
+from runner.analysis.curves import Curves
 from runner.report.plot import BEST, new_figure, write_figure
 
 LEGEND_AT_MOST = 12

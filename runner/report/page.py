@@ -9,8 +9,8 @@ import contextlib
 import json
 from collections.abc import Mapping, Sequence
 
+from runner.analysis.findings import Findings
 from runner.core.errors import RunnerError
-from runner.observe.findings import Findings
 from runner.observe.model import PointResult
 from runner.report import pareto
 from runner.report.charts import chart, mermaid, progress_chart
@@ -123,10 +123,10 @@ def best_line(f: Findings) -> str:
 def _rungs(f: Findings) -> list[str]:
     """A successive halving's rungs: each one's budget, points, those finished, and its best
     point with the parent it was promoted from."""
-    fidelity = f.results.fidelity
-    if fidelity is None:
+    halving = f.results.halving
+    if halving is None:
         return []
-    ladder, rows = fidelity.ladder, []
+    ladder, rows = halving.ladder, []
     for k, value in enumerate(ladder.values):
         mine = [p for p in f.results.points if ladder.rung(dict(p.params)) == k]
         done = [p for p in f.ranked if ladder.rung(dict(p.params)) == k]
@@ -142,7 +142,7 @@ def _rungs(f: Findings) -> list[str]:
                 f"`{top.parent}`" if top and top.parent else "",
             ]
         )
-    head = ["rung", fidelity.param, "points", "finished", f"best {f.metric}", "best point"]
+    head = ["rung", ladder.param, "points", "finished", f"best {f.metric}", "best point"]
     table = tabulate(rows, headers=[*head, "promoted from"], tablefmt="github")
     said = (
         "Successive halving: each rung runs the best max(1, floor(n / eta)) of the one before"
@@ -152,7 +152,7 @@ def _rungs(f: Findings) -> list[str]:
 
 
 def _top(f: Findings) -> str:
-    shown = (*f.params, *(f.results.fidelity.ladder.names if f.results.fidelity else ()))
+    shown = (*f.params, *(f.results.halving.ladder.names if f.results.halving else ()))
     headers = ["#", "experiment", f.metric, *shown, "url"]
     rows = [
         [
@@ -191,11 +191,11 @@ def _importance(f: Findings) -> list[str]:
 def importance_notes(f: Findings) -> list[str]:
     """How the shares were judged: the method, its fallback, and the conditional parameters."""
     imp = f.importance
-    fidelity = f.results.fidelity
-    if fidelity is None:
+    halving = f.results.halving
+    if halving is None:
         over = f"{len(f.ranked)} finished point(s)"
     else:  # importance at one budget: rung 0's, where every configuration ran
-        zero = sum(fidelity.ladder.rung(dict(p.params)) == 0 for p in f.ranked)
+        zero = sum(halving.ladder.rung(dict(p.params)) == 0 for p in f.ranked)
         over = f"the {zero} finished point(s) of rung 0 (every configuration, one budget)"
     notes = [f"By {METHODS[imp.method]}, over {over}."]
     fallen = [s.name for s in imp.judged if s.method != imp.method]
@@ -248,7 +248,7 @@ def as_json(f: Findings) -> dict[str, object]:
         "pareto": pareto.pareto_names(f),
         "front": pareto.data(f),
         "curves": None if f.curves is None else f.curves.as_json(),
-        "rungs": None if f.results.fidelity is None else f.results.fidelity.ladder.values,
+        "rungs": None if f.results.halving is None else f.results.halving.ladder.values,
         "points": [point_json(p) for p in f.results.points],
     }
 

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runner.analysis.aiming import Front
+from runner.analysis.findings import Findings
 from runner.core.errors import RunnerError
-from runner.observe.aiming import Front
-from runner.observe.findings import Findings
 from runner.observe.model import PointResult
 from runner.report import plot
 from runner.report.status import metric_text

@@ -4,7 +4,7 @@ chart (`save`, PNG or SVG), and `report`'s images: parallel coordinates of every
 test can read what was drawn; then written.
 
 What makes them readable: a numeric axis whose values span a factor of ten or more is
-logarithmic, by the one rule (`runner.observe.findings.logarithmic`) in both; the best point
+logarithmic, by the one rule (`runner.analysis.findings.logarithmic`) in both; the best point
 is a thick line of its own colour, drawn last; an axis's value labels are thinned so none
 overlaps another (`runner.report.charts.thinned`); a count (a point's place, a round, a number
 of nodes) gets integer ticks.
@@ -16,16 +16,16 @@ import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.analysis.findings import logarithmic
+from runner.core.aims import Goal
 from runner.core.errors import RunnerError
 from runner.core.model import Cell
 from runner.core.output import writing
 from runner.core.values import as_text
-from runner.manifest.sample import Goal
-from runner.observe.findings import logarithmic
 from runner.report.charts import Chart, axis_positions
 
 if TYPE_CHECKING:
-    from runner.observe.findings import Findings
+    from runner.analysis.findings import Findings
 
 EXTRA = "pip install 'beaker-sweep-runner[plot]'"
 SIZE = (8.0, 5.0)

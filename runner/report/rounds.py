@@ -6,18 +6,38 @@ from __future__ import annotations
 
 import base64
 from collections import Counter
-from typing import TYPE_CHECKING
 
-from runner.manifest.aims import objectives
-from runner.report.rungs import param_cell, result_cell, rung_pull_request
-from runner.search.rounds import RoundVerdict
+from runner.core.aims import Aims
+from runner.core.sample import Sample
+from runner.locking.clusters import Resolved
+from runner.locking.proposing import Drew, Proposed
+from runner.locking.step import Advanced
+from runner.report.rungs import param_cell, result_cell, rung_line, rung_pull_request
+from runner.search.points import Told
+from runner.search.rounds import Next, Round, RoundVerdict
+from runner.search.rungs import halving_of
 
-if TYPE_CHECKING:
-    from runner.manifest.sample import Sample
-    from runner.operate.advance import Advanced
-    from runner.operate.placing import Resolved
-    from runner.search.points import Told
-    from runner.search.rounds import Next, Round
+
+def proposed_lines(one: Proposed) -> list[str]:
+    """What `propose` did for one sweep: its line (a round's or a rung's), and, when a warm
+    start's round 0 was written, what it learned from."""
+    step, sample, halving = one.done.step, one.sweep.search.sample, halving_of(one.sweep)
+    if halving is not None:
+        first = rung_line(one.shown, halving, step)
+    elif sample is not None:
+        first = line(one.shown, sample, step)
+    else:
+        raise ValueError(f"{one.shown}: no search to propose")
+    said = seeding_lines(step) if one.done.text is not None else []
+    return [first, *(f"{one.shown}: {s}" for s in said)]
+
+
+def drew_line(one: Drew) -> str:
+    """What `lock` did for one manifest's sample, in one line."""
+    sample = one.sweep.search.sample
+    if one.done is None or sample is None:
+        return f"{one.shown}: {one.said}" if not one.failed else one.said
+    return lock_line(one.shown, sample, one.done)
 
 
 def line(shown: str, sample: Sample, step: Next) -> str:
@@ -82,38 +102,39 @@ def clusters_line(shown: str, done: Resolved) -> str:
     return f"{shown}: {verb}: {named}"
 
 
-def best_line(sample: Sample, step: Next) -> str:
+def best_line(sample: Sample, aims: Aims, step: Next) -> str:
     """The best point so far (the Pareto set, with two or more objectives), as a line; empty
     before any result."""
     if step.front:
-        metrics = ", ".join(a.metric for a in objectives(sample))
+        metrics = ", ".join(a.metric for a in aims.objectives)
         points = "; ".join(_where(sample, t) + f" ({_values(t)})" for t in step.front)
         return f"the Pareto set by {metrics}: {points} ({step.finished} point(s) finished)"
     if step.best is None:
         return ""
     where = _where(sample, step.best)
-    return f"{sample.metric} {step.best.value:g} at {where} ({step.finished} point(s) finished)"
+    metric = aims.first.metric if aims.first is not None else "value"
+    return f"{metric} {step.best.value:g} at {where} ({step.finished} point(s) finished)"
 
 
 def pull_request(round_: Round) -> dict[str, object]:
     """One entry of the step output `rounds` (a successive halving's: `rung_pull_request`)."""
-    if round_.halving is not None:
+    search, name = round_.sweep.search, round_.sweep.name
+    sample = search.sample
+    if search.halving is not None or sample is None:
         return _entry(round_, *rung_pull_request(round_))
-    sample = round_.sample
-    assert sample is not None
     step, names = round_.step, sample.names
-    branch = f"sweep-propose/{round_.sweep}-{sample.digest[:12]}-round-{step.number}"
-    title = f"Propose round {step.number} of {round_.sweep} ({len(step.new)} point(s))"
+    branch = f"sweep-propose/{name}-{sample.digest[:12]}-round-{step.number}"
+    title = f"Propose round {step.number} of {name} ({len(step.new)} point(s))"
     rows = "".join("| " + " | ".join(param_cell(v) for v in row) + " |\n" for row in step.new)
-    best = best_line(sample, step)
+    best = best_line(sample, search.aims, step)
     body = (
-        f"Round {step.number} of the adaptive search `{round_.sweep}`, proposed by"
+        f"Round {step.number} of the adaptive search `{name}`, proposed by"
         f" `sweep-runner propose` from the results so far. Merging it submits these points"
         f" through the usual plan; closing it unmerged stops the search until Propose is"
         f" dispatched or the manifest is edited.\n\n"
         + (f"Best so far: {best}\n\n" if best else "")
         + _seeding_text(step)
-        + _previous_table(round_, sample)
+        + _previous_table(round_, sample, search.aims)
         + f"Proposed in round {step.number}:\n\n"
         + f"| {' | '.join(names)} |\n|"
         + "---|" * len(names)
@@ -125,7 +146,7 @@ def pull_request(round_: Round) -> dict[str, object]:
 
 def _entry(round_: Round, branch: str, title: str, body: str) -> dict[str, object]:
     return {
-        "sweep": round_.sweep,
+        "sweep": round_.sweep.name,
         "round": round_.step.number,
         "lock": round_.lock,
         "content": base64.b64encode(round_.text.encode()).decode(),
@@ -135,12 +156,13 @@ def _entry(round_: Round, branch: str, title: str, body: str) -> dict[str, objec
     }
 
 
-def _previous_table(round_: Round, sample: Sample) -> str:
+def _previous_table(round_: Round, sample: Sample, aims: Aims) -> str:
     """The round before's points and results, as a markdown table (empty for round 0)."""
     previous = round_.step.previous
     if not previous:
         return ""
-    names, metric = sample.names, sample.metric
+    names = sample.names
+    metric = aims.first.metric if aims.first is not None else "value"
     head = f"| {' | '.join(names)} | {metric} |\n|" + "---|" * (len(names) + 1)
     rows = "".join(
         "| " + " | ".join(param_cell(v) for v in t.row) + f" | {result_cell(t)} |\n"

@@ -5,27 +5,22 @@ it goes on; then the new rung's points with their parents and GPU-hours)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from runner.manifest.sample import row_identity
+from runner.core.sample import row_identity
 from runner.plan.cost import number
 from runner.search import rungs
-from runner.search.points import Result
-from runner.search.rounds import RoundVerdict
-
-if TYPE_CHECKING:
-    from runner.search.points import Told
-    from runner.search.rounds import Next, Round
-    from runner.search.rungs import Halving
+from runner.search.points import Result, Told
+from runner.search.rounds import Next, Round, RoundVerdict
+from runner.search.rungs import SuccessiveHalving
 
 SHOWN = 5
 """Experiments a waiting line names before it counts the rest."""
 
 
-def rung_line(shown: str, halving: Halving, step: Next) -> str:
+def rung_line(shown: str, halving: SuccessiveHalving, step: Next) -> str:
     """What `propose` did for one successive halving, in one line."""
-    fidelity = halving.fidelity
-    at = f"{fidelity.param}={fidelity.ladder.values[step.number]}"
+    ladder, metric = halving.ladder, halving.aim.metric
+    at = f"{ladder.param}={ladder.values[step.number]}"
     if step.verdict is RoundVerdict.PROPOSED and not step.new:
         return (
             f"{shown}: the lock's rungs belonged to another params.fidelity or rung 0: dropped"
@@ -45,9 +40,9 @@ def rung_line(shown: str, halving: Halving, step: Next) -> str:
     if step.verdict is RoundVerdict.STOPPED:
         return f"{shown}: the halving {step.stop}: no rung proposed"
     if step.verdict is RoundVerdict.EXHAUSTED:
-        return f"{shown}: no point of rung {step.number} finished with {fidelity.metric}: none to promote"
+        return f"{shown}: no point of rung {step.number} finished with {metric}: none to promote"
     best = step.best
-    found = f"; best {fidelity.metric} {best.value:g} at {best.name}" if best else ""
+    found = f"; best {metric} {best.value:g} at {best.name}" if best else ""
     return f"{shown}: halving complete: rung {step.number} ({at}) is the last{found}"
 
 
@@ -66,18 +61,24 @@ def _waited(told: Sequence[Told]) -> str:
 
 def rung_pull_request(round_: Round) -> tuple[str, str, str]:
     """A successive halving's rung as its pull request: the branch, the title and the body."""
-    halving, step = round_.halving, round_.step
-    assert halving is not None
-    fidelity = halving.fidelity
-    branch = f"sweep-propose/{round_.sweep}-{halving.of[:12]}-rung-{step.number}"
+    halving, step, name = rungs.halving_of(round_.sweep), round_.step, round_.sweep.name
+    if halving is None:
+        raise ValueError(f"{name} does not halve")
+    ladder = halving.ladder
+    branch = f"sweep-propose/{name}-{halving.of[:12]}-rung-{step.number}"
     if step.new:
-        at = f"{fidelity.param}={fidelity.ladder.values[step.number]}"
-        title = f"Propose rung {step.number} of {round_.sweep} ({len(step.new)} point(s), {at})"
-        body = _promoted(round_, halving) + "\n" + _rung_table(halving, step) + _new_table(round_)
-    else:
-        title = f"Reset the rungs of {round_.sweep}"
+        at = f"{ladder.param}={ladder.values[step.number]}"
+        title = f"Propose rung {step.number} of {name} ({len(step.new)} point(s), {at})"
         body = (
-            f"The lock's rungs of `{round_.sweep}` belonged to another `params.fidelity` or"
+            _promoted(round_, halving)
+            + "\n"
+            + _rung_table(halving, step)
+            + _new_table(round_, halving)
+        )
+    else:
+        title = f"Reset the rungs of {name}"
+        body = (
+            f"The lock's rungs of `{name}` belonged to another `params.fidelity` or"
             " another rung 0 (a configuration added or taken away): merging this drops them,"
             " so their points show as orphans (`-`, never canceled) and rung 0 is promoted"
             " again once it has finished.\n"
@@ -85,27 +86,27 @@ def rung_pull_request(round_: Round) -> tuple[str, str, str]:
     return branch, title, body
 
 
-def _promoted(round_: Round, halving: Halving) -> str:
-    step, fidelity = round_.step, halving.fidelity
+def _promoted(round_: Round, halving: SuccessiveHalving) -> str:
+    step, ladder, aim = round_.step, halving.ladder, halving.aim
     n, k = len(step.previous), step.number
-    value, full = fidelity.ladder.values[k], fidelity.ladder.values[-1]
+    value, full = ladder.values[k], ladder.values[-1]
     return (
-        f"Rung {k} of the successive halving `{round_.sweep}`, promoted by `sweep-runner propose`"
-        f" from rung {k - 1}'s results: the best max(1, {n} // {fidelity.ladder.eta}) ="
-        f" {halving.kept(n)} of its {n} point(s) by `{fidelity.metric}` ({fidelity.goal}), each"
-        f" run again at {fidelity.param}={value} ({value}/{full} of the full length). Merging"
+        f"Rung {k} of the successive halving `{round_.sweep.name}`, promoted by `sweep-runner"
+        f" propose` from rung {k - 1}'s results: the best max(1, {n} // {ladder.eta}) ="
+        f" {halving.kept(n)} of its {n} point(s) by `{aim.metric}` ({aim.goal}), each"
+        f" run again at {ladder.param}={value} ({value}/{full} of the full length). Merging"
         " it submits them through the usual plan; closing it unmerged stops the halving until"
         " Propose is dispatched or the manifest is edited.\n"
     )
 
 
-def _rung_table(halving: Halving, step: Next) -> str:
+def _rung_table(halving: SuccessiveHalving, step: Next) -> str:
     """The rung before: each point ranked, with its value and whether it goes on; the cut-off."""
-    fidelity, k = halving.fidelity, step.number - 1
+    ladder, metric, k = halving.ladder, halving.aim.metric, step.number - 1
     promoted = {row_identity(row) for row in step.new}
     names = halving.names
-    head = ["rank", "experiment", *names, fidelity.metric, "promoted"]
-    lines = [f"Rung {k} ({fidelity.param}={fidelity.ladder.values[k]}):", "", _row(head)]
+    head = ["rank", "experiment", *names, metric, "promoted"]
+    lines = [f"Rung {k} ({ladder.param}={ladder.values[k]}):", "", _row(head)]
     lines.append("|" + "---|" * len(head))
     ranked = rungs.ranked(halving, step.previous)
     for i, t in enumerate(ranked, 1):
@@ -124,22 +125,20 @@ def _rung_table(halving: Halving, step: Next) -> str:
     lines += [
         "",
         f"The cut-off: the top {len(went)} of {len(ranked)} go on (max(1, floor(n / eta)) ="
-        f" {halving.kept(len(ranked))}); the last of them has {fidelity.metric} {cut}."
+        f" {halving.kept(len(ranked))}); the last of them has {metric} {cut}."
         + (f" {failed} point(s) ended without it and rank last." if failed else ""),
         "",
     ]
     return "\n".join(lines) + "\n"
 
 
-def _new_table(round_: Round) -> str:
+def _new_table(round_: Round, halving: SuccessiveHalving) -> str:
     """The new rung's points: their configuration, budget, parent and GPU-hours."""
-    halving, step, hours = round_.halving, round_.step, round_.hours
-    assert halving is not None
-    fidelity = halving.fidelity
-    value = fidelity.ladder.values[step.number]
+    step, hours, ladder = round_.step, round_.hours, halving.ladder
+    value = ladder.values[step.number]
     parents = {row_identity(t.row): t.name for t in step.previous}
     priced = len(hours) == len(step.new)
-    head = [*halving.names, fidelity.param, "parent", *(["GPU-h expected"] * priced)]
+    head = [*halving.names, ladder.param, "parent", *(["GPU-h expected"] * priced)]
     lines = [_row(head), "|" + "---|" * len(head)]
     for i, row in enumerate(step.new):
         parent = parents.get(row_identity(row), "")
@@ -151,7 +150,7 @@ def _new_table(round_: Round) -> str:
         if priced and len(known) == len(hours)
         else ""
     )
-    lead = f"Rung {step.number} ({fidelity.param}={value}): {len(step.new)} point(s){total}:"
+    lead = f"Rung {step.number} ({ladder.param}={value}): {len(step.new)} point(s){total}:"
     return "\n".join([lead, "", *lines]) + "\n"
 
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.observe.findings import last_rung_best
+from runner.analysis.findings import last_rung_best
 from runner.observe.live import step_text
 from runner.observe.model import Observation, PointResult
 from runner.render.durations import elapsed_text
@@ -80,7 +80,7 @@ class _Columns:
 
     @classmethod
     def of(cls, sweep: Observation) -> _Columns:
-        return cls(sweep.metric_names, _live(sweep), _says(sweep), sweep.fidelity is not None)
+        return cls(sweep.metric_names, _live(sweep), _says(sweep), sweep.halving is not None)
 
 
 def _headers(columns: _Columns) -> list[str]:
@@ -121,7 +121,7 @@ def table(sweep: Observation) -> str:
     rows = [_row(p, columns) for p in sweep.points]
     lines = [_title(sweep), tabulate(rows, headers=_headers(columns))]
     lines.append(summary(sweep))
-    lines += [rung_best_text(sweep)] if sweep.fidelity is not None else []
+    lines += [rung_best_text(sweep)] if sweep.halving is not None else []
     if sweep.note:
         lines.append(f"note: {sweep.note}")
     return "\n".join(lines)
@@ -137,7 +137,7 @@ def markdown(sweep: Observation) -> str:
         tabulate(rows, headers=_headers(columns), tablefmt="github") if rows else "_no points_"
     )
     parts += ["", f"{summary(sweep)}. {LEGEND}."]
-    parts += ["", _md(rung_best_text(sweep))] if sweep.fidelity is not None else []
+    parts += ["", _md(rung_best_text(sweep))] if sweep.halving is not None else []
     if sweep.note:
         parts += ["", f"> {sweep.note}"]
     return "\n".join(parts)
@@ -145,16 +145,17 @@ def markdown(sweep: Observation) -> str:
 
 def rung_best_text(sweep: Observation) -> str:
     """A successive halving's best point of its highest rung finished so far, as one line."""
-    fidelity = sweep.fidelity
-    assert fidelity is not None
+    halving, aim = sweep.halving, sweep.objective
+    if halving is None or aim is None:
+        return ""
     point = last_rung_best(sweep)
     if point is None:
-        return f"No point has finished with {fidelity.metric} yet: no rung has a best point."
-    rung = fidelity.ladder.rung(dict(point.params))
-    last = " (the last)" if rung == fidelity.last else f" of {fidelity.last}"
-    value = metric_text(point.metrics.get(fidelity.metric))
+        return f"No point has finished with {aim.metric} yet: no rung has a best point."
+    rung, top = halving.ladder.rung(dict(point.params)), len(halving.ladder.values) - 1
+    last = " (the last)" if rung == top else f" of {top}"
+    value = metric_text(point.metrics.get(aim.metric))
     return (
-        f"Best of rung {rung}{last}: {fidelity.metric} {value} ({fidelity.goal}) at"
+        f"Best of rung {rung}{last}: {aim.metric} {value} ({aim.goal}) at"
         f" {point.experiment} {params_text(point.params)}"
     )
 

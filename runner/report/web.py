@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
+from runner.analysis.findings import Findings
 from runner.core.values import as_text
-from runner.observe.findings import Findings
 from runner.report import pareto
 from runner.report.charts import axis_positions
 from runner.report.page import share_json
@@ -55,7 +55,7 @@ def _asset(name: str) -> str:
 
 
 def _curves(f: Findings) -> object | None:
-    """Each point's learning curve (`runner.observe.curves`), when some point reported one."""
+    """Each point's learning curve (`runner.analysis.curves`), when some point reported one."""
     return None if f.curves is None or not f.curves.lines else f.curves.as_json()
 
 

@@ -29,12 +29,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runner.core.aims import Aims, Goal
 from runner.core.errors import MissingExtra, RunnerError
 from runner.core.model import Cell
 from runner.core.output import writing
+from runner.core.sample import Distribution, Kind, Method, Sample, row_identity
 from runner.core.values import Value
-from runner.manifest.aims import objectives
-from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample, row_identity
 from runner.search.points import Result, Told, parents_first, rounded
 from runner.search.ranking import Estimator, Importance, normalised, too_few
 
@@ -60,12 +60,12 @@ def _optuna() -> Any:
     return optuna
 
 
-def _sampler(optuna: Any, sample: Sample, round_: int) -> Any:
+def _sampler(optuna: Any, sample: Sample, aims: Aims, round_: int) -> Any:
     """The method's sampler, seeded by the sample's seed and the round."""
     seed = sample.seed + round_
     samplers = optuna.samplers
     constrained: dict[str, Any] = {}
-    if sample.constraints and "constraints" not in _trial_arguments(optuna):
+    if aims.constraints and "constraints" not in _trial_arguments(optuna):
         # Optuna 4 reads a trial's constraints only for a sampler given `constraints_func`
         # (Optuna 5 reads them always, and warns of that argument).
         constrained["constraints_func"] = _constraints
@@ -119,12 +119,14 @@ def _round(d: Distribution, value: Any, digits: int) -> Value:
 
 
 def propose(
-    sample: Sample, told: Sequence[Told], count: int, round_: int
+    sample: Sample, aims: Aims, told: Sequence[Told], count: int, round_: int
 ) -> list[tuple[Cell, ...]]:
-    """`count` new points (fewer when the space has no more after rounding), never one told."""
+    """`count` new points (fewer when the space has no more after rounding), never one told:
+    Optuna's study toward the sweep's objectives (`aims`), kept from its constraints."""
     optuna = _optuna()
-    directions = [str(a.goal) for a in objectives(sample)] or [str(sample.goal)]
-    study = optuna.create_study(directions=directions, sampler=_sampler(optuna, sample, round_))
+    directions = [str(a.goal) for a in aims.objectives] or [str(Goal.MINIMIZE)]
+    sampler = _sampler(optuna, sample, aims, round_)
+    study = optuna.create_study(directions=directions, sampler=sampler)
     space = {d.name: _distribution(optuna, d) for d in sample.params}
     for point in told:
         study.add_trial(_trial(optuna, space, point))

@@ -13,9 +13,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from runner.core.aims import Aims
 from runner.core.errors import MissingExtra
 from runner.core.model import Cell
-from runner.manifest.sample import Method, Sample
+from runner.core.sample import Method, Sample
 from runner.search.points import Told, row
 
 INSTALL_HINT = "pip install 'beaker-sweep-runner[search]'"
@@ -62,8 +63,8 @@ def draw(sample: Sample, start: int, count: int) -> list[tuple[Cell, ...]]:
 
 
 def propose(
-    sample: Sample, told: Sequence[Told], count: int, round_: int
+    sample: Sample, aims: Aims, told: Sequence[Told], count: int, round_: int
 ) -> list[tuple[Cell, ...]]:
     """The sample's next `count` points after those told (the `Proposer` of a drawn sample):
-    points `len(told)` onwards of its seeded draw, whatever their results."""
+    points `len(told)` onwards of its seeded draw, whatever their results and aims."""
     return draw(sample, len(told), count)

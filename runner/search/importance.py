@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.core.model import Cell
+from runner.core.sample import Distribution
 from runner.core.values import identity
-from runner.manifest.sample import Distribution
 from runner.search import adaptive, ranking
 from runner.search.ranking import Estimator, Importance
 

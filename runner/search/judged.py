@@ -10,17 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from runner.core.aims import Aims, Number
+from runner.core.locked import Seeds
 from runner.core.model import Cell
-from runner.manifest.aims import Number, objectives
-from runner.manifest.sample import Sample
-from runner.manifest.seeds import Seeds
 from runner.search.points import Result, Told
 
 
-def judged(sample: Sample, row: Sequence[Cell], number: Number) -> Told:
+def judged(aims: Aims, row: Sequence[Cell], number: Number) -> Told:
     """A finished point (succeeded) as the search is told it, `number` its metrics."""
-    values = [number(a.metric) for a in objectives(sample)]
-    limits = [(c, number(c.metric)) for c in sample.constraints]
+    values = [number(a.metric) for a in aims.objectives]
+    limits = [(c, number(c.metric)) for c in aims.constraints]
     if not values or None in values or any(v is None for _, v in limits):
         return Told(tuple(row), Result.FAILED)
     done = [float(v or 0.0) for v in values]
@@ -33,13 +32,13 @@ def judged(sample: Sample, row: Sequence[Cell], number: Number) -> Told:
     )
 
 
-def priors(sample: Sample, seeds: Seeds | None) -> tuple[Told, ...]:
+def priors(aims: Aims, seeds: Seeds | None) -> tuple[Told, ...]:
     """The warm start's prior points, each told as a finished point of this search."""
     if seeds is None:
         return ()
-    names = tuple(sample.metrics)
+    names = aims.metrics
     return tuple(
-        judged(sample, seed.row, dict(zip(names, seeds.values(seed, names), strict=True)).get)
+        judged(aims, seed.row, dict(zip(names, seeds.values(seed, names), strict=True)).get)
         for seed in seeds.points
     )
 

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from runner.manifest.sample import Goal
+from runner.core.aims import Goal
 
 T = TypeVar("T")
 

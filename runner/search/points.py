@@ -8,9 +8,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum, auto
 
+from runner.core.aims import Aims
 from runner.core.model import Cell, in_order
+from runner.core.sample import Distribution, Kind, Sample
 from runner.core.values import Value
-from runner.manifest.sample import Distribution, Kind, Sample
 
 
 class Result(Enum):
@@ -44,11 +45,12 @@ class Told:
         return all(e <= 0 for e in self.excess)
 
 
-Proposer = Callable[[Sample, Sequence[Told], int, int], list[tuple[Cell, ...]]]
-"""The search's one seam: (sample, every point so far as told, how many, the round) -> that
-many new points (fewer when the space has no more), never one told. A drawn sample's proposer
-ignores the results (`runner.search.draw`); an adaptive one asks Optuna
-(`runner.search.adaptive`)."""
+Proposer = Callable[[Sample, Aims, Sequence[Told], int, int], list[tuple[Cell, ...]]]
+"""What to try, the search's first seam: (sample, the sweep's aims, every point so far as told,
+how many, the round) -> that many new points (fewer when the space has no more), never one
+told. A drawn sample's proposer ignores the results (`runner.search.draw`); an adaptive one asks
+Optuna (`runner.search.adaptive`). What continues is the second seam, the promoter
+(`runner.search.rungs`)."""
 
 
 def rounded(value: float, digits: int) -> float:

@@ -16,9 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from runner.core.aims import Goal
 from runner.core.model import Cell
+from runner.core.sample import Distribution, Kind
 from runner.core.values import StrEnum, Value, identity
-from runner.manifest.sample import Distribution, Goal, Kind
 
 T = TypeVar("T")
 

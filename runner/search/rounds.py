@@ -10,7 +10,7 @@ what was observed of those points (each one's result, as `status` shows it, and 
 stop): once the last round has finished (`proceed` of it, by default all), the next round is
 proposed. The same lock, results and seed propose the same points. Stops at `n`, at the sweep's
 `stop_when` or `max_failures`, and says which. Nothing here reads the ledger or a backend:
-`runner.operate.advance` observes the sweep and writes the lock, and `runner.report.rounds`
+`runner.locking.step` observes the sweep and writes the lock, and `runner.report.rounds`
 turns a round into its line and its pull request.
 """
 
@@ -20,19 +20,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from runner.core.model import Cell
+from runner.core.aims import Aims
+from runner.core.locked import Locked, Rows
+from runner.core.model import Cell, Sweep
+from runner.core.sample import Sample, row_identity
+from runner.core.search import Adaptive, Drawn, Search
 from runner.core.values import StrEnum
-from runner.manifest.aims import objectives
-from runner.manifest.fidelity import Rows
-from runner.manifest.lock import Locked
-from runner.manifest.sample import Sample, row_identity
 from runner.manifest.seeds import Seeding
 from runner.search import adaptive, draw, rungs
 from runner.search.judged import front_values, priors
 from runner.search.pareto import front
 from runner.search.points import Proposer, Result, Told
 from runner.search.ranking import best
-from runner.search.rungs import Halving
+from runner.search.rungs import SuccessiveHalving
 
 
 class RoundVerdict(StrEnum):
@@ -100,20 +100,26 @@ def so_far(sample: Sample, lock: Locked | None) -> tuple[Rows, tuple[int, ...]]:
     return lock.rows, lock.rounds or (0,) * len(lock.rows)
 
 
-def observes(sample: Sample | None, lock: Locked | None, halving: Halving | None = None) -> bool:
-    """Whether the next round depends on results: an adaptive search whose lock holds points,
-    fewer than n; a successive halving's next rung, always."""
-    if halving is not None or sample is None:
+def observes(search: Search) -> bool:
+    """Whether the next step depends on results: an adaptive search whose lock holds points,
+    fewer than n; a successive halving's next rung, always; a drawn sample's points, never."""
+    strategy = search.strategy
+    if isinstance(strategy, Drawn):
+        return False
+    if not isinstance(strategy, Adaptive):
         return True
-    rows, _ = so_far(sample, lock)
-    return sample.adaptive and 0 < len(rows) < sample.n
+    rows, _ = so_far(strategy.sample, search.lock)
+    return 0 < len(rows) < strategy.sample.n
 
 
-def reads_others(sample: Sample, lock: Locked | None) -> bool:
+def reads_others(search: Search) -> bool:
     """Whether the next step reads other sweeps: a warm start whose lock holds no point of this
     sample yet (round 0 copies what it learns from into the lock; later rounds read that)."""
-    rows, _ = so_far(sample, lock)
-    return sample.adaptive and bool(sample.seed_from) and not rows
+    strategy = search.strategy
+    if not isinstance(strategy, Adaptive) or not strategy.sample.seed_from:
+        return False
+    rows, _ = so_far(strategy.sample, search.lock)
+    return not rows
 
 
 def proposer(sample: Sample) -> Proposer:
@@ -122,31 +128,37 @@ def proposer(sample: Sample) -> Proposer:
     return adaptive.propose if sample.adaptive else draw.propose
 
 
-def advance(
-    sample: Sample | None, lock: Locked | None, observed: SoFar, halving: Halving | None = None
-) -> Next:
-    """The search's next step, from its lock and what was observed (`SoFar()` when `observes`
-    says the results do not matter): a drawn sample's points (those locked kept, then new ones
-    drawn up to `n`); an adaptive search's next round; a successive halving's next rung."""
+def advance(sweep: Sweep, observed: SoFar, stale: bool = False) -> Next:
+    """A stepping search's next step (`Search.steps`), from its search (its strategy, aims and
+    lock) and what was observed: an adaptive search's next round; a successive halving's next
+    rung (`stale`: the load found its lock out of date). ValueError for another search (a
+    drawn sample's points are `drawn`'s, all at once)."""
+    search = sweep.search
+    halving = rungs.halving_of(sweep, stale)
     if halving is not None:
-        return next_rung(halving, lock, observed)
-    assert sample is not None
-    if sample.adaptive:
-        return next_round(sample, lock, observed)
+        return next_rung(halving, search.lock, observed)
+    strategy = search.strategy
+    if isinstance(strategy, Adaptive):
+        return next_round(strategy.sample, search.aims, search.lock, observed)
+    raise ValueError(f"{sweep.name}: {search.method} does not advance step by step")
+
+
+def drawn(sample: Sample, aims: Aims, lock: Locked | None) -> Next:
+    """A drawn sample's points: those locked kept, then new ones drawn up to `n`."""
     rows, _ = so_far(sample, lock)
     kept = rows[: sample.n]
     known = () if kept else sample.enqueue[: sample.n]  # the known points come first
-    drawn = tuple(Told(row, Result.PENDING) for row in kept[len(sample.enqueue) :])
+    taken = tuple(Told(row, Result.PENDING) for row in kept[len(sample.enqueue) :])
     count = sample.n - len(kept) - len(known)
-    new = (*known, *proposer(sample)(sample, drawn, count, 0))
+    new = (*known, *proposer(sample)(sample, aims, taken, count, 0))
     changed = bool(new) or len(kept) < len(rows) or lock is None or lock.sample != sample.digest
     verdict = RoundVerdict.PROPOSED if changed else RoundVerdict.COMPLETE
     every = (*kept, *new)
     return Next(verdict, 0, every, (0,) * len(every), new)
 
 
-def next_round(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
-    """An adaptive search's next round."""
+def next_round(sample: Sample, aims: Aims, lock: Locked | None, observed: SoFar) -> Next:
+    """An adaptive search's next round, toward the sweep's `aims`."""
     rows, rounds = so_far(sample, lock)
     if len(rows) >= sample.n:
         return Next(RoundVerdict.COMPLETE, max(rounds, default=0), rows, rounds)
@@ -157,21 +169,21 @@ def next_round(sample: Sample, lock: Locked | None, observed: SoFar) -> Next:
     if rows and lock is not None:
         seeding = None if lock.seeds is None else Seeding(lock.seeds)
     done = [t for t in told if t.result == Result.DONE and t.value is not None]
-    top, pareto = _best(sample, [t for t in done if t.feasible])
+    top, pareto = _best(aims, [t for t in done if t.feasible])
     waits = Next(
         RoundVerdict.WAITING, last, rows, rounds, (), mine, top, len(done), observed.stop, seeding
     )
     waits = replace(waits, front=pareto)
+    if rows and observed.stop:  # a stop is said at once: a held point would never end
+        return replace(waits, verdict=RoundVerdict.STOPPED)
     if rows and waits.ended < math.ceil(sample.proceed * len(mine)):
         return waits
-    if rows and observed.stop:
-        return replace(waits, verdict=RoundVerdict.STOPPED)
     known = () if rows else sample.enqueue  # round 0 starts with the known points
     count = min(max(sample.batch, len(known)), sample.n - len(rows))
     pending = tuple(Told(row, Result.PENDING) for row in known)
     asked = count - len(known)
-    prior = priors(sample, seeding.seeds if seeding is not None else None)
-    found = proposer(sample)(sample, (*prior, *told, *pending), asked, last + 1)
+    prior = priors(aims, seeding.seeds if seeding is not None else None)
+    found = proposer(sample)(sample, aims, (*prior, *told, *pending), asked, last + 1)
     return appended(waits, (*known, *found))
 
 
@@ -191,15 +203,15 @@ def appended(waits: Next, new: Rows) -> Next:
     )
 
 
-def _best(sample: Sample, done: Sequence[Told]) -> tuple[Told | None, tuple[Told, ...]]:
+def _best(aims: Aims, done: Sequence[Told]) -> tuple[Told | None, tuple[Told, ...]]:
     """The best finished point (one objective), or the Pareto set (two or more)."""
-    goals = [a.goal for a in objectives(sample)]
+    goals = [a.goal for a in aims.objectives]
     if len(goals) > 1:
         return None, tuple(front(done, front_values, goals))
-    return best(done, lambda t: t.value, sample.goal), ()
+    return (best(done, lambda t: t.value, goals[0]) if goals else None), ()
 
 
-def next_rung(halving: Halving, lock: Locked | None, observed: SoFar) -> Next:
+def next_rung(halving: SuccessiveHalving, lock: Locked | None, observed: SoFar) -> Next:
     """A successive halving's next rung, once every point of the last one has ended: its best
     `max(1, n // eta)` finished configurations (`runner.search.rungs`). Rows are the
     configurations promoted so far, rounds their rungs; `previous` the last rung's points.
@@ -210,20 +222,20 @@ def next_rung(halving: Halving, lock: Locked | None, observed: SoFar) -> Next:
     return step
 
 
-def _rung_step(halving: Halving, lock: Locked | None, observed: SoFar) -> Next:
+def _rung_step(halving: SuccessiveHalving, lock: Locked | None, observed: SoFar) -> Next:
     promoted = rungs.so_far(halving, lock)
     rows, numbers = promoted
     last = max(numbers, default=0)
     mine = rungs.rung_told(halving, promoted, observed.told, last)
     done = [t for t in mine if t.result == Result.DONE and t.value is not None]
-    top = best(done, lambda t: t.value, halving.fidelity.goal)
+    top = best(done, lambda t: t.value, halving.aim.goal)
     waits = Next(RoundVerdict.WAITING, last, rows, numbers, (), mine, top, len(done), observed.stop)
-    if last == halving.fidelity.last:
+    if last == halving.last:
         return replace(waits, verdict=RoundVerdict.COMPLETE)
+    if observed.stop:  # said at once: a point the stop holds would never end
+        return replace(waits, verdict=RoundVerdict.STOPPED)
     if waits.ended < len(mine):
         return waits
-    if observed.stop:
-        return replace(waits, verdict=RoundVerdict.STOPPED)
     return appended(waits, tuple(rungs.promote(halving, mine)))
 
 
@@ -242,14 +254,13 @@ def told_rows(rows: Sequence[tuple[Cell, ...]], observed: Sequence[Told]) -> lis
 class Round:
     """A round proposed and written into the lock: what the pull request that carries it needs."""
 
-    sweep: str
+    sweep: Sweep
+    """The sweep as the manifest loaded it, before this round (its search, its rung 0)."""
     lock: str
     """The lock's path in the repository."""
     text: str
     """The lock's new content."""
-    sample: Sample | None
     step: Next
-    halving: Halving | None = None
-    """A successive halving's rung (`step.new`: the configurations promoted)."""
+    """For a successive halving, a rung: `step.new` are the configurations promoted."""
     hours: tuple[float | None, ...] = ()
     """The GPU-hours the plan expects of each new point (None: no bound), when priced."""

@@ -11,21 +11,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.core.ladder import RUNG
-from runner.core.model import Cell
-from runner.manifest.fidelity import Fidelity, Rows
-from runner.manifest.lock import Locked
-from runner.manifest.sample import row_identity
+from runner.core.aims import Aim
+from runner.core.ladder import RUNG, Ladder
+from runner.core.locked import Locked, Rows
+from runner.core.model import Cell, Sweep
+from runner.core.sample import row_identity
+from runner.core.search import Promotion
+from runner.manifest.fidelity import belonging, configuration_names, rung_zero
 from runner.search import ranking
 from runner.search.points import Result, Told
 
 
 @dataclass(frozen=True)
-class Halving:
-    """A successive halving as the search sees it: its fidelity section, rung 0's
-    configurations (rows of `names`, in manifest order) and what the lock's rungs belong to."""
+class SuccessiveHalving:
+    """A successive halving as its promoter sees it (Optuna's SuccessiveHalvingPruner is the
+    same seam, beside the sampler): its rungs (`ladder`), the objective that
+    ranks a rung, rung 0's configurations (rows of `names`, in manifest order) and what the
+    lock's rungs belong to."""
 
-    fidelity: Fidelity
+    ladder: Ladder
+    aim: Aim
     names: tuple[str, ...]
     """A configuration's parameters: the sweep's, but the fidelity parameter and the rung."""
     configurations: Rows
@@ -34,28 +39,47 @@ class Halving:
     stale: bool = False
     """The lock exists but its rungs could not be read for this section (edited by hand, or
     another kind of lock): `propose` writes them again, as it does rungs of another `of`."""
+    promotion: Promotion = Promotion.SYNC
 
     @property
     def told(self) -> tuple[str, ...]:
         """The parameters each observed point is told by: its configuration, budget and rung."""
-        return (*self.names, self.fidelity.param, RUNG)
+        return (*self.names, self.ladder.param, RUNG)
+
+    @property
+    def last(self) -> int:
+        """The last rung's number (it runs at `max`)."""
+        return len(self.ladder.values) - 1
 
     def kept(self, points: int) -> int:
         """How many of a rung of `points` go on (`Ladder.kept`)."""
-        return self.fidelity.ladder.kept(points)
+        return self.ladder.kept(points)
 
 
-def so_far(halving: Halving, lock: Locked | None) -> tuple[Rows, tuple[int, ...]]:
+def halving_of(sweep: Sweep, stale: bool = False) -> SuccessiveHalving | None:
+    """The sweep's successive halving as its promoter sees it (rung 0 from its space); None for
+    a sweep that does not halve. `stale`: the load found the lock out of date."""
+    strategy, aim = sweep.search.halving, sweep.search.aims.first
+    if strategy is None or aim is None:
+        return None
+    names, configurations = configuration_names(sweep.space), rung_zero(sweep.space)
+    of = belonging(strategy.ladder, aim, names, configurations)
+    return SuccessiveHalving(
+        strategy.ladder, aim, names, configurations, of, stale, strategy.promotion
+    )
+
+
+def so_far(halving: SuccessiveHalving, lock: Locked | None) -> tuple[Rows, tuple[int, ...]]:
     """The configurations promoted so far and the rung of each: none when the lock has no
     rungs, or rungs that belong to another fidelity section or another rung 0."""
     rungs = lock.rungs if lock is not None else None
     if rungs is None or replaced(halving, lock):
         return (), ()
-    kept = [(k, row) for k, row in rungs.promoted if 0 < k <= halving.fidelity.last]
+    kept = [(k, row) for k, row in rungs.promoted if 0 < k <= halving.last]
     return tuple(row for _, row in kept), tuple(k for k, _ in kept)
 
 
-def replaced(halving: Halving, lock: Locked | None) -> bool:
+def replaced(halving: SuccessiveHalving, lock: Locked | None) -> bool:
     """Whether the lock holds rungs of another fidelity section or rung 0, or rungs that could
     not be read (out of date)."""
     rungs = lock.rungs if lock is not None else None
@@ -65,7 +89,10 @@ def replaced(halving: Halving, lock: Locked | None) -> bool:
 
 
 def rung_told(
-    halving: Halving, promoted: tuple[Rows, tuple[int, ...]], observed: Sequence[Told], rung: int
+    halving: SuccessiveHalving,
+    promoted: tuple[Rows, tuple[int, ...]],
+    observed: Sequence[Told],
+    rung: int,
 ) -> tuple[Told, ...]:
     """Each point of rung `rung` as observed (rows of its configuration), in the rung's order;
     pending where no point of that configuration, budget and rung was observed."""
@@ -75,7 +102,7 @@ def rung_told(
         if rung == 0
         else tuple(row for row, k in zip(rows, rungs, strict=True) if k == rung)
     )
-    value = halving.fidelity.ladder.values[rung]
+    value = halving.ladder.values[rung]
     seen = {row_identity(t.row): t for t in observed}
     out = []
     for row in members:
@@ -88,20 +115,20 @@ def rung_told(
     return tuple(out)
 
 
-def ranked(halving: Halving, told: Sequence[Told]) -> list[Told]:
+def ranked(halving: SuccessiveHalving, told: Sequence[Told]) -> list[Told]:
     """A rung's points best first: those finished with the metric by it (toward the goal),
     then the others; ties broken by key."""
     by_key = sorted(told, key=lambda t: t.key)
     done = ranking.ranked(
         by_key,
         lambda t: t.value if t.result == Result.DONE else None,
-        halving.fidelity.goal,
+        halving.aim.goal,
     )
     chosen = {id(t) for t in done}
     return [*done, *(t for t in by_key if id(t) not in chosen)]
 
 
-def promote(halving: Halving, told: Sequence[Told]) -> list[tuple[Cell, ...]]:
+def promote(halving: SuccessiveHalving, told: Sequence[Told]) -> list[tuple[Cell, ...]]:
     """The configurations that go on to the next rung: the best `kept(n)` of a finished
     rung's points that finished with the metric (fewer when fewer finished)."""
     top = [t for t in ranked(halving, told) if t.result == Result.DONE and t.value is not None]

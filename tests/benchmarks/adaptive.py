@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.core.aims import Aim, Aims, Goal
+from runner.core.sample import Distribution, Kind, Method, Sample
 from runner.examples.objectives import BRANIN_MIN, HARTMANN6_MIN, branin, hartmann6
-from runner.manifest.sample import Distribution, Kind, Method, Sample
 from runner.search.adaptive import propose
 from runner.search.draw import draw
 from runner.search.points import Result, Told
@@ -104,16 +105,15 @@ def _search_locally(root: Path, problem: Problem, method: str, seed: int) -> flo
 
 def _search_in_process(problem: Problem, method: str, seed: int) -> float:
     """The same search with the objective told directly."""
-    sample = Sample(
-        Method(method), POINTS, seed, DIGITS, problem.space, batch=BATCH, metric="value"
-    )
+    sample = Sample(Method(method), POINTS, seed, DIGITS, problem.space, batch=BATCH)
+    value = Aims((Aim("value", Goal.MINIMIZE),))
     if method != "tpe":
         return min(
             problem.f([float(v) for v in row if v is not None]) for row in draw(sample, 0, POINTS)
         )
     told: list[Told] = []
     for round_ in range(POINTS // BATCH):
-        for row in propose(sample, told, BATCH, round_):
+        for row in propose(sample, value, told, BATCH, round_):
             told.append(Told(row, Result.DONE, problem.f([float(v) for v in row if v is not None])))
     return min(t.value for t in told if t.value is not None)
 

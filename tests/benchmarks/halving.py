@@ -24,11 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runner.core.aims import Aim, Goal
 from runner.core.ladder import Ladder
 from runner.core.model import Cell
 from runner.examples.objectives import curve
-from runner.manifest.fidelity import Fidelity
-from runner.manifest.sample import Goal
 from runner.search import rungs
 from runner.search.points import Result, Told
 from tests.benchmarks.common import (
@@ -83,7 +82,8 @@ def _search_locally(root: Path, seed: int) -> tuple[tuple[float, ...], float, li
 
 def _search_in_process(seed: int) -> tuple[Cell, ...]:
     """The same halving with the curve told directly: its last rung's configuration."""
-    halving = rungs.Halving(Fidelity(LADDER, "loss", Goal.MINIMIZE), ("x1", "x2", "x3"), GRID, "")
+    loss = Aim("loss", Goal.MINIMIZE)
+    halving = rungs.SuccessiveHalving(LADDER, loss, ("x1", "x2", "x3"), GRID, "")
     configurations: list[tuple[Cell, ...]] = list(GRID)
     for steps in STEPS[:-1]:
         told = [

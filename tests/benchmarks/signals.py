@@ -14,13 +14,14 @@ import io
 from contextlib import redirect_stderr
 from pathlib import Path
 
+from runner.analysis.findings import find
 from runner.apply import ApplyOptions, apply
 from runner.backends import ExperimentState
-from runner.commands import searches
+from runner.commands.propose import same_code
+from runner.core.aims import Goal
+from runner.locking.proposing import proposals
 from runner.manifest import Locks
-from runner.manifest.sample import Goal
 from runner.observe import sweeps
-from runner.observe.findings import find
 from runner.plan import catalog
 from runner.report import status
 from tests.benchmarks.common import PROJECT, Config, Row
@@ -48,7 +49,7 @@ def _readers_calls(root: Path) -> dict[str, int]:
     backend = FakeBackend()
     with redirect_stderr(io.StringIO()):
         cat = catalog.load(root, (), Locks.MAY_BE_STALE)
-        searches.proposed(cat, sweeps.observer(cat, backend))
+        proposals(cat, sweeps.observer(cat, backend), same_code(root))
         cat = catalog.load(root, ())
         apply(cat.plans(), backend, ApplyOptions(root), Quiet())
         for name, made in backend.made.items():
@@ -59,7 +60,7 @@ def _readers_calls(root: Path) -> dict[str, int]:
         observations = [looks.observation(p) for p in cat.plans()]
         status.render(observations, "json")
         [find(o, "loss", Goal.MINIMIZE) for o in observations]
-        searches.proposed(cat, looks)
+        proposals(cat, looks, same_code(root))
     counts: dict[str, int] = {}
     for call, _ in backend.calls:
         counts[call] = counts.get(call, 0) + 1

@@ -22,12 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.core.aims import Aim, Aims, Goal
+from runner.core.locked import Locked, Seed, Seeds
 from runner.core.model import Cell
+from runner.core.sample import Distribution, Kind, Method, Sample
 from runner.examples.objectives import BRANIN_MIN, TWO, branin
-from runner.manifest.aims import Aim
-from runner.manifest.lock import Locked
-from runner.manifest.sample import Distribution, Goal, Kind, Method, Sample
-from runner.manifest.seeds import Seed, Seeding, Seeds
+from runner.manifest.seeds import Seeding
 from runner.search.draw import draw
 from runner.search.pareto import hypervolume
 from runner.search.points import Result, Told
@@ -143,11 +143,12 @@ def _warm_in_process(seed: int, warm: bool) -> float:
         ("value",),
         tuple(Seed("prior", str(i), r, (branin(*_xs(r)),)) for i, r in enumerate(prior)),
     )
-    sample = Sample(Method.TPE, 2 * BATCH, seed, DIGITS, BRANIN_SPACE, batch=BATCH, metric="value")
-    step = next_round(sample, None, SoFar(seeding=Seeding(seeds) if warm else None))
+    sample = Sample(Method.TPE, 2 * BATCH, seed, DIGITS, BRANIN_SPACE, batch=BATCH)
+    value = Aims((Aim("value", Goal.MINIMIZE),))
+    step = next_round(sample, value, None, SoFar(seeding=Seeding(seeds) if warm else None))
     told = tuple(Told(r, Result.DONE, branin(*_xs(r))) for r in step.rows)
     lock = Locked(sample.digest, step.rows, step.rounds, seeds=seeds if warm else None)
-    step = next_round(sample, lock, SoFar(told))
+    step = next_round(sample, value, lock, SoFar(told))
     return min(branin(*_xs(r)) for r in step.rows) - BRANIN_MIN
 
 
@@ -167,23 +168,15 @@ def _front_locally(root: Path, problem: Two, method: str, seed: int) -> float:
 
 def _front_in_process(problem: Two, method: str, seed: int) -> float:
     f: Callable[[Sequence[float]], tuple[float, float]] = TWO[problem.function]
-    sample = Sample(
-        Method(method),
-        POINTS,
-        seed,
-        DIGITS,
-        problem.space,
-        batch=BATCH,
-        metric="f1",
-        objectives=AIMS,
-    )
+    sample = Sample(Method(method), POINTS, seed, DIGITS, problem.space, batch=BATCH)
     if method != "tpe":
         found = [f(_xs(r)) for r in draw(sample, 0, POINTS)]
         return hypervolume(found, problem.reference)
-    step = next_round(sample, None, SoFar())
+    step = next_round(sample, Aims(AIMS), None, SoFar())
     while len(step.rows) < POINTS:
         told = tuple(Told(r, Result.DONE, f(_xs(r))[0], values=f(_xs(r))) for r in step.rows)
-        step = next_round(sample, Locked(sample.digest, step.rows, step.rounds), SoFar(told))
+        locked = Locked(sample.digest, step.rows, step.rounds)
+        step = next_round(sample, Aims(AIMS), locked, SoFar(told))
     return hypervolume([f(_xs(r)) for r in step.rows], problem.reference)
 
 

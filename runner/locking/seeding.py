@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from runner.backends import Backend, ExperimentState
 from runner.core.errors import ManifestError
-from runner.manifest.known import Commits, SeedFrom, placed
-from runner.manifest.sample import Sample
-from runner.manifest.seeds import LeftOut, Seed, Seeding, Seeds
+from runner.core.locked import Seed, Seeds
+from runner.core.sample import Commits, Sample, SeedFrom
+from runner.core.search import Search
+from runner.manifest.known import placed
+from runner.manifest.seeds import LeftOut, Seeding
 from runner.observe.looks import Context, Observer, always
 from runner.observe.model import ROUND, Absent, Observation, PointResult
 from runner.plan import catalog
@@ -37,16 +39,19 @@ class Source:
     observation: Observation
 
 
-def seeding(sample: Sample, sources: Sequence[Source], same: SameCode) -> Seeding:
-    """The prior points of every source, in the order named and each sweep's own order."""
-    metrics = tuple(sample.metrics)
+def seeding(search: Search, sources: Sequence[Source], same: SameCode) -> Seeding:
+    """The prior points of every source, in the order named and each sweep's own order, each
+    with the metrics the search is judged by (its aims')."""
+    sample, metrics = search.sample, search.aims.metrics
+    if sample is None:
+        raise ValueError("only a sampled search starts warm")
     seeds: list[Seed] = []
     left: list[LeftOut] = []
     notes: list[str] = []
     for source in sources:
         observed = source.observation
         for point in observed.points:
-            seed, why = _seed(sample, source, point, same)
+            seed, why = _seed(sample, metrics, source, point, same)
             if seed is not None:
                 seeds.append(seed)
             elif why:
@@ -61,7 +66,7 @@ def seeding(sample: Sample, sources: Sequence[Source], same: SameCode) -> Seedin
 
 
 def _seed(
-    sample: Sample, source: Source, point: PointResult, same: SameCode
+    sample: Sample, metrics: Sequence[str], source: Source, point: PointResult, same: SameCode
 ) -> tuple[Seed | None, str]:
     """The point as a prior, or why not ("" for a point never submitted: nothing to learn)."""
     if point.state == Absent.NOT_SUBMITTED:
@@ -73,19 +78,22 @@ def _seed(
     row, why = placed(sample, dict(point.params))
     if row is None:
         return None, f"outside the space: {why}"
-    values = [point.number(m) for m in sample.metrics]
-    missing = [m for m, v in zip(sample.metrics, values, strict=True) if v is None]
+    values = [point.number(m) for m in metrics]
+    missing = [m for m, v in zip(metrics, values, strict=True) if v is None]
     if missing:
         return None, f"no metric {', '.join(missing)}"
     numbers = tuple(float(v or 0.0) for v in values)
     return Seed(source.observation.name, point.key, row, numbers), ""
 
 
-def sources(cat: Catalog, sample: Sample, backend: Backend) -> list[Source]:
+def sources(cat: Catalog, search: Search, backend: Backend) -> list[Source]:
     """Each sweep the search's `seed_from` names, planned against its ledger and observed in
     one bulk look (its `gpu_hours` too, when the search is judged by it); a manifest that is not
     in `cat` is loaded from the repository. ManifestError when one does not load."""
-    looks = Observer(backend, always, Context(asked=frozenset(sample.metrics)))
+    sample = search.sample
+    if sample is None:
+        return []
+    looks = Observer(backend, always, Context(asked=frozenset(search.aims.metrics)))
     elsewhere = [a.sweep for a in sample.seed_from if a.sweep not in cat.loaded]
     found = named(cat.root, list(cat.loaded.values())) if elsewhere else {}
     paths = {n: path for n, (path, _) in found.items()}

@@ -1,7 +1,6 @@
-"""What an observation says against a search's aims: each point as the search is told it
-(`told_search`: every objective's value and each constraint's excess), which finished points a
-constraint rules out, and the Pareto set of the others (`Front`). Pure; `report`, `status
---best` and `propose` read it.
+"""What an observation says against its sweep's aims (`Sweep.search.aims`): which finished points
+a constraint rules out, the best point by a metric among the others, and the Pareto set of two or
+more objectives (`Front`). Pure; `report`, `status --best`, `propose` and the notices read it.
 """
 
 from __future__ import annotations
@@ -10,36 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.backends import ExperimentState
-from runner.manifest.aims import Aim, Constraint, broken, feasibility, objectives
-from runner.manifest.sample import Goal, Sample
-from runner.observe.model import Absent, Observation, PointResult
+from runner.core.aims import Aim, Constraint, Goal, broken, feasibility
+from runner.observe.model import Observation, PointResult
 from runner.search import ranking
-from runner.search.judged import judged
 from runner.search.pareto import front
-from runner.search.points import Result, Told
-
-
-def told_search(results: Observation, sample: Sample) -> tuple[Told, ...]:
-    """Each submitted point as the search is told it, its row the values of the sample's
-    parameters: finished (with every objective and constraint it is judged by), failed (or
-    ended without one of those metrics), or still pending."""
-    out = []
-    for p in results.points:
-        if isinstance(p.state, Absent):
-            continue
-        params = dict(p.params)
-        row = tuple(params.get(n) for n in sample.names)
-        if p.state == ExperimentState.SUCCEEDED:
-            out.append(judged(sample, row, p.number))
-        else:
-            out.append(Told(row, Result.FAILED if p.state.final else Result.PENDING))
-    return tuple(out)
-
-
-def constraints_of(results: Observation) -> tuple[Constraint, ...]:
-    """The sweep's own constraints (those of its sample section)."""
-    sample = results.sample
-    return () if sample is None else sample.constraints
 
 
 def counts(point: PointResult, constraints: Sequence[Constraint]) -> bool:
@@ -50,9 +23,17 @@ def counts(point: PointResult, constraints: Sequence[Constraint]) -> bool:
 def winner(results: Observation, metric: str, goal: Goal) -> PointResult | None:
     """The best point by one metric toward `goal`, among those that keep the sweep's
     constraints (the best of `report`, `status --best` and the notices)."""
-    limits = constraints_of(results)
+    limits = results.constraints
     kept = [p for p in results.points if counts(p, limits)]
     return ranking.best(kept, lambda p: p.number(metric), goal)
+
+
+def ranked(results: Observation, metric: str, goal: Goal) -> list[PointResult]:
+    """The finished points that keep the sweep's constraints, best first by `metric` toward
+    `goal` (ties in the sweep's order): every reader's ranking."""
+    limits = results.constraints
+    kept = [p for p in results.points if counts(p, limits)]
+    return ranking.ranked(kept, lambda p: p.finished(metric), goal)
 
 
 @dataclass(frozen=True)
@@ -97,9 +78,7 @@ def front_of(results: Observation, aims: Sequence[Aim], constraints: Sequence[Co
 def sweep_front(results: Observation, aim: Aim) -> Front | None:
     """The front by the sweep's own objectives when it has two or more (else by `aim`, the
     page's metric), when it has two or more objectives or any constraint; else None."""
-    sample = results.sample
-    aims = objectives(sample) if sample is not None else ()
-    constraints = constraints_of(results)
-    if len(aims) < 2 and not constraints:
+    aims = results.search.aims
+    if not aims.pareto and not aims.constraints:
         return None
-    return front_of(results, aims if len(aims) > 1 else (aim,), constraints)
+    return front_of(results, aims.objectives if aims.pareto else (aim,), aims.constraints)

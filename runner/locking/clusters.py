@@ -102,7 +102,8 @@ def lock_clusters(loaded: Loaded, path: Path, command: str, placing: Placing) ->
     if target.exists() and target.read_text(encoding="utf-8") == text:
         return Resolved(found)
     # A sample not drawn yet is `lock`'s next step (or `propose`'s): not a problem here.
-    relock(loaded, path, text, Locks.CURRENT if loaded.sample is None else Locks.MAY_BE_STALE)
+    sampled = loaded.sweep.search.sample is not None
+    relock(loaded, path, text, Locks.MAY_BE_STALE if sampled else Locks.CURRENT)
     write_atomic(target, text)
     return Resolved(found, text)
 

@@ -13,16 +13,18 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from runner.analysis import aiming
+from runner.analysis.aiming import Front, counts, sweep_front
+from runner.analysis.curves import Curves, learning_curves
+from runner.analysis.told import told
+from runner.core.aims import Aim, Aims, Goal
 from runner.core.errors import RunnerError
+from runner.core.sample import Distribution
 from runner.core.values import Value
-from runner.manifest.aims import Aim
-from runner.manifest.sample import Distribution, Goal
-from runner.observe.aiming import Front, constraints_of, counts, sweep_front
-from runner.observe.curves import Curves, learning_curves
-from runner.observe.model import ROUND, Absent, Observation, PointResult
+from runner.observe.model import ROUND, Observation, PointResult
 from runner.search import ranking
 from runner.search.importance import Judgement, judge
-from runner.search.points import Result, Told
+from runner.search.points import Told
 from runner.search.ranking import Estimator
 
 
@@ -56,7 +58,7 @@ class Findings:
     space: tuple[Distribution, ...] = ()
     """Each parameter's distribution: the search's own, else what its values span."""
     curves: Curves | None = None
-    """Each point's learning curve, where its reporting lines were read (`runner.observe.curves`);
+    """Each point's learning curve, where its reporting lines were read (`runner.analysis.curves`);
     None: none was."""
     front: Front | None = None
     """Two or more objectives, or constraints: the Pareto set and the points ruled out."""
@@ -112,16 +114,16 @@ def find(
 ) -> Findings:
     """The sweep's findings, importance judged by `estimator` (fANOVA needs Optuna and
     scikit-learn: `runner.search.adaptive.fanova_available`)."""
-    ladder = results.fidelity.ladder if results.fidelity is not None else None
+    ladder = results.halving.ladder if results.halving is not None else None
     params = tuple(n for n in results.axes if n not in (ROUND, *(ladder.names if ladder else ())))
     sample = results.sample
     spaces = {d.name: d for d in (sample.params if sample is not None else ())}
     columns = {n: [v for p in results.points for k, v in p.params if k == n] for n in params}
     space = tuple(spaces.get(n) or ranking.spanned(n, columns[n]) for n in params)
     log = _log(space, spaces, columns)
-    limits = constraints_of(results)  # a point that breaks one is never ranked, nor "best"
+    limits = results.constraints  # a point that breaks one is never ranked, nor "best"
     kept = [p for p in results.points if counts(p, limits)]
-    ranked = tuple(ranking.ranked(kept, lambda p: p.finished(metric), goal))
+    ranked = tuple(aiming.ranked(results, metric, goal))
     judged = ranked
     if ladder is not None:  # the highest rung first; importance at one budget, rung 0's
         ranked = tuple(sorted(ranked, key=lambda p: -ladder.rung(dict(p.params))))
@@ -159,40 +161,22 @@ def importance(
 
 
 def last_rung_best(results: Observation) -> PointResult | None:
-    """A successive halving's best point of the highest rung any point has finished in, by its
-    metric and goal; None for another sweep, or before any point has finished."""
-    fidelity = results.fidelity
-    if fidelity is None:
+    """A successive halving's best point of the highest rung any point has finished in, by the
+    sweep's objective; None for another sweep, or before any point has finished."""
+    halving, aim = results.halving, results.objective
+    if halving is None or aim is None:
         return None
-    ladder, metric = fidelity.ladder, fidelity.metric
+    ladder, metric = halving.ladder, aim.metric
     done = [p for p in results.points if p.finished(metric) is not None]
     top = max((ladder.rung(dict(p.params)) for p in done), default=0)
     mine = [p for p in done if ladder.rung(dict(p.params)) == top]
-    return ranking.best(mine, lambda p: p.finished(metric), fidelity.goal)
-
-
-def told(results: Observation, names: Sequence[str], metric: str) -> tuple[Told, ...]:
-    """Each submitted point as a search is told it, its row the values of `names`: finished with
-    its value, failed (or ended without the metric), or still pending."""
-    out = []
-    for p in results.points:
-        if isinstance(p.state, Absent):
-            continue
-        params = dict(p.params)
-        row = tuple(params.get(n) for n in names)
-        value = p.finished(metric)
-        if value is not None:
-            out.append(Told(row, Result.DONE, value, p.key, p.experiment))
-        elif p.state.final:
-            out.append(Told(row, Result.FAILED, None, p.key, p.experiment))
-        else:
-            out.append(Told(row, Result.PENDING, None, p.key, p.experiment))
-    return tuple(out)
+    return ranking.best(mine, lambda p: p.finished(metric), aim.goal)
 
 
 def told_findings(f: Findings) -> tuple[Told, ...]:
-    """`told`, each row in the order of `f.space` (for an Optuna study of the page's space)."""
-    return told(f.results, [d.name for d in f.space], f.metric)
+    """Each point as an Optuna study of the page's space is told it (`told`): its row in the
+    order of `f.space`, judged by the page's metric alone."""
+    return told(f.results, [d.name for d in f.space], Aims((Aim(f.metric, f.goal),)))
 
 
 def progress(

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runner.core.aims import Goal
 from runner.core.values import params_identity
-from runner.manifest.sample import Goal
 from runner.observe.model import Absent, Observation, PointResult
 from runner.plan import PlanStatus
 

@@ -1,0 +1,111 @@
+"""A sweep's search, as one value on the sweep (`Sweep.search`): how its points are found (the
+strategy: written out, drawn once, proposed round by round, or halved in rungs over one of the
+first two), what it weighs (`Aims`: objectives and constraints, spelled once) and its lock as
+read. Every reader of a sweep sees the same search because it is part of the sweep: nothing
+beside the manifest decides what is better, what a round is or which rung a point is at.
+
+`runner.manifest` builds it; `runner.search` gives each strategy its behaviour (a proposer finds
+new points, a promoter decides which go on); the readers rank by its aims.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runner.core.aims import Aims
+from runner.core.ladder import Ladder
+from runner.core.locked import Locked
+from runner.core.sample import Sample, row_identity
+from runner.core.values import StrEnum
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Every point written out (grid, zip, include): nothing is searched."""
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A sample drawn once (random, sobol, halton): `lock` writes its `n` points."""
+
+    sample: Sample
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """A sample proposed round by round from the results so far (tpe, gp): `propose`."""
+
+    sample: Sample
+
+
+class Promotion(StrEnum):
+    """When a successive halving promotes a rung's points."""
+
+    SYNC = "sync"
+    """Once every point of the rung has ended (successive halving as written)."""
+    ASYNC = "async"
+    """As soon as a point ranks in the top `1/eta` of the rung's ended points (ASHA)."""
+
+
+@dataclass(frozen=True)
+class Halving:
+    """Successive halving (`params.fidelity`) over a grid or a drawn sample: every configuration
+    runs at rung 0's budget, the best of each rung again at the next one's."""
+
+    base: Grid | Drawn
+    ladder: Ladder
+    promotion: Promotion = Promotion.SYNC
+
+
+Strategy = Grid | Drawn | Adaptive | Halving
+
+
+@dataclass(frozen=True)
+class Search:
+    """The sweep's search: its strategy, its aims and its lock as the manifest loaded them."""
+
+    strategy: Strategy = field(default_factory=Grid)
+    aims: Aims = field(default_factory=Aims)
+    lock: Locked | None = None
+    """The lock as read (its sample part may belong to an older sample section); None when
+    there is none, or it could not be read."""
+
+    @property
+    def sample(self) -> Sample | None:
+        """The sampled space (a drawn or adaptive sample, or the one a halving halves)."""
+        strategy = self.strategy
+        if isinstance(strategy, Halving):
+            strategy = strategy.base
+        return strategy.sample if isinstance(strategy, Drawn | Adaptive) else None
+
+    @property
+    def halving(self) -> Halving | None:
+        return self.strategy if isinstance(self.strategy, Halving) else None
+
+    @property
+    def adaptive(self) -> bool:
+        return isinstance(self.strategy, Adaptive)
+
+    @property
+    def steps(self) -> bool:
+        """Whether it advances step by step from results (`propose`): an adaptive search, or a
+        successive halving's rungs."""
+        return isinstance(self.strategy, Adaptive | Halving)
+
+    @property
+    def method(self) -> str:
+        """How it is said: `grid`, a sample's method, or `halving over …`."""
+        strategy = self.strategy
+        base = strategy.base if isinstance(strategy, Halving) else strategy
+        said = base.sample.method.value if isinstance(base, Drawn | Adaptive) else "grid"
+        return f"halving over {said}" if isinstance(strategy, Halving) else said
+
+    def rounds(self) -> dict[str, int]:
+        """An adaptive search's round of each locked point, by `row_identity` of its values;
+        empty for another search (all its points are one draw)."""
+        lock, sample = self.lock, self.sample
+        if not self.adaptive or sample is None or lock is None or not lock.rounds:
+            return {}
+        if lock.sample != sample.digest:
+            return {}
+        return {row_identity(row): k for row, k in zip(lock.rows, lock.rounds, strict=True)}

@@ -1,0 +1,114 @@
+"""What `lock` and `propose` decide for each sweep named, as data: the search's one use case
+(`runner.locking.step`) over every manifest whose search it concerns (each parsed once; a missing
+or stale lock is what these two commands mend, so it is no problem here). The commands print what
+is returned (`runner.report.rounds`); nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from runner.core.errors import MissingExtra, RunnerError
+from runner.core.invoked import invoked
+from runner.core.model import Sweep
+from runner.core.search import Adaptive
+from runner.locking.seeding import SameCode, seeding, sources
+from runner.locking.step import Advanced, advance_search, draw_sample
+from runner.manifest.seeds import Seeding
+from runner.observe.looks import Observer
+from runner.observe.model import Observation
+from runner.plan.catalog import Catalog
+from runner.search.rounds import Round, RoundVerdict
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """One search's step: what was decided (`done.step`), and the round written, if any."""
+
+    shown: str
+    """The manifest's path, as the lines name it."""
+    sweep: Sweep
+    """The sweep as loaded (before this step): its search."""
+    done: Advanced
+    round: Round | None = None
+    """The round (or rung) proposed and written to the lock; None when none was."""
+
+
+@dataclass(frozen=True)
+class Drew:
+    """What `lock` did (or did not do) for one manifest's sample."""
+
+    shown: str
+    sweep: Sweep
+    done: Advanced | None = None
+    """The draw, when there was one."""
+    said: str = ""
+    """Why there was none, or what went wrong (the draw's error), in one line."""
+    failed: bool = False
+
+
+def draws(cat: Catalog, placed: Collection[str] = ()) -> list[Drew]:
+    """`lock`'s second step: draw (or keep) each drawn sample's points (a halving's rung 0 too:
+    its later rungs are `propose`'s); an adaptive one is `propose`'s. One manifest's problem
+    does not stop the others. `placed`: the sweeps whose clusters the first step locked
+    (nothing else to say of them)."""
+    out: list[Drew] = []
+    for sweep in cat.sweeps:
+        loaded, shown, search = cat.loaded[sweep.name], str(sweep.path), sweep.search
+        sample = search.sample
+        if sample is None:
+            if sweep.name not in placed:
+                said = "no params.sample nor cluster selector: nothing to lock"
+                out.append(Drew(shown, sweep, said=said))
+            continue
+        if isinstance(search.strategy, Adaptive):
+            said = (
+                f"method {sample.method} proposes its points round by round from the results:"
+                f" run {invoked()} propose {shown}"
+            )
+            out.append(Drew(shown, sweep, said=said))
+            continue
+        try:
+            command = f"{invoked()} lock {shown}"
+            done = draw_sample(loaded, cat.root / shown, command)
+        except MissingExtra:
+            raise  # every drawn sample needs scipy: one line, not one per manifest
+        except RunnerError as exc:
+            out.append(Drew(shown, sweep, said=str(exc), failed=True))
+            continue
+        out.append(Drew(shown, sweep, done))
+    return out
+
+
+def searching(cat: Catalog) -> list[str]:
+    """The sweeps whose search advances step by step from results (`propose`'s): an adaptive
+    search, or a successive halving."""
+    return [s.name for s in cat.sweeps if s.search.steps]
+
+
+def proposals(cat: Catalog, looks: Observer, same: SameCode) -> list[Proposed]:
+    """Each stepping search's next step (`searching`), from the phase's observer (the readers'
+    one: `runner.observe.sweeps.observer`); `same`: whether a commit ran the code checked out
+    now (a warm start's `commit: same`)."""
+    return [_next(cat, name, looks, same) for name in searching(cat)]
+
+
+def _next(cat: Catalog, name: str, looks: Observer, same: SameCode) -> Proposed:
+    loaded = cat.loaded[name]
+    sweep, shown = loaded.sweep, str(loaded.sweep.path)
+
+    def observe() -> Observation:
+        (plan,) = cat.plans_of([name], cat.ledgers(looks.backend.layout))
+        return looks.observation(plan)
+
+    def others() -> Seeding:
+        return seeding(sweep.search, sources(cat, sweep.search, looks.backend), same)
+
+    command = f"{invoked()} propose {shown}"
+    done = advance_search(loaded, cat.root / shown, command, observe, others)
+    if done.step.verdict is not RoundVerdict.PROPOSED or done.text is None:
+        return Proposed(shown, sweep, done)
+    lock = done.lock.relative_to(cat.root).as_posix()
+    round_ = Round(sweep, lock, done.text, done.step, done.hours)
+    return Proposed(shown, sweep, done, round_)
