@@ -19,7 +19,9 @@ import pytest
 
 from runner.analysis import findings
 from runner.cli import main
+from runner.commands.report import ReportArgs, aim
 from runner.core.aims import Aim, Aims, Goal
+from runner.core.errors import RunnerError
 from runner.core.sample import Distribution, Kind, Method, Sample
 from runner.core.search import Adaptive, Search
 from runner.observe.model import ROUND, Observation, PointResult, point_state
@@ -130,8 +132,10 @@ def test_without_matplotlib_the_page_draws_mermaid_charts_and_writes_no_image(
 # -- the findings, pure ------------------------------------------------------------------------
 
 
-def _point(i: int, params: dict[str, Any], state: str, loss: float | None) -> PointResult:
-    metrics = {} if loss is None else {"loss": loss}
+def _point(
+    i: int, params: dict[str, Any], state: str, loss: float | None, **more: float
+) -> PointResult:
+    metrics = {**({} if loss is None else {"loss": loss}), **more}
     return PointResult(
         "=",
         f"s-{i}",
@@ -149,9 +153,9 @@ def _results(
     points: list[PointResult],
     axes: tuple[str, ...] = ("x", "y"),
     sample: Sample | None = None,
-    aim: Aim | None = None,
+    objective: Aim | None = None,
 ) -> Observation:
-    aims = Aims((aim or Aim("loss", Goal.MINIMIZE),))
+    aims = Aims((objective or Aim("loss", Goal.MINIMIZE),))
     search = Search() if sample is None else Search(Adaptive(sample), aims)
     return Observation("s", "sweeps/s.yaml", False, axes, tuple(points), search=search)
 
@@ -608,3 +612,28 @@ def test_against_alone_judges_no_importance_it_would_not_show(
     assert capsys.readouterr() == shown
     with pytest.raises(AssertionError, match="importance judged"):
         main(["--debug", *argv, "--output", str(tmp_path / "out")])
+
+
+def test_a_metric_asked_for_takes_its_goal_from_the_sweep_or_needs_goal() -> None:
+    """Issue 46: `--metric accuracy` on a sweep that minimizes loss borrowed minimize and named
+    the worst accuracy best; a metric that is not one of the sweep's objectives needs `--goal`."""
+    space = (Distribution("x", Kind.UNIFORM, (0.0, 1.0)),)
+    sample = Sample(Method.TPE, 8, 0, 4, space, batch=2)
+    points = [
+        _point(i, {"x": i / 10}, "succeeded", loss, accuracy=acc)
+        for i, (loss, acc) in enumerate([(0.3, 0.55), (0.2, 0.91), (0.4, 0.73)])
+    ]
+    results = _results(points, ("x",), sample, Aim("loss", Goal.MINIMIZE))
+    with pytest.raises(RunnerError, match="accuracy is not an objective of sweep s") as caught:
+        aim(results, ReportArgs(metric="accuracy"))
+    assert "(it is judged by loss (minimize)): pass --goal minimize or --goal maximize" in str(
+        caught.value
+    )
+    assert aim(results, ReportArgs(metric="loss")) == Aim("loss", Goal.MINIMIZE)
+    assert aim(results, ReportArgs()) == Aim("loss", Goal.MINIMIZE)
+    chosen = aim(results, ReportArgs(metric="accuracy", goal="maximize"))
+    assert chosen == Aim("accuracy", Goal.MAXIMIZE)
+    page = findings.find(results, chosen.metric, chosen.goal)
+    assert page.best is not None and page.best.metrics["accuracy"] == 0.91
+    maximizing = _results(points, ("x",), sample, Aim("accuracy", Goal.MAXIMIZE))
+    assert aim(maximizing, ReportArgs(metric="accuracy")) == Aim("accuracy", Goal.MAXIMIZE)

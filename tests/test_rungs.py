@@ -401,3 +401,56 @@ def test_promotion_keeps_the_best_finished_n_over_eta_whatever_the_rung(
         assert not goal.better(float(t.value or 0), float(worst.value or 0))
         assert t.value != worst.value or t.key > max(k.key for k in kept if k.value == t.value)
     assert rungs.promote(half, list(reversed(told))) == promoted  # the order told never matters
+
+
+def test_a_halving_stopped_by_max_failures_says_so_at_once_in_propose_and_status(
+    tmp_path: Path,
+) -> None:
+    """Review bug E: the guardrail holds the rung's unsubmitted points, so they never end, and
+    the halving said "waits for N point(s) not submitted yet" for ever."""
+    text = halving().replace("params:\n", "max_running: 4\nmax_failures: 1\nparams:\n", 1)
+    write_manifest(tmp_path, text, "halving.yaml")
+    backend = FakeBackend()
+    _submit(tmp_path, backend)  # 4 of rung 0's 9 points: max_running
+    assert len(backend.made) == 4
+    _finish(tmp_path, backend, 0, {k: None for k in LOSS})  # the 4 that ran failed
+    _submit(tmp_path, backend)  # the stop holds the other 5: never submitted
+    assert len(backend.made) == 4
+    cat = catalog.load(tmp_path, [SHOWN], Locks.MAY_BE_STALE)
+    (proposed,) = proposals(cat, sweeps.observer(cat, backend), same_code(tmp_path))
+    assert proposed.done.step.verdict is RoundVerdict.STOPPED
+    assert proposed.done.step.stop == "stopped: 4 failed (max_failures 1)"
+    (seen,) = sweeps.observe(catalog.load(tmp_path, [SHOWN]), backend)
+    assert "note: stopped: 4 failed (max_failures 1)" in status.table(seen)
+
+
+def test_a_halving_whose_point_is_canceled_or_gone_stops_and_names_it(tmp_path: Path) -> None:
+    """A point taken out of a stepping search (canceled with `cancel`, or deleted from the
+    backend) cannot be ranked: the search stops there, naming it, instead of promoting without
+    it or waiting for it forever; a rerun of the point lets it go on."""
+    write_manifest(tmp_path, halving(), "halving.yaml")
+    backend = FakeBackend()
+    _submit(tmp_path, backend)
+    _finish(tmp_path, backend, 0, LOSS)
+    (plan,) = catalog.load(tmp_path, ()).plans()
+    gone = plan.rows[4].name
+    del backend.made[gone]  # deleted in Beaker's UI
+    cat = catalog.load(tmp_path, [SHOWN], Locks.MAY_BE_STALE)
+    (proposed,) = proposals(cat, sweeps.observer(cat, backend), same_code(tmp_path))
+    assert proposed.done.step.verdict is RoundVerdict.STOPPED and proposed.round is None
+    assert proposed.done.step.stop.startswith(f"stopped: {gone} is recorded in the ledger but")
+    (seen,) = sweeps.observe(catalog.load(tmp_path, [SHOWN]), backend)
+    assert f"note: stopped: {gone} is recorded in the ledger" in status.table(seen)
+
+    write_manifest(tmp_path, halving(), "halving.yaml")  # a fresh story: a point canceled
+    store = catalog.load(tmp_path, ()).ledgers()
+    entries = store.read("halving").entries.values()
+    (entry,) = [e for e in entries if e.experiment == plan.rows[1].name]
+    store.record("halving", [dataclasses.replace(entry, canceled_at="2026-11-28T00:00:00Z")])
+    backend.made[gone] = [dataclasses.replace(backend.made[plan.rows[0].name][-1], name=gone)]
+    cat = catalog.load(tmp_path, [SHOWN], Locks.MAY_BE_STALE)
+    (proposed,) = proposals(cat, sweeps.observer(cat, backend), same_code(tmp_path))
+    assert proposed.done.step.stop.startswith(
+        f"stopped: {plan.rows[1].name} was canceled with `cancel`; the search goes on once it"
+        f" runs again (python -m runner submit --restart --points {plan.rows[1].name})"
+    )

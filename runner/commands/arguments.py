@@ -177,13 +177,14 @@ def _report(commands: Subparsers) -> None:
     parser.add_argument(
         "--metric",
         metavar="NAME",
-        help="the metric to rank by (default: an adaptive search's own, else the first numeric"
+        help="the metric to rank by (default: the sweep's objective, else the first numeric"
         " metric by name)",
     )
     parser.add_argument(
         "--goal",
         choices=GOALS,
-        help="which way is better (default: an adaptive search's own, else minimize)",
+        help="which way is better (default: the sweep's own for one of its objectives; required"
+        " for another --metric)",
     )
     parser.add_argument(
         "--output",

@@ -163,16 +163,27 @@ def against(
 
 def aim(results: Observation, args: ReportArgs) -> Aim:
     """The metric and goal the sweep is judged by: those asked for, else the sweep's own
-    objective's (no metric, said on stderr, when the sweep has no number yet)."""
-
-    objective = results.objective
-    goal = Goal(args.goal or (objective.goal if objective is not None else Goal.MINIMIZE))
+    objective's (no metric, said on stderr, when the sweep has no number yet). A metric asked
+    for takes its direction from the sweep's objectives when it is one of them; another needs
+    `--goal` (RunnerError: exit 1), never a direction borrowed from another metric."""
     try:
         metric = defaults(results, args.metric)
     except RunnerError as exc:
         stderr(f"report: {exc}")
         metric = ""
-    return Aim(metric, goal)
+    if args.goal:
+        return Aim(metric, Goal(args.goal))
+    own = results.search.aims.goal_of(metric)
+    if own is not None:
+        return Aim(metric, own)
+    if args.metric:
+        said = results.objective
+        why = f"it is judged by {said.metric} ({said.goal})" if said else "it names no objective"
+        raise RunnerError(
+            f"{results.path}: {metric} is not an objective of sweep {results.name} ({why}): pass"
+            " --goal minimize or --goal maximize"
+        )
+    return Aim(metric, Goal.MINIMIZE)  # the first numeric metric of a sweep that names none
 
 
 def write(f: Findings, directory: Path) -> list[Path]:

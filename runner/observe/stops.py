@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from runner.backends import ExperimentState
+from runner.core.aims import feasibility
 from runner.core.invoked import invoked
 from runner.core.model import Sweep
 from runner.observe.model import Absent, PointResult, SweepStop
@@ -66,7 +67,9 @@ def _limits(sweep: Sweep, points: Sequence[PointResult]) -> SweepStop | None:
     target = sweep.limits.stop_when
     if target is None:
         return None
-    for point in points:  # manifest order: the first that reached it is named
+    limits = sweep.search.aims.constraints  # a point that breaks one reaches nothing
+    kept = (p for p in points if feasibility(limits, p.number).counts)
+    for point in kept:  # manifest order: the first that reached it is named
         value = point.finished(target.metric)
         if value is not None and target.reached(value):
             reason = (
