@@ -176,7 +176,7 @@ def test_an_include_joins_rung_0(tmp_path: Path) -> None:
     )
 
 
-def test_a_rung_point_costs_its_share_of_the_full_length_and_the_plan_shows_each_rung(
+def test_a_rung_point_runs_and_costs_its_share_of_the_full_length_and_the_plan_shows_each_rung(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_manifest(tmp_path, halving(), "halving.yaml")
@@ -193,13 +193,15 @@ def test_a_rung_point_costs_its_share_of_the_full_length_and_the_plan_shows_each
 
     assert main(["-C", str(tmp_path), "expand", "--plan"]) == 0
     assert (
-        "Successive halving, GPU-hours expected: rung 0 (steps=100): 9 point(s), 18; rung 1"
-        " (steps=300): 3 point(s), 18; rung 2 (steps=900, projected): 1 point(s), 18. The"
-        " whole search: 54, 33% of the full grid's 162 (9 configuration(s) at steps=900)."
+        "Successive halving, GPU-hours expected: rung 0 (steps=100, timeout 1h00m): 9 point(s),"
+        " 18; rung 1 (steps=300, timeout 3h00m): 3 point(s), 18; rung 2 (steps=900, timeout"
+        " 9h00m, projected): 1 point(s), 18. The whole search: 54, 33% of the full grid's 162"
+        " (9 configuration(s) at steps=900)."
     ) in capsys.readouterr().out
     assert main(["-C", str(tmp_path), "expand", "--plan", "--format", "markdown"]) == 0
     assert "The whole search: 54, 33% of the full grid's 162" in capsys.readouterr().out  # comment
     assert main(["-C", str(tmp_path), "expand", "--plan", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)["sweeps"][0]["halving"]
     assert [r["expected"] for r in document["rungs"]] == [18.0, 18.0, 18.0]
+    assert [r["timeout_seconds"] for r in document["rungs"]] == [3600, 3 * 3600, 9 * 3600]
     assert document["full"]["expected"] == 162.0

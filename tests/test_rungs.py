@@ -335,7 +335,8 @@ def test_the_committed_example_plans_its_halving_at_15_percent_of_the_full_grid(
 ) -> None:
     assert main(["-C", str(PROJECT), "expand", "--plan", "sweeps/halving.yaml"]) == 0
     out = capsys.readouterr().out
-    assert "rung 3 (steps=2700, projected): 1 point(s), 1." in out  # 27 → 9 → 3 → 1
+    assert "rung 3 (steps=2700, timeout 1h00m, projected): 1 point(s), 1." in out  # 27 → 9 → 3 → 1
+    assert "rung 0 (steps=100, timeout 2m14s): 27 point(s), 1.0;" in out  # 3 600 s × 1/27, ceiled
     assert "The whole search: 4.0, 15% of the full grid's 27 (27 configuration(s)" in out
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from runner.core.errors import Problem
 from runner.core.invoked import invoked
-from runner.core.ladder import PARENT, RUNG, Ladder
+from runner.core.ladder import MIN_TIMEOUT, PARENT, RUNG, Ladder
 from runner.core.marks import Document, KeyPath, field_path
 from runner.core.model import BUILTINS, Axis, Cell, Point, Space
 from runner.core.space import iter_points
@@ -26,6 +26,7 @@ from runner.core.values import InvalidValue, Value, canonical_json, checked
 from runner.manifest import conditions as conditioned
 from runner.manifest.sample import Goal, Sample, row_identity
 from runner.render import template
+from runner.render.durations import to_nanoseconds
 
 OWN = {RUNG: "each point's rung", PARENT: "{parent}: the experiment a promoted point resumes"}
 """The names a halving gives every point, or its tasks: no parameter may take them."""
@@ -85,7 +86,7 @@ def parse_fidelity(
     # a bound refused above: one budget stands in, so that its name stays known to the templates
     low, high = (bounds["min"], bounds["max"]) if len(bounds) == 2 else (1, 1)
     fidelity = Fidelity(
-        Ladder(param, rung_values(low, high, eta), eta),
+        Ladder(param, rung_values(low, high, eta), eta, _min_timeout(raw.get("min_timeout"))),
         str(raw["metric"]),
         Goal(raw.get("goal", Goal.MINIMIZE)),
     )
@@ -98,6 +99,11 @@ def parse_fidelity(
             False,
         )
     return fidelity
+
+
+def _min_timeout(text: str | None) -> int:
+    """`min_timeout` in nanoseconds (the schema has checked its syntax), or the default."""
+    return MIN_TIMEOUT if text is None else to_nanoseconds(text)
 
 
 def _problems(
