@@ -20,10 +20,7 @@ from runner.manifest import Loaded, load
 from runner.manifest.fidelity import (
     RUNGS,
     RungLock,
-    belonging,
-    configuration_names,
     rung_values,
-    rung_zero,
     rungs_json,
 )
 from runner.manifest.lock import lock_path, lock_text, parse_lock
@@ -31,7 +28,7 @@ from runner.manifest.sample import Sample
 from runner.plan import catalog, cost
 from runner.render.shape import PARENT_KEY
 from tests.conftest import PROJECT
-from tests.helpers import halving, write_manifest
+from tests.helpers import halving, promote, write_manifest
 
 SHOWN = "sweeps/halving.yaml"
 
@@ -43,16 +40,7 @@ def _loaded(root: Path) -> Loaded:
 def _promote(root: Path, *chosen: tuple[int, int]) -> str:
     """Write the lock `propose` would write promoting rung 0's configurations `chosen`
     ((rung, index of the configuration in rung 0)); its text."""
-    loaded = _loaded(root)
-    assert loaded.fidelity is not None
-    space = loaded.sweep.space
-    names, configurations = configuration_names(space), rung_zero(space)
-    of = belonging(loaded.fidelity, names, configurations)
-    promoted = tuple((k, configurations[i]) for k, i in chosen)
-    rungs = {RUNGS: rungs_json(RungLock(of, names, promoted))}
-    text = lock_text(None, (), "python -m runner propose", None, rungs)
-    lock_path(root / SHOWN).write_text(text, encoding="utf-8")
-    return text
+    return promote(root, SHOWN, chosen)
 
 
 def _env(spec: Mapping[str, Any]) -> dict[str, str]:
