@@ -312,3 +312,23 @@ def test_a_changed_rung_timeout_drifts_the_submitted_points_and_runs_nothing_aga
     capsys.readouterr()
     assert main(["-C", str(tmp_path), "submit", "--backend", "beaker"]) == 0
     assert len(fake_beaker.experiments()) == 9
+
+
+def test_a_halving_without_timeout_is_unbounded_at_every_rung_and_the_plan_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = halving().replace("  timeout: 9h\n", "  expected_runtime: 9h\n")
+    write_manifest(
+        tmp_path, text.replace("metric: loss}", "metric: loss, min_timeout: 1h}"), "h.yaml"
+    )
+    plan = _plan(tmp_path)
+    assert all("timeout" not in r.rendered.spec["tasks"][0] for r in plan.rows if r.rendered)
+    assert all(c.unbounded for c in cost.plan_cost(plan).rows.values())
+    capsys.readouterr()
+    assert main(["-C", str(tmp_path), "expand", "--plan"]) == 0
+    out = capsys.readouterr().out
+    assert "rung 0 (steps=100): 9 point(s), 18;" in out  # expected: 9 × 2 GPUs × 100 / 900 of 9 h
+    assert (
+        "No rung has a timeout (no beaker.timeout): each may run, and spend, without bound." in out
+    )
+    assert "UNBOUNDED: 9 point(s) with GPUs and no timeout" in out

@@ -137,6 +137,7 @@ UNRELEASED = [
     ("docs/search.md", "## Known points and a warm start"),
     ("docs/search.md", "## Two objectives and constraints"),
     ("docs/manifest.md", "| `params.fidelity: {param, min, max, eta, metric, goal}` |"),
+    ("docs/manifest.md", "| `params.fidelity.min_timeout: 20m` |"),
     ("docs/manifest.md", "| `params.sample.enqueue:"),
     ("docs/manifest.md", "| `params.sample.seed_from:"),
     ("docs/manifest.md", "| `params.sample.constraints:"),
