@@ -20,7 +20,7 @@ from runner.cli import main
 from runner.core.ladder import MIN_TIMEOUT, Ladder
 from runner.manifest.lock import lock_path
 from runner.manifest.schema import SWEEP_SCHEMA, schema_document
-from runner.plan import PlanStatus, SweepPlan, budget, catalog, cost, policy
+from runner.plan import PlanStatus, Row, SweepPlan, budget, catalog, cost, policy
 from runner.render.durations import to_nanoseconds
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
@@ -60,6 +60,13 @@ def spec_gpu_hours(spec: Mapping[str, Any]) -> float:
             return math.inf
         hours += gpus * task.get("replicas", 1) * task["timeout"] / (3600 * 10**9)
     return hours
+
+
+def _spec(row: Row) -> Mapping[str, Any]:
+    """The spec a row's point would be submitted with, parsed from its JSON text."""
+    assert row.rendered is not None
+    spec: Mapping[str, Any] = json.loads(row.rendered.spec_json)
+    return spec
 
 
 def up_to(spent: cost.Cost) -> float:
@@ -106,7 +113,7 @@ def _check_rungs(root: Path, shown: str, capsys: pytest.CaptureFixture[str]) -> 
             # the costliest configurations go on, as the projection assumed
             dearest = sorted(
                 range(len(configurations)),
-                key=lambda i: -spec_gpu_hours(json.loads(configurations[i].rendered.spec_json)),  # type: ignore[union-attr]
+                key=lambda i: -spec_gpu_hours(_spec(configurations[i])),
             )
             chosen += [(rung, i) for i in sorted(dearest[: sizes[rung]])]
             promote(root, shown, chosen)
@@ -114,16 +121,16 @@ def _check_rungs(root: Path, shown: str, capsys: pytest.CaptureFixture[str]) -> 
         halving = cost.halving_cost(plan)
         assert halving is not None
         known = [r for r in plan.rows if ladder.rung(dict(r.params)) == rung]
-        hours = sum(spec_gpu_hours(json.loads(r.rendered.spec_json)) for r in known)  # type: ignore[union-attr]
+        hours = sum(spec_gpu_hours(_spec(r)) for r in known)
         here = halving.rungs[rung]
         assert not here.projected and here.cost.points == len(known) == sizes[rung]
         assert up_to(here.cost) == pytest.approx(hours)
         if projected is not None:
             assert up_to(projected) == pytest.approx(hours)
-        assert {r.rendered.spec["tasks"][0].get("timeout") for r in known} == {here.timeout}  # type: ignore[union-attr]
+        assert {_spec(r)["tasks"][0].get("timeout") for r in known} == {here.timeout}
         projected = halving.rungs[rung + 1].cost if rung + 1 < len(ladder.values) else None
     last = [r for r in plan.rows if ladder.rung(dict(r.params)) == len(ladder.values) - 1]
-    full_length = {r.rendered.spec["tasks"][0].get("timeout") for r in last}  # type: ignore[union-attr]
+    full_length = {_spec(r)["tasks"][0].get("timeout") for r in last}
     written = plan.sweep.placement.timeout
     assert full_length == {None if written is None else to_nanoseconds(written)}
 
@@ -276,6 +283,12 @@ def test_a_rungs_timeout_is_its_share_rounded_up_to_seconds_at_least_the_floor_a
     assert ladder.timeout(to_nanoseconds("90.5s"), 0) == to_nanoseconds("90.5s")  # floor, capped
 
 
+def _floor(root: Path) -> int:
+    ladder = _plan(root).sweep.space.ladder
+    assert ladder is not None
+    return ladder.min_timeout
+
+
 def test_the_default_floor_is_the_one_the_schema_documents(tmp_path: Path) -> None:
     assert to_nanoseconds("10m") == MIN_TIMEOUT
     (fidelity,) = [
@@ -285,13 +298,13 @@ def test_the_default_floor_is_the_one_the_schema_documents(tmp_path: Path) -> No
     ]
     assert "(default '10m')" in fidelity
     write_manifest(tmp_path, halving(), "halving.yaml")
-    assert _plan(tmp_path).sweep.space.ladder.min_timeout == MIN_TIMEOUT  # type: ignore[union-attr]
+    assert _floor(tmp_path) == MIN_TIMEOUT
     write_manifest(
         tmp_path,
         halving().replace("metric: loss}", "metric: loss, min_timeout: 1h30m}"),
         "halving.yaml",
     )
-    assert _plan(tmp_path).sweep.space.ladder.min_timeout == 90 * 60 * SECOND  # type: ignore[union-attr]
+    assert _floor(tmp_path) == 90 * 60 * SECOND
 
 
 def test_a_changed_rung_timeout_drifts_the_submitted_points_and_runs_nothing_again(

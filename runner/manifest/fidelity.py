@@ -85,8 +85,9 @@ def parse_fidelity(
             add((*FIDELITY, key), str(exc), False)
     # a bound refused above: one budget stands in, so that its name stays known to the templates
     low, high = (bounds["min"], bounds["max"]) if len(bounds) == 2 else (1, 1)
+    floor = to_nanoseconds(raw["min_timeout"]) if "min_timeout" in raw else MIN_TIMEOUT
     fidelity = Fidelity(
-        Ladder(param, rung_values(low, high, eta), eta, _min_timeout(raw.get("min_timeout"))),
+        Ladder(param, rung_values(low, high, eta), eta, floor),
         str(raw["metric"]),
         Goal(raw.get("goal", Goal.MINIMIZE)),
     )
@@ -99,11 +100,6 @@ def parse_fidelity(
             False,
         )
     return fidelity
-
-
-def _min_timeout(text: str | None) -> int:
-    """`min_timeout` in nanoseconds (the schema has checked its syntax), or the default."""
-    return MIN_TIMEOUT if text is None else to_nanoseconds(text)
 
 
 def _problems(

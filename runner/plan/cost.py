@@ -210,20 +210,20 @@ class HalvingCost:
         return total(r.cost for r in self.rungs)
 
 
-def halving_cost(plan: SweepPlan, renderer: Renderer | None = None) -> HalvingCost | None:
+def halving_cost(plan: SweepPlan) -> HalvingCost | None:
     """Each rung's GPU-hours, and every configuration at full length; None for a sweep that is
     no halving or uses no GPUs. A rung not proposed yet is priced as the rung that may cost the
     most: the costliest of rung 0's configurations, as many as it will hold, each rendered at
-    that rung (`renderer`: the sweep's, compiled once; one is made when not given)."""
+    that rung."""
     sweep, ladder = plan.sweep, plan.sweep.space.ladder
-    rows = [r for r in plan.rows if r.rendered is not None]
-    if ladder is None or not rows or not _uses_gpus(sweep):
+    rendered = [r.rendered for r in plan.rows if r.rendered is not None]
+    if ladder is None or not rendered or not _uses_gpus(sweep):
         return None
     price = _pricer(sweep)
     by_rung: dict[int, list[Rendered]] = {}
-    for row in rows:
-        by_rung.setdefault(ladder.rung(dict(row.params)), []).append(row.rendered)  # type: ignore[arg-type]
-    at = _at_rung(sweep, ladder, by_rung.get(0, []), renderer or Renderer(sweep), price)
+    for point in rendered:
+        by_rung.setdefault(ladder.rung(dict(point.params)), []).append(point)
+    at = _at_rung(sweep, ladder, by_rung.get(0, []), Renderer(sweep), price)
     last = len(ladder.values) - 1
     sizes = ladder.sizes(len(by_rung.get(0, [])))
     out = []
