@@ -10,14 +10,26 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner import ledger
+from runner import ledger, manifest, yaml12
+from runner.cli import main
 from runner.core.errors import Problem
+from runner.core.locked import RungLock
 from runner.core.marks import Document
 from runner.core.model import Space, Sweep
 from runner.manifest import load_manifest
+from runner.manifest.clusters import selector
+from runner.manifest.fidelity import (
+    RUNGS,
+    belonging,
+    configuration_names,
+    rung_zero,
+    rungs_json,
+)
+from runner.manifest.lock import lock_path, lock_text
 from runner.manifest.params import parse_params
 from tests.conftest import PROJECT
 
@@ -99,6 +111,54 @@ def minimal(root: Path, name: str = "demo", extra: str = "", body: str | None = 
 
 def load(root: Path, path: Path) -> Sweep:
     return load_manifest(path, path.relative_to(root).as_posix())
+
+
+DOC_PAGES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
+DOC_BLOCKS = [
+    (page, index, text)
+    for page in DOC_PAGES
+    for index, text in enumerate(re.findall(r"```yaml\n(.*?)```", page.read_text(), re.S))
+]
+"""Every YAML block of README.md and the docs pages: (page, its index on the page, its text)."""
+
+
+def is_manifest(text: str) -> bool:
+    """Whether a YAML block is a manifest (not a params fragment, a policy, a configuration)."""
+    data = yaml12.load(text, "block").data
+    return isinstance(data, dict) and "tasks" in data
+
+
+def ready(root: Path, text: str, fake_beaker: Callable[[], FakeBeaker]) -> Path:
+    """A manifest written as `sweeps/block.yaml` under `root` with what it needs to plan: its
+    clusters resolved (on the fake Beaker `fake_beaker()` returns) when a selector names them,
+    a sample's lock drawn, an adaptive one's first round proposed; its path."""
+    path = write_manifest(root, text, "block.yaml")
+    data = yaml12.load(text, "block").data
+    if selector(data["beaker"]) is not None:
+        add_six_clusters(fake_beaker())
+        assert main(["-C", str(root), "lock"]) == 0
+    sample = (data.get("params") or {}).get("sample")
+    if sample is not None:
+        draw = ["propose", "--backend", "local"] if sample.get("method") == "tpe" else ["lock"]
+        assert main(["-C", str(root), *draw]) == 0
+    return path
+
+
+def promote(root: Path, shown: str, chosen: Sequence[tuple[int, int]]) -> str:
+    """Write the lock `propose` would write for the grid's halving at `root / shown`, promoting
+    rung 0's configurations `chosen` ((rung, index of the configuration in rung 0)); its text."""
+    loaded = manifest.load(root / shown, shown)
+    search = loaded.sweep.search
+    halving, aim = search.halving, search.aims.first
+    assert halving is not None and aim is not None and search.sample is None
+    space = loaded.sweep.space
+    names, configurations = configuration_names(space), rung_zero(space)
+    of = belonging(halving.ladder, aim, names, configurations)
+    promoted = tuple((k, configurations[i]) for k, i in chosen)
+    rungs = {RUNGS: rungs_json(RungLock(of, names, promoted))}
+    text = lock_text(None, (), "python -m runner propose", None, rungs)
+    lock_path(root / shown).write_text(text, encoding="utf-8")
+    return text
 
 
 # The six-point sweep the submit and GitOps tests create on the fake Beaker.

@@ -21,17 +21,14 @@ from runner.core.space import iter_points
 from runner.manifest import Loaded, load
 from runner.manifest.fidelity import (
     RUNGS,
-    belonging,
-    configuration_names,
     rung_values,
-    rung_zero,
     rungs_json,
 )
 from runner.manifest.lock import lock_path, lock_text, parse_lock
 from runner.plan import catalog, cost
 from runner.render.shape import PARENT_KEY
 from tests.conftest import PROJECT
-from tests.helpers import halving, write_manifest
+from tests.helpers import halving, promote, write_manifest
 
 SHOWN = "sweeps/halving.yaml"
 
@@ -43,17 +40,7 @@ def _loaded(root: Path) -> Loaded:
 def _promote(root: Path, *chosen: tuple[int, int]) -> str:
     """Write the lock `propose` would write promoting rung 0's configurations `chosen`
     ((rung, index of the configuration in rung 0)); its text."""
-    loaded = _loaded(root)
-    halving, aim = loaded.sweep.search.halving, loaded.sweep.search.aims.first
-    assert halving is not None and aim is not None
-    space = loaded.sweep.space
-    names, configurations = configuration_names(space), rung_zero(space)
-    of = belonging(halving.ladder, aim, names, configurations)
-    promoted = tuple((k, configurations[i]) for k, i in chosen)
-    rungs = {RUNGS: rungs_json(RungLock(of, names, promoted))}
-    text = lock_text(None, (), "python -m runner propose", None, rungs)
-    lock_path(root / SHOWN).write_text(text, encoding="utf-8")
-    return text
+    return promote(root, SHOWN, chosen)
 
 
 def _env(spec: Mapping[str, Any]) -> dict[str, str]:
@@ -177,7 +164,7 @@ def test_an_include_joins_rung_0(tmp_path: Path) -> None:
     )
 
 
-def test_a_rung_point_costs_its_share_of_the_full_length_and_the_plan_shows_each_rung(
+def test_a_rung_point_runs_and_costs_its_share_of_the_full_length_and_the_plan_shows_each_rung(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_manifest(tmp_path, halving(), "halving.yaml")
@@ -194,13 +181,15 @@ def test_a_rung_point_costs_its_share_of_the_full_length_and_the_plan_shows_each
 
     assert main(["-C", str(tmp_path), "expand", "--plan"]) == 0
     assert (
-        "Successive halving, GPU-hours expected: rung 0 (steps=100): 9 point(s), 18; rung 1"
-        " (steps=300): 3 point(s), 18; rung 2 (steps=900, projected): 1 point(s), 18. The"
-        " whole search: 54, 33% of the full grid's 162 (9 configuration(s) at steps=900)."
+        "Successive halving, GPU-hours expected: rung 0 (steps=100, timeout 1h00m): 9 point(s),"
+        " 18; rung 1 (steps=300, timeout 3h00m): 3 point(s), 18; rung 2 (steps=900, timeout"
+        " 9h00m, projected): 1 point(s), 18. The whole search: 54, 33% of the full grid's 162"
+        " (9 configuration(s) at steps=900)."
     ) in capsys.readouterr().out
     assert main(["-C", str(tmp_path), "expand", "--plan", "--format", "markdown"]) == 0
     assert "The whole search: 54, 33% of the full grid's 162" in capsys.readouterr().out  # comment
     assert main(["-C", str(tmp_path), "expand", "--plan", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)["sweeps"][0]["halving"]
     assert [r["expected"] for r in document["rungs"]] == [18.0, 18.0, 18.0]
+    assert [r["timeout_seconds"] for r in document["rungs"]] == [3600, 3 * 3600, 9 * 3600]
     assert document["full"]["expected"] == 162.0

@@ -9,6 +9,7 @@ Everything runs through the readers' own entry points on the fake at the port.""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 from runner.analysis import aiming
@@ -73,7 +74,7 @@ def _ran(root: Path, backend: FakeBackend, hook: Webhook) -> dict[str, tuple[flo
     return ran
 
 
-def _row_of(root: Path) -> object:
+def _row_of(root: Path) -> Callable[[str], int]:
     """Experiment name -> its place in the lock (round 0's order)."""
     (plan,) = catalog.load(root, ["sweeps/acc.yaml"]).plans()
     order = {row.name: i for i, row in enumerate(plan.rows)}

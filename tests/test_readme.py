@@ -10,18 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from runner import yaml12
 from runner.cli import main
-from runner.manifest.clusters import selector
 from tests.conftest import PROJECT
-from tests.helpers import add_six_clusters
-
-PAGES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
-BLOCKS = [
-    (page, index, text)
-    for page in PAGES
-    for index, text in enumerate(re.findall(r"```yaml\n(.*?)```", page.read_text(), re.S))
-]
+from tests.helpers import DOC_BLOCKS as BLOCKS
+from tests.helpers import is_manifest, ready
 
 
 def test_the_readme_and_the_docs_have_yaml_blocks() -> None:
@@ -42,19 +34,9 @@ def test_every_yaml_block_parses_and_manifests_validate(
     capsys: pytest.CaptureFixture[str],
     request: pytest.FixtureRequest,
 ) -> None:
-    doc = yaml12.load(text, f"{page.name} block {index}")
-    if not isinstance(doc.data, dict) or "tasks" not in doc.data:
+    if not is_manifest(text):
         return  # not a manifest (a params fragment, a policy, the pre-commit configuration)
-    path = tmp_path / "sweeps" / "block.yaml"
-    path.parent.mkdir()
-    path.write_text(text)
-    if selector(doc.data["beaker"]) is not None:  # its clusters are resolved on the wire fake
-        add_six_clusters(request.getfixturevalue("fake_beaker"))
-        assert main(["-C", str(tmp_path), "lock"]) == 0, capsys.readouterr().err
-    sample = (doc.data.get("params") or {}).get("sample")
-    if sample is not None:  # an adaptive one's first round is proposed, a sampled one drawn
-        draw = ["propose", "--backend", "local"] if sample.get("method") == "tpe" else ["lock"]
-        assert main(["-C", str(tmp_path), *draw]) == 0, capsys.readouterr().err
+    ready(tmp_path, text, lambda: request.getfixturevalue("fake_beaker"))
     assert main(["-C", str(tmp_path), "validate"]) == 0, capsys.readouterr().err
 
 
@@ -155,6 +137,7 @@ UNRELEASED = [
     ("docs/search.md", "## Known points and a warm start"),
     ("docs/search.md", "## Two objectives and constraints"),
     ("docs/manifest.md", "| `params.fidelity: {param, min, max, eta, metric, goal}` |"),
+    ("docs/manifest.md", "| `params.fidelity.min_timeout: 20m` |"),
     ("docs/manifest.md", "| `params.sample.enqueue:"),
     ("docs/manifest.md", "| `params.sample.seed_from:"),
     ("docs/manifest.md", "| `params.sample.constraints:"),

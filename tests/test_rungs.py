@@ -157,9 +157,10 @@ LOSS: dict[tuple[float, float], float | None] = {  # lr 0.1 is bad; one of its p
 }  # fmt: skip
 
 
-def _rung_1_proposed(root: Path) -> tuple[FakeBackend, Round]:
-    """The halving's rung 0 submitted, ended with `LOSS`, and rung 1 proposed and written."""
-    write_manifest(root, halving(), "halving.yaml")
+def _rung_1_proposed(root: Path, text: str | None = None) -> tuple[FakeBackend, Round]:
+    """The halving (`text`, else `halving()`)'s rung 0 submitted, ended with `LOSS`, and rung 1
+    proposed and written."""
+    write_manifest(root, text or halving(), "halving.yaml")
     backend = FakeBackend()
     _submit(root, backend)
     _finish(root, backend, 0, LOSS)
@@ -222,6 +223,21 @@ def test_a_rung_pull_request_shows_the_rung_ranked_the_cut_off_and_the_next_rung
     assert "Rung 1 (steps=300): 3 point(s), 18 GPU-hours expected in all:" in body
     assert "| lr | wd | steps | parent | GPU-h expected |" in body
     assert "| `0.01` | `0.1` | 300 | `halving-" in body
+
+
+def test_a_rung_pull_request_prices_the_next_rungs_points_from_their_specs(tmp_path: Path) -> None:
+    """Rung 1 of a 1 h sweep runs 300 / 900 of it, 20 min, lifted to a floor of 30 min: each
+    point's spec says 30 min and the pull request prices that (2 GPUs × 0.5 h), not a third of
+    a full-length point (0.67)."""
+    text = halving(timeout="1h").replace("metric: loss}", "metric: loss, min_timeout: 30m}")
+    _, found = _rung_1_proposed(tmp_path, text)
+    assert found.hours == (1.0, 1.0, 1.0)
+    (plan,) = catalog.load(tmp_path, ()).plans()
+    rung_1 = [r.rendered.spec for r in plan.rows if r.rendered and dict(r.params)["rung"] == 1]
+    assert [s["tasks"][0]["timeout"] for s in rung_1] == [1800 * 10**9] * 3
+    assert "Rung 1 (steps=300): 3 point(s), 3 GPU-hours expected in all:" in str(
+        pull_request(found)["body"]
+    )
 
 
 def test_status_and_report_show_each_rung_its_promotions_and_the_best_of_the_last_rung(
@@ -337,7 +353,8 @@ def test_the_committed_example_plans_its_halving_at_15_percent_of_the_full_grid(
 ) -> None:
     assert main(["-C", str(PROJECT), "expand", "--plan", "sweeps/halving.yaml"]) == 0
     out = capsys.readouterr().out
-    assert "rung 3 (steps=2700, projected): 1 point(s), 1." in out  # 27 → 9 → 3 → 1
+    assert "rung 3 (steps=2700, timeout 1h00m, projected): 1 point(s), 1." in out  # 27 → 9 → 3 → 1
+    assert "rung 0 (steps=100, timeout 2m14s): 27 point(s), 1.0;" in out  # 3 600 s × 1/27, ceiled
     assert "The whole search: 4.0, 15% of the full grid's 27 (27 configuration(s)" in out
 
 

@@ -6,8 +6,10 @@ parameter's value at each rung, and the names every point of a halving carries.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 from runner.core.values import Value
 
@@ -16,6 +18,11 @@ RUNG = "rung"
 PARENT = "parent"
 """`{parent}` in a task of a successive halving: the experiment name of the point a promoted
 point came from (absent at rung 0, whose points have none)."""
+SECOND = 10**9
+"""Nanoseconds, as a spec's `timeout` counts them: a rung's timeout is whole seconds."""
+MIN_TIMEOUT = 600 * SECOND
+"""`params.fidelity.min_timeout` when the manifest leaves it out (10m): what a short rung is
+given at least, for start-up (pulling the image, loading the parent's checkpoint)."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,8 @@ class Ladder:
     param: str
     values: tuple[Value, ...]
     eta: int
+    min_timeout: int = MIN_TIMEOUT
+    """The least timeout (ns) a rung point's tasks get (`timeout`)."""
 
     @property
     def names(self) -> tuple[str, str]:
@@ -42,10 +51,21 @@ class Ladder:
         found = params.get(RUNG, 0)
         return found if isinstance(found, int) and not isinstance(found, bool) else 0
 
-    def fraction(self, params: Mapping[str, Value]) -> float:
-        """The share of the full length (`value / max`) a point of these parameters runs."""
-        last = float(self.values[-1])
-        return float(params.get(self.param, last)) / last
+    def share(self, rung: int) -> Fraction:
+        """The share of the full length (`value / max`) a point of rung `rung` runs: exact, the
+        values read as written (0.3 of 0.9 is 1/3), so every machine renders the same timeout."""
+        return _exact(self.values[rung]) / _exact(self.values[-1])
+
+    def timeout(self, full: int, rung: int) -> int:
+        """The timeout (ns) of a rung-`rung` point's tasks when a full-length point's is `full`:
+        its share of it, at least `min_timeout`, rounded up to whole seconds, never above
+        `full`; the last rung's is `full` itself. This is what Beaker enforces and what the
+        plan prices (`runner.plan.cost`)."""
+        share = self.share(rung)
+        if share >= 1:
+            return full
+        floored = max(math.ceil(full * share), self.min_timeout)
+        return min(-(-floored // SECOND) * SECOND, full)
 
     def kept(self, points: int) -> int:
         """How many of a rung of `points` go on to the next: `max(1, points // eta)`."""
@@ -62,7 +82,16 @@ class Ladder:
         """The parameters of the point a promoted point came from: the same configuration one
         rung lower; None at rung 0."""
         rung = self.rung(dict(params))
-        if rung == 0:
-            return None
-        below = dict(self.at(rung - 1))
-        return tuple((n, below.get(n, v)) for n, v in params)
+        return None if rung == 0 else self.moved(params, rung - 1)
+
+    def moved(
+        self, params: tuple[tuple[str, Value], ...], rung: int
+    ) -> tuple[tuple[str, Value], ...]:
+        """The same configuration's parameters at rung `rung` (its budget and rung replaced)."""
+        there = dict(self.at(rung))
+        return tuple((n, there.get(n, v)) for n, v in params)
+
+
+def _exact(value: Value) -> Fraction:
+    """A budget as written: an int as itself, a float as its shortest decimal (`repr`)."""
+    return Fraction(value) if isinstance(value, int) else Fraction(repr(value))

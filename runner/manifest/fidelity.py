@@ -19,7 +19,7 @@ from typing import Any
 from runner.core.aims import Aim, Goal
 from runner.core.errors import Problem
 from runner.core.invoked import invoked
-from runner.core.ladder import PARENT, RUNG, Ladder
+from runner.core.ladder import MIN_TIMEOUT, PARENT, RUNG, Ladder
 from runner.core.locked import Rows, RungLock
 from runner.core.marks import Document, KeyPath, field_path
 from runner.core.model import BUILTINS, Axis, Point, Space
@@ -28,6 +28,7 @@ from runner.core.space import iter_points
 from runner.core.values import InvalidValue, Value, canonical_json, checked
 from runner.manifest import conditions as conditioned
 from runner.render import template
+from runner.render.durations import to_nanoseconds
 
 OWN = {RUNG: "each point's rung", PARENT: "{parent}: the experiment a promoted point resumes"}
 """The names a halving gives every point, or its tasks: no parameter may take them."""
@@ -67,7 +68,8 @@ def parse_fidelity(
             add((*FIDELITY, key), str(exc), False)
     # a bound refused above: one budget stands in, so that its name stays known to the templates
     low, high = (bounds["min"], bounds["max"]) if len(bounds) == 2 else (1, 1)
-    ladder = Ladder(param, rung_values(low, high, eta), eta)
+    floor = to_nanoseconds(raw["min_timeout"]) if "min_timeout" in raw else MIN_TIMEOUT
+    ladder = Ladder(param, rung_values(low, high, eta), eta, floor)
     for said in _problems(doc, ladder, swept, sample):
         add(*said)
     if float(low) > float(high):

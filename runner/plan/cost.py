@@ -1,22 +1,27 @@
 """What a plan costs in GPU-hours: per point, per sweep and per merge.
 
-A point uses, summed over its tasks, replicas × GPUs × hours. Hours is the sweep's `timeout`
-(`beaker.timeout`, an upper bound Beaker enforces) and, when the manifest declares it,
-`beaker.expected_runtime` (an estimate). Both are read from the rendered spec, so replicas and
-GPUs that a parameter drives are counted at each point's own values. A task with GPUs and no
-timeout has no upper bound: the point is "unbounded", and so is every total it is part of.
+A point uses, summed over its tasks, replicas × GPUs × hours, all three read from the spec that
+would be submitted, so replicas and GPUs that a parameter drives are counted at each point's own
+values. Up to: hours is the spec's `timeout`, the bound Beaker enforces (a successive halving's
+rung point has its rung's share of `beaker.timeout`, `Ladder.timeout`), never a figure computed
+beside it. Expected: hours is `beaker.expected_runtime` where the manifest declares it (an
+estimate, never in the spec: a rung point's is its share, `value / max`), never above the
+spec's timeout; else the up-to figure. A task with GPUs and no timeout has no upper bound: the
+point is "unbounded", and so is every total it is part of.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from runner.core.model import Rendered, Sweep
+from runner.core.ladder import Ladder
+from runner.core.model import Point, Rendered, Sweep
 from runner.core.values import Value
 from runner.plan import SweepPlan
+from runner.render import Renderer
 from runner.render.durations import to_nanoseconds
 
 _NANOS_PER_HOUR = 3600 * 10**9
@@ -44,12 +49,6 @@ class Cost:
     def uses_gpus(self) -> bool:
         return self.gpus > 0
 
-    def scaled(self, share: float) -> Cost:
-        """The cost of running `share` of the length (a halving's rung: `value / max`)."""
-        if share == 1.0:
-            return self
-        return replace(self, up_to=self.up_to * share, expected=self.expected * share)
-
     def __add__(self, other: Cost) -> Cost:
         return Cost(
             self.up_to + other.up_to,
@@ -70,24 +69,9 @@ def total(costs: Iterable[Cost]) -> Cost:
     return out
 
 
-def _runtime_hours(text: str | None) -> float | None:
-    return None if text is None else to_nanoseconds(text) / _NANOS_PER_HOUR
-
-
 def point_cost(sweep: Sweep, rendered: Rendered) -> Cost:
-    """The GPU-hours of one rendered point (a halving's rung point: `value / max` of its
-    full-length estimate)."""
-    return full_cost(sweep, rendered).scaled(_share(sweep, rendered))
-
-
-def _share(sweep: Sweep, rendered: Rendered) -> float:
-    ladder = sweep.space.ladder
-    return 1.0 if ladder is None else ladder.fraction(dict(rendered.params))
-
-
-def full_cost(sweep: Sweep, rendered: Rendered) -> Cost:
-    """The GPU-hours of one rendered point at its full length."""
-    expected_hours = _runtime_hours(sweep.placement.expected_runtime)
+    """The GPU-hours of one rendered point, read from its spec (module docstring)."""
+    expected_hours = _expected_hours(sweep, rendered.params)
     up_to = expected = 0.0
     gpus = unbounded = 0
     parts = []
@@ -99,15 +83,25 @@ def full_cost(sweep: Sweep, rendered: Rendered) -> Cost:
             continue
         gpus += per_node * replicas
         timeout = task.get("timeout")
+        hours = expected_hours
         if timeout is None:
             unbounded = 1
         else:
-            up_to += per_node * replicas * timeout / _NANOS_PER_HOUR
-        hours = expected_hours
-        if hours is None and timeout is not None:
-            hours = timeout / _NANOS_PER_HOUR
+            bound = timeout / _NANOS_PER_HOUR
+            up_to += per_node * replicas * bound
+            hours = bound if hours is None else min(hours, bound)
         expected += per_node * replicas * (hours or 0.0)
     return Cost(up_to, expected, gpus, unbounded, 1, " + ".join(parts), _image(rendered.spec))
+
+
+def _expected_hours(sweep: Sweep, params: Sequence[tuple[str, Value]]) -> float | None:
+    """`expected_runtime` in hours (None when not declared); a rung point's share of it."""
+    text = sweep.placement.expected_runtime
+    if text is None:
+        return None
+    ladder = sweep.space.ladder
+    share = 1 if ladder is None else ladder.share(ladder.rung(dict(params)))
+    return float(to_nanoseconds(text) * share) / _NANOS_PER_HOUR
 
 
 def _resources(gpus: int, replicas: int) -> str:
@@ -142,22 +136,40 @@ def plan_cost(plan: SweepPlan) -> PlanCost:
     """The cost of every pending point (those waiting under max_running too: a top-up submits
     them; not those held back for good)."""
     rows = [r for r in plan.rows if r.pending and r.rendered is not None]
-    if not any("gpus" in t.get("resources", {}) for t in plan.sweep.tasks):
+    if not _uses_gpus(plan.sweep):
         # No task asks for GPUs: nothing to read from the specs (0.2 s for 10 000 points).
         cpu = Cost(0.0, 0.0, 0, 0, 1, " + ".join("CPU" for _ in plan.sweep.tasks))
         return PlanCost(plan, {r.key: cpu for r in rows})
-    if rows and not _varies(plan.sweep):
-        # Every point asks for the same: one spec read, not one per point (0.4 s for 10 000).
-        same = full_cost(plan.sweep, rows[0].rendered)  # type: ignore[arg-type]
-        return PlanCost(
-            plan, {r.key: same.scaled(_share(plan.sweep, r.rendered)) for r in rows if r.rendered}
-        )
-    return PlanCost(plan, {r.key: point_cost(plan.sweep, r.rendered) for r in rows if r.rendered})
+    price = _pricer(plan.sweep)
+    return PlanCost(plan, {r.key: price(r.rendered) for r in rows if r.rendered})
+
+
+def _uses_gpus(sweep: Sweep) -> bool:
+    return any("gpus" in t.get("resources", {}) for t in sweep.tasks)
+
+
+def _pricer(sweep: Sweep) -> Callable[[Rendered], Cost]:
+    """`point_cost` of the sweep's points. Where no point's cost can differ from another's at
+    the same rung, one spec is read per rung, not one per point (0.4 s for 10 000)."""
+    if _varies(sweep):
+        return lambda rendered: point_cost(sweep, rendered)
+    ladder = sweep.space.ladder
+    known: dict[int, Cost] = {}
+
+    def price(rendered: Rendered) -> Cost:
+        rung = 0 if ladder is None else ladder.rung(dict(rendered.params))
+        found = known.get(rung)
+        if found is None:
+            found = known[rung] = point_cost(sweep, rendered)
+        return found
+
+    return price
 
 
 def _varies(sweep: Sweep) -> bool:
-    """Whether a point's cost can differ from another's: a template in what it is made of
-    (GPUs, replicas, the image); the timeout and expected runtime are the sweep's own."""
+    """Whether a point's cost can differ from another's of the same rung: a template in what
+    it is made of (GPUs, replicas, the image); the timeout and expected runtime are the
+    sweep's own, or its rung's."""
     for task in sweep.tasks:
         parts = [
             task.get("resources", {}).get("gpus"),
@@ -178,8 +190,11 @@ class RungCost:
     """The fidelity parameter's value at this rung."""
     cost: Cost
     """Its points' cost (`cost.points`: how many)."""
+    timeout: int | None
+    """Its points' spec `timeout` (ns); None: unbounded (no `beaker.timeout`)."""
     projected: bool = False
-    """Not proposed yet: as many points as the rung will hold, at rung 0's mean cost."""
+    """Not proposed yet: the costliest of rung 0's configurations, as many as the rung will
+    hold, each priced from the spec it would have at this rung."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +203,7 @@ class HalvingCost:
 
     rungs: tuple[RungCost, ...]
     full: Cost
-    """Every configuration of rung 0 run at full length."""
+    """Every configuration of rung 0 run at full length (priced from its spec at the last rung)."""
 
     @property
     def total(self) -> Cost:
@@ -196,31 +211,65 @@ class HalvingCost:
 
 
 def halving_cost(plan: SweepPlan) -> HalvingCost | None:
-    """Each rung's GPU-hours (those still to come projected from rung 0's points), and every
-    configuration at full length; None for a sweep that is no halving or uses no GPUs."""
+    """Each rung's GPU-hours, and every configuration at full length; None for a sweep that is
+    no halving or uses no GPUs. A rung not proposed yet is priced as the rung that may cost the
+    most: the costliest of rung 0's configurations, as many as it will hold, each rendered at
+    that rung."""
     sweep, ladder = plan.sweep, plan.sweep.space.ladder
-    rows = [r for r in plan.rows if r.rendered is not None]
-    if ladder is None or not rows or not any("gpus" in t.get("resources", {}) for t in sweep.tasks):
+    rendered = [r.rendered for r in plan.rows if r.rendered is not None]
+    if ladder is None or not rendered or not _uses_gpus(sweep):
         return None
-    same = None if _varies(sweep) else full_cost(sweep, rows[0].rendered)  # type: ignore[arg-type]
-    by_rung: dict[int, list[Cost]] = {}
-    full = NOTHING
-    for row in rows:
-        params = dict(row.params)
-        whole = same or full_cost(sweep, row.rendered)  # type: ignore[arg-type]
-        by_rung.setdefault(ladder.rung(params), []).append(whole.scaled(ladder.fraction(params)))
-        full = full + whole if ladder.rung(params) == 0 else full
-    sizes = ladder.sizes(full.points)
+    price = _pricer(sweep)
+    by_rung: dict[int, list[Rendered]] = {}
+    for point in rendered:
+        by_rung.setdefault(ladder.rung(dict(point.params)), []).append(point)
+    at = _at_rung(sweep, ladder, by_rung.get(0, []), Renderer(sweep), price)
+    last = len(ladder.values) - 1
+    sizes = ladder.sizes(len(by_rung.get(0, [])))
     out = []
     for k, value in enumerate(ladder.values):
-        share = ladder.fraction({ladder.param: value}) * sizes[k] / max(1, full.points)
         known = by_rung.get(k)
-        out.append(
-            RungCost(k, value, total(known))
-            if known
-            else RungCost(k, value, replace(full.scaled(share), points=sizes[k]), True)
-        )
-    return HalvingCost(tuple(out), full)
+        if known:
+            out.append(RungCost(k, value, total(map(price, known)), _timeout(known[0])))
+            continue
+        priced = at(k)
+        dearest = sorted(priced, key=lambda p: _dearness(p[1]), reverse=True)[: sizes[k]]
+        timeout = _timeout(priced[0][0]) if priced else None
+        out.append(RungCost(k, value, total(c for _, c in dearest), timeout, True))
+    return HalvingCost(tuple(out), total(c for _, c in at(last)))
+
+
+def _at_rung(
+    sweep: Sweep,
+    ladder: Ladder,
+    zero: Sequence[Rendered],
+    renderer: Renderer,
+    price: Callable[[Rendered], Cost],
+) -> Callable[[int], list[tuple[Rendered, Cost]]]:
+    """Rung 0's configurations rendered and priced at a rung: each, or, where no point's cost
+    can differ from another's of its rung, the first one standing for all."""
+    varies = _varies(sweep)
+
+    def at(rung: int) -> list[tuple[Rendered, Cost]]:
+        if not zero:
+            return []
+        if not varies:
+            first = renderer.render(Point(ladder.moved(zero[0].params, rung)))
+            return [(first, price(first))] * len(zero)
+        moved = [renderer.render(Point(ladder.moved(r.params, rung))) for r in zero]
+        return [(r, price(r)) for r in moved]
+
+    return at
+
+
+def _dearness(spent: Cost) -> tuple[int, float, float]:
+    return (spent.unbounded, spent.up_to, spent.expected)
+
+
+def _timeout(rendered: Rendered) -> int | None:
+    """The spec's timeout (every task has the sweep's, or its rung's); None when it has none."""
+    timeout: int | None = rendered.spec["tasks"][0].get("timeout")
+    return timeout
 
 
 def merge_total(costs: Sequence[PlanCost]) -> Cost:

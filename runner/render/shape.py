@@ -153,8 +153,17 @@ class SpecShape:
             doc["hostNetworking"] = compiled["single_host_networking"]
             doc["leaderSelection"] = False
         if placement.timeout:
-            doc["timeout"] = _nanoseconds(placement.timeout)
+            doc["timeout"] = self.timeout(_nanoseconds(placement.timeout))
         return doc
+
+    def timeout(self, full: int) -> Field:
+        """`beaker.timeout`; a successive halving's rung point gets its rung's share of it
+        (`Ladder.timeout`), so that Beaker enforces what the plan prices."""
+        ladder = self.sweep.space.ladder
+        if ladder is None:
+            return full
+        by_rung = [str(ladder.timeout(full, k)) for k in range(len(ladder.values))]
+        return Hole(lambda point: by_rung[ladder.rung(point.env)])
 
     def argv(self, slots: Sequence[Slot]) -> list[Field]:
         return [self.string(s) for s in slots if not s.template.needs(self.absent)]

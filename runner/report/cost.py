@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.plan.cost import UNBOUNDED, Cost, HalvingCost, number
+from runner.core.ladder import SECOND
+from runner.plan.cost import UNBOUNDED, Cost, HalvingCost, RungCost, number
+from runner.render.durations import elapsed_text
 
 
 def up_to_text(cost: Cost) -> str:
@@ -64,15 +66,21 @@ def point_json(cost: Cost | None) -> dict[str, Any] | None:
 
 
 def halving_line(halving: HalvingCost | None, param: str) -> str:
-    """A successive halving's GPU-hours expected, rung by rung (those to come projected), and
-    the whole search against its configurations at full length; empty without one."""
+    """A successive halving's GPU-hours expected, rung by rung (those to come projected), with
+    each rung's timeout as its specs carry it, and the whole search against its configurations
+    at full length; empty without one."""
     if halving is None:
         return ""
     whole, full = halving.total.expected, halving.full.expected
     rungs = "; ".join(
-        f"rung {r.rung} ({param}={r.value}{', projected' if r.projected else ''}):"
+        f"rung {r.rung} ({param}={r.value}{_timeout_text(r)}{', projected' if r.projected else ''}):"
         f" {r.cost.points} point(s)" + (f", {number(r.cost.expected)}" if full else "")
         for r in halving.rungs
+    )
+    unbounded = (
+        " No rung has a timeout (no beaker.timeout): each may run, and spend, without bound."
+        if all(r.timeout is None for r in halving.rungs)
+        else ""
     )
     if not full:
         return (
@@ -82,8 +90,12 @@ def halving_line(halving: HalvingCost | None, param: str) -> str:
     return (
         f"Successive halving, GPU-hours expected: {rungs}. The whole search: {number(whole)},"
         f" {whole / full:.0%} of the full grid's {number(full)} ({halving.full.points}"
-        f" configuration(s) at {param}={halving.rungs[-1].value})."
+        f" configuration(s) at {param}={halving.rungs[-1].value}).{unbounded}"
     )
+
+
+def _timeout_text(rung: RungCost) -> str:
+    return "" if rung.timeout is None else f", timeout {elapsed_text(rung.timeout / SECOND)}"
 
 
 def halving_json(halving: HalvingCost | None) -> dict[str, Any] | None:
@@ -91,7 +103,13 @@ def halving_json(halving: HalvingCost | None) -> dict[str, Any] | None:
         return None
     return {
         "rungs": [
-            {"rung": r.rung, "value": r.value, "projected": r.projected, **as_json(r.cost)}
+            {
+                "rung": r.rung,
+                "value": r.value,
+                "projected": r.projected,
+                "timeout_seconds": None if r.timeout is None else r.timeout // SECOND,
+                **as_json(r.cost),
+            }
             for r in halving.rungs
         ],
         "total": as_json(halving.total),

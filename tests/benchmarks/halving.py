@@ -7,7 +7,8 @@ Every search runs as a researcher would run it, through the local backend in a g
 its own: `sweeps/halving.yaml` with the seed in its command; `submit`, commit, `propose`, four
 times; then the points from `status --format json` (the configuration of the last rung, the loss
 each point reported) and the GPU-hours from the plan's own figures (`expand --plan --format json`:
-each rung's points at `steps / 2700` of a full-length point's hours, and the grid at full length).
+each rung's points priced from their specs, whose timeout is the rung's `steps / 2700` of the full
+one, at least `min_timeout`; and the grid at full length).
 The same halving is also run in-process (`runner.search.rungs.promote` told the curve directly):
 the two must end on the same configuration, which shows that the figure measures the search and
 not the plumbing. Each seed also counts the pairs of configurations whose order at 100 steps is
