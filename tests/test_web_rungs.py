@@ -9,6 +9,7 @@ point's parameters and metrics, as `report` writes them), not from the page's da
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from runner.cli import main
 from runner.search import ranking
 from tests.browser import Opened, as_shown, chromium, read_csv
+from tests.charts import image_checks
 from tests.conftest import PROJECT
 from tests.helpers import head, write_manifest
 
@@ -289,3 +291,24 @@ def test_the_pareto_fronts_axis_titles_are_inside_the_figure(opened: Opened) -> 
         assert box["x"] >= frame["x"] and box["y"] >= frame["y"]
         assert box["x"] + box["width"] <= frame["x"] + frame["width"]
         assert box["y"] + box["height"] <= frame["y"] + frame["height"]
+
+
+SHOT = PROJECT / "docs" / "results-page.png"
+
+
+def test_the_page_at_rung_0_is_the_docs_screenshot(
+    opened: Opened, report: Path, tmp_path: Path
+) -> None:
+    """The screenshot docs/results.md shows is this page at rung 0, 1100 x 1000: `UPDATE_GOLDEN=1
+    pytest tests/test_web_rungs.py -k screenshot` writes it again (fonts differ between
+    machines, so it is made on demand, not compared)."""
+    page = opened.page
+    page.set_viewport_size({"width": 1100, "height": 1000})
+    opened.sweep("halving").locator("select[name=rung]").select_option("0")
+    assert opened.sweep("halving").locator("svg.parallel path.line").count() == len(
+        _rung(report, 0)
+    )
+    page.evaluate("window.scrollTo(0, 0)")
+    shot = SHOT if os.environ.get("UPDATE_GOLDEN") else tmp_path / "page.png"
+    page.screenshot(path=str(shot))
+    image_checks(shot, (1000, 1100))

@@ -3,16 +3,18 @@ file that opens from an artifact, a Pages site or a laptop with no server, and t
 of the network (its script and style are inline, a Content-Security-Policy forbids any fetch).
 
 The page is data and renderers. The data is one JSON document inside the page (`page_data`: per
-sweep its metric, axes, points, importance and best so far); the renderers are the script in
-`assets/page.js`, plain JavaScript drawing SVG: parallel coordinates whose axes can be brushed
-(the table follows), a sortable table of every point linked to its experiment, the importance
-bars and the best so far.
+sweep the metrics its picker offers, a halving's rungs, the axes, every point, and a view per
+metric and rung with its ranking, best so far and importance, `runner.report.views`); the
+renderers are the scripts in `assets/` (`SCRIPTS`), plain JavaScript drawing SVG: a table of
+contents, parallel coordinates whose axes can be brushed (the table follows), a sortable table
+of every point linked to its experiment, the importance bars, the best so far and a point's
+detail. The script computes no figure: it chooses a view and draws it.
 
 Extension points, for sections other issues add (learning curves, a Pareto front): a `Section`
 names a key of the sweep's JSON, the function that fills it from the findings (None: the sweep
 has nothing to show there, and the page leaves the section out) and the script that registers
-its renderer under the same key (`SweepPage.section(key, title, render)`). The page renders
-without any of them.
+its renderer under the same key (`SweepPage.section(key, title, render)`; drawn again for the
+points shown when the metric or the rung changes). The page renders without any of them.
 """
 
 from __future__ import annotations

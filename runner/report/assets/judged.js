@@ -63,7 +63,7 @@
     const root = svg("svg", { class: "progress", width, height, viewBox: `0 0 ${width} ${height}`, role: "img" });
     root.appendChild(svg("line", { class: "axis", x1: left, x2: left, y1: top, y2: height - bottom }));
     root.appendChild(svg("line", { class: "axis", x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }));
-    for (const v of [y0, y1]) root.appendChild(svg("text", { class: "y-tick", x: 4, y: sy(v) + 4 }, number(v)));
+    for (const v of [...new Set([y0, y1])]) root.appendChild(svg("text", { class: "y-tick", x: 4, y: sy(v) + 4 }, number(v)));
     const ticks = [...new Set([x0, Math.round((x0 + x1) / 2), x1])];
     for (const v of ticks) root.appendChild(svg("text", { x: sx(v) - 4, y: height - bottom + 16 }, String(v)));
     const along = sweep.by_round ? "round" : `point${of}, in the sweep's order`;
