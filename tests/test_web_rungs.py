@@ -49,11 +49,13 @@ Row = dict[str, str]
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The committed halving made small (9 configurations, 3 rungs: 9, 3 and 1 points) run to
-    its end, and 8 points of the search; then one report of both."""
+    """The committed halving made small (9 configurations, 3 rungs: 9, 3 and 1 points, each
+    printing a learning curve) run to its end, and 8 points of the search; then one report of
+    both."""
     root = tmp_path_factory.mktemp("rungs")
     text = (PROJECT / HALVING).read_text()
     text = text.replace("x2: [0.1, 0.5, 0.9]", "x2: [0.5]").replace("max: 2700", "max: 900")
+    text = text.replace("--metric, loss]", '--metric, loss, --report-steps, "3"]')  # curves
     write_manifest(root, text, "halving.yaml")
     write_manifest(root, SEARCH, "zdt.yaml")
     local = ["--backend", "local"]
@@ -134,7 +136,15 @@ def test_the_rung_filter_ranks_judges_and_draws_the_best_so_far_of_each_rung_alo
         assert set(opened.column("halving", "rung")) == {str(rung)}
         assert _numbers(opened.column("halving", "loss")) == [as_shown(_loss(r)) for r in by_loss]
         assert _best(opened, "halving") == as_shown(_loss(by_loss[0]))
+        assert halving.locator("p.headline").inner_text() == (
+            f"loss (minimize). {len(rows)} point(s) in rung {rung} (steps={100 * 3**rung});"
+            f" {len(rows)} finished with loss."
+        )
         assert halving.locator("svg.parallel path.line").count() == len(rows)
+        curves = halving.locator('section[data-section="learning_curves"] path.curve')
+        assert sorted(
+            curves.nth(i).get_attribute("data-experiment") for i in range(curves.count())
+        ) == (sorted(r["experiment"] for r in rows))
         progress = halving.locator("svg.progress")
         assert progress.locator("circle.dot").count() == len(rows)
         assert float(progress.locator("text.best-so-far").text_content() or "") == as_shown(

@@ -111,7 +111,8 @@ def test_each_rung_has_its_own_ranking_best_so_far_and_importance_the_last_first
 def test_rung_0_by_the_page_metric_is_the_importance_findings_judged() -> None:
     f = _find(_halving())
     zero = _view(f, "loss", "0")["importance"]
-    assert zero["parameters"] == page.as_json(f)["importance"]["parameters"]
+    judged: Any = page.as_json(f)["importance"]
+    assert zero["parameters"] == judged["parameters"]
 
 
 def test_the_method_said_is_the_method_that_computed_the_shares() -> None:
@@ -210,8 +211,8 @@ def _constrained() -> Findings:
 
 def test_a_ruled_out_point_carries_the_reason_the_front_gives_and_is_never_ranked() -> None:
     f = _constrained()
-    data = web.sweep_data(f)
-    said = {p["experiment"]: p["ruled_out"] for p in data["points"]}  # type: ignore[union-attr]
+    data: Any = web.sweep_data(f)
+    said = {p["experiment"]: p["ruled_out"] for p in data["points"]}
     assert f.front is not None
     assert {p.experiment: why for p, why in f.front.ruled_out} == {
         "p3": "mem 9 breaks mem <= 2",
@@ -256,8 +257,9 @@ def test_the_rung_is_an_axis_placed_by_the_ladder_and_each_metric_has_its_own() 
         [1.0, "2 (steps=400)"],
     ]
     for p in o.points:
-        assert heights[p.key][2] == dict(p.params)["rung"] / 2
-        assert heights[p.key][0] == (dict(p.params)["x1"] - 1) / 3  # type: ignore[operator]
+        params: Any = dict(p.params)
+        assert heights[p.key][2] == params["rung"] / 2
+        assert heights[p.key][0] == (params["x1"] - 1) / 3
     loss = charts.metric_axis("loss", list(o.points))
     values = {p.key: float(p.metrics["loss"]) for p in o.points}  # type: ignore[arg-type]
     low, high = min(values.values()), max(values.values())
