@@ -280,3 +280,31 @@ def test_the_page_draws_the_pareto_front_with_the_ruled_out_points_crossed(
     assert "mem 9 breaks mem <= 2" in (crossed.locator("title").text_content() or "")
     assert section.locator("path.front").count() == 1
     opened.page.close()
+
+
+def test_a_sweep_with_nothing_finished_and_one_with_no_metric_say_why(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The importance said "it has one value among these points" of no point at all."""
+    running = _findings([_point(i, i / 10, "running") for i in range(6)])
+    nothing = Observation(
+        "none", "sweeps/none.yaml", False, ("x", "y"), (_point(0, 0.1, "failed"),)
+    )
+    path = tmp_path / "index.html"
+    path.write_text(
+        web.page([running, findings.find(nothing, "", Goal.MINIMIZE)]), encoding="utf-8"
+    )
+    opened = Opened(browser, path)
+    assert opened.clean(), opened.errors
+    first = opened.sweep("s")
+    assert first.locator(".best-line").inner_text() == "No point has finished with loss yet."
+    notes = first.locator("p.note").all_inner_texts()
+    assert notes == [
+        "Not judged: no point has finished with loss yet.",
+        "Not drawn: no point has finished with loss yet.",
+    ]
+    assert first.locator("svg.parallel").count() == 0 and len(opened.rows("s")) == 6
+    second = opened.sweep("none")
+    assert second.locator("p.headline").inner_text() == "No numeric metric yet. 1 point(s)."
+    assert second.locator("select[name=metric]").count() == 0 and opened.rows("none") == ["p-0"]
+    opened.page.close()

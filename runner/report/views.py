@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.backends import ExperimentState
-from runner.core.ladder import RUNG
 from runner.core.values import identity
 from runner.manifest.aims import broken, objectives
 from runner.manifest.sample import Goal
@@ -105,7 +104,7 @@ def ruled_out(f: Findings, point: PointResult) -> str:
 
 def metrics(f: Findings) -> list[Metric]:
     """The picker's metrics: the page's own first, then the search's objectives and constraints'
-    metrics, then every other metric some point has as a number, by name."""
+    metrics, then every other, by name; each one some point has as a number."""
     if not f.metric:
         return []
     own = f.results.objective
@@ -114,15 +113,16 @@ def metrics(f: Findings) -> list[Metric]:
     if own is not None:
         aims.setdefault(own.metric, own.goal)
     limits = [c.metric for c in constraints_of(f.results)]
-    names = [f.metric, *aims, *limits, *f.results.numeric_metrics]
+    numeric = f.results.numeric_metrics
+    names = [f.metric, *aims, *limits, *numeric]
     out = []
-    for name in dict.fromkeys(names):
+    for name in dict.fromkeys(n for n in names if n == f.metric or n in numeric):
         if name == f.metric:
             out.append(Metric(name, f.goal, "the page's metric"))
         elif name in aims:
             out.append(Metric(name, aims[name], "the sweep's objective"))
         else:
-            said = f"assumed: the sweep declares no goal for {name} (report --metric {name} --goal)"
+            said = f"assumed: the sweep declares no goal for {name} (`report --metric {name} --goal`)"
             out.append(Metric(name, f.goal, said))
     return out
 
@@ -196,7 +196,3 @@ def views(f: Findings, picked: Sequence[Metric]) -> dict[str, dict[str, object]]
     """Every view: by metric, then by rung (`rungs`)."""
     return {m.name: {r: view(f, m, r) for r in rungs(f)} for m in picked}
 
-
-def names(f: Findings) -> tuple[str, ...]:
-    """The parameters the page's table and axes show: the swept ones, then a halving's rung."""
-    return (*f.params, *((RUNG,) if f.results.fidelity is not None else ()))
