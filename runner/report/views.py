@@ -122,7 +122,9 @@ def metrics(f: Findings) -> list[Metric]:
         elif name in aims:
             out.append(Metric(name, aims[name], "the sweep's objective"))
         else:
-            said = f"assumed: the sweep declares no goal for {name} (`report --metric {name} --goal`)"
+            said = (
+                f"assumed: the sweep declares no goal for {name} (`report --metric {name} --goal`)"
+            )
             out.append(Metric(name, f.goal, said))
     return out
 
@@ -195,4 +197,3 @@ def _importance(f: Findings, metric: Metric, rung: str, mine: Population) -> dic
 def views(f: Findings, picked: Sequence[Metric]) -> dict[str, dict[str, object]]:
     """Every view: by metric, then by rung (`rungs`)."""
     return {m.name: {r: view(f, m, r) for r in rungs(f)} for m in picked}
-
