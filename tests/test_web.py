@@ -1,21 +1,15 @@
 """`report --output DIR`'s web page (runner/report/web.py): one self-contained `index.html`.
 
 The page's data and its extension points are checked in Python; the page itself in Chromium
-(Debian's, which `.ci/run` installs, driven by Playwright's Python package with the machine's
-binary: nothing is downloaded): opened from a report of a sweep run for real on the local
-backend, it logs no error, asks for nothing outside its own file, draws one line per finished
-point, and a scripted drag along an axis leaves exactly the points in that range in the table.
-Where Chromium is missing (a developer's machine) the browser tests skip, saying so; in CI
-(`CI` set) they fail instead."""
+(`tests.browser`): opened from a report of a sweep run for real on the local backend, it logs no
+error, asks for nothing outside its own file, draws one line per finished point, and a scripted
+drag along an axis leaves exactly the points in that range in the table. A successive halving's
+page, its rungs, the table of contents and the metric picker: tests/test_web_rungs.py; the
+views' figures, pure: tests/test_web_views.py."""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,23 +26,11 @@ from runner.core.values import Value
 from runner.observe.model import Absent, Observation, PointResult
 from runner.report import web
 from runner.search.ranking import Estimator
+from tests.browser import Opened, chromium, page_data, read_csv
 from tests.charts import image_checks
 from tests.conftest import PROJECT
 from tests.helpers import head
 
-CHROMIUM = Path("/usr/bin/chromium")
-IN_CI = bool(os.environ.get("CI"))
-"""Read when the module loads: the tests' own fixture clears CI for each test."""
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SWEEP = (
     head("web", draft=True)
     + """\
@@ -98,16 +80,6 @@ SMALL = [_point(i, i / 10, loss=(i / 10 - 0.3) ** 2) for i in range(6)] + [
 ]
 
 
-def _data(html: str) -> Any:
-    found = re.search(r'<script type="application/json" id="sweep-data">(.*?)</script>', html, re.S)
-    assert found, "no page data"
-
-    def refuse(name: str) -> None:
-        raise AssertionError(f"{name} is not JSON")
-
-    return json.loads(found.group(1), parse_constant=refuse)
-
-
 def test_the_page_is_one_file_that_asks_nothing_of_the_network() -> None:
     html = web.page([_findings(SMALL)])
     assert f'content="{web.POLICY}"' in html and "default-src 'none'" in web.POLICY
@@ -117,16 +89,19 @@ def test_the_page_is_one_file_that_asks_nothing_of_the_network() -> None:
 
 
 def test_the_data_has_every_point_and_heights_only_for_finished_ones() -> None:
-    (sweep,) = _data(web.page([_findings(SMALL)]))["sweeps"]
+    (sweep,) = page_data(web.page([_findings(SMALL)]))["sweeps"]
     assert [p["experiment"] for p in sweep["points"]] == [f"p-{i}" for i in range(8)]
     heights = {p["experiment"]: p["heights"] for p in sweep["points"]}
-    assert heights["p-3"] == [pytest.approx(0.6), 1.0, 0.0]  # x, y = 1, the lowest loss
+    assert heights["p-3"] == [pytest.approx(0.6), 1.0]  # x, y = 1
+    assert sweep["metric_axes"]["loss"]["heights"]["k3"] == 0.0  # the lowest loss
     assert heights["p-6"] is None and heights["p-7"] is None  # failed, not submitted: no line
-    assert [a["name"] for a in sweep["axes"]] == ["x", "y", "loss"]
-    assert sweep["best"] == "p-3" and sweep["points"][3]["url"] == "https://beaker.org/ex/3"
+    assert [a["name"] for a in sweep["axes"]] == ["x", "y"]
+    assert [m["name"] for m in sweep["metrics"]] == ["loss"]  # `note` is text: not offered
+    (view,) = sweep["views"]["loss"].values()
+    assert view["ranked"][0] == "k3" and sweep["points"][3]["url"] == "https://beaker.org/ex/3"
     assert sweep["points"][6]["params"]["x"] == "</script><script>alert(1)</script>"
     assert {"learning_curves", "pareto"}.isdisjoint(sweep)  # the page renders without them
-    names = [p["name"] for p in sweep["importance"]["parameters"]]
+    names = [p["name"] for p in view["importance"]["parameters"]]
     assert sorted(names) == ["x", "y"]
 
 
@@ -140,7 +115,7 @@ def test_a_section_plugs_in_with_its_data_and_its_renderer() -> None:
     )
     empty = _findings([_point(0, 0.1, "failed")])
     html = web.page([_findings(SMALL), empty], (curves,))
-    full, none = _data(html)["sweeps"]
+    full, none = page_data(html)["sweeps"]
     assert full["learning_curves"]["p-0"] == [[0, 1.0], [10, 0.5]] and "learning_curves" not in none
     assert 'SweepPage.section("learning_curves"' in html
 
@@ -158,7 +133,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         patch.setenv("PYTHONPATH", str(PROJECT))
         assert main(["-C", str(root), "submit", "sweeps/web.yaml", "--backend", "local"]) == 0
         out = root / "report"
-        argv = ["-C", str(root), "report", "--backend", "local", "--metric", "loss"]
+        argv = ["-C", str(root), "report", "--backend", "local", "--metric", "loss", "--goal", "minimize"]
         assert main([*argv, "--output", str(out)]) == 0
     return out
 
@@ -166,43 +141,12 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """One Chromium for the module (a fresh profile), driven by Playwright."""
-    if not CHROMIUM.exists():
-        if IN_CI:
-            pytest.fail(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium")
-        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium (CI installs it)")
-    sync = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
-    with tempfile.TemporaryDirectory() as profile, sync.sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=str(CHROMIUM), args=FLAGS, headless=True
-        )
+    with chromium() as context:
         yield context
-        context.close()
-
-
-class Opened:
-    """The page, with what it logged and asked for."""
-
-    def __init__(self, context: Any, path: Path) -> None:
-        self.page = context.new_page()
-        self.errors: list[str] = []
-        self.requests: list[str] = []
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("request", lambda r: self.requests.append(r.url))
-        self.url = path.as_uri()
-        self.page.goto(self.url)
-        self.page.wait_for_selector("body[data-ready=true]")
-
-    def _console(self, message: Any) -> None:
-        if message.type in ("error", "warning"):
-            self.errors.append(message.text)
-
-    def rows(self) -> list[str]:
-        return list(self.page.locator("table.points tbody tr td:nth-child(2)").all_inner_texts())
 
 
 def _csv(report: Path) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO((report / "web.csv").read_text())))
+    return read_csv(report / "web.csv")
 
 
 def test_the_page_opens_with_no_error_no_request_and_a_line_per_finished_point(
@@ -327,4 +271,32 @@ def test_the_page_draws_the_pareto_front_with_the_ruled_out_points_crossed(
     assert crossed.count() == 1 and crossed.get_attribute("data-experiment") == "p3"
     assert "mem 9 breaks mem <= 2" in (crossed.locator("title").text_content() or "")
     assert section.locator("path.front").count() == 1
+    opened.page.close()
+
+
+def test_a_sweep_with_nothing_finished_and_one_with_no_metric_say_why(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The importance said "it has one value among these points" of no point at all."""
+    running = _findings([_point(i, i / 10, "running") for i in range(6)])
+    nothing = Observation(
+        "none", "sweeps/none.yaml", False, ("x", "y"), (_point(0, 0.1, "failed"),)
+    )
+    path = tmp_path / "index.html"
+    path.write_text(
+        web.page([running, findings.find(nothing, "", Goal.MINIMIZE)]), encoding="utf-8"
+    )
+    opened = Opened(browser, path)
+    assert opened.clean(), opened.errors
+    first = opened.sweep("s")
+    assert first.locator(".best-line").inner_text() == "No point has finished with loss yet."
+    notes = first.locator("p.note").all_inner_texts()
+    assert notes == [
+        "Not judged: no point has finished with loss yet.",
+        "Not drawn: no point has finished with loss yet.",
+    ]
+    assert first.locator("svg.parallel").count() == 0 and len(opened.rows("s")) == 6
+    second = opened.sweep("none")
+    assert second.locator("p.headline").inner_text() == "No numeric metric yet. 1 point(s)."
+    assert second.locator("select[name=metric]").count() == 0 and opened.rows("none") == ["p-0"]
     opened.page.close()

@@ -20,9 +20,10 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from runner.core.errors import RunnerError
+from runner.core.ladder import RUNG
 from runner.core.model import Cell
 from runner.core.values import Value, as_text
-from runner.observe.model import Observation
+from runner.observe.model import Observation, PointResult
 from runner.report.tables import params_text
 
 if TYPE_CHECKING:
@@ -207,6 +208,38 @@ def _positions(column: list[Value], log: bool) -> tuple[list[float], list[tuple[
     step = 1.0 / max(1, len(order) - 1)
     ticks = [(i * step, text) for i, text in enumerate(order)]
     return [order.index(as_text(v)) * step for v in column], thinned(ticks)
+
+
+def parallel_axes(
+    f: Findings, lines: Sequence[PointResult]
+) -> tuple[list[dict[str, object]], dict[str, list[float]]]:
+    """The results page's parameter axes (each swept parameter, then a halving's rung) as JSON,
+    and each point's height on them, by key: over `lines`, the points that can be drawn."""
+    axes: list[dict[str, object]] = []
+    columns: list[list[float]] = []
+    for name in f.params:
+        column = [dict(p.params).get(name) for p in lines]
+        heights, ticks = axis_positions(column, name in f.log) if column else ([], [])
+        axes.append({"name": name, "ticks": [[h, t] for h, t in ticks], "log": name in f.log})
+        columns.append(heights)
+    halving = f.results.halving
+    if halving is not None:  # placed by the ladder: a rung no point reached keeps its place
+        ladder = halving.ladder
+        top = max(1, len(ladder.values) - 1)
+        at = [(k / top, f"{k} ({ladder.param}={v})") for k, v in enumerate(ladder.values)]
+        axes.append({"name": RUNG, "ticks": [[h, t] for h, t in thinned(at)], "log": False})
+        columns.append([ladder.rung(dict(p.params)) / top for p in lines])
+    return axes, {p.key: [c[i] for c in columns] for i, p in enumerate(lines)}
+
+
+def metric_axis(metric: str, lines: Sequence[PointResult]) -> dict[str, object]:
+    """A metric's axis over the points finished with it: its ticks and each one's height."""
+    done = [p for p in lines if p.finished(metric) is not None]
+    heights, ticks = axis_positions([p.finished(metric) for p in done], False) if done else ([], [])
+    return {
+        "ticks": [[h, t] for h, t in ticks],
+        "heights": {p.key: h for p, h in zip(done, heights, strict=True)},
+    }
 
 
 def thinned(ticks: Sequence[tuple[float, str]], gap: float = LABEL_GAP) -> list[tuple[float, str]]:

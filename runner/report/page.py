@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from runner.analysis.findings import Findings
 from runner.core.errors import RunnerError
 from runner.observe.model import PointResult
-from runner.report import pareto
+from runner.report import pareto, views
 from runner.report.charts import chart, mermaid, progress_chart
+from runner.report.shares import METHODS, NO_EXTRA, share_json
 from runner.report.status import metric_text, point_json, summary
 from runner.report.tables import params_text, tabulate
-from runner.search.adaptive import FANOVA_TREES
-from runner.search.importance import FLOOR, Share
+from runner.search.importance import FLOOR
 from runner.search.ranking import Estimator
 
 LIMIT = 65_536
@@ -27,15 +27,6 @@ UNFINISHED = 50
 """Points that have not finished, listed one per row; the rest are counted (the CSV has all)."""
 LEFT_OUT = "_A chart is left out: with it the page would pass GitHub's 65 536 characters._\n"
 CUT = "\n\n_… cut at GitHub's 65 536 characters: the CSV has every point._\n"
-METHODS = {
-    Estimator.FANOVA: f"fANOVA (Optuna's `FanovaImportanceEvaluator`, {FANOVA_TREES} trees, seed 0: a"
-    " random forest fitted to the finished points, each parameter's share of the metric's"
-    " variance)",
-    Estimator.VARIANCE: "the share of the metric's variance each parameter's main effect explains"
-    " (epsilon squared: the variance between the means of its values, less what chance gives"
-    " that many groups), normalised to sum to 1; install the `[adaptive]` extra and"
-    " scikit-learn for fANOVA",
-}
 
 
 def markdown(f: Findings, images: Mapping[str, str]) -> str:
@@ -170,7 +161,7 @@ def _top(f: Findings) -> str:
 def _importance(f: Findings) -> list[str]:
     imp = f.importance
     if not imp.judged:
-        return [f"_Not judged: {imp.note}._"]
+        return [f"_Not judged: {views.reason(f, f.metric, views.judged_rung(f))}._"]
     rows = [
         [
             f"`{s.name}`",
@@ -197,8 +188,13 @@ def importance_notes(f: Findings) -> list[str]:
     else:  # importance at one budget: rung 0's, where every configuration ran
         zero = sum(halving.ladder.rung(dict(p.params)) == 0 for p in f.ranked)
         over = f"the {zero} finished point(s) of rung 0 (every configuration, one budget)"
-    notes = [f"By {METHODS[imp.method]}, over {over}."]
-    fallen = [s.name for s in imp.judged if s.method != imp.method]
+    # the method that computed the shares: fANOVA asked for falls back below FLOOR points
+    used = imp.method if imp.method in {s.method for s in imp.judged} else Estimator.VARIANCE
+    extra = f" ({NO_EXTRA})" if imp.method is Estimator.VARIANCE else ""
+    notes = [f"By {METHODS[used]}{extra}, over {over}."]
+    if used is not imp.method:
+        notes.append(f"Fewer than {FLOOR} points are too few for fANOVA's forest.")
+    fallen = [s.name for s in imp.judged if s.method != used]
     if fallen:
         notes.append(
             f"Fewer than {FLOOR} points are too few for a forest: {_names(fallen)} judged by"
@@ -250,18 +246,6 @@ def as_json(f: Findings) -> dict[str, object]:
         "curves": None if f.curves is None else f.curves.as_json(),
         "rungs": None if f.results.halving is None else f.results.halving.ladder.values,
         "points": [point_json(p) for p in f.results.points],
-    }
-
-
-def share_json(s: Share) -> dict[str, object]:
-    """One parameter's importance: its share (None: not judged), how and among which points."""
-    return {
-        "name": s.name,
-        "share": s.value,
-        "method": str(s.method),
-        "points": s.points,
-        "condition": s.condition,
-        "note": s.note,
     }
 
 

@@ -3,16 +3,18 @@ file that opens from an artifact, a Pages site or a laptop with no server, and t
 of the network (its script and style are inline, a Content-Security-Policy forbids any fetch).
 
 The page is data and renderers. The data is one JSON document inside the page (`page_data`: per
-sweep its metric, axes, points, importance and best so far); the renderers are the script in
-`assets/page.js`, plain JavaScript drawing SVG: parallel coordinates whose axes can be brushed
-(the table follows), a sortable table of every point linked to its experiment, the importance
-bars and the best so far.
+sweep the metrics its picker offers, a halving's rungs, the axes, every point, and a view per
+metric and rung with its ranking, best so far and importance, `runner.report.views`); the
+renderers are the scripts in `assets/` (`SCRIPTS`), plain JavaScript drawing SVG: a table of
+contents, parallel coordinates whose axes can be brushed (the table follows), a sortable table
+of every point linked to its experiment, the importance bars, the best so far and a point's
+detail. The script computes no figure: it chooses a view and draws it.
 
 Extension points, for sections other issues add (learning curves, a Pareto front): a `Section`
 names a key of the sweep's JSON, the function that fills it from the findings (None: the sweep
 has nothing to show there, and the page leaves the section out) and the script that registers
-its renderer under the same key (`SweepPage.section(key, title, render)`). The page renders
-without any of them.
+its renderer under the same key (`SweepPage.section(key, title, render)`; drawn again for the
+points shown when the metric or the rung changes). The page renders without any of them.
 """
 
 from __future__ import annotations
@@ -25,11 +27,10 @@ from importlib import resources
 
 from runner.analysis.findings import Findings
 from runner.core.values import as_text
-from runner.report import pareto
-from runner.report.charts import axis_positions
-from runner.report.page import share_json
+from runner.observe.model import PointResult
+from runner.report import charts, pareto, views
 
-FORMAT = 1
+FORMAT = 2
 """The page data's format (`page_data()["format"]`), for scripts that read it back."""
 DATA_ID = "sweep-data"
 """The id of the page's `<script type="application/json">` element."""
@@ -59,6 +60,9 @@ def _curves(f: Findings) -> object | None:
     return None if f.curves is None or not f.curves.lines else f.curves.as_json()
 
 
+SCRIPTS = ("page.js", "parallel.js", "table.js", "judged.js")
+"""The page's own scripts, in order: the frame, then the parts it draws a view with."""
+
 SECTIONS: tuple[Section, ...] = (
     Section("learning_curves", _curves, _asset("curves.js")),
     Section("pareto", pareto.data, _asset("pareto.js")),
@@ -71,7 +75,7 @@ SECTIONS: tuple[Section, ...] = (
 def page(findings: Sequence[Findings], sections: Sequence[Section] = SECTIONS) -> str:
     """The whole page: one HTML file, its data, style and scripts inline."""
     data = json.dumps(page_data(findings, sections), allow_nan=False, sort_keys=True)
-    scripts = "\n".join([_asset("page.js"), *(s.script for s in sections)])
+    scripts = "\n".join([*(_asset(name) for name in SCRIPTS), *(s.script for s in sections)])
     names = ", ".join(f.results.name for f in findings) or "no sweep"
     return TEMPLATE.format(
         policy=POLICY,
@@ -89,42 +93,32 @@ def page_data(findings: Sequence[Findings], sections: Sequence[Section] = ()) ->
 
 
 def sweep_data(f: Findings, sections: Sequence[Section] = ()) -> dict[str, object]:
-    """One sweep: its axes (each parameter, then the metric) with their labels, every point
-    (a finished one with its height on each axis, in [0, 1]), importance and best so far."""
-    ranked = {p.key: i for i, p in enumerate(f.ranked)}
-    columns = [[dict(p.params).get(n) for p in f.ranked] for n in f.params]
-    columns.append([p.number(f.metric) for p in f.ranked])
-    axes, heights = [], []
-    for name, column in zip([*f.params, f.metric], columns, strict=True):
-        position, ticks = axis_positions(column, name in f.log) if column else ([], [])
-        axes.append({"name": name, "ticks": [[h, t] for h, t in ticks], "log": name in f.log})
-        heights.append(position)
-    points = []
-    for p in f.results.points:
-        rank = ranked.get(p.key)
-        points.append(
-            {
-                "experiment": p.experiment,
-                "key": p.key,
-                "state": str(p.state),
-                "url": p.url,
-                "params": {k: _json_value(v) for k, v in p.params},
-                "value": None if rank is None else p.number(f.metric),
-                "rank": None if rank is None else rank + 1,
-                "heights": None if rank is None else [column[rank] for column in heights],
-            }
-        )
+    """One sweep: the metrics its picker offers, a halving's rungs, the parameter axes and each
+    metric's axis, every point (one that can be drawn with its height on each parameter axis,
+    in [0, 1]), and each view's ranking, best so far and importance (`runner.report.views`)."""
+    picked = views.metrics(f)
+    lines = [p for p in f.results.points if any(p.finished(m.name) is not None for m in picked)]
+    axes, heights = charts.parallel_axes(f, lines)
+    halving = f.results.halving
     data: dict[str, object] = {
         "name": f.results.name,
         "path": f.results.path,
         "metric": f.metric,
         "goal": str(f.goal),
         "params": list(f.params),
+        "metrics": [{"name": m.name, "goal": str(m.goal), "said": m.said} for m in picked],
+        "rungs": None
+        if halving is None
+        else {
+            "param": halving.ladder.param,
+            "values": [_json_value(v) for v in halving.ladder.values],
+        },
+        "rung": views.default_rung(f),
+        "constraints": [str(c) for c in f.results.constraints],
         "axes": axes,
-        "points": points,
-        "best": None if f.best is None else f.best.experiment,
-        "importance": _importance(f),
-        "progress": [{"x": s.x, "value": s.value, "best": s.best} for s in f.progress],
+        "metric_axes": {m.name: charts.metric_axis(m.name, lines) for m in picked},
+        "points": [_point(f, p, heights.get(p.key)) for p in f.results.points],
+        "views": views.views(f, picked),
         "by_round": f.by_round,
     }
     for section in sections:
@@ -134,12 +128,19 @@ def sweep_data(f: Findings, sections: Sequence[Section] = ()) -> dict[str, objec
     return data
 
 
-def _importance(f: Findings) -> dict[str, object]:
-    imp = f.importance
+def _point(f: Findings, p: PointResult, heights: list[float] | None) -> dict[str, object]:
     return {
-        "method": str(imp.method),
-        "note": imp.note,
-        "parameters": [share_json(s) for s in imp.shares],
+        "experiment": p.experiment,
+        "key": p.key,
+        "state": str(p.state),
+        "state_text": p.state_text,
+        "url": p.url,
+        "parent": p.parent,
+        "params": {k: _json_value(v) for k, v in p.params},
+        "metrics": {k: _json_value(v) for k, v in sorted(p.metrics.items())},
+        "rung": views.rung_of(f, p),
+        "ruled_out": views.ruled_out(f, p),
+        "heights": heights,
     }
 
 

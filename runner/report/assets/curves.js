@@ -1,12 +1,17 @@
 /* The learning curves section (runner/report/web.py registers it under `learning_curves`):
- * each point's reported value by step, one line per point, the best point red and drawn last.
+ * each point's reported value by step, one line per point of the rung shown, the best point red
+ * and drawn last.
  * Its data: {metric, points: [{experiment, key, state, best, steps: [[step, value], ...]}]}. */
 "use strict";
 
 (function () {
   const page = window.SweepPage;
-  page.section("learning_curves", "Learning curves", (parent, sweep, data) => {
-    const lines = data.points.filter((p) => p.steps.length);
+  page.section("learning_curves", "Learning curves", (parent, sweep, data, shown) => {
+    const lines = data.points.filter((p) => p.steps.length && (!shown || shown.keys.has(p.key)));
+    if (!lines.length) {
+      parent.appendChild(page.el("p", { class: "muted" }, "No point shown reported a learning curve."));
+      return;
+    }
     parent.appendChild(page.el("p", { class: "muted" },
       `${data.metric} by step, as each point reported it ([sweep-metric] lines); red: the best point.`));
     const width = 640, height = 260, left = 60, right = 20, top = 14, bottom = 36;

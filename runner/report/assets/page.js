@@ -1,27 +1,37 @@
-/* The results page's renderers (runner/report/web.py inlines this file into index.html).
- * Plain JavaScript drawing SVG: no library, no request. Reads the page's JSON data
- * (<script id="sweep-data">) and draws, per sweep: the best point, parallel coordinates whose
- * axes can be brushed (drag along an axis; a click on it clears its range) with the table
- * following, a sortable table of every point, the importance bars and the best so far; then
- * each registered section (SweepPage.section) whose key the sweep's data has. */
+/* The results page's frame (runner/report/web.py inlines this file, then parallel.js, table.js,
+ * judged.js and the sections' scripts, into index.html). Plain JavaScript drawing SVG: no
+ * library, no request. Reads the page's JSON data (<script id="sweep-data">) and draws a table
+ * of contents (several sweeps), then per sweep: a metric picker, a halving's rung filter, the
+ * best point, parallel coordinates whose axes can be brushed with the table following, the
+ * table, the importance and the best so far, and each registered section (SweepPage.section)
+ * whose key the sweep's data has. A click on a row or a line opens that point's detail.
+ *
+ * Every figure is computed in Python (runner/report/views.py): a view, one per metric and rung,
+ * holds the ranked points' keys, the best so far and the importance; the script chooses one. */
 "use strict";
 
 (function () {
   const NS = "http://www.w3.org/2000/svg";
   const VIRIDIS = ["#fde725", "#5ec962", "#21918c", "#3b528b", "#440154"];
-  const TOP = 28, HEIGHT = 300, ABSENT = -0.12, LEFT = 48, RIGHT = 90;
+  const ALL = "all";
   const registered = [];
+  const parts = {};
 
-  /** Extension point: render(element, sweep, data) draws sweep[key] into element; the
-   * sections' scripts draw with the page's own helpers (el, svg, number). */
-  window.SweepPage = {
+  /** Extension points: a section's render(element, sweep, data, shown) draws sweep[key] into
+   * element, again whenever the metric or the rung changes (shown: {metric, rung, keys}, the
+   * keys of the points of the rung shown); the page's own parts (parallel.js, table.js,
+   * judged.js) register with part(name, draw). */
+  const page = {
+    ALL,
     section(key, title, render) {
       registered.push({ key, title, render });
     },
-    el: (...args) => el(...args),
-    svg: (...args) => svg(...args),
-    number: (v) => number(v),
+    part(name, draw) {
+      parts[name] = draw;
+    },
+    el, svg, number, safeUrl, colour, rungText, select,
   };
+  window.SweepPage = page;
 
   function el(tag, attrs, text) {
     const node = document.createElement(tag);
@@ -51,269 +61,254 @@
     return VIRIDIS[Math.round(x)];
   }
 
-  function finished(sweep) {
-    return sweep.points.filter((p) => p.heights !== null);
+  function rungText(sweep, rung) {
+    if (rung === ALL || rung === null || rung === undefined) return "every rung";
+    return `rung ${rung} (${sweep.rungs.param}=${sweep.rungs.values[Number(rung)]})`;
   }
 
-  // -- parallel coordinates, brushed -------------------------------------------------------
+  // -- what a sweep shows: the chosen metric and rung, and what follows from them -------------
 
-  function parallel(parent, sweep, state) {
-    const axes = sweep.axes;
-    const width = Math.max(640, 150 * axes.length);
-    const y = (h) => TOP + (1 - h) * HEIGHT;
-    const step = axes.length > 1 ? (width - LEFT - RIGHT) / (axes.length - 1) : 0;
-    const x = (j) => (axes.length > 1 ? LEFT + j * step : width / 2);
-    const height = y(ABSENT) + 36;
-    const root = svg("svg", {
-      class: "parallel", width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-      "aria-label": `parallel coordinates of ${sweep.name}`,
-    });
-    const points = finished(sweep).slice().sort((a, b) => b.rank - a.rank); // the best last
-    const values = points.map((p) => p.value);
-    const low = Math.min(...values), high = Math.max(...values);
-    const lines = new Map();
-    for (const p of points) {
-      const d = p.heights.map((h, j) => `${j ? "L" : "M"}${x(j).toFixed(1)},${y(h).toFixed(1)}`);
-      let t = high > low ? (p.value - low) / (high - low) : 0;
-      if (sweep.goal === "maximize") t = 1 - t;
-      const best = p.experiment === sweep.best;
-      const line = svg("path", { class: best ? "line best" : "line", d: d.join(""), "data-key": p.key });
-      if (!best) line.setAttribute("stroke", colour(t));
-      line.appendChild(svg("title", {}, `${p.experiment}: ${sweep.metric} = ${number(p.value)}`));
-      root.appendChild(line);
-      lines.set(p.key, line);
+  function model(sweep) {
+    const m = {
+      sweep, metric: sweep.metric, rung: sweep.rung, brushes: {}, selected: null,
+      sort: { column: 0, direction: 1 }, ranks: new Map(),
+      get view() { return (sweep.views[m.metric] || {})[m.rung] || null; },
+      get goal() {
+        const found = sweep.metrics.find((x) => x.name === m.metric);
+        return found ? found.goal : sweep.goal;
+      },
+      inRung: (p) => m.rung === ALL || String(p.rung) === m.rung,
+      value: (p) => (typeof p.metrics[m.metric] === "number" ? p.metrics[m.metric] : null),
+      height(p) {
+        const axis = sweep.metric_axes[m.metric];
+        return axis && p.key in axis.heights ? axis.heights[p.key] : null;
+      },
+      lines: () => sweep.points.filter((p) => m.inRung(p) && p.heights && m.height(p) !== null),
+      best() {
+        const view = m.view;
+        const key = view && view.ranked.length ? view.ranked[0] : null;
+        return sweep.points.find((p) => p.key === key) || null;
+      },
+      chose() {
+        const view = m.view;
+        m.ranks = new Map((view ? view.ranked : []).map((key, i) => [key, i + 1]));
+      },
+    };
+    m.chose();
+    return m;
+  }
+
+  function select(name, options, chosen, changed) {
+    const node = el("select", { name });
+    for (const [value, text] of options) {
+      const option = el("option", { value }, text);
+      if (value === chosen) option.selected = true;
+      node.appendChild(option);
     }
-    axes.forEach((axis, j) => {
-      const group = svg("g", { class: "axis-group", "data-axis": axis.name });
-      group.appendChild(svg("line", { class: "axis", x1: x(j), x2: x(j), y1: y(1), y2: y(0) }));
-      for (const [h, text] of axis.ticks) {
-        group.appendChild(svg("text", { x: x(j) + 5, y: y(h) + 4 }, text));
-      }
-      group.appendChild(svg("text", { class: "axis-name", x: x(j), y: height - 8 }, axis.name));
-      const brush = svg("rect", { class: "brush", x: x(j) - 9, width: 18, y: 0, height: 0, visibility: "hidden" });
-      const area = svg("rect", {
-        class: "brush-area", "data-axis": axis.name, x: x(j) - 12, width: 24,
-        y: y(1) - 6, height: y(ABSENT) - y(1) + 12,
-      });
-      group.append(brush, area);
-      brushable(root, area, brush, (range) => {
-        if (range === null) delete state.brushes[j];
-        else state.brushes[j] = range.map((v) => 1 - (v - TOP) / HEIGHT).sort((a, b) => a - b);
-        state.update();
-      });
-      root.appendChild(group);
-    });
-    parent.appendChild(root);
-    return (visible) => {
-      for (const [key, line] of lines) line.classList.toggle("dim", !visible.has(key));
-    };
+    node.addEventListener("change", () => changed(node.value));
+    return node;
   }
 
-  function brushable(root, area, brush, done) {
-    const at = (event) => {
-      const box = root.getBoundingClientRect();
-      return ((event.clientY - box.top) * root.viewBox.baseVal.height) / box.height;
-    };
-    area.addEventListener("mousedown", (event) => {
-      event.preventDefault();
-      const start = at(event);
-      let end = start;
-      const draw = () => {
-        brush.setAttribute("y", Math.min(start, end));
-        brush.setAttribute("height", Math.abs(end - start));
-        brush.setAttribute("visibility", "visible");
+  function controls(section, m, redraw) {
+    const sweep = m.sweep;
+    const bar = el("div", { class: "controls" });
+    if (sweep.metrics.length) {
+      const label = el("label", {}, "Metric ");
+      const said = el("span", { class: "muted said" });
+      const say = () => {
+        const found = sweep.metrics.find((x) => x.name === m.metric);
+        said.textContent = found ? ` ${found.goal}: ${found.said}` : "";
       };
-      const move = (e) => { end = at(e); draw(); };
-      const up = (e) => {
-        end = at(e);
-        window.removeEventListener("mousemove", move);
-        window.removeEventListener("mouseup", up);
-        if (Math.abs(end - start) < 3) {
-          brush.setAttribute("visibility", "hidden");
-          done(null);
-        } else {
-          draw();
-          done([start, end]);
-        }
-      };
-      window.addEventListener("mousemove", move);
-      window.addEventListener("mouseup", up);
-    });
-  }
-
-  // -- the table -------------------------------------------------------------------------------
-
-  function columns(sweep) {
-    const out = [
-      { name: "#", get: (p) => p.rank, numeric: true },
-      { name: "experiment", get: (p) => p.experiment, link: true },
-      { name: "state", get: (p) => p.state },
-      { name: sweep.metric || "metric", get: (p) => p.value, numeric: true },
-    ];
-    for (const name of sweep.params) {
-      out.push({ name, get: (p) => (name in p.params ? p.params[name] : null), numeric: null });
+      label.appendChild(select("metric", sweep.metrics.map((x) => [x.name, x.name]), m.metric, (v) => {
+        m.metric = v;
+        delete m.brushes.metric; // its axis is another one now
+        say();
+        redraw();
+      }));
+      say();
+      bar.append(label, said);
     }
-    return out;
-  }
-
-  function compare(a, b) {
-    if (a === null || a === undefined) return b === null || b === undefined ? 0 : 1;
-    if (b === null || b === undefined) return -1;
-    if (typeof a === "number" && typeof b === "number") return a - b;
-    return String(a).localeCompare(String(b), undefined, { numeric: true });
-  }
-
-  function table(parent, sweep, state) {
-    const cols = columns(sweep);
-    const wrap = el("div", { class: "table-wrap" });
-    const tbl = el("table", { class: "points" });
-    const head = el("tr");
-    cols.forEach((c, i) => {
-      const th = el("th", { scope: "col", "data-column": c.name }, c.name);
-      th.addEventListener("click", () => {
-        state.sort = { column: i, direction: state.sort.column === i ? -state.sort.direction : 1 };
-        state.update();
-      });
-      head.appendChild(th);
-    });
-    const thead = el("thead");
-    thead.appendChild(head);
-    const body = el("tbody");
-    tbl.append(thead, body);
-    wrap.appendChild(tbl);
-    parent.appendChild(wrap);
-    return (rows) => {
-      const { column, direction } = state.sort;
-      const sorted = rows.slice().sort((a, b) => {
-        const order = compare(cols[column].get(a), cols[column].get(b));
-        return (order || compare(a.rank, b.rank)) * (order ? direction : 1);
-      });
-      head.querySelectorAll("th").forEach((th, i) => {
-        if (i === column) th.setAttribute("aria-sort", direction > 0 ? "ascending" : "descending");
-        else th.removeAttribute("aria-sort");
-      });
-      body.replaceChildren(...sorted.map((p) => row(cols, p, sweep)));
-    };
-  }
-
-  function row(cols, p, sweep) {
-    const tr = el("tr", { "data-key": p.key, class: p.experiment === sweep.best ? "best" : "" });
-    for (const c of cols) {
-      const value = c.get(p);
-      const td = el("td", typeof value === "number" ? { class: "number" } : {});
-      const url = c.link ? safeUrl(p.url) : null;
-      if (url) td.appendChild(el("a", { href: url, target: "_blank", rel: "noopener" }, String(value)));
-      else td.textContent = number(value);
-      tr.appendChild(td);
+    if (sweep.rungs) {
+      const label = el("label", {}, "Rung ");
+      const counted = (r) => sweep.points.filter((p) => r === ALL || String(p.rung) === r).length;
+      const keys = [...sweep.rungs.values.map((_, k) => String(k)).reverse(), ALL]; // the last first
+      label.appendChild(select("rung", keys.map((r) => [r, `${rungText(sweep, r)}: ${counted(r)} point(s)`]), m.rung, (v) => {
+        m.rung = v;
+        redraw();
+      }));
+      bar.appendChild(label);
     }
-    return tr;
+    section.appendChild(bar);
   }
 
-  // -- importance and the best so far ----------------------------------------------------------
-
-  function importance(parent, sweep) {
-    const imp = sweep.importance;
-    parent.appendChild(el("h3", {}, "Parameter importance"));
-    if (!imp.parameters.some((s) => s.share !== null)) {
-      parent.appendChild(el("p", { class: "muted" }, `Not judged: ${imp.note}.`));
-      if (!imp.parameters.length) return;
-    }
-    const bars = el("div", { class: "bars importance" });
-    for (const s of imp.parameters) {
-      bars.appendChild(el("code", {}, s.name));
-      const bar = el("div", { class: s.share === null ? "bar none" : "bar", "data-parameter": s.name });
-      bar.style.width = `${(s.share || 0) * 100}%`;
-      bars.appendChild(bar);
-      const among = `${s.points} point(s)${s.condition ? `, ${s.condition}` : ""}`;
-      const text = s.share === null ? `${s.note} (${among})` : `${s.share.toFixed(3)} (${among}; ${s.method})`;
-      bars.appendChild(el("span", { class: "muted" }, text));
-    }
-    parent.appendChild(bars);
-    parent.appendChild(el("p", { class: "muted" }, `Method: ${imp.method}; a conditional parameter is judged among the points where it exists.`));
-  }
-
-  function progress(parent, sweep) {
-    const steps = sweep.progress;
-    parent.appendChild(el("h3", {}, `Best ${sweep.metric} so far`));
-    if (!steps.length) {
-      parent.appendChild(el("p", { class: "muted" }, "No point has finished yet."));
+  function headline(parent, m) {
+    const sweep = m.sweep, view = m.view;
+    const shown = sweep.points.filter(m.inRung);
+    const where = sweep.rungs ? ` in ${rungText(sweep, m.rung)}` : "";
+    if (!view) {
+      parent.appendChild(el("p", { class: "headline" }, `No numeric metric yet. ${shown.length} point(s).`));
       return;
     }
-    const width = 640, height = 260, left = 60, right = 20, top = 14, bottom = 36;
-    const xs = steps.map((s) => s.x), ys = steps.flatMap((s) => [s.value, s.best]);
-    const [x0, x1] = [Math.min(...xs), Math.max(...xs)], [y0, y1] = [Math.min(...ys), Math.max(...ys)];
-    const sx = (v) => left + ((v - x0) / (x1 - x0 || 1)) * (width - left - right);
-    const sy = (v) => top + (1 - (v - y0) / (y1 - y0 || 1)) * (height - top - bottom);
-    const root = svg("svg", { class: "progress", width, height, viewBox: `0 0 ${width} ${height}`, role: "img" });
-    root.appendChild(svg("line", { class: "axis", x1: left, x2: left, y1: top, y2: height - bottom }));
-    root.appendChild(svg("line", { class: "axis", x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }));
-    for (const v of [y0, y1]) root.appendChild(svg("text", { x: 4, y: sy(v) + 4 }, number(v)));
-    const ticks = [...new Set([x0, Math.round((x0 + x1) / 2), x1])];
-    for (const v of ticks) root.appendChild(svg("text", { x: sx(v) - 4, y: height - bottom + 16 }, String(v)));
-    root.appendChild(svg("text", { x: width / 2, y: height - 4, class: "axis-name" }, sweep.by_round ? "round" : "point, in the sweep's order"));
-    for (const s of steps) root.appendChild(svg("circle", { class: "dot", cx: sx(s.x), cy: sy(s.value), r: 3 }));
-    const d = steps.map((s, i) => (i ? `H${sx(s.x).toFixed(1)}V${sy(s.best).toFixed(1)}` : `M${sx(s.x).toFixed(1)},${sy(s.best).toFixed(1)}`));
-    root.appendChild(svg("path", { class: "step", d: d.join("") }));
-    parent.appendChild(root);
+    const finished = view.ranked.length + view.ruled_out;
+    const out = view.ruled_out ? `, ${view.ruled_out} of them ruled out by a constraint (${sweep.constraints.join(", ")})` : "";
+    parent.appendChild(el("p", { class: "headline" },
+      `${m.metric} (${m.goal}). ${shown.length} point(s)${where}; ${finished} finished with ${m.metric}${out}.`));
+    const best = m.best();
+    if (!best) {
+      const why = view.ruled_out ? "No finished point keeps every constraint." : `No point has finished with ${m.metric} yet.`;
+      parent.appendChild(el("p", { class: "best-line none" }, why));
+      return;
+    }
+    const first = sweep.rungs && m.rung === ALL ? "Best (the highest rung first)" : "Best";
+    const line = el("p", { class: "best-line" }, `${first}: ${best.experiment}: ${m.metric} = `);
+    line.appendChild(el("strong", { class: "best-value" }, number(m.value(best))));
+    line.append(" at ");
+    line.appendChild(el("code", {}, Object.entries(best.params).map(([k, v]) => `${k}=${v}`).join(" ")));
+    const url = safeUrl(best.url);
+    if (url) line.append(" ", el("a", { href: url, target: "_blank", rel: "noopener" }, "open"));
+    parent.appendChild(line);
+  }
+
+  // -- a point's detail -----------------------------------------------------------------------
+
+  let detail = null;
+
+  function show(m, key) {
+    const sweep = m.sweep;
+    const p = sweep.points.find((x) => x.key === key);
+    m.selected = p ? key : null;
+    document.querySelectorAll(".selected").forEach((n) => n.classList.remove("selected"));
+    if (!p) {
+      detail.hidden = true;
+      return;
+    }
+    document.querySelectorAll(`[data-sweep="${CSS.escape(sweep.name)}"] [data-key="${CSS.escape(key)}"]`)
+      .forEach((n) => n.classList.add("selected"));
+    const close = el("button", { class: "close", type: "button", "aria-label": "close" }, "×");
+    close.addEventListener("click", () => show(m, null));
+    const title = el("h3", {});
+    const url = safeUrl(p.url);
+    title.appendChild(url ? el("a", { href: url, target: "_blank", rel: "noopener" }, p.experiment) : el("span", {}, p.experiment));
+    const facts = [["sweep", sweep.name], ["state", p.state_text]];
+    if (p.rung !== null) facts.push(["rung", rungText(sweep, String(p.rung))]);
+    if (p.parent) facts.push(["promoted from", p.parent]);
+    const rank = m.ranks.get(p.key);
+    if (rank) facts.push(["rank", `${rank} by ${m.metric} in ${sweep.rungs ? rungText(sweep, m.rung) : "the sweep"}`]);
+    if (p.ruled_out) facts.push(["ruled out by", p.ruled_out]);
+    detail.replaceChildren(close, title, pairs("facts", facts),
+      el("h4", {}, "Parameters"), pairs("params", Object.entries(p.params)),
+      el("h4", {}, "Metrics"), pairs("metrics", Object.entries(p.metrics)));
+    detail.hidden = false;
+  }
+
+  function pairs(name, rows) {
+    const table = el("table", { class: `pairs ${name}` });
+    for (const [k, v] of rows) {
+      const tr = el("tr");
+      tr.append(el("th", { scope: "row" }, k), el("td", {}, number(v)));
+      table.appendChild(tr);
+    }
+    return table;
   }
 
   // -- a sweep ----------------------------------------------------------------------------------
 
-  function sweepSection(main, sweep) {
-    const section = el("section", { class: "sweep", "data-sweep": sweep.name });
+  function anchor(sweep) {
+    return `sweep-${sweep.name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  }
+
+  function sweepSection(main, sweep, several) {
+    const section = el("section", { class: "sweep", "data-sweep": sweep.name, id: anchor(sweep) });
     const title = el("h2", {}, "Results: ");
     title.append(el("code", {}, sweep.name), ` — ${sweep.path}`);
+    if (several) title.append(" ", el("a", { href: "#contents", class: "up" }, "↑ contents"));
     section.appendChild(title);
-    const done = finished(sweep);
-    const metric = sweep.metric ? `Metric ${sweep.metric} (${sweep.goal}). ` : "No numeric metric yet. ";
-    section.appendChild(el("p", {}, `${metric}${sweep.points.length} point(s); ${done.length} finished.`));
-    const best = sweep.points.find((p) => p.experiment === sweep.best);
-    if (best) {
-      const line = el("p", { class: "best-line" }, `Best: ${best.experiment}: ${sweep.metric} = ${number(best.value)} at `);
-      line.appendChild(el("code", {}, Object.entries(best.params).map(([k, v]) => `${k}=${v}`).join(" ")));
-      const url = safeUrl(best.url);
-      if (url) line.append(" ", el("a", { href: url, target: "_blank", rel: "noopener" }, "open"));
-      section.appendChild(line);
-    }
-    const state = { brushes: {}, sort: { column: 0, direction: 1 }, update: () => {} };
+    const m = model(sweep);
+    const body = el("div", { class: "view" });
+    const redraw = () => {
+      m.chose();
+      body.replaceChildren();
+      draw(body, m, (key) => show(m, key));
+      if (m.selected) show(m, m.selected);
+    };
+    controls(section, m, redraw);
+    section.appendChild(body);
+    redraw();
+    main.appendChild(section);
+  }
+
+  function draw(body, m, pick) {
+    const sweep = m.sweep;
+    headline(body, m);
     let lines = () => {};
-    if (done.length && sweep.axes.length > 1) {
-      section.appendChild(el("h3", {}, "Parallel coordinates"));
-      section.appendChild(el("p", { class: "muted" }, "Drag along an axis to keep the points in that range; click the axis to clear it. Red: the best point."));
-      lines = parallel(section, sweep, state);
-    }
-    const filter = el("p", { class: "filter" });
-    section.appendChild(el("h3", {}, "Points"));
-    section.appendChild(filter);
-    const rows = table(section, sweep, state);
-    state.update = () => {
-      const ranges = Object.entries(state.brushes);
-      const inside = (p) => ranges.every(([j, [lo, hi]]) => p.heights[j] >= lo && p.heights[j] <= hi);
-      const shown = ranges.length ? done.filter(inside) : sweep.points;
-      lines(new Set((ranges.length ? shown : done).map((p) => p.key)));
+    const update = () => {
+      const ranges = Object.entries(m.brushes);
+      const drawn = m.lines();
+      const inside = (p) => ranges.every(([axis, [lo, hi]]) => {
+        const h = axis === "metric" ? m.height(p) : p.heights[Number(axis)];
+        return h >= lo && h <= hi;
+      });
+      const shown = ranges.length ? drawn.filter(inside) : sweep.points.filter(m.inRung);
+      lines(new Set((ranges.length ? shown : drawn).map((p) => p.key)));
       rows(shown);
       filter.textContent = ranges.length
-        ? `${shown.length} of ${done.length} finished point(s) in the brushed range(s).`
-        : `${sweep.points.length} point(s), ${done.length} finished.`;
+        ? `${shown.length} of ${drawn.length} drawn point(s) in the brushed range(s).`
+        : `${shown.length} point(s).`;
     };
-    state.update();
-    importance(section, sweep);
-    progress(section, sweep);
+    if (m.view && sweep.axes.length && m.lines().length) {
+      body.appendChild(el("h3", {}, "Parallel coordinates"));
+      body.appendChild(el("p", { class: "muted" }, "Drag along an axis to keep the points in that range; click the axis to clear it; click a line for its point. Red: the best point; dashed: ruled out by a constraint."));
+      lines = parts.parallel(body, m, update, pick);
+    }
+    body.appendChild(el("h3", {}, "Points"));
+    const filter = el("p", { class: "filter" });
+    body.appendChild(filter);
+    const rows = parts.table(body, m, update, pick);
+    update();
+    if (m.view) {
+      parts.importance(body, m);
+      parts.progress(body, m);
+    }
+    const keys = new Set(sweep.points.filter(m.inRung).map((p) => p.key));
     for (const extra of registered) {
       if (sweep[extra.key] === undefined) continue;
       const part = el("section", { class: "extra", "data-section": extra.key });
       part.appendChild(el("h3", {}, extra.title));
-      extra.render(part, sweep, sweep[extra.key]);
-      section.appendChild(part);
+      extra.render(part, sweep, sweep[extra.key], { metric: m.metric, rung: m.rung, keys });
+      body.appendChild(part);
     }
-    main.appendChild(section);
+  }
+
+  // -- the table of contents --------------------------------------------------------------------
+
+  function contents(main, sweeps) {
+    const nav = el("nav", { id: "contents", class: "contents" });
+    nav.appendChild(el("h2", {}, `Contents: ${sweeps.length} sweeps`));
+    const list = el("ol");
+    for (const sweep of sweeps) {
+      const m = model(sweep);
+      const item = el("li", { "data-sweep": sweep.name });
+      item.appendChild(el("a", { href: `#${anchor(sweep)}` }, sweep.name));
+      const best = m.best();
+      const where = sweep.rungs ? ` of ${rungText(sweep, m.rung)}` : "";
+      const said = !m.view ? "no numeric metric yet"
+        : best ? `best ${m.metric}${where}: ${number(m.value(best))}` : `no point ranked by ${m.metric} yet`;
+      item.append(el("span", { class: "muted" }, ` — ${sweep.path}: ${sweep.points.length} point(s); ${said}`));
+      list.appendChild(item);
+    }
+    nav.appendChild(list);
+    main.appendChild(nav);
   }
 
   window.addEventListener("DOMContentLoaded", () => {
     const data = JSON.parse(document.getElementById("sweep-data").textContent);
     const main = document.getElementById("sweeps");
+    detail = el("aside", { id: "detail", class: "detail", "aria-live": "polite" });
+    detail.hidden = true;
+    document.body.appendChild(detail);
     if (!data.sweeps.length) main.appendChild(el("p", {}, "No sweep."));
-    for (const sweep of data.sweeps) sweepSection(main, sweep);
+    if (data.sweeps.length > 1) contents(main, data.sweeps);
+    for (const sweep of data.sweeps) sweepSection(main, sweep, data.sweeps.length > 1);
     document.body.setAttribute("data-ready", "true");
   });
 })();

@@ -16,7 +16,7 @@
     parent.appendChild(page.el("p", { class: "muted" },
       `${data.pareto.length} point(s) no other beats on both ${first.metric} (${first.goal}) and`
       + ` ${second.metric} (${second.goal}); crosses: ruled out by a constraint.${limits}`));
-    const width = 640, height = 300, left = 60, right = 20, top = 14, bottom = 40;
+    const width = 640, height = 310, left = 60, right = 20, top = 28, bottom = 40;
     const xs = points.map((p) => p.values[0]), ys = points.map((p) => p.values[1]);
     const [x0, x1] = [Math.min(...xs), Math.max(...xs)], [y0, y1] = [Math.min(...ys), Math.max(...ys)];
     const sx = (v) => left + ((v - x0) / (x1 - x0 || 1)) * (width - left - right);
@@ -26,8 +26,8 @@
     root.appendChild(page.svg("line", { class: "axis", x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }));
     for (const v of [y0, y1]) root.appendChild(page.svg("text", { x: 4, y: sy(v) + 4 }, page.number(v)));
     for (const v of [x0, x1]) root.appendChild(page.svg("text", { x: sx(v) - 4, y: height - bottom + 16 }, page.number(v)));
-    root.appendChild(page.svg("text", { x: width / 2, y: height - 4, class: "axis-name" }, first.metric));
-    root.appendChild(page.svg("text", { x: 4, y: top - 2, class: "axis-name" }, second.metric));
+    root.appendChild(page.svg("text", { x: width / 2, y: height - 4, class: "axis-name x-name" }, `${first.metric} (${first.goal})`));
+    root.appendChild(page.svg("text", { x: left, y: top - 14, class: "axis-name y-name" }, `${second.metric} (${second.goal})`));
     const front = points.filter((p) => inSet.has(p.experiment)).sort((a, b) => a.values[0] - b.values[0]);
     if (front.length > 1) {
       const d = front.map((p, i) => `${i ? "L" : "M"}${sx(p.values[0]).toFixed(1)},${sy(p.values[1]).toFixed(1)}`);
