@@ -8,10 +8,11 @@ import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 from beaker import beaker_pb2 as pb2
 
-from runner.backends import Backend, EndCause, Ended, Experiment, ExperimentState
+from runner.backends import Backend, EndCause, Ended, Experiment, ExperimentState, Rejected
 from runner.backends.beaker import BeakerBackend
 from runner.backends.beaker.states import CAUSES, SIBLINGS
 from runner.backends.local import LocalBackend
@@ -189,3 +190,20 @@ def test_a_local_run_that_did_not_exit_ended_only_if_cancel_stopped_it(
     run = RunDir(tmp_path / "run")
     state = dataclasses.replace(new_state("s", "e", "k", ()), status=status)
     assert as_experiment(run, state, live=status == RUNNING).ended == ended
+
+
+def test_a_job_listing_beaker_py_retries_reads_the_same_ending_and_a_refused_one_says_so(
+    tmp_path: Path, fake_beaker: FakeBeaker, backend: BeakerBackend
+) -> None:
+    plan, made = _created(tmp_path, backend)
+    name = made[0].name
+    fake_beaker.set_job_status(name, "running")
+    fake_beaker.preempt(name)
+    fake_beaker.unavailable("ListJobs", times=1)  # beaker-py lists again, 2 s later
+    fake_beaker.reset_calls()
+    seen = backend.results(plan.sweep, [name]).experiments[name]
+    assert seen.ended == Ended(EndCause.PREEMPTED, TEXTS["system_preemption"], 7200.0, 1)
+    assert fake_beaker.calls["ListJobs"] == 2
+    fake_beaker.fail_rpc("ListJobs", grpc.StatusCode.PERMISSION_DENIED)
+    with pytest.raises(Rejected, match=f"jobs of {name}"):
+        backend.results(plan.sweep, [name])  # as a failed point's exit code always did
