@@ -6,7 +6,11 @@ from __future__ import annotations
 from runner.backends import EndCause, Ended, Experiment, ExperimentState
 from runner.backends.local.rundir import CANCELED, FAILED, RUNNING, SUCCEEDED, RunDir, RunState
 
-ENDINGS = {SUCCEEDED: EndCause.SUCCEEDED, FAILED: EndCause.FAILED, CANCELED: EndCause.CANCELED}
+ENDINGS: dict[str, EndCause] = {
+    SUCCEEDED: EndCause.SUCCEEDED,
+    FAILED: EndCause.FAILED,
+    CANCELED: EndCause.CANCELED,
+}
 """Why a finished local run ended: it exited (0 or not), or `cancel` stopped it. A run its runner
 left (interrupted, or stale) has not ended: the next submit resumes it."""
 
