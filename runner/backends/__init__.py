@@ -250,9 +250,10 @@ class Backend(Protocol):
     def results(
         self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
     ) -> Results:
-        """State, exit code, duration, metrics and what the job says of the named experiments
-        (of a name, the one whose id is `recorded`, else the oldest), and the sweep's group: in
-        a number of calls that grows with pages, not with points."""
+        """State, exit code, duration, metrics, why it ended (`Experiment.ended`) and what the
+        job says of the named experiments (of a name, the one whose id is `recorded`, else the
+        oldest), and the sweep's group: in a number of calls that grows with pages and with the
+        experiments that ended without succeeding, never with those running."""
         ...
 
     def usage(self, sweep: Sweep, experiments: Sequence[Experiment]) -> Mapping[str, Usage]:
