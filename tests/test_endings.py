@@ -13,7 +13,7 @@ import pytest
 from beaker import beaker_pb2 as pb2
 
 from runner.backends import Backend, EndCause, Ended, Experiment, ExperimentState, Rejected
-from runner.backends.beaker import BeakerBackend
+from runner.backends.beaker import BeakerBackend, endings
 from runner.backends.beaker.states import CAUSES, SIBLINGS
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import CANCELED, INTERRUPTED, RUNNING, RunDir, new_state
@@ -207,3 +207,39 @@ def test_a_job_listing_beaker_py_retries_reads_the_same_ending_and_a_refused_one
     fake_beaker.fail_rpc("ListJobs", grpc.StatusCode.PERMISSION_DENIED)
     with pytest.raises(Rejected, match=f"jobs of {name}"):
         backend.results(plan.sweep, [name])  # as a failed point's exit code always did
+
+
+def _job(task: str, rank: int, status: int, at: int, **fields: object) -> pb2.Job:
+    """A job of `task`'s replica `rank` that ended (or changed) at second `at`."""
+    stamp = {"seconds": at}
+    ends = {"canceled": stamp} if status == pb2.WorkloadStatus.STATUS_CANCELED else {}
+    if status in (pb2.WorkloadStatus.STATUS_FAILED, pb2.WorkloadStatus.STATUS_SUCCEEDED):
+        ends = {"exited": stamp}
+    return pb2.Job(
+        id=f"{task}-{rank}-{at}",
+        task_id=task,
+        status=pb2.JobStatus(status=status, finalized=stamp, **ends, **fields),  # type: ignore[arg-type]
+        system_details=pb2.SystemDetails(replica_group_details=pb2.ReplicaGroupDetails(rank=rank)),
+    )
+
+
+def test_the_job_that_ended_it_is_the_one_that_failed_or_was_canceled_for_its_own_reason() -> None:
+    """A replica preempted cancels its siblings; a failure beside a cancel is the cause; a code
+    newer than beaker-py's is a cancel without a reason, not a crash."""
+    workload = pb2.Workload(experiment=pb2.Experiment(tasks=[pb2.Task(id="t")]))
+    canceled, failed = pb2.WorkloadStatus.STATUS_CANCELED, pb2.WorkloadStatus.STATUS_FAILED
+    code = pb2.CancelationCode
+    sibling = _job(
+        "t", 0, canceled, 10, canceled_code=code.CANCELATION_CODE_SIBLING_TASK_PREEMPTION
+    )
+    own = _job("t", 1, canceled, 11, canceled_code=code.CANCELATION_CODE_NODE_UNHEALTHY)
+    end, job = endings.ended(workload, ExperimentState.CANCELED, [sibling, own])
+    assert end is not None and end.cause is EndCause.NODE_FAILURE and job is own
+    crash = _job("t", 0, failed, 12, exit_code=2, message="exited with code 2")
+    end, job = endings.ended(workload, ExperimentState.FAILED, [crash, own])
+    assert end == Ended(EndCause.FAILED, "exited with code 2", None, 0) and job is crash
+    newer = _job("t", 0, canceled, 13, canceled_code=99, canceled_for="a reason of 2027")
+    end, _ = endings.ended(workload, ExperimentState.CANCELED, [newer])
+    assert end == Ended(EndCause.CANCELED, "a reason of 2027", None, 0)
+    running = pb2.Job(task_id="t", status=pb2.JobStatus(status=pb2.WorkloadStatus.STATUS_RUNNING))
+    assert endings.ended(workload, ExperimentState.RUNNING, [running]) == (None, None)

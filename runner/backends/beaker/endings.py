@@ -39,7 +39,11 @@ def _replica(job: pb2.Job) -> tuple[str, int]:
 
 
 def _code(job: pb2.Job) -> str:
-    return str(pb2.CancelationCode.Name(job.status.canceled_code))
+    """Its cancelation code's name; a code newer than beaker-py's is one without a reason."""
+    try:
+        return str(pb2.CancelationCode.Name(job.status.canceled_code))
+    except ValueError:
+        return "CANCELATION_CODE_UNSPECIFIED"
 
 
 def _ended_at(job: pb2.Job) -> int:
@@ -91,11 +95,14 @@ def timeout(workload: pb2.Workload, task_id: str = "") -> float | None:
 
 def ended(
     workload: pb2.Workload, state: ExperimentState, found: Sequence[pb2.Job]
-) -> tuple[Ended, pb2.Job | None]:
-    """Why the experiment ended, from every job of it, and the job that says so (None where
-    none does: it succeeded, or no job ended)."""
+) -> tuple[Ended | None, pb2.Job | None]:
+    """Why the experiment (or, live, its latest attempt that ended) ended, from every job of
+    it, and the job that says so (None where none does: it succeeded, or no job ended); no
+    `Ended` for a live one none of whose jobs ended."""
     count = preemptions(found)
     job = None if state is ExperimentState.SUCCEEDED else deciding_job(found)
+    if job is None and state.live:
+        return None, None
     if job is None:
         cause = EndCause.FAILED if state is ExperimentState.FAILED else EndCause.CANCELED
         cause = EndCause.SUCCEEDED if state is ExperimentState.SUCCEEDED else cause
@@ -138,7 +145,8 @@ class Endings:
         name = workload.experiment.name or exp_id
         found = self.call(f"jobs of {name}", lambda: jobs(self.client, workload))
         end, job = ended(workload, state, found)
-        self._read[exp_id] = end
+        if end is not None:
+            self._read[exp_id] = end
         return end, job
 
 
