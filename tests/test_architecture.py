@@ -141,6 +141,7 @@ def test_version_names_the_installed_package(capsys: pytest.CaptureFixture[str])
 
 ENUM_HOMES = {
     "runner/backends/__init__.py",  # ExperimentState
+    "runner/backends/endings.py",  # EndCause ("succeeded", "failed", "canceled": why it ended)
     "runner/plan/__init__.py",  # PlanStatus
     "runner/submit/outcome.py",  # OutcomeStatus ("failed", "unknown")
     "runner/operate/__init__.py",  # RestartVerdict ("failed")

@@ -15,6 +15,7 @@ from runner import operate
 from runner.backends import (
     Backend,
     BackendKind,
+    EndCause,
     ExperimentState,
     LogQuery,
     NameTaken,
@@ -105,6 +106,28 @@ def test_cancel_cancels_exactly_the_live_ones_and_says_which(
     assert canceled == ([point.name] if before.state.live else [])
     (after,) = opened.experiments(plan.sweep, [point.name])[point.name]
     assert not after.state.live and after.id == before.id
+
+
+def test_results_say_why_it_ended_a_cancel_or_how_it_finished(
+    opened: Backend, tmp_path: Path
+) -> None:
+    """`ended` means the same on each adapter: a run `cancel` stopped was canceled (by a person,
+    not a failure), one that finished says how."""
+    plan = _plan(tmp_path, opened)
+    point = plan.rows[0].rendered
+    assert point is not None
+    opened.create(plan.sweep, point)
+    (before,) = opened.experiments(plan.sweep, [point.name])[point.name]
+    canceled = opened.cancel(plan.sweep, [before])
+    after = opened.results(plan.sweep, [point.name]).experiments[point.name]
+    finished = {
+        ExperimentState.SUCCEEDED: EndCause.SUCCEEDED,
+        ExperimentState.FAILED: EndCause.FAILED,
+    }
+    assert after.ended is not None
+    assert after.ended.cause is (EndCause.CANCELED if canceled else finished[after.state])
+    assert not after.ended.cause.counts_as_failure or after.exit_code not in (None, 0)
+    assert after.ended.preemptions == 0
 
 
 def test_a_local_max_running_sweep_counts_its_running_runs(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from runner.backends.endings import EndCause as EndCause
+from runner.backends.endings import Ended as Ended
 from runner.backends.failures import Canceled as Canceled
 from runner.backends.failures import NameTaken as NameTaken
 from runner.backends.failures import NotStarted as NotStarted
@@ -106,6 +108,9 @@ class Experiment:
     unfinished: bool = False
     """Shown as canceled, but its runner stopped or died before it finished (the local backend,
     `Capability.RESUMES`): the next submit resumes it. A run `cancel` stopped is not."""
+    ended: Ended | None = None
+    """Why it ended (or, queued or running again, why its latest attempt did); None where the
+    backend does not know (yet) without a call of its own."""
 
 
 @dataclass(frozen=True)
@@ -245,9 +250,10 @@ class Backend(Protocol):
     def results(
         self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING_RECORDED
     ) -> Results:
-        """State, exit code, duration, metrics and what the job says of the named experiments
-        (of a name, the one whose id is `recorded`, else the oldest), and the sweep's group: in
-        a number of calls that grows with pages, not with points."""
+        """State, exit code, duration, metrics, why it ended (`Experiment.ended`) and what the
+        job says of the named experiments (of a name, the one whose id is `recorded`, else the
+        oldest), and the sweep's group: in a number of calls that grows with pages and with the
+        experiments that ended without succeeding, never with those running."""
         ...
 
     def usage(self, sweep: Sweep, experiments: Sequence[Experiment]) -> Mapping[str, Usage]:

@@ -40,10 +40,10 @@ class LifecycleMixin(ServicerBase):
         ids = list(dict.fromkeys(request.workload_ids))
         for workload_id in ids:
             self._experiment(workload_id, context)
-        canceled = []
+        canceled, by = [], lifecycle.cancel(self._caller(context).name)
         for workload_id in ids:
             before = self.state.experiment(workload_id)
-            self.state.update_experiment(workload_id, lifecycle.cancel)
+            self.state.update_experiment(workload_id, by)
             self.telemetry.count_cancel(workload_id)
             if before is not None and not before.finalized:
                 canceled.append(workload_id)

@@ -70,16 +70,40 @@ def _container_spec(task: TaskRecord) -> pb2.ContainerSpec:
     )
 
 
+AUTO_RESUME = True
+"""The server's default for a task whose spec leaves `autoResume` out: enabled, as gantry 3.7's
+`--no-auto-resume` documents it."""
+
+
+def auto_resume(task_record: TaskRecord) -> bool:
+    """Whether Beaker resumes the task's preempted jobs: its spec's `context.autoResume`, else
+    the server's default."""
+    context = json.loads(task_record.spec).get("context") or {}
+    return bool(context["autoResume"]) if "autoResume" in context else AUTO_RESUME
+
+
+def _duration(nanos: Any) -> dict[str, int] | None:
+    """A spec's duration (nanoseconds) as a google.protobuf.Duration mapping; None if unset."""
+    if not isinstance(nanos, int) or isinstance(nanos, bool) or nanos <= 0:
+        return None
+    return {"seconds": nanos // 1_000_000_000, "nanos": nanos % 1_000_000_000}
+
+
 def _system_details(task_record: TaskRecord) -> pb2.SystemDetails:
-    """The task's priority and the clusters it may run on, as its spec asked."""
+    """The task's priority, the clusters it may run on, its timeout, minimum runtime and
+    whether it is resumed after a preemption, as its spec asked."""
     spec: dict[str, Any] = json.loads(task_record.spec)
+    context = spec.get("context") or {}
     clusters = (spec.get("constraints") or {}).get("cluster") or []
     kind = pb2.JobPlacementConstraintType.JOB_PLACEMENT_CONSTRAINT_TYPE_CLUSTER
     return pb2.SystemDetails(
-        priority=priority(str((spec.get("context") or {}).get("priority") or "")),
+        priority=priority(str(context.get("priority") or "")),
         placement_constraints=[pb2.JobPlacementConstraint(type=kind, values=clusters)]
         if clusters
         else [],
+        timeout=_duration(spec.get("timeout")),
+        min_runtime=_duration(context.get("minRuntime")),
+        auto_resume=auto_resume(task_record),
     )
 
 
@@ -99,9 +123,10 @@ def task(record: Experiment, task_record: TaskRecord) -> pb2.Task:
 def workload(record: Experiment) -> pb2.Workload:
     fields: dict[str, Any] = {}
     if record.status == "canceled":
-        fields.update(
-            canceled=timestamp(record.status_changed), canceled_for="canceled by the fake Beaker"
-        )
+        # Why the experiment is canceled: the words of the job whose cancel ended it.
+        ended = [j for j in record.current_jobs() if j.status == "canceled"]
+        first = min(ended, key=lambda j: j.status_changed)
+        fields.update(canceled=timestamp(record.status_changed), canceled_for=first.canceled_for)
     experiment = pb2.Experiment(
         id=record.id,
         name=record.name,
@@ -115,8 +140,14 @@ def workload(record: Experiment) -> pb2.Workload:
     return pb2.Workload(experiment=experiment, status=WORKLOAD_STATUS[record.status])
 
 
+def cancelation_code(name: str) -> Any:
+    """`system_preemption` (beaker-py's BeakerCancelationCode name) as Beaker's CancelationCode."""
+    return pb2.CancelationCode.Value(f"CANCELATION_CODE_{name.upper()}")
+
+
 def job_status(record: JobRecord) -> pb2.JobStatus:
-    """Timestamps and exit code set the way Beaker sets them for each stage."""
+    """Timestamps, exit code and a cancel's code and words, set the way Beaker sets them for
+    each stage."""
     created, changed = timestamp(record.created), timestamp(record.status_changed)
     fields: dict[str, Any] = {"status": WORKLOAD_STATUS[record.status], "created": created}
     if record.started is not None:
@@ -130,9 +161,11 @@ def job_status(record: JobRecord) -> pb2.JobStatus:
         fields.update(
             canceled=changed,
             finalized=changed,
-            canceled_code=pb2.CancelationCode.CANCELATION_CODE_MANUAL,
-            canceled_for="canceled by the fake Beaker",
+            canceled_code=cancelation_code(record.canceled_code or "manual"),
+            canceled_for=record.canceled_for,
         )
+    if record.failed_scheduling_message:
+        fields["failed_scheduling_message"] = record.failed_scheduling_message
     if record.exit_code is not None:
         fields["exit_code"] = record.exit_code
     return pb2.JobStatus(**fields)
@@ -141,7 +174,7 @@ def job_status(record: JobRecord) -> pb2.JobStatus:
 def job(record: Experiment, job_record: JobRecord) -> pb2.Job:
     task_record = record.task(job_record.task_id)
     suffix = f"-r{job_record.replica}" if job_record.replicas > 1 else ""
-    system = pb2.SystemDetails()
+    system = _system_details(task_record)
     if job_record.replicas > 1:
         system.replica_group_details.CopyFrom(
             pb2.ReplicaGroupDetails(
@@ -164,6 +197,7 @@ def job(record: Experiment, job_record: JobRecord) -> pb2.Job:
         workspace_reference=record.workspace,
         author_reference=record.author,
         workload_created=timestamp(record.created),
+        retry_ancestor_id=job_record.retry_ancestor,
     )
 
 

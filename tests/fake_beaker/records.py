@@ -79,6 +79,16 @@ class JobRecord:
     started: float | None = None
     """When it started running (None: never): kept through later statuses, as Beaker keeps
     `status.started`; a job moved straight to succeeded or failed started then."""
+    canceled_code: str = ""
+    """Why it was canceled, as beaker-py's `BeakerCancelationCode` names it (`manual`,
+    `system_preemption`, `timeout`, ...); "" unless canceled."""
+    canceled_for: str = ""
+    """Beaker's words for that cancel."""
+    failed_scheduling_message: str = ""
+    """Why Beaker cannot place it (queued), or could not (canceled `impossible_to_schedule`)."""
+    retry_ancestor: str = ""
+    """The job it resumes (Beaker's `retry_ancestor_id`): the preempted job an auto-resume
+    replaced; "" for a first attempt or a restart."""
 
     @property
     def finalized(self) -> bool:

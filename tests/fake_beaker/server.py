@@ -18,9 +18,10 @@ import grpc
 import yaml
 from beaker import beaker_pb2_grpc
 
+from .cancelations import CancelationControls
 from .certs import CertBundle, default_bundle
 from .clusters import ClusterStore
-from .controls import FaultControls, LifecycleControls
+from .controls import FaultControls
 from .faults import CallCounter, FaultPlan
 from .groups import GroupStore
 from .grpc_service import FakeBeakerServicer, FaultInterceptor
@@ -31,7 +32,7 @@ from .state import NameScope, State
 from .telemetry import Telemetry
 
 
-class FakeBeaker(FaultControls, LifecycleControls, PlacementControls):
+class FakeBeaker(FaultControls, CancelationControls, PlacementControls):
     """A Beaker that beaker-py can talk to unmodified, with count-exact fault injection.
 
     Start it (or use it as a context manager), point a client at :attr:`env`, and inspect what
@@ -40,6 +41,7 @@ class FakeBeaker(FaultControls, LifecycleControls, PlacementControls):
     :meth:`restart` listens again on the same ports with the state kept (:meth:`outage` does
     both around a block); :meth:`close` stops for good and deletes the config directory.
     Faults are in controls.FaultControls, groups/metrics/logs/restarts in LifecycleControls,
+    preemptions, timeouts and every other cancel in cancelations.CancelationControls,
     clusters and workspace priorities in PlacementControls.
     """
 

@@ -36,7 +36,7 @@ from runner.backends import (
     recorded,
 )
 from runner.backends import NOTHING_RECORDED as NOTHING
-from runner.backends.beaker import duplicates, identity, lifecycle, usage
+from runner.backends.beaker import duplicates, endings, identity, lifecycle, usage
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
 from runner.backends.beaker.errors import call, unreachable_reason
@@ -83,6 +83,7 @@ class BeakerBackend:
         self.health = Health("Beaker", config.agent_address)
         self._calling = threading.local()
         self.client.watch_retries(self._retrying)
+        self.endings = endings.Endings(self.client, self._call)
         self._listed: dict[str, pb2.Workload] = {}
         """Workloads `results` listed, by experiment id: a live read of their logs right after
         a reader's look (`runner.observe.tails`) does not list each one again."""
@@ -131,6 +132,7 @@ class BeakerBackend:
             self.keys.key(workload, recorded),
             state,
             description=identity.job_text(exp.description),
+            ended=self.endings.known(workload, state),
         )
 
     # -- Backend -------------------------------------------------------------------------------
@@ -278,8 +280,9 @@ class BeakerBackend:
 
     def results(self, sweep: Sweep, names: Iterable[str], recorded: Recorded = NOTHING) -> Results:
         """One paged workload listing (states), one paged group listing and one paged task
-        metrics listing (metrics), plus one job listing per *failed* experiment (its exit code
-        and duration): a succeeded experiment exited 0 by Beaker's definition, and the workload
+        metrics listing (metrics), plus one job listing per task of each experiment that ended
+        without succeeding (why, its exit code and duration; `endings`) or went back since the
+        last look: a succeeded experiment exited 0 by Beaker's definition, and the workload
         listing carries no job, nor can beaker-py list jobs by workspace."""
         wanted = list(names)
         every = self._all(sweep, wanted, recorded) if wanted else {}
@@ -329,20 +332,17 @@ class BeakerBackend:
     def _result(
         self, workload: pb2.Workload, metrics: Mapping[str, object], now: float, recorded: Recorded
     ) -> Experiment:
+        """With why it ended (`endings`): its jobs are listed only where the listing cannot
+        tell (it ended without succeeding, or it went back since the last look)."""
         experiment = dataclasses.replace(self._experiment(workload, recorded), metrics=metrics)
+        end, job = self.endings.look(workload, experiment.state)
+        experiment = dataclasses.replace(experiment, ended=end)
         if experiment.state == ExperimentState.SUCCEEDED:
             return dataclasses.replace(experiment, exit_code=0)
         if experiment.state == ExperimentState.RUNNING:
             age = now - workload.experiment.created.ToSeconds()
             return dataclasses.replace(experiment, seconds=max(0.0, float(age)))
-        if experiment.state != ExperimentState.FAILED:
+        exit_code, seconds = endings.exited(job) or (None, None)
+        if experiment.state != ExperimentState.FAILED or exit_code is None:
             return experiment
-        job = self._call(
-            f"jobs of {experiment.name}", lambda: lifecycle.failing_job(self.client, workload)
-        )
-        if job is None or not job.status.HasField("exited"):
-            return experiment
-        seconds = None
-        if job.status.HasField("started"):
-            seconds = float(job.status.exited.ToSeconds() - job.status.started.ToSeconds())
-        return dataclasses.replace(experiment, exit_code=int(job.status.exit_code), seconds=seconds)
+        return dataclasses.replace(experiment, exit_code=exit_code, seconds=seconds)

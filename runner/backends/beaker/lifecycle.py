@@ -224,23 +224,6 @@ def _group(job: pb2.Job) -> str:
     return str(job.system_details.replica_group_details.id)
 
 
-def failing_job(client: Client, workload: pb2.Workload) -> pb2.Job | None:
-    """The job that failed the experiment: of every task's latest jobs (one task per replica,
-    or one task with a job per replica), the first to exit non-zero; else the first task's
-    latest job."""
-    org, latest = client.resolved_org(), []
-    for task in workload.experiment.tasks:
-        seen: set[int] = set()
-        for job in client.job.list(org=org, task=task):  # newest first: each rank's latest
-            if _rank(job) not in seen:
-                seen.add(_rank(job))
-                latest.append(job)
-    failed = [j for j in latest if j.status.HasField("exited") and j.status.exit_code != 0]
-    if failed:
-        return min(failed, key=lambda j: (j.status.exited.seconds, j.status.exited.nanos))
-    return latest[0] if latest else None
-
-
 def log_lines(client: Beaker, job: pb2.Job, query: LogQuery) -> Iterator[str]:
     """The job's log lines, decoded; beaker-py resumes a cut stream by itself."""
     stream = iter(client.job.logs(job, tail_lines=query.tail or None, follow=query.follow or None))

@@ -3,8 +3,16 @@ and the `Experiment` that state is."""
 
 from __future__ import annotations
 
-from runner.backends import Experiment, ExperimentState
-from runner.backends.local.rundir import FAILED, RUNNING, SUCCEEDED, RunDir, RunState
+from runner.backends import EndCause, Ended, Experiment, ExperimentState
+from runner.backends.local.rundir import CANCELED, FAILED, RUNNING, SUCCEEDED, RunDir, RunState
+
+ENDINGS: dict[str, EndCause] = {
+    SUCCEEDED: EndCause.SUCCEEDED,
+    FAILED: EndCause.FAILED,
+    CANCELED: EndCause.CANCELED,
+}
+"""Why a finished local run ended: it exited (0 or not), or `cancel` stopped it. A run its runner
+left (interrupted, or stale) has not ended: the next submit resumes it."""
 
 
 def seen(run: RunDir) -> tuple[RunState | None, bool]:
@@ -29,4 +37,13 @@ def as_experiment(run: RunDir, state: RunState, live: bool) -> Experiment:
         exit_code=state.exit_code if state.status in (SUCCEEDED, FAILED) else None,
         metrics=run.metrics(),
         unfinished=not (state.finished or live),
+        ended=_ended(state),
     )
+
+
+def _ended(state: RunState) -> Ended | None:
+    cause = ENDINGS.get(state.status)
+    if cause is None:
+        return None
+    failed = f"replica {state.cause} exited {state.exit_code}" if state.cause else ""
+    return Ended(cause, failed if cause is EndCause.FAILED else "", preemptions=0)
