@@ -110,7 +110,8 @@ def test_report_against_a_revision_measures_gpu_hours_then_as_now(
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "ran"]):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
     capsys.readouterr()
-    argv = ["-C", str(root), "report", "--backend", "beaker", "--metric", "gpu_hours", "--goal", "minimize"]
+    argv = ["-C", str(root), "report", "--backend", "beaker"]
+    argv += ["--metric", "gpu_hours", "--goal", "minimize"]
     assert main([*argv, "--against", "HEAD", "--format", "json"]) == 0
     (sweep,) = json.loads(capsys.readouterr().out)["sweeps"]
     hours = {p["experiment_now"]: (p["then"], p["now"]) for p in sweep["pairs"]}

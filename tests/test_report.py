@@ -276,7 +276,8 @@ def test_an_output_that_cannot_be_written_is_one_line_exit_1(
     taken = tmp_path / "taken"
     taken.write_text("mine\n")
     target = taken if option == "--output" else taken / "study.db"
-    argv = ["-C", str(bowl), "report", "--backend", "local", "--metric", "loss", "--goal", "minimize"]
+    argv = ["-C", str(bowl), "report", "--backend", "local"]
+    argv += ["--metric", "loss", "--goal", "minimize"]
     assert main([*argv, option, str(target)]) == 1
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"error: cannot write {target}: ")
@@ -340,7 +341,8 @@ def test_optuna_storage_that_is_another_kind_of_file_is_one_line_exit_1_and_kept
     pytest.importorskip("optuna")
     path = tmp_path / name
     path.write_text(text)
-    argv = ["-C", str(bowl), "report", "--backend", "local", "--metric", "loss", "--goal", "minimize"]
+    argv = ["-C", str(bowl), "report", "--backend", "local"]
+    argv += ["--metric", "loss", "--goal", "minimize"]
     capsys.readouterr()
     assert main([*argv, "--format", "json", "--optuna-storage", str(path)]) == 1
     lines = capsys.readouterr().err.splitlines()
@@ -506,7 +508,8 @@ def _submit_and_commit(root: Path, fake: FakeBeaker, text: str, loss: float) -> 
 def _against(root: Path, rev: str, capsys: pytest.CaptureFixture[str]) -> Any:
     """`report --against rev` run with `-C root` (the sweeps' root, or a directory under it)."""
     capsys.readouterr()
-    argv = ["-C", str(root), "report", "--backend", "beaker", "--metric", "loss", "--goal", "minimize"]
+    argv = ["-C", str(root), "report", "--backend", "beaker"]
+    argv += ["--metric", "loss", "--goal", "minimize"]
     assert main([*argv, "--against", rev, "--format", "json"]) == 0
     (sweep,) = json.loads(capsys.readouterr().out)["sweeps"]
     return sweep
@@ -551,7 +554,8 @@ def test_against_a_revision_gives_each_point_then_and_now_and_lists_the_others(
     assert len(lists) < 10, fake_beaker.calls  # pages of one look, not one call per point
 
     capsys.readouterr()
-    argv = ["-C", str(tmp_path), "report", "--backend", "beaker", "--metric", "loss", "--goal", "minimize"]
+    argv = ["-C", str(tmp_path), "report", "--backend", "beaker"]
+    argv += ["--metric", "loss", "--goal", "minimize"]
     assert main([*argv, "--against", second]) == 0
     text = capsys.readouterr().out
     assert f"## `exact` against `{second}`: `loss` (minimize)" in text

@@ -133,7 +133,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         patch.setenv("PYTHONPATH", str(PROJECT))
         assert main(["-C", str(root), "submit", "sweeps/web.yaml", "--backend", "local"]) == 0
         out = root / "report"
-        argv = ["-C", str(root), "report", "--backend", "local", "--metric", "loss", "--goal", "minimize"]
+        argv = ["-C", str(root), "report", "--backend", "local"]
+        argv += ["--metric", "loss", "--goal", "minimize"]
         assert main([*argv, "--output", str(out)]) == 0
     return out
 
