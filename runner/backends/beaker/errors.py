@@ -83,6 +83,8 @@ def call(what: str, fn: Callable[[], T]) -> T:
         failure = translate(what, retried.error)
         if failure is None:
             raise
+        if isinstance(failure, Transient):
+            failure.again = True  # beaker-py judged it worth retrying
         raise failure from None
     except Exception as exc:
         failure = translate(what, exc)

@@ -15,9 +15,10 @@ Beaker is down. For each call the gateway:
   retries a Get/List/Resolve on UNAVAILABLE forever, 2 s apart, and announces each retry on its
   logger before it sleeps; `Retried` raised from there ends the loop), so no wait escapes the
   clock;
-- retries a read itself (`read`) with backoff, sleeping on the command's clock, until it answers,
-  the deadline or the unreachable limit; a failure that is not unreachability, `READ_ATTEMPTS`
-  times at most. A write (`once`) is sent once: its caller's protocol decides (a create looks
+- retries a read itself (`read`) where beaker-py would have (`Transient.again`: what beaker-py
+  decides is worth retrying, the gateway decides when and for how long), with backoff, sleeping
+  on the command's clock, until it answers, the deadline or the unreachable limit; a failure
+  that is not unreachability, `READ_ATTEMPTS` times at most. A write (`once`) is sent once: its caller's protocol decides (a create looks
   its name up after an ambiguous failure; a restart or cancel looks the experiment up first);
 - tells `health` of every wait and success, as the progress line and the submit loop read it.
 
@@ -97,7 +98,7 @@ class Gateway:
             try:
                 return self._attempt(what, fn, write=False, patient=False)
             except Transient as exc:
-                if exc.unreachable is None and attempt >= READ_ATTEMPTS:
+                if not exc.again or (exc.unreachable is None and attempt >= READ_ATTEMPTS):
                     raise
                 wait = max(backoff(attempt), exc.retry_after or 0.0)
                 bound = self._retry_bound()
