@@ -24,6 +24,7 @@ from runner.cli import main
 from runner.commands.submit import submit as submit_command
 from runner.commands.submit_args import SubmitArgs
 from runner.core.clock import Bounds
+from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
 from runner.core.errors import Exit
 from runner.plan import catalog
 from runner.report.progress import Progress
@@ -52,7 +53,7 @@ def backend_for(token: str | None = None, clock: Clock | None = None) -> BeakerB
     config = credentials()
     assert config is not None
     config = config if token is None else dataclasses.replace(config, user_token=token)
-    return BeakerBackend(config, bounds=Bounds(clock or Clock()))
+    return BeakerBackend(config, bounds=Bounds(clock or Clock(), None, DEFAULT_MAX_UNREACHABLE))
 
 
 def run(

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from runner.core.clock import Bounds, Clock
+from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
+from runner.core.errors import Exit, RunnerError
 from runner.core.output import write_text
 
 if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
     from _typeshed import DataclassInstance
+
+    from runner.backends.health import Health, Wait
 
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -78,3 +84,80 @@ def split_points(
         path = word.endswith((".yaml", ".yml")) or "/" in word or is_dir
         (found if path else points).append(word)
     return tuple(points), tuple(found)
+
+
+DURATIONS = "90s, 5m, 1h30m, or seconds"
+
+
+def add_bounds(parser: argparse.ArgumentParser, timeout: str | None) -> None:
+    """`--timeout` (unless `timeout` is None: the command has its own) and `--max-unreachable`,
+    every command that talks to Beaker's (`timeout`: its default, in words). Both are
+    durations, parsed by the command (`duration`): a bad one is one line, exit 1."""
+    if timeout is not None:
+        parser.add_argument(
+            "--timeout",
+            metavar="DURATION",
+            help=f"the command's deadline ({DURATIONS}): exit {int(Exit.INCOMPLETE)} if Beaker"
+            f" has not answered by then (default: {timeout})",
+        )
+    parser.add_argument(
+        "--max-unreachable",
+        metavar="DURATION",
+        help="give up (exit 5) once Beaker has been unreachable, or left a call unanswered, this"
+        f" long (default {DEFAULT_MAX_UNREACHABLE:.0f}s)",
+    )
+
+
+def duration(option: str, text: str | None) -> float | None:
+    """A duration option in seconds (None when not given); a RunnerError (one line, exit 1)
+    for one that is not a duration."""
+    if text is None:
+        return None
+    from runner.render.durations import seconds_of  # loaded only when a command runs
+
+    try:
+        return seconds_of(text)
+    except ValueError:
+        raise RunnerError(f"{option} {text!r}: not a duration ({DURATIONS})") from None
+
+
+def bounds(
+    clock: Clock,
+    timeout: str | None,
+    max_unreachable: str | None,
+    default: float | None,
+    started: float | None = None,
+) -> Bounds:
+    """A command's bounds from its `--timeout` (else `default`; None: no deadline) and
+    `--max-unreachable`, on its clock, from when it started (by default now)."""
+    seconds = duration("--timeout", timeout)
+    limit = duration("--max-unreachable", max_unreachable)
+    unreachable = DEFAULT_MAX_UNREACHABLE if limit is None else limit
+    return Bounds.after(clock, default if seconds is None else seconds, unreachable, started)
+
+
+@contextlib.contextmanager
+def unanswered(done: Callable[[], str] = lambda: "nothing was changed") -> Iterator[None]:
+    """A backend that did not answer (`Transient`, exit 5) ends the command in one line that
+    says what was done (`done()`, e.g. 'nothing was changed') and to run it again."""
+    from runner.backends.failures import Transient  # loaded only when a command runs
+
+    try:
+        yield
+    except Transient as exc:
+        said = f"{exc}: {done()}; run it again"
+        raise Transient(said, exc.maybe_committed, unreachable=exc.unreachable) from None
+
+
+def show_waits(health: Health) -> None:
+    """Say on stderr what the backend waits for while it retries (at most a line every few
+    seconds): a command that waits for Beaker is never silent about it."""
+    from runner.report.progress import Progress  # loaded only when a command runs
+
+    shown = Progress(live=False)
+
+    def heard(wait: Wait | None) -> None:
+        if wait is not None and wait.seconds > 0:
+            shown.wait(wait.text(health.service))
+
+    health.listen(heard)

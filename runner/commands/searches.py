@@ -13,8 +13,9 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from runner.backends.opening import open_backend
-from runner.commands.common import stderr
+from runner.commands.common import show_waits, stderr
 from runner.commands.loading import load_catalog, report_problems
+from runner.core.clock import Bounds
 from runner.core.errors import Exit, MissingExtra, RunnerError
 from runner.core.invoked import invoked
 from runner.manifest import Loaded, Locks
@@ -67,9 +68,12 @@ def _no_results() -> Observation:
     raise AssertionError("a drawn sample's points never depend on results")
 
 
-def propose_rounds(directory: Path, paths: Sequence[str], backend_name: str) -> Exit:
+def propose_rounds(
+    directory: Path, paths: Sequence[str], backend_name: str, bounds: Bounds | None = None
+) -> Exit:
     """`propose`: each adaptive search's next round, from its observation; the rounds proposed
-    as the step output `rounds` (one pull request each, in the Propose workflow)."""
+    as the step output `rounds` (one pull request each, in the Propose workflow). `bounds`: the
+    command's deadline, which every Beaker call is held to."""
     cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
     if report_problems(cat):
         return Exit.USER_ERROR
@@ -83,7 +87,8 @@ def propose_rounds(directory: Path, paths: Sequence[str], backend_name: str) -> 
         return Exit.USER_ERROR
     rounds: list[Round] = []
     if searches:
-        backend = open_backend(backend_name, cat.root, stderr)
+        backend = open_backend(backend_name, cat.root, stderr, bounds=bounds)
+        show_waits(backend.health)
         try:
             rounds = proposed(cat, sweeps.observer(cat, backend))
         finally:

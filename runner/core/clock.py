@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import queue
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
-
-from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
 
 T = TypeVar("T")
 
@@ -38,17 +36,18 @@ class Bounds:
     call unanswered) before the command gives up. `runner.backends.beaker.gateway` reads it
     before every call and during every wait."""
 
-    clock: Clock = field(default_factory=Clock)
-    deadline: float | None = None
+    clock: Clock
+    deadline: float | None
     """A `clock.now()` value; None: no deadline (the unreachable limit still holds)."""
-    max_unreachable: float = DEFAULT_MAX_UNREACHABLE
+    max_unreachable: float
+    """Seconds (`runner.core.defaults.DEFAULT_MAX_UNREACHABLE` unless told)."""
 
     @classmethod
     def after(
         cls,
         clock: Clock,
         timeout: float | None,
-        max_unreachable: float = DEFAULT_MAX_UNREACHABLE,
+        max_unreachable: float,
         started: float | None = None,
     ) -> Bounds:
         """The bounds of a command that started at `started` (by default now) and may take

@@ -1,11 +1,13 @@
 """Durations as written in manifests ('5m', '1h30m') and as Beaker specs carry them (nanoseconds),
-and elapsed time as the runner shows it (`elapsed_text`)."""
+on the command line (`seconds_of`: the same, or bare seconds), and elapsed time as the runner
+shows it (`elapsed_text`)."""
 
 from __future__ import annotations
 
 import re
 
 _PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|ms|s|m|h)")
+_BARE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _NANOS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
 
 
@@ -31,3 +33,12 @@ def to_nanoseconds(text: str) -> int:
     if pos != len(text) or not text:
         raise ValueError(f"invalid duration {text!r} (examples: '30s', '5m', '1h30m')")
     return total
+
+
+def seconds_of(text: str) -> float:
+    """A command line's duration in seconds: '90s', '5m', '1h30m' (as in manifests), or bare
+    seconds ('20', '2.5'); ValueError for anything else (a sign, a unit it does not know)."""
+    text = text.strip()
+    if _BARE.fullmatch(text):
+        return float(text)
+    return to_nanoseconds(text) / 1e9

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from beaker import beaker_pb2 as pb2
@@ -44,7 +44,8 @@ from runner.backends.beaker.groups import POLICY, SweepGroups, metrics_by_experi
 from runner.backends.beaker.placing import BeakerPlacing
 from runner.backends.beaker.states import STATES
 from runner.backends.health import Health
-from runner.core.clock import Bounds
+from runner.core.clock import Bounds, Clock
+from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
 from runner.core.errors import SubmitError
 from runner.core.model import Rendered, Sweep
 from runner.core.retry import RetryPolicy
@@ -69,7 +70,7 @@ class BeakerBackend:
         """`policy`: how restarts and cancels are retried (by default, `RetryPolicy()` sleeping
         on the bounds' clock); `bounds`: the command's deadline and unreachable limit, which
         every call is held to (by default no deadline, and the default limit)."""
-        bounds = bounds or Bounds()
+        bounds = bounds or Bounds(Clock(), None, DEFAULT_MAX_UNREACHABLE)
         self.policy = policy or RetryPolicy(sleep=bounds.clock.sleep)
         config = config or credentials()
         if config is None:

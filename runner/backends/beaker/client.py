@@ -72,7 +72,7 @@ def check_admitted(use: str) -> None:
         )
 
 
-class Retried(Exception):  # noqa: N818 (what happened, not a failure of its own)
+class Retried(Exception):
     """beaker-py announced a retry of `error`: raised from the announcement, inside its retry
     loop's `except` handler, it ends that loop (the gateway retries on the command's clock)."""
 

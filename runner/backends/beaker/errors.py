@@ -107,7 +107,9 @@ def translate(what: str, exc: BaseException) -> BackendError | None:
     if isinstance(exc, requests.exceptions.HTTPError):
         status = exc.response.status_code if exc.response is not None else None
         if status is not None and (status >= 500 or status == 429):
-            return Transient(f"{what}: HTTP {status}", status != 429, retry_after_seconds(exc.response))
+            return Transient(
+                f"{what}: HTTP {status}", status != 429, retry_after_seconds(exc.response)
+            )
         return Rejected(f"{what}: HTTP {status}: {exc}")
     if isinstance(exc, requests.exceptions.RequestException):
         return _lost(what, exc)

@@ -58,7 +58,7 @@ nothing happens, tests/clock.py's, jumps this far at a time)."""
 
 def backoff(attempt: int) -> float:
     """Seconds before attempt `attempt + 1`."""
-    return min(FIRST_WAIT * 2 ** (attempt - 1), LONGEST_WAIT)
+    return min(FIRST_WAIT * 2.0 ** (attempt - 1), LONGEST_WAIT)
 
 
 class Gateway:
@@ -161,9 +161,7 @@ class Gateway:
         if gave_up or (deadline is not None and now >= deadline):
             if since is not None:
                 raise self._unreachable(what, now - since, down)
-            raise Transient(
-                f"{what}: not sent, the deadline has passed", maybe_committed=False
-            )
+            raise Transient(f"{what}: not sent, the deadline has passed", maybe_committed=False)
 
     def _retry_bound(self) -> float | None:
         """When a read stops being retried: the deadline, or the unreachable limit."""
