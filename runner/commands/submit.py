@@ -12,14 +12,11 @@ output `result`.
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 from runner.apply import Applied, ApplyOptions, apply
-from runner.backends.health import Wait
-from runner.backends.opening import open_backend
 from runner.commands.common import stderr, unanswered
 from runner.commands.gitops import check_commit, commit_back
 from runner.commands.loading import load_catalog, raise_if_problems
@@ -28,9 +25,7 @@ from runner.commands.submit_args import (
     SubmitArgs,
     from_namespace,
 )
-from runner.commands.submit_options import apply_options, not_drafts
-from runner.core.clock import Bounds
-from runner.core.defaults import DEFAULT_TIMEOUT
+from runner.commands.submit_options import apply_options, open_for
 from runner.core.errors import Exit
 from runner.core.output import write_text
 from runner.repo import github
@@ -64,19 +59,7 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     target = check_commit(
         cat.root, manifests, branch, commit=args.commit, push=args.push, dry_run=args.dry_run
     )
-    quiet = args.backend == "auto" and not args.paths  # refused below if it falls back to local
-    # The run's one deadline, on its clock: the Beaker gateway holds every call to it, and the
-    # submit loop (`apply_options`: the same timeout from the same start) stops creating at it.
-    timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
-    backend = open_backend(
-        args.backend,
-        cat.root,
-        (lambda text: None) if quiet else progress.note,
-        http_timeout=args.http_timeout,
-        refuse_local=not_drafts(cat),
-        bounds=Bounds.after(clock, timeout, args.max_unreachable, started),
-    )
-    backend.health.listen(functools.partial(_shown, progress, backend.health.service))
+    backend = open_for(args, cat, progress, clock, started)
     try:
         options = apply_options(backend, cat, args, started, clock)
         with unanswered(lambda: "nothing was submitted"):  # a read before anything was done
@@ -84,12 +67,6 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     finally:
         backend.close()
     return _report(cat.root, args, target, applied)
-
-
-def _shown(progress: Progress, service: str, wait: Wait | None) -> None:
-    """A wait on the progress line, from the first read on (the submit loop shows its own)."""
-    if wait is not None:
-        progress.wait(wait.text(service))
 
 
 def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applied) -> int:
