@@ -16,15 +16,9 @@ from pathlib import Path
 
 from runner.backends import Backend, Capability, runs
 from runner.backends.opening import open_backend
-from runner.commands.common import (
-    args_from,
-    bounds,
-    show_waits,
-    split_points,
-    stderr,
-    unanswered,
-)
+from runner.commands.common import args_from, split_points, stderr
 from runner.commands.gitops import check_commit, commit_back
+from runner.commands.limits import bounds, show_waits, unanswered
 from runner.commands.loading import load_catalog, raise_if_problems
 from runner.core.clock import Clock
 from runner.core.defaults import DEFAULT_READ_TIMEOUT

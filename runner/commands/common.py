@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from runner.core.clock import Bounds, Clock
 from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
+from runner.core.durations import seconds_of
 from runner.core.errors import Exit, RunnerError
 from runner.core.output import write_text
 
 if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
     from _typeshed import DataclassInstance
-
-    from runner.backends.health import Health, Wait
 
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -113,51 +110,7 @@ def duration(option: str, text: str | None) -> float | None:
     for one that is not a duration."""
     if text is None:
         return None
-    from runner.render.durations import seconds_of  # loaded only when a command runs
-
     try:
         return seconds_of(text)
     except ValueError:
         raise RunnerError(f"{option} {text!r}: not a duration ({DURATIONS})") from None
-
-
-def bounds(
-    clock: Clock,
-    timeout: str | None,
-    max_unreachable: str | None,
-    default: float | None,
-    started: float | None = None,
-) -> Bounds:
-    """A command's bounds from its `--timeout` (else `default`; None: no deadline) and
-    `--max-unreachable`, on its clock, from when it started (by default now)."""
-    seconds = duration("--timeout", timeout)
-    limit = duration("--max-unreachable", max_unreachable)
-    unreachable = DEFAULT_MAX_UNREACHABLE if limit is None else limit
-    return Bounds.after(clock, default if seconds is None else seconds, unreachable, started)
-
-
-@contextlib.contextmanager
-def unanswered(done: Callable[[], str] = lambda: "nothing was changed") -> Iterator[None]:
-    """A backend that did not answer (`Transient`, exit 5) ends the command in one line that
-    says what was done (`done()`, e.g. 'nothing was changed') and to run it again."""
-    from runner.backends.failures import Transient  # loaded only when a command runs
-
-    try:
-        yield
-    except Transient as exc:
-        said = f"{exc}: {done()}; run it again"
-        raise Transient(said, exc.maybe_committed, unreachable=exc.unreachable) from None
-
-
-def show_waits(health: Health) -> None:
-    """Say on stderr what the backend waits for while it retries (at most a line every few
-    seconds): a command that waits for Beaker is never silent about it."""
-    from runner.report.progress import Progress  # loaded only when a command runs
-
-    shown = Progress(live=False)
-
-    def heard(wait: Wait | None) -> None:
-        if wait is not None and wait.seconds > 0:
-            shown.wait(wait.text(health.service))
-
-    health.listen(heard)

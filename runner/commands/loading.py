@@ -9,7 +9,7 @@ from pathlib import Path
 
 from runner.backends import Backend, Capability
 from runner.backends.opening import open_backend
-from runner.commands.common import show_waits
+from runner.commands.limits import show_waits
 from runner.core.clock import Bounds
 from runner.core.errors import ManifestError
 from runner.manifest import Locks

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from runner.backends.opening import open_backend
 from runner.backends.placing import placing
-from runner.commands.common import bounds, show_waits, stderr, unanswered
+from runner.commands.common import stderr
+from runner.commands.limits import bounds, show_waits, unanswered
 from runner.commands.loading import load_catalog, report_problems
 from runner.commands.searches import lock_samples
 from runner.core.clock import Bounds, Clock

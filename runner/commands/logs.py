@@ -11,7 +11,8 @@ from pathlib import Path
 from runner import operate
 from runner.backends import LogQuery, NotStarted, Rejected, Transient
 from runner.backends.opening import open_backend
-from runner.commands.common import bounds, show_waits, stderr, unanswered
+from runner.commands.common import stderr
+from runner.commands.limits import bounds, show_waits, unanswered
 from runner.commands.loading import load_catalog
 from runner.core.clock import Clock
 from runner.core.defaults import DEFAULT_READ_TIMEOUT

@@ -18,7 +18,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.commands.common import bounds, unanswered
+from runner.commands.limits import bounds, unanswered
 from runner.commands.searches import propose_rounds
 from runner.core.clock import Clock
 from runner.core.defaults import DEFAULT_READ_TIMEOUT

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.commands.common import args_from, bounds, stderr, unanswered
+from runner.commands.common import args_from, stderr
+from runner.commands.limits import bounds, unanswered
 from runner.commands.loading import observed_sweeps
 from runner.core.clock import Bounds, Clock
 from runner.core.defaults import DEFAULT_READ_TIMEOUT

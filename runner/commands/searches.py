@@ -13,7 +13,8 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from runner.backends.opening import open_backend
-from runner.commands.common import show_waits, stderr
+from runner.commands.common import stderr
+from runner.commands.limits import show_waits
 from runner.commands.loading import load_catalog, report_problems
 from runner.core.clock import Bounds
 from runner.core.errors import Exit, MissingExtra, RunnerError

@@ -17,8 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from runner.apply import Applied, ApplyOptions, apply
-from runner.commands.common import stderr, unanswered
+from runner.commands.common import stderr
 from runner.commands.gitops import check_commit, commit_back
+from runner.commands.limits import unanswered
 from runner.commands.loading import load_catalog, raise_if_problems
 from runner.commands.submit_args import (
     DRY_RESTART,

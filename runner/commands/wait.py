@@ -20,14 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.backends.opening import open_backend
-from runner.commands.common import (
-    args_from,
-    duration,
-    show_waits,
-    split_points,
-    stderr,
-    unanswered,
-)
+from runner.commands.common import args_from, duration, split_points, stderr
+from runner.commands.limits import show_waits, unanswered
 from runner.commands.loading import checked_out, load_catalog, raise_if_problems
 from runner.core.clock import Bounds, Clock
 from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
