@@ -200,11 +200,11 @@ class Gateway:
 
     def _unanswered(self, what: str, started: float, write: bool) -> Transient:
         """A call abandoned unanswered: Beaker is as good as unreachable since it was sent."""
-        reason = f"no answer in {elapsed_text(self.clock.now() - started)}"
+        lasted, reason = elapsed_text(self.clock.now() - started), "no answer"
         self._mark_down(reason, started)
         where = f"{self.health.service} at {self.health.address}"
         self.health.waiting(Wait(what, reason, 0.0, unreachable=True))
-        return Transient(f"{where} did not answer ({reason}): {what}", write, unreachable=reason)
+        return Transient(f"{where} did not answer in {lasted}: {what}", write, unreachable=reason)
 
     def _mark_down(self, reason: str, since: float) -> None:
         with self._lock:
