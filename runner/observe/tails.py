@@ -2,7 +2,7 @@
 
 At most one read per point (replica 0 of its first task, its latest job), never a listing per
 point: which points are read is decided from the look the observation already made; none is
-read twice, and once the backend is unreachable none more is tried (`read`). On Beaker
+read twice (`read`). On Beaker
 a read asks for the last `TAIL_LINES` lines (one bounded StreamJobLogs, after the job listing
 that finds the replica's job); on a backend whose logs are files on this machine
 (`Capability.LOCAL_LOGS`) the whole file is read, so a finished run's curve is whole. A point
@@ -66,19 +66,15 @@ def read(backend: Backend, sweep: Sweep, experiments: Mapping[str, Experiment]) 
 
     At most one read per experiment (an id under two names is read once), and none sent twice
     (the backend's read is one log request: a stream cut off is a failure, not a second
-    request). Once the backend is unreachable no further point is read: the reads left are
-    named with the failed ones, in the note, and cost nothing."""
+    request). Those that fail are named in the note; once the backend has given up on the
+    service (its deadline, its unreachable limit) every read left fails at once, unsent."""
     tail = None if Capability.LOCAL_LOGS in backend.capabilities else TAIL_LINES
     found: dict[str, tuple[Reported, ...]] = {}
     by_id: dict[str, tuple[Reported, ...]] = {}
     unread: list[str] = []
-    down: Transient | None = None
     for name, experiment in experiments.items():
         if experiment.id in by_id:
             found[name] = by_id[experiment.id]
-            continue
-        if down is not None:
-            unread.append(name)
             continue
         query = LogQuery(tail=tail, recorded=experiment.id)
         try:
@@ -87,7 +83,6 @@ def read(backend: Backend, sweep: Sweep, experiments: Mapping[str, Experiment]) 
             continue
         except (Rejected, Transient) as exc:
             unread.append(f"{name} ({exc})")
-            down = exc if isinstance(exc, Transient) and exc.unreachable else None
     note = ""
     if unread:
         shown = "; ".join(unread[:3]) + ("; ..." if len(unread) > 3 else "")
