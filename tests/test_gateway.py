@@ -70,7 +70,7 @@ def test_the_client_refuses_every_use_outside_a_gateway_call(
     with pytest.raises(OutsideGateway, match="HTTP request POST"):
         client.experiment.http_request("workspaces/x/experiments", method="POST", data="{}")
     # A listing handed out of its call unconsumed: its first page is refused where it is read.
-    listing = opened.gateway.read("a listing", lambda: client.workload.list(org="ai2"))
+    listing = opened.gateway.read("a listing", lambda: client.workload.list())
     with pytest.raises(OutsideGateway):
         next(iter(listing))
     # A method taken inside a call and used after it is refused too: every RPC is checked.
