@@ -1,8 +1,14 @@
 """`wait`: wait for a sweep's submitted points to end, for CI: a progress line on stderr each
 time it changes, the final table on stdout, and an exit code that says how it ended (0 every
 awaited point succeeded, 6 some failed or were canceled, 124 the timeout came first, 5 the
-backend did not answer, 1 nothing to wait for). One listing per sweep per interval
-(`runner.observe.watch`), and one status look at the end for the table."""
+backend did not answer or an awaited experiment is gone from it, 1 nothing to wait for or a bad
+duration). One listing per sweep per interval (`runner.observe.watch`), and one status look at
+the end for the table.
+
+`--timeout` is the wait's own (exit 124 when it comes while points still run): the last look
+and the table are still made at it. So it is not a deadline for Beaker's calls: those are
+bounded by the unreachable limit (`--max-unreachable`, and no longer than `--timeout`), so a
+wait with Beaker down ends in that time, exit 5."""
 
 from __future__ import annotations
 
@@ -14,22 +20,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.backends.opening import open_backend
-from runner.commands.common import args_from, split_points, stderr
+from runner.commands.common import args_from, duration, split_points, stderr
+from runner.commands.limits import show_waits, unanswered
 from runner.commands.loading import checked_out, load_catalog, raise_if_problems
-from runner.core.clock import Clock
+from runner.core.clock import Bounds, Clock
+from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
 from runner.core.errors import Exit, RunnerError
 from runner.observe import sweeps, watch
 from runner.observe.model import Observation, PointResult
 from runner.observe.watch import Awaited, Ending, OnFailure, Tally, Timing, Waited
 from runner.operate.finding import find_point
 from runner.plan import PlanStatus, SweepPlan
-from runner.render.durations import elapsed_text, to_nanoseconds
+from runner.plan.catalog import Catalog
+from runner.render.durations import elapsed_text
 from runner.report import status
 
 EXITS = {
     Ending.ALL_SUCCEEDED: Exit.OK,
     Ending.SOME_FAILED: Exit.RUNS_FAILED,
     Ending.TIMED_OUT: Exit.TIMED_OUT,
+    Ending.GONE: Exit.INCOMPLETE,
 }
 
 
@@ -42,6 +52,9 @@ class WaitArgs:
     interval: str = "30s"
     on_failure: OnFailure = OnFailure.WAIT
     backend: str = "auto"
+    max_unreachable: str | None = None
+    """A duration: how long Beaker may be unreachable (default DEFAULT_MAX_UNREACHABLE, and no
+    longer than the timeout)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,28 +64,35 @@ def run(args: argparse.Namespace) -> int:
     return wait(Path(args.directory), given)
 
 
-def seconds(option: str, text: str) -> float:
-    """A duration option in seconds; a RunnerError (one line, exit 1) for one that is not."""
-    try:
-        return to_nanoseconds(text.strip()) / 1e9
-    except ValueError:
-        raise RunnerError(f"{option} {text!r}: not a duration (examples: 30s, 5m, 1h30m)") from None
-
-
 def timing(args: WaitArgs) -> Timing:
-    interval = seconds("--interval", args.interval)
+    interval = duration("--interval", args.interval) or 0.0
     if interval <= 0:
         raise RunnerError(f"--interval {args.interval!r}: must be more than 0s")
-    timeout = None if args.timeout is None else seconds("--timeout", args.timeout)
-    return Timing(interval, timeout, args.on_failure)
+    return Timing(interval, duration("--timeout", args.timeout), args.on_failure)
+
+
+def bounds(args: WaitArgs, asked: Timing, clock: Clock) -> Bounds:
+    """No deadline for the calls (the timeout's last look and table are made at it), and the
+    unreachable limit no longer than the timeout."""
+    limit = duration("--max-unreachable", args.max_unreachable)
+    limits = [DEFAULT_MAX_UNREACHABLE if limit is None else limit]
+    return Bounds(clock, None, min(limits + ([asked.timeout] if asked.timeout else [])))
 
 
 def wait(directory: Path, args: WaitArgs, clock: Clock | None = None) -> Exit:
     """`clock`: what the wait reads the time and sleeps by (tests pass one that jumps)."""
     asked = timing(args)  # a bad duration is refused before anything is read
+    clock = clock or Clock()
+    limits = bounds(args, asked, clock)
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)
-    backend = open_backend(args.backend, cat.root, stderr)
+    with unanswered():
+        return _wait(cat, args, asked, limits)
+
+
+def _wait(cat: Catalog, args: WaitArgs, asked: Timing, limits: Bounds) -> Exit:
+    backend = open_backend(args.backend, cat.root, stderr, bounds=limits)
+    show_waits(backend.health)
     try:
         awaited = chosen(cat.plans(cat.ledgers(backend.layout)), args.points)
         said = [""]
@@ -82,7 +102,7 @@ def wait(directory: Path, args: WaitArgs, clock: Clock | None = None) -> Exit:
                 said[0] = tally.text
                 stderr(tally.text)
 
-        waited = watch.wait(backend, awaited, clock or Clock(), asked, told)
+        waited = watch.wait(backend, awaited, limits.clock, asked, told)
         # The final table: one look at each sweep, as `status` observes it (its search, rungs).
         observer = sweeps.observer(cat, backend, checked_out(cat, backend))
         final = [_only(observer.observation(a.plan), a.names) for a in awaited]
@@ -125,6 +145,8 @@ def ended(waited: Waited, asked: Timing) -> Exit:
     if waited.ending is Ending.TIMED_OUT:
         after = elapsed_text(asked.timeout or 0)
         stderr(f"timed out after {after}, still not ended: {_names(waited.pending)}")
+    if waited.ending is Ending.GONE:
+        stderr(f"not found, though the ledger records it (deleted?): {_names(waited.gone)}")
     return EXITS[waited.ending]
 
 

@@ -1,7 +1,8 @@
 """The reporting lines of a sweep's points, read from their logs through the port's `logs`.
 
-One read per point read (replica 0 of its first task, its latest job), never a listing per
-point: which points are read is decided from the look the observation already made. On Beaker
+At most one read per point (replica 0 of its first task, its latest job), never a listing per
+point: which points are read is decided from the look the observation already made; none is
+read twice (`read`). On Beaker
 a read asks for the last `TAIL_LINES` lines (one bounded StreamJobLogs, after the job listing
 that finds the replica's job); on a backend whose logs are files on this machine
 (`Capability.LOCAL_LOGS`) the whole file is read, so a finished run's curve is whole. A point
@@ -61,14 +62,23 @@ def chosen(found: Results, tails: Tails) -> dict[str, Experiment]:
 
 def read(backend: Backend, sweep: Sweep, experiments: Mapping[str, Experiment]) -> Tailed:
     """Each experiment's reports, from one `logs` read of its replica 0 (by its id, which
-    holds even where it was renamed), by the name the plan knows it by."""
+    holds even where it was renamed), by the name the plan knows it by.
+
+    At most one read per experiment (an id under two names is read once), and none sent twice
+    (the backend's read is one log request: a stream cut off is a failure, not a second
+    request). Those that fail are named in the note; once the backend has given up on the
+    service (its deadline, its unreachable limit) every read left fails at once, unsent."""
     tail = None if Capability.LOCAL_LOGS in backend.capabilities else TAIL_LINES
     found: dict[str, tuple[Reported, ...]] = {}
+    by_id: dict[str, tuple[Reported, ...]] = {}
     unread: list[str] = []
     for name, experiment in experiments.items():
+        if experiment.id in by_id:
+            found[name] = by_id[experiment.id]
+            continue
         query = LogQuery(tail=tail, recorded=experiment.id)
         try:
-            found[name] = reports(backend.logs(sweep, name, query))
+            found[name] = by_id[experiment.id] = reports(backend.logs(sweep, name, query))
         except NotStarted:
             continue
         except (Rejected, Transient) as exc:

@@ -3,6 +3,8 @@ awaited point has ended, one has failed (when asked to stop there) or the time i
 
 Each interval makes one listing per sweep (`Observer.states`: states only, listed in as few
 calls as the backend can, `Listing.FEW_CALLS`), never a call per point, and tells a `Tally`.
+A recorded experiment the backend no longer has (deleted) would never end: the wait ends at
+once, naming it (`Ending.GONE`).
 Waiting goes through a `Clock`, so tests jump through intervals instead of sleeping. The result
 is data (`Waited`); the command turns it into the final table and an exit code.
 """
@@ -17,7 +19,7 @@ from runner.backends import Backend, ExperimentState, Listing
 from runner.core.clock import Clock
 from runner.core.values import StrEnum
 from runner.observe.looks import Context, Observer, never
-from runner.observe.model import Observation, PointResult
+from runner.observe.model import Absent, Observation, PointResult
 from runner.plan import SweepPlan
 
 
@@ -38,6 +40,8 @@ class Ending(StrEnum):
     """Some point failed or was canceled."""
     TIMED_OUT = "timed-out"
     """The timeout came while some point was still queued or running."""
+    GONE = "gone"
+    """An awaited point's recorded experiment is not on the backend any more: it never ends."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,11 @@ class Waited:
         ]
 
     @property
+    def gone(self) -> list[PointResult]:
+        """Those recorded but not found on the backend (deleted)."""
+        return [p for p in self.points if p.state == Absent.MISSING]
+
+    @property
     def pending(self) -> list[PointResult]:
         """Those that had not ended (queued, running, or not found)."""
         return [p for p in self.points if not _ended(p)]
@@ -135,8 +144,8 @@ def wait(
     told: Callable[[Tally], None],
 ) -> Waited:
     """Look every `timing.interval` until the awaited points have ended, one failed (with
-    `OnFailure.STOP`) or `timing.timeout` is up. Raises what the backend raises (`Transient`:
-    it did not answer)."""
+    `OnFailure.STOP`), one is gone from the backend or `timing.timeout` is up. Raises what the
+    backend raises (`Transient`: it did not answer)."""
     deadline = None if timing.timeout is None else clock.now() + timing.timeout
     looks = 0
     while True:
@@ -144,6 +153,8 @@ def wait(
         looks += 1
         waited = Waited(Ending.TIMED_OUT, sweeps, looks)
         told(Tally.of(waited.points))
+        if waited.gone:
+            return dataclasses.replace(waited, ending=Ending.GONE)
         failed = bool(waited.failed)
         if not waited.pending or (failed and timing.on_failure is OnFailure.STOP):
             ending = Ending.SOME_FAILED if failed else Ending.ALL_SUCCEEDED
