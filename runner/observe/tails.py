@@ -26,7 +26,16 @@ from runner.backends import (
     Transient,
 )
 from runner.core.model import Sweep
-from runner.observe.live import TAIL_LINES, Live, Reading, Reported, Tails, reports
+from runner.observe.live import (
+    TAIL_LINES,
+    Live,
+    Reading,
+    Reported,
+    Skipped,
+    Tails,
+    scan,
+    skipped_text,
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,8 @@ class Tailed:
 
     reported: Mapping[str, tuple[Reported, ...]] = field(default_factory=dict)
     note: str = ""
+    skipped: Mapping[str, Skipped] = field(default_factory=dict)
+    """The reporting lines each read point printed that report nothing (`live.Skipped`)."""
 
 
 NOTHING_READ = Tailed()
@@ -64,17 +75,22 @@ def read(backend: Backend, sweep: Sweep, experiments: Mapping[str, Experiment]) 
     holds even where it was renamed), by the name the plan knows it by."""
     tail = None if Capability.LOCAL_LOGS in backend.capabilities else TAIL_LINES
     found: dict[str, tuple[Reported, ...]] = {}
+    skipped: dict[str, Skipped] = {}
     unread: list[str] = []
     for name, experiment in experiments.items():
         query = LogQuery(tail=tail, recorded=experiment.id)
         try:
-            found[name] = reports(backend.logs(sweep, name, query))
+            scanned = scan(backend.logs(sweep, name, query))
         except NotStarted:
             continue
         except (Rejected, Transient) as exc:
             unread.append(f"{name} ({exc})")
-    note = ""
+            continue
+        found[name] = scanned.reported
+        if scanned.skipped is not None:
+            skipped[name] = scanned.skipped
+    notes = [skipped_text(skipped)]
     if unread:
         shown = "; ".join(unread[:3]) + ("; ..." if len(unread) > 3 else "")
-        note = f"live values of {len(unread)} point(s) not read: {shown}"
-    return Tailed(found, note)
+        notes.append(f"live values of {len(unread)} point(s) not read: {shown}")
+    return Tailed(found, "; ".join(n for n in notes if n), skipped)
