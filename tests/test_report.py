@@ -641,3 +641,33 @@ def test_a_metric_asked_for_takes_its_goal_from_the_sweep_or_needs_goal() -> Non
     assert page.best is not None and page.best.metrics["accuracy"] == 0.91
     maximizing = _results(points, ("x",), sample, Aim("accuracy", Goal.MAXIMIZE))
     assert aim(maximizing, ReportArgs(metric="accuracy")) == Aim("accuracy", Goal.MAXIMIZE)
+
+
+def test_with_nothing_finished_report_hints_a_command_that_works_never_metric(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hint `pass --metric NAME` led to `no point has a numeric metric`: the hint is now
+    what brings a metric (wait for the running points; submit the others), and it works."""
+    write_manifest(tmp_path, SWEEP, "exact.yaml")
+    argv = ["-C", str(tmp_path), "report", "--backend", "beaker"]
+    capsys.readouterr()
+    assert main(argv) == 0
+    said = capsys.readouterr().err
+    assert "--metric" not in said
+    assert "no point has finished yet, so there is no metric to rank by (6 not submitted:" in said
+    hint = re.search(r"`python -m runner (submit) (\S+)`", said)
+    assert hint is not None and hint.group(2) == "sweeps/exact.yaml"
+    assert main(["-C", str(tmp_path), hint.group(1), hint.group(2), "--backend", "beaker"]) == 0
+    capsys.readouterr()
+    assert main(argv) == 0
+    said = capsys.readouterr().err
+    hint = re.search(r"6 queued or running: `python -m runner (wait) (\S+)`", said)
+    assert hint is not None and "--metric" not in said
+    for i, exp in enumerate(fake_beaker.experiments()):
+        fake_beaker.set_job_status(exp.id, "succeeded")
+        fake_beaker.set_metrics(exp.id, {"loss": 1.0 + i})
+    waited = [hint.group(1), hint.group(2), "--backend", "beaker", "--interval", "1s"]
+    assert main(["-C", str(tmp_path), *waited]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sweeps"][0]["metric"] == "loss"

@@ -7,8 +7,9 @@ round, a branch name and the pull request's title and body, `runner.report.round
 workflow that opens one pull request per sweep and round (.github/workflows/propose.yml).
 
 Exit 0: proposed, waiting for a round, or stopped (one line each); 1: a manifest problem (a grid,
-zip or include beside the sample is one), a manifest named that has nothing to propose, or
-Optuna missing; 3: unexpected.
+zip or include beside the sample is one), a metric the search is judged by that no finished point
+wrote (the line names those they wrote), a manifest named that has nothing to propose, or Optuna
+missing; 3: unexpected.
 """
 
 from __future__ import annotations
