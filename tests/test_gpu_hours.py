@@ -191,5 +191,7 @@ def test_a_local_run_records_its_start_and_end_to_the_millisecond(
     assert main([*args, "--metric", "gpu_hours", "--goal", "minimize"]) == 0
     (point,) = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
     seconds = elapsed_seconds(state.started_at, state.finished_at)
-    assert seconds is not None and point["metrics"]["gpu_hours"] == pytest.approx(seconds * 2 / 3600)
+    assert seconds is not None and point["metrics"]["gpu_hours"] == pytest.approx(
+        seconds * 2 / 3600
+    )
     assert seconds != round(seconds) or seconds == 0  # not whole seconds (a 1 ms coincidence aside)

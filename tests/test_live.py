@@ -142,7 +142,7 @@ def test_status_live_counts_each_points_reporting_lines_that_report_nothing(
     first = fake_beaker.experiments()[0].name
     assert sweep["note"].startswith(
         "2 reporting line(s) skipped in 2 point(s), [sweep-metric] lines that report nothing:"
-        f" the first, in {first}: `[sweep-metric] {{\"step\": 1300, \"loss\":`"
+        f' the first, in {first}: `[sweep-metric] {{"step": 1300, "loss":`'
     )
     assert main(argv[:-2]) == 0
     assert "note: 2 reporting line(s) skipped in 2 point(s)" in capsys.readouterr().out

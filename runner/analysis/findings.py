@@ -17,8 +17,8 @@ from runner.analysis import aiming
 from runner.analysis.aiming import Front, counts, sweep_front
 from runner.analysis.curves import Curves, learning_curves
 from runner.analysis.told import told
-from runner.core.aims import Aim, Aims, Goal
 from runner.backends import ExperimentState
+from runner.core.aims import Aim, Aims, Goal
 from runner.core.errors import RunnerError
 from runner.core.invoked import invoked
 from runner.core.sample import Distribution
@@ -128,7 +128,9 @@ def _nothing_to_rank(results: Observation) -> str:
         then = f"{unsent} not submitted: `{invoked()} submit {results.path}` runs them"
     else:
         then = "none succeeded: `status` shows why each ended"
-    return f"no point has finished yet, so there is no metric to rank by ({then}; report again then)"
+    return (
+        f"no point has finished yet, so there is no metric to rank by ({then}; report again then)"
+    )
 
 
 def find(

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from runner.backends import ExperimentState
 from runner.core.errors import ManifestError, MissingExtra, Problem, RunnerError
-from runner.core.marks import KeyPath
 from runner.core.invoked import invoked
+from runner.core.marks import KeyPath
 from runner.core.model import Sweep
 from runner.core.search import Adaptive
 from runner.locking.seeding import SameCode, seeding, sources
