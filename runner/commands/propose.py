@@ -34,12 +34,15 @@ from runner.report.rounds import proposed_lines, pull_request
 
 
 def run(args: argparse.Namespace) -> Exit:
-    return propose(Path(args.directory), args.paths, args.backend)
+    return propose(Path(args.directory), args.paths, args.backend, args.verbose)
 
 
-def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -> Exit:
+def propose(
+    directory: Path, paths: Sequence[str], backend_name: str = "auto", verbose: bool = False
+) -> Exit:
     """Each stepping search's next step, from its observation; the rounds proposed as the step
-    output `rounds` (one pull request each, in the Propose workflow)."""
+        output `rounds` (one pull request each, in the Propose workflow); `verbose`: a warm start's
+    every point left out, one a line (else the first few)."""
     cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
     if report_problems(cat):
         return Exit.USER_ERROR
@@ -59,7 +62,7 @@ def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -
         finally:
             backend.close()
     for one in found:
-        for line in proposed_lines(one):
+        for line in proposed_lines(one, verbose):
             stderr(line)
     pulls = [pull_request(one.round) for one in found if one.round is not None]
     github.set_outputs({"rounds": json.dumps(pulls, sort_keys=True)})
