@@ -280,3 +280,11 @@ class RunsInCreate(Protocol):
     def stop_starting(self, sweep: Sweep) -> None:
         """`cancel` of a whole sweep: a submit running its points here starts no more of them
         (each raises `Canceled`); a submit started later runs them as usual."""
+
+    def will_start(self, sweep: Sweep, names: Sequence[str]) -> None:
+        """A submit is about to run these points of the sweep (before its first create): until
+        it ends, `starting` names them, for a `wait` in another process."""
+
+    def starting(self, sweep: Sweep) -> frozenset[str]:
+        """The points of the sweep that submits running now are to run, started or not (a run
+        is recorded only once it starts): what `wait` waits for besides the recorded ones."""
