@@ -19,7 +19,7 @@ from runner.core.locked import Locked, Seed, Seeds
 from runner.core.sample import Distribution, Kind, Method, Sample
 from runner.examples.objectives import BRANIN_MIN, branin, curve, zdt1
 from runner.manifest.seeds import LeftOut, Seeding
-from runner.report.rounds import seeding_lines, seeding_text
+from runner.report.rounds import Listed, seeding_lines, seeding_text
 from runner.search.points import Result, Told
 from runner.search.rounds import Next, RoundVerdict, SoFar, next_round
 from tests.gitworld import git
@@ -286,7 +286,7 @@ def test_propose_names_a_few_left_out_points_verbose_every_one_and_the_pull_requ
     assert short.endswith(
         "old/old-004: not finished (failed); and 395 more (propose --verbose lists every one)"
     )
-    every = seeding_lines(step, verbose=True)
+    every = seeding_lines(step, Listed.EVERY)
     assert every[1:] == [
         "left out 400:",
         *(f"  old/old-{i:03}: not finished (failed)" for i in range(400)),

@@ -282,9 +282,18 @@ class RunsInCreate(Protocol):
         (each raises `Canceled`); a submit started later runs them as usual."""
 
     def will_start(self, sweep: Sweep, names: Sequence[str]) -> None:
-        """A submit is about to run these points of the sweep (before its first create): until
-        it ends, `starting` names them, for a `wait` in another process."""
+        """A submit is about to run these points (before its first create): `starting` names
+        them until it ends, for a `wait` in another process (a run is recorded as it starts)."""
 
     def starting(self, sweep: Sweep) -> frozenset[str]:
-        """The points of the sweep that submits running now are to run, started or not (a run
-        is recorded only once it starts): what `wait` waits for besides the recorded ones."""
+        """The points of the sweep that submits running now are to run, started or not."""
+
+
+@runtime_checkable
+class SeesCheckpoints(Protocol):
+    """A backend that keeps the storage a halving's checkpoints live on here (the local one:
+    `.runs/<sweep>/checkpoints/`); Beaker's (weka, datasets) is never read."""
+
+    def has_checkpoint(self, sweep: Sweep, path: str) -> bool:
+        """Whether something is at `path`, a checkpoint path as a spec gives it (a file, or a
+        directory with something in it): not whether it is a whole checkpoint."""

@@ -30,15 +30,16 @@ from runner.manifest import Locks
 from runner.observe import sweeps
 from runner.plan.catalog import SWEEPS_DIR
 from runner.repo import github, gitrepo
-from runner.report.rounds import proposed_lines, pull_request
+from runner.report.rounds import Listed, proposed_lines, pull_request
 
 
 def run(args: argparse.Namespace) -> Exit:
-    return propose(Path(args.directory), args.paths, args.backend, args.verbose)
+    listed = Listed.EVERY if args.verbose else Listed.FEW
+    return propose(Path(args.directory), args.paths, args.backend, listed)
 
 
 def propose(
-    directory: Path, paths: Sequence[str], backend_name: str = "auto", verbose: bool = False
+    directory: Path, paths: Sequence[str], backend_name: str = "auto", listed: Listed = Listed.FEW
 ) -> Exit:
     """Each stepping search's next step, from its observation; the rounds proposed as the step
         output `rounds` (one pull request each, in the Propose workflow); `verbose`: a warm start's
@@ -62,7 +63,7 @@ def propose(
         finally:
             backend.close()
     for one in found:
-        for line in proposed_lines(one, verbose):
+        for line in proposed_lines(one, listed):
             stderr(line)
     pulls = [pull_request(one.round) for one in found if one.round is not None]
     github.set_outputs({"rounds": json.dumps(pulls, sort_keys=True)})

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from runner.core.values import StrEnum
 
 MARKER = "[sweep-metric]"
+CHECKPOINT_MISSING = "[sweep-checkpoint-missing]"
+"""The line a trainer told to resume prints when the checkpoint is not there, then exits
+(`runner.examples.checkpoints`): `[sweep-checkpoint-missing] PATH: why`."""
 TAIL_LINES = 1000
 """The lines of a Beaker job's log a live read asks for (its last ones): one bounded read."""
 
@@ -91,6 +94,8 @@ class Scanned:
 
     reported: tuple[Reported, ...] = ()
     skipped: Skipped | None = None
+    missing: str = ""
+    """The checkpoint a `CHECKPOINT_MISSING` line names (its first), or empty."""
 
 
 def _read(line: str) -> Reported | str | None:
@@ -134,10 +139,13 @@ def scan(lines: Iterable[str]) -> Scanned:
     reported: list[Reported] = []
     skipped: list[tuple[str, str]] = []
     last: tuple[str, str] | None = None
+    missing = ""
     for line in lines:
         if last is not None:
             skipped.append(last)
         last = None
+        if not missing and CHECKPOINT_MISSING in line:
+            missing = line.split(CHECKPOINT_MISSING, 1)[1].strip().split(": ", 1)[0]
         found = _read(line)
         if isinstance(found, Reported):
             reported.append(found)
@@ -146,11 +154,11 @@ def scan(lines: Iterable[str]) -> Scanned:
     if last is not None and last[0].endswith("\n"):
         skipped.append(last)
     if not skipped:
-        return Scanned(tuple(reported))
+        return Scanned(tuple(reported), missing=missing)
     first, why = skipped[0]
     shown = first.strip()
     shown = shown if len(shown) <= SHOWN_LINE else shown[: SHOWN_LINE - 1] + "…"
-    return Scanned(tuple(reported), Skipped(len(skipped), shown, why))
+    return Scanned(tuple(reported), Skipped(len(skipped), shown, why), missing)
 
 
 def skipped_text(skipped: Mapping[str, Skipped]) -> str:

@@ -47,6 +47,8 @@ class Tailed:
     note: str = ""
     skipped: Mapping[str, Skipped] = field(default_factory=dict)
     """The reporting lines each read point printed that report nothing (`live.Skipped`)."""
+    missing: Mapping[str, str] = field(default_factory=dict)
+    """The checkpoint a read point's trainer said is missing (`live.CHECKPOINT_MISSING`)."""
 
 
 NOTHING_READ = Tailed()
@@ -76,6 +78,7 @@ def read(backend: Backend, sweep: Sweep, experiments: Mapping[str, Experiment]) 
     tail = None if Capability.LOCAL_LOGS in backend.capabilities else TAIL_LINES
     found: dict[str, tuple[Reported, ...]] = {}
     skipped: dict[str, Skipped] = {}
+    missing: dict[str, str] = {}
     unread: list[str] = []
     for name, experiment in experiments.items():
         query = LogQuery(tail=tail, recorded=experiment.id)
@@ -89,8 +92,10 @@ def read(backend: Backend, sweep: Sweep, experiments: Mapping[str, Experiment]) 
         found[name] = scanned.reported
         if scanned.skipped is not None:
             skipped[name] = scanned.skipped
+        if scanned.missing:
+            missing[name] = scanned.missing
     notes = [skipped_text(skipped)]
     if unread:
         shown = "; ".join(unread[:3]) + ("; ..." if len(unread) > 3 else "")
         notes.append(f"live values of {len(unread)} point(s) not read: {shown}")
-    return Tailed(found, "; ".join(n for n in notes if n), skipped)
+    return Tailed(found, "; ".join(n for n in notes if n), skipped, missing)

@@ -9,6 +9,7 @@ from collections import Counter
 
 from runner.core.aims import Aims
 from runner.core.sample import Sample
+from runner.core.values import StrEnum
 from runner.locking.clusters import Resolved
 from runner.locking.proposing import Drew, Proposed
 from runner.locking.step import Advanced
@@ -18,9 +19,17 @@ from runner.search.rounds import Next, Round, RoundVerdict
 from runner.search.rungs import halving_of
 
 
-def proposed_lines(one: Proposed, verbose: bool = False) -> list[str]:
+class Listed(StrEnum):
+    """How many of a warm start's left-out points `propose`'s lines name."""
+
+    FEW = "few"
+    EVERY = "every"
+    """`propose --verbose`: each one, a line each."""
+
+
+def proposed_lines(one: Proposed, listed: Listed = Listed.FEW) -> list[str]:
     """What `propose` did for one sweep: its line (a round's or a rung's), and, when a warm
-    start's round 0 was written, what it learned from (`verbose`: every point left out)."""
+    start's round 0 was written, what it learned from and the points it left out (`listed`)."""
     step, sample, halving = one.done.step, one.sweep.search.sample, halving_of(one.sweep)
     if halving is not None:
         first = rung_line(one.shown, halving, step)
@@ -28,7 +37,7 @@ def proposed_lines(one: Proposed, verbose: bool = False) -> list[str]:
         first = line(one.shown, sample, step)
     else:
         raise ValueError(f"{one.shown}: no search to propose")
-    said = seeding_lines(step, verbose) if one.done.text is not None else []
+    said = seeding_lines(step, listed) if one.done.text is not None else []
     return [first, *(f"{one.shown}: {s}" for s in said)]
 
 
@@ -65,9 +74,9 @@ SHOWN_LEFT_OUT = 5
 """Points left out named in `propose`'s lines (the pull request lists 50)."""
 
 
-def seeding_lines(step: Next, verbose: bool = False) -> list[str]:
+def seeding_lines(step: Next, listed: Listed = Listed.FEW) -> list[str]:
     """What a warm start learned from, and what it left out and why (`propose`, round 0): the
-    first few, or with `verbose` every one, a line each."""
+    first few, or every one, a line each."""
     seeding = step.seeding
     if seeding is None or step.number != 0:
         return []
@@ -75,7 +84,7 @@ def seeding_lines(step: Next, verbose: bool = False) -> list[str]:
     used = ", ".join(f"{n} from {sweep}" for sweep, n in counts.items()) or "none"
     lines = [f"warm start: {len(seeding.seeds.points)} prior point(s) ({used})"]
     left = seeding.left_out
-    if left and verbose:
+    if left and listed is Listed.EVERY:
         lines += [f"left out {len(left)}:", *(f"  {x.sweep}/{x.experiment}: {x.why}" for x in left)]
     elif left:
         named = "; ".join(f"{x.sweep}/{x.experiment}: {x.why}" for x in left[:SHOWN_LEFT_OUT])

@@ -54,7 +54,7 @@ from runner.backends.local.rundir import (
 from runner.backends.local.states import as_experiment, seen
 from runner.backends.local.supervisor import Supervisor
 from runner.backends.local.sweepdir import LAYOUT as LAYOUT
-from runner.backends.local.sweepdir import SweepDir
+from runner.backends.local.sweepdir import SweepDir, local_checkpoint
 from runner.backends.local.usage import run_usage
 from runner.core.errors import BackendError, RunnerError
 from runner.core.model import Rendered, Sweep
@@ -240,6 +240,10 @@ class LocalBackend:
 
     def starting(self, sweep: Sweep) -> frozenset[str]:
         return SweepDir(self.root, sweep.name).starting()
+
+    def has_checkpoint(self, sweep: Sweep, path: str) -> bool:
+        found = local_checkpoint(SweepDir(self.root, sweep.name).path, path)
+        return found.is_file() or (found.is_dir() and any(found.iterdir()))
 
     def _check_canceled(self, run: RunDir) -> None:
         """Raise Canceled when the run's sweep was canceled since this runner began."""

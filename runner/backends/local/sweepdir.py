@@ -26,9 +26,18 @@ LAYOUT = Layout(RUNS_DIR + "/{sweep}/ledger.jsonl")
 """The local ledger of each sweep, beside its runs."""
 CANCELED_MARKER = ".canceled"
 """When `cancel` last canceled the whole sweep (seconds since the epoch)."""
+CHECKPOINTS = "checkpoints"
+"""Under a sweep's run directory: its points' checkpoints, each at its path on Beaker's storage
+(`params.fidelity.checkpoint`), which mounts would give a job there (`local_checkpoint`)."""
 STARTING = ".starting-{pid}.json"
 """The points a submit running here (this pid) runs: written before its first create, removed
 when it ends; a runner that died leaves it, and its pid then proves it gone."""
+
+
+def local_checkpoint(sweep: Path, path: str) -> Path:
+    """Where a checkpoint the spec puts at `path` (an absolute path on mounted storage) is kept
+    on this machine: under the sweep's run directory, at the same path."""
+    return sweep / CHECKPOINTS / path.lstrip("/")
 
 
 @dataclass(frozen=True)
