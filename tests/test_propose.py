@@ -265,7 +265,8 @@ def test_a_metric_no_finished_point_wrote_is_exit_1_naming_the_metrics_that_exis
 ) -> None:
     """Found after the first rung (or round) rather than as `none to promote`, exit 0."""
     if section == "fidelity":
-        text, shown = CURVE.replace("metric: loss, goal", "metric: val_loss, goal"), "halving"
+        text, shown = CURVE.replace("    metric: loss\n", "    metric: val_loss\n"), "halving"
+        assert text != CURVE
         field = "params.fidelity.metric"
     else:
         text, shown = BRANIN.replace("metric: value", "metric: valeu"), "branin"
