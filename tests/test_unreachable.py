@@ -41,7 +41,9 @@ COMMANDS: dict[str, Command] = {
     "wait": lambda root, t, c: wait(root, WaitArgs(timeout=t), c),
     "cancel": lambda root, t, c: cancel(root, CancelArgs(("sweeps/exact.yaml",), timeout=t), c),
     "logs": lambda root, t, c: logs(root, LogsArgs(_first(root), timeout=t), c),
-    "propose": lambda root, t, c: propose(root, ["sweeps/halving.yaml"], "beaker", (t, None), c),
+    "propose": lambda root, t, c: propose(
+        root, ["sweeps/halving.yaml"], "beaker", (t, None), clock=c
+    ),
     "lock": lambda root, t, c: lock(root / "selector", ["sweeps/h100.yaml"], t, None, c),
     "submit": lambda root, t, c: submit(root / "fresh", SubmitArgs(timeout=_seconds(t)), c),
 }

@@ -115,6 +115,11 @@ def _propose(commands: Subparsers) -> None:
     add_paths(parser)
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     add_bounds(parser, READS)
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="a warm start's every point left out, with why (else the first few)",
+    )
 
 
 def _submit(commands: Subparsers) -> None:

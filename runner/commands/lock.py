@@ -7,7 +7,8 @@ Two steps, each a section of the lock: the clusters a cluster selector (`beaker.
 samples nor lists clusters. Points already locked for the same sample section are kept byte for
 byte (growing `n` appends); a changed method, seed, digits or space draws a new sample. A lock
 that would not change is not written. Exit 0: every lock written or already up to date; 1: a
-manifest, selector or sample problem, no Beaker token for a selector, or scipy missing (nothing
+manifest, selector or sample problem, no Beaker token for a selector (a draft's is left, said in
+one line: it runs on this machine, where clusters are ignored), or scipy missing (nothing
 written for that manifest); 4: Beaker refused the listing; 5: Beaker did not answer in time
 (`--timeout`, `--max-unreachable`; the locks written before are kept); 3: unexpected.
 """
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner.backends.opening import open_backend
-from runner.backends.placing import placing
+from runner.backends.placing import Places, placing
 from runner.commands.common import stderr
 from runner.commands.limits import bounds, show_waits, unanswered
 from runner.commands.loading import load_catalog, report_problems
@@ -32,6 +33,11 @@ from runner.locking.proposing import draws
 from runner.manifest import Locks
 from runner.plan.catalog import Catalog
 from runner.report.rounds import clusters_line, drew_line
+
+DRAFT_UNRESOLVED = (
+    "cluster selector not resolved (no Beaker token here): a draft runs on this machine, where"
+    " clusters are ignored; lock it with a token before it goes to Beaker"
+)
 
 
 def run(args: argparse.Namespace) -> Exit:
@@ -74,6 +80,10 @@ def _place(cat: Catalog, limits: Bounds) -> tuple[set[str], bool]:
     show_waits(backend.health)
     failed, written = False, [0]
     try:
+        if not isinstance(backend, Places) and all(s.draft for s in asking):
+            for sweep in asking:  # drafts run here only: their clusters wait for a token
+                stderr(f"{sweep.path}: {DRAFT_UNRESOLVED}")
+            return {s.name for s in asking}, False
         where = placing(backend, f"{asking[0].path}: resolving a cluster selector")
         for sweep in asking:
             command = f"{invoked()} lock {sweep.path}"

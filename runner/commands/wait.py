@@ -8,17 +8,20 @@ the end for the table.
 `--timeout` is the wait's own (exit 124 when it comes while points still run): the last look
 and the table are still made at it. So it is not a deadline for Beaker's calls: those are
 bounded by the unreachable limit (`--max-unreachable`, and no longer than `--timeout`), so a
-wait with Beaker down ends in that time, exit 5."""
+wait with Beaker down ends in that time, exit 5. On this machine the points a running submit
+has yet to start are awaited too (it records each as it starts); one it will never start (it was
+canceled or stopped first) is named, and counts as not succeeded."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.backends import Backend, RunsInCreate
 from runner.backends.opening import open_backend
 from runner.commands.common import args_from, duration, split_points, stderr
 from runner.commands.limits import show_waits, unanswered
@@ -30,7 +33,7 @@ from runner.observe import sweeps, watch
 from runner.observe.model import Observation, PointResult
 from runner.observe.watch import Awaited, Ending, OnFailure, Tally, Timing, Waited
 from runner.operate.finding import find_point
-from runner.plan import PlanStatus, SweepPlan
+from runner.plan import PlanStatus, Row, SweepPlan
 from runner.plan.catalog import Catalog
 from runner.render.durations import elapsed_text
 from runner.report import status
@@ -94,7 +97,16 @@ def _wait(cat: Catalog, args: WaitArgs, asked: Timing, limits: Bounds) -> Exit:
     backend = open_backend(args.backend, cat.root, stderr, bounds=limits)
     show_waits(backend.health)
     try:
-        awaited = chosen(cat.plans(cat.ledgers(backend.layout)), args.points)
+        plans = cat.plans(cat.ledgers(backend.layout))
+        starting = {p.sweep.name: _starting(backend, p) for p in plans}
+        awaited = chosen(plans, args.points, starting)
+        dropped: list[str] = []
+        again = None
+        if any(starting.values()):  # the ledger gains each point as the submit starts it
+
+            def again() -> list[Awaited]:
+                return _again(cat.plans(cat.ledgers(backend.layout)), awaited, backend, dropped)
+
         said = [""]
 
         def told(tally: Tally) -> None:
@@ -102,28 +114,67 @@ def _wait(cat: Catalog, args: WaitArgs, asked: Timing, limits: Bounds) -> Exit:
                 said[0] = tally.text
                 stderr(tally.text)
 
-        waited = watch.wait(backend, awaited, limits.clock, asked, told)
+        waited = watch.wait(backend, awaited, limits.clock, asked, told, again)
         # The final table: one look at each sweep, as `status` observes it (its search, rungs).
         observer = sweeps.observer(cat, backend, checked_out(cat, backend))
-        final = [_only(observer.observation(a.plan), a.names) for a in awaited]
+        last = again() if again is not None else awaited  # the points started since too
+        final = [_only(observer.observation(a.plan), a.names) for a in last]
     finally:
         backend.close()
     sys.stdout.write(status.render(final, "table"))
-    return ended(waited, asked)
+    code = ended(waited, asked)
+    if dropped:  # never started: not a success
+        stderr(f"not started: {', '.join(dropped)} (the submit that was to start them ended)")
+        return Exit.RUNS_FAILED if code is Exit.OK else code
+    return code
 
 
-def chosen(plans: Sequence[SweepPlan], points: Sequence[str]) -> list[Awaited]:
-    """The submitted points of each sweep (of `points`, when named); RunnerError when there is
-    none. A named point not submitted yet is said on stderr and not awaited."""
+def _starting(backend: Backend, plan: SweepPlan) -> frozenset[str]:
+    """The points of the sweep a submit running on this machine has yet to record."""
+    if not isinstance(backend, RunsInCreate):
+        return frozenset()
+    return frozenset(backend.starting(plan.sweep))
+
+
+def _again(
+    plans: Sequence[SweepPlan], awaited: Sequence[Awaited], backend: Backend, dropped: list[str]
+) -> list[Awaited]:
+    """The awaited points with the plans as the ledger says them now; a point still not
+    recorded that no running submit is to start any more is dropped (and added to `dropped`)."""
+    fresh = {p.sweep.name: p for p in plans}
+    out = []
+    for one in awaited:
+        plan = fresh.get(one.plan.sweep.name, one.plan)
+        recorded = {r.experiment for r in plan.rows if r.entry is not None}
+        left = one.names - recorded
+        gone = sorted(left - _starting(backend, plan)) if left else []
+        dropped += [n for n in gone if n not in dropped]
+        out.append(Awaited(plan, one.names.difference(dropped)))
+    return out
+
+
+def chosen(
+    plans: Sequence[SweepPlan],
+    points: Sequence[str],
+    starting: Mapping[str, frozenset[str]] | None = None,
+) -> list[Awaited]:
+    """The submitted points of each sweep (of `points`, when named), and those a submit on this
+    machine is to start (`starting`, by sweep); RunnerError when there is none. A named point
+    not submitted yet and not starting is said on stderr and not awaited."""
     rows = [(p, r) for ref in points for p, r in find_point(plans, ref)]
     if not points:
         rows = [(p, r) for p in plans for r in p.rows if r.status != PlanStatus.ORPHAN]
-    unsent = [r.name for _, r in rows if r.entry is None]
+    starting = starting or {}
+
+    def waits(plan: SweepPlan, row: Row) -> bool:
+        return row.entry is not None or row.name in starting.get(plan.sweep.name, ())
+
+    unsent = [r.name for p, r in rows if not waits(p, r)]
     if unsent:
         more = " ..." if len(unsent) > 5 else ""
         stderr(f"{len(unsent)} point(s) not submitted, not awaited: {' '.join(unsent[:5])}{more}")
     awaited = [
-        Awaited(plan, frozenset(r.experiment for p, r in rows if p is plan and r.entry))
+        Awaited(plan, frozenset(r.experiment for p, r in rows if p is plan and waits(p, r)))
         for plan in plans
     ]
     awaited = [a for a in awaited if a.names]

@@ -27,7 +27,17 @@ from runner.backends import (
     Transient,
 )
 from runner.core.model import Sweep
-from runner.observe.live import TAIL_LINES, Live, Reading, Reported, Tails, reports
+from runner.observe.live import (
+    TAIL_LINES,
+    Live,
+    Reading,
+    Reported,
+    Scanned,
+    Skipped,
+    Tails,
+    scan,
+    skipped_text,
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,10 @@ class Tailed:
 
     reported: Mapping[str, tuple[Reported, ...]] = field(default_factory=dict)
     note: str = ""
+    skipped: Mapping[str, Skipped] = field(default_factory=dict)
+    """The reporting lines each read point printed that report nothing (`live.Skipped`)."""
+    missing: Mapping[str, str] = field(default_factory=dict)
+    """The checkpoint a read point's trainer said is missing (`live.CHECKPOINT_MISSING`)."""
 
 
 NOTHING_READ = Tailed()
@@ -70,21 +84,27 @@ def read(backend: Backend, sweep: Sweep, experiments: Mapping[str, Experiment]) 
     service (its deadline, its unreachable limit) every read left fails at once, unsent."""
     tail = None if Capability.LOCAL_LOGS in backend.capabilities else TAIL_LINES
     found: dict[str, tuple[Reported, ...]] = {}
-    by_id: dict[str, tuple[Reported, ...]] = {}
+    skipped: dict[str, Skipped] = {}
+    missing: dict[str, str] = {}
+    by_id: dict[str, Scanned] = {}
     unread: list[str] = []
     for name, experiment in experiments.items():
-        if experiment.id in by_id:
-            found[name] = by_id[experiment.id]
-            continue
         query = LogQuery(tail=tail, recorded=experiment.id)
         try:
-            found[name] = by_id[experiment.id] = reports(backend.logs(sweep, name, query))
+            scanned = by_id.get(experiment.id) or scan(backend.logs(sweep, name, query))
         except NotStarted:
             continue
         except (Rejected, Transient) as exc:
             unread.append(f"{name} ({exc})")
-    note = ""
+            continue
+        by_id[experiment.id] = scanned
+        found[name] = scanned.reported
+        if scanned.skipped is not None:
+            skipped[name] = scanned.skipped
+        if scanned.missing:
+            missing[name] = scanned.missing
+    notes = [skipped_text(skipped)]
     if unread:
         shown = "; ".join(unread[:3]) + ("; ..." if len(unread) > 3 else "")
-        note = f"live values of {len(unread)} point(s) not read: {shown}"
-    return Tailed(found, note)
+        notes.append(f"live values of {len(unread)} point(s) not read: {shown}")
+    return Tailed(found, "; ".join(n for n in notes if n), skipped, missing)

@@ -6,7 +6,9 @@ calls as the backend can, `Listing.FEW_CALLS`), never a call per point, and tell
 A recorded experiment the backend no longer has (deleted) would never end: the wait ends at
 once, naming it (`Ending.GONE`).
 Waiting goes through a `Clock`, so tests jump through intervals instead of sleeping. The result
-is data (`Waited`); the command turns it into the final table and an exit code.
+is data (`Waited`); the command turns it into the final table and an exit code. On this machine
+a submit records a point only once it starts, so the points it has yet to start are awaited too
+(not started yet: pending), and the command reads the ledger again each interval (`again`).
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ class Tally:
     queued: int
     failed: int
     """Failed or canceled."""
+    unstarted: int = 0
+    """Not started yet: a submit on this machine has yet to start them."""
 
     @classmethod
     def of(cls, points: Sequence[PointResult]) -> Tally:
@@ -82,12 +86,14 @@ class Tally:
             states.count(ExperimentState.RUNNING),
             states.count(ExperimentState.QUEUED),
             sum(isinstance(s, ExperimentState) and s.restartable for s in states),
+            states.count(Absent.NOT_SUBMITTED),
         )
 
     @property
     def text(self) -> str:
         parts = [f"{self.done}/{self.total} done", f"{self.running} running"]
         parts += [f"{self.queued} queued"] if self.queued else []
+        parts += [f"{self.unstarted} not started yet"] if self.unstarted else []
         parts += [f"{self.failed} failed"] if self.failed else []
         return ", ".join(parts)
 
@@ -142,13 +148,18 @@ def wait(
     clock: Clock,
     timing: Timing,
     told: Callable[[Tally], None],
+    again: Callable[[], Sequence[Awaited]] | None = None,
 ) -> Waited:
     """Look every `timing.interval` until the awaited points have ended, one failed (with
-    `OnFailure.STOP`), one is gone from the backend or `timing.timeout` is up. Raises what the
-    backend raises (`Transient`: it did not answer)."""
+    `OnFailure.STOP`), one is gone from the backend or `timing.timeout` is up; `again`: the
+    awaited points as the ledger says them now, asked before each look after the first (a local
+    submit records each point as it starts). Raises what the backend raises (`Transient`: it did
+    not answer)."""
     deadline = None if timing.timeout is None else clock.now() + timing.timeout
     looks = 0
     while True:
+        if again is not None and looks:
+            awaited = again()
         sweeps = look(backend, awaited)
         looks += 1
         waited = Waited(Ending.TIMED_OUT, sweeps, looks)

@@ -106,6 +106,10 @@ class Submitter:
 
     def run(self, plans: Sequence[SweepPlan]) -> list[Outcome]:
         jobs = self.jobs(plans)
+        if isinstance(self.backend, RunsInCreate):  # a `wait` elsewhere waits for them all
+            for plan in plans:
+                if names := [p.name for s, p in jobs if s is plan.sweep]:
+                    self.backend.will_start(plan.sweep, names)
         self.progress.start(len(jobs))
         self.backend.health.listen(self._heard)
         try:
