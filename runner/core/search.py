@@ -60,6 +60,17 @@ class Halving:
 Strategy = Grid | Drawn | Adaptive | Halving
 
 
+def strategy(sample: Sample | None, ladder: Ladder | None) -> Strategy:
+    """How a sweep's points are found, from its sample (if any) and its halving's rungs (if
+    any): written out, drawn, proposed, or halved over one of the first two."""
+    base: Strategy = (
+        Grid() if sample is None else Adaptive(sample) if sample.adaptive else Drawn(sample)
+    )
+    if ladder is None:
+        return base
+    return Halving(base if isinstance(base, Grid | Drawn) else Grid(), ladder)
+
+
 @dataclass(frozen=True)
 class Search:
     """The sweep's search: its strategy, its aims and its lock as the manifest loaded them."""

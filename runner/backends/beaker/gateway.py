@@ -10,7 +10,7 @@ Beaker is down. For each call the gateway:
 - runs it on a courier thread (`couriers`) and waits for its reply on the command's clock, at
   most until the deadline (a write: until the deadline and a grace, `DEFAULT_GRACE`, so a create
   on its way lands and is recorded) and at most `max_unreachable` seconds (a call that does not
-  answer is as good as unreachable), unless it is `patient` (a followed log stream);
+  answer is as good as unreachable), unless it follows a log (`Patience`);
 - ends beaker-py's own retry loop at its first announced retry (`Client.watch_retries`: beaker-py
   retries a Get/List/Resolve on UNAVAILABLE forever, 2 s apart, and announces each retry on its
   logger before it sleeps; `Retried` raised from there ends the loop), so no wait escapes the
@@ -41,6 +41,7 @@ from runner.backends.beaker.errors import call
 from runner.backends.health import Health, Wait
 from runner.core.clock import Bounds, Clock
 from runner.core.defaults import DEFAULT_GRACE
+from runner.core.values import StrEnum
 from runner.render.durations import elapsed_text
 
 T = TypeVar("T")
@@ -54,6 +55,22 @@ LONGEST_WAIT = 30.0
 SLICE = 1.0
 """Longest single wait for a reply, between two looks at the bounds (a clock that jumps while
 nothing happens, tests/clock.py's, jumps this far at a time)."""
+
+
+class Patience(StrEnum):
+    """How long a call's reply is awaited."""
+
+    READ = "read"
+    """Until the deadline, and `max_unreachable` seconds at most: a read is retried after."""
+    ONCE = "once"
+    """A call sent at most once (a write, a stream's next lines): until the deadline and the
+    grace (a create on its way lands and is recorded), `max_unreachable` seconds at most."""
+    FOLLOW = "follow"
+    """A followed log's next lines: as long as they take, until the deadline and the grace."""
+
+    @property
+    def graced(self) -> bool:
+        return self is not Patience.READ
 
 
 def backoff(attempt: int) -> float:
@@ -96,35 +113,41 @@ class Gateway:
         attempt = 1
         while True:
             try:
-                return self._attempt(what, fn, write=False, patient=False)
+                return self._attempt(what, fn, Patience.READ)
             except Transient as exc:
                 if not exc.again or (exc.unreachable is None and attempt >= READ_ATTEMPTS):
                     raise
-                wait = max(backoff(attempt), exc.retry_after or 0.0)
-                bound = self._retry_bound()
-                if bound is not None:
-                    wait = min(wait, bound - self.clock.now())
-                if wait <= 0:
-                    raise self._stopped(what, exc) from None
-                unreachable = exc.unreachable is not None
-                reason = exc.unreachable or _reason(exc, what)
-                attempts = None if unreachable else READ_ATTEMPTS
-                self.health.waiting(Wait(what, reason, wait, attempt + 1, attempts, unreachable))
-                self.clock.sleep(wait)
+                self.pause(what, exc, attempt)
                 attempt += 1
 
-    def once(self, what: str, fn: Callable[[], T], patient: bool = False) -> T:
+    def pause(self, what: str, exc: Transient, attempt: int) -> None:
+        """Wait before attempt `attempt + 1` of a call that failed with `exc` (backoff, or the
+        Retry-After it said), on the command's clock, shown as a wait; Transient, without
+        waiting, when the bounds leave no time for it."""
+        wait = max(backoff(attempt), exc.retry_after or 0.0)
+        bound = self._retry_bound()
+        if bound is not None:
+            wait = min(wait, bound - self.clock.now())
+        if wait <= 0:
+            raise self._stopped(what, exc) from None
+        unreachable = exc.unreachable is not None
+        reason = exc.unreachable or _reason(exc, what)
+        attempts = None if unreachable else READ_ATTEMPTS
+        self.health.waiting(Wait(what, reason, wait, attempt + 1, attempts, unreachable))
+        self.clock.sleep(wait)
+
+    def once(self, what: str, fn: Callable[[], T], patience: Patience = Patience.ONCE) -> T:
         """A call sent at most once (a write, a stream's next lines): its caller decides what a
-        failure means. `patient`: no answer is awaited as long as it takes, within the deadline
-        (a followed log waits for lines)."""
+        failure means. `patience`: `FOLLOW`, awaited as long as it takes within the deadline (a
+        followed log waits for lines)."""
         try:
-            return self._attempt(what, fn, write=True, patient=patient)
+            return self._attempt(what, fn, patience)
         except Transient as exc:
             if exc.unreachable is not None:
                 self.health.waiting(Wait(what, exc.unreachable, 0.0, unreachable=True))
             raise
 
-    def _attempt(self, what: str, fn: Callable[[], T], *, write: bool, patient: bool) -> T:
+    def _attempt(self, what: str, fn: Callable[[], T], patience: Patience) -> T:
         self._admit(what)
         started = self.clock.now()
 
@@ -133,11 +156,11 @@ class Gateway:
                 return call(what, fn)
 
         box = self._couriers.send(carried)
-        bound = self._wait_bound(started, write, patient)
+        bound = self._wait_bound(started, patience)
         while True:
             left = None if bound is None else bound - self.clock.now()
             if left is not None and left <= 0:
-                raise self._unanswered(what, started, write)
+                raise self._unanswered(what, started, patience)
             try:
                 reply = self.clock.take(box, None if left is None else min(left, SLICE))
             except queue.Empty:
@@ -172,13 +195,13 @@ class Gateway:
         found = [b for b in bounds if b is not None]
         return min(found) if found else None
 
-    def _wait_bound(self, started: float, write: bool, patient: bool) -> float | None:
-        """How long a call's reply is awaited: until the deadline (a write: and the grace), and
-        `max_unreachable` seconds at most unless it is patient."""
+    def _wait_bound(self, started: float, patience: Patience) -> float | None:
+        """How long a call's reply is awaited (`Patience`)."""
         deadline = self.bounds.deadline
-        if deadline is not None and write:
+        if deadline is not None and patience.graced:
             deadline += self.grace
-        found = [deadline] + ([] if patient else [started + self.bounds.max_unreachable])
+        following = patience is Patience.FOLLOW
+        found = [deadline] + ([] if following else [started + self.bounds.max_unreachable])
         bounds = [b for b in found if b is not None]
         return min(bounds) if bounds else None
 
@@ -198,13 +221,14 @@ class Gateway:
             unreachable=reason,
         )
 
-    def _unanswered(self, what: str, started: float, write: bool) -> Transient:
+    def _unanswered(self, what: str, started: float, patience: Patience) -> Transient:
         """A call abandoned unanswered: Beaker is as good as unreachable since it was sent."""
         lasted, reason = elapsed_text(self.clock.now() - started), "no answer"
         self._mark_down(reason, started)
         where = f"{self.health.service} at {self.health.address}"
         self.health.waiting(Wait(what, reason, 0.0, unreachable=True))
-        return Transient(f"{where} did not answer in {lasted}: {what}", write, unreachable=reason)
+        sent = patience.graced  # a write may have taken effect
+        return Transient(f"{where} did not answer in {lasted}: {what}", sent, unreachable=reason)
 
     def _mark_down(self, reason: str, since: float) -> None:
         with self._lock:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from beaker import BeakerSortOrder
 from beaker import beaker_pb2 as pb2
 
 from runner.backends import LogQuery, NotStarted, Rejected, Transient
 from runner.backends.beaker.client import Client
-from runner.backends.beaker.gateway import Gateway
+from runner.backends.beaker.gateway import Gateway, Patience
 from runner.core import retry
 from runner.core.retry import RetryPolicy
 
@@ -231,14 +232,36 @@ def _group(job: pb2.Job) -> str:
 
 
 def log_lines(gateway: Gateway, job: pb2.Job, query: LogQuery) -> Iterator[str]:
-    """The job's log lines, decoded, from one StreamJobLogs request: a stream cut off ends the
-    read with Transient (the gateway ends beaker-py's resuming it), never a second request. A
-    followed stream waits for its lines as long as it takes, within the deadline."""
-    client, follow = gateway.client, query.follow or None
-    stream = iter(client.job.logs(job, tail_lines=query.tail or None, follow=follow))
+    """The job's log lines, decoded. A read is one StreamJobLogs request: a stream cut off ends
+    it with Transient (the gateway ends beaker-py's resuming it), never a second request. A
+    followed stream (`logs --follow`) waits for its lines as long as it takes within the
+    deadline, and one cut off is asked again from just after its last line (as beaker-py
+    would), after a wait on the command's clock: every line once, in order."""
+    what, follow = f"logs of job {job.id}", Patience.FOLLOW if query.follow else Patience.ONCE
+    after: Any = None  # a protobuf Timestamp, which beaker-py puts in the request as it is
+    attempt = 0
     while True:
-        what = f"logs of job {job.id}"
-        entry = gateway.once(what, lambda: next(stream, None), patient=query.follow)
-        if entry is None:
+        tail = query.tail or None if after is None else None
+        asked = gateway.client.job.logs(
+            job, tail_lines=tail, follow=query.follow or None, since=after
+        )
+        stream: Iterator[Any] = iter(asked)
+        nxt = functools.partial(next, stream, None)
+        try:
+            while (entry := gateway.once(what, nxt, follow)) is not None:
+                after, attempt = _just_after(entry.timestamp), 0
+                yield entry.message.decode("utf-8", errors="replace")
             return
-        yield entry.message.decode("utf-8", errors="replace")
+        except Transient as exc:
+            if follow is not Patience.FOLLOW:
+                raise
+            attempt += 1
+            gateway.pause(what, exc, attempt)
+
+
+def _just_after(stamp: Any) -> Any:
+    """The first moment after a log line's (a protobuf Timestamp), for a stream asked again
+    from there."""
+    found = type(stamp)()
+    found.FromNanoseconds(stamp.ToNanoseconds() + 1)
+    return found
