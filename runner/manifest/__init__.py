@@ -144,6 +144,7 @@ def _build(
             data.get("max_restarts"),
             data.get("max_failures"),
             _target(data.get("stop_when")),
+            data.get("max_preemptions"),
         ),
         warnings=tuple(_warnings(doc)),
         search=search,
