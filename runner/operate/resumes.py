@@ -34,7 +34,9 @@ class ResumeVerdict(StrEnum):
 
     RESUMED = "resumed"
     COUNTED = "counted"
-    """Beaker resumed it by itself: only its preemptions are counted."""
+    """Beaker resumed it by itself: only its preemptions are counted (as soon as a look reads
+    them: a look sees an experiment running again only if it saw it go back, so mostly once it
+    has ended; `runner.backends.beaker.endings`)."""
     WAITING = "waiting"
     """No `max_running` slot is free: a later submit resumes it."""
     CAPPED = "capped"
@@ -151,7 +153,7 @@ def _decide(plan: SweepPlan, row: Row, found: Experiment) -> tuple[_Due, ResumeV
         said = f"preempted {count}x; max_preemptions {cap} reached: left as it is"
         said += f" (`submit --restart --points {row.experiment}` runs it again)"
         return due(said), ResumeVerdict.CAPPED
-    if found.state.live and count > entry.preemptions:
+    if count > entry.preemptions:  # seen running again, or once it ended
         said = f"{found.state}: Beaker resumed it by itself (auto_resume)"
         return due(said), ResumeVerdict.COUNTED
     return None
