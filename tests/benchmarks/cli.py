@@ -19,6 +19,7 @@ from tests.benchmarks import (
     importance,
     migration,
     planning,
+    preemption,
     restart,
     search,
     signals,
@@ -43,6 +44,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "restart": restart.run,
     "signals": signals.run,
     "warm": warm.run,
+    "preemption": preemption.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 
