@@ -31,17 +31,16 @@ def run(config: Config) -> list[Row]:
         f" ledger: {f.ledger_preemptions} preemptions, {f.ledger_restarts} restarts."
     )
     exact = f.duplicates == 0 and f.lost == 0 and f.resumed == events["preempt"] + events["node"]
+    size = f"{points:_}".replace("_", " ")
     return [
         Row(
             "16",
-            f"soak: {points:,} points, max_running 64, 10 % preempted, 1 % lost nodes".replace(
-                ",", " "
-            ),
-            f"{f.seconds:.1f} s; {f.ticks} submits, {f.runs} runs, {f.resumed} resumed"
-            f" ({events['preempt']} preempted, {events['node']} lost), {events['resumed']}"
-            f" resumed by Beaker; {f.duplicates} duplicates, {f.lost} lost, at most"
-            f" {f.most_live} live",
-            f"each preemption resumed once: {events['preempt'] + events['node']}",
+            f"soak: {size} points, max_running 64, 10 % preempted, 1 % lost nodes",
+            f"{f.seconds:.1f} s; {f.ticks} submits, {f.runs} runs, {f.resumed} resumed by the"
+            f" runner ({events['preempt']} after a preemption, {events['node']} after a lost"
+            f" node), {events['resumed']} by Beaker; {f.duplicates} duplicates, {f.lost} points"
+            f" lost, at most {f.most_live} live",
+            f"each preemption and lost node resumed once: {events['preempt'] + events['node']}",
             "",
             "0 duplicates, 0 lost, ≤ 64 live, all succeeded",
             verdict(exact and f.most_live <= 64),
