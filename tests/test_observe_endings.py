@@ -67,15 +67,23 @@ def test_wait_waits_for_a_preempted_point_until_the_next_submit_resumes_it_and_i
     first = fake.experiments()[0].name
     read: list[int] = []
 
-    def everything(status: str) -> Callable[[], None]:
-        return lambda: [fake.set_job_status(e.id, status) for e in fake.experiments()] and None
+    def preempted() -> None:
+        fake.preempt(first)
+        fake.reset_calls()
+
+    def scheduled_submit() -> None:
+        assert main(["-C", str(root), "submit", "--backend", "beaker"]) == 0
+
+    def all_succeed() -> None:
+        for exp in fake.experiments():
+            fake.set_job_status(exp.id, "succeeded")
 
     clock = Scripted(
-        lambda: fake.preempt(first) and fake.reset_calls(),
+        preempted,
         lambda: None,  # another look while it waits for the schedule's submit
         lambda: read.append(fake.calls["ListJobs"]),
-        lambda: main(["-C", str(root), "submit", "--backend", "beaker"]) and None,
-        everything("succeeded"),
+        scheduled_submit,
+        all_succeed,
     )
     capsys.readouterr()
     assert wait(root, _args(on_failure=OnFailure.STOP), clock) == Exit.OK
@@ -92,7 +100,11 @@ def test_a_timed_out_point_fails_the_wait_saying_why(
     root: Path, fake: FakeBeaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     slow = fake.experiments()[2].name
-    clock = Scripted(lambda: fake.time_out(slow) and None)
+
+    def timed_out() -> None:
+        fake.time_out(slow)
+
+    clock = Scripted(timed_out)
     capsys.readouterr()
     assert wait(root, _args(on_failure=OnFailure.STOP), clock) == Exit.RUNS_FAILED
     err = capsys.readouterr().err.splitlines()
