@@ -223,9 +223,10 @@ class SweepStop:
     """'stopped: 5 failed (max_failures 5)'."""
     limit: str = ""
     """The limit it reached, as the manifest says it: `5` (max_failures), `loss below 0.1`
-    (stop_when)."""
+    (stop_when); for a point that could not be scheduled, what the sweep asks of a cluster."""
     point: str = ""
-    """The experiment that reached the target (stop_when)."""
+    """The experiment that reached the target (stop_when), was taken out of a search, or could
+    not be scheduled."""
 
 
 @dataclass(frozen=True)

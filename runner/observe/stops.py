@@ -56,13 +56,14 @@ def _unschedulable(sweep: Sweep, points: Sequence[PointResult]) -> SweepStop | N
     if point is None:
         return None
     said = point.ended.text if point.ended is not None and point.ended.text else "no reason"
+    wants = asked(sweep.placement)
     reason = (
         f"stopped: {point.experiment} could not be scheduled (Beaker: {said}); no cluster"
-        f" meets what the sweep asks for: {asked(sweep.placement)}. Change that in a reviewed"
-        " change, or run the point again once a cluster can"
-        f" ({invoked()} submit --restart --points {point.experiment})"
+        f" meets what the sweep asks for: {wants}. Change that in a reviewed change, or run"
+        f" the point again once a cluster can ({invoked()} submit --restart --points"
+        f" {point.experiment})"
     )
-    return SweepStop(sweep.name, reason, point=point.experiment)
+    return SweepStop(sweep.name, reason, wants, point.experiment)
 
 
 def asked(placement: Placement) -> str:
