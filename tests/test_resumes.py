@@ -114,6 +114,14 @@ def test_status_says_why_each_of_six_points_ended(
     assert "canceled (canceled on request)" in table
     assert "6 point(s): 2 preempted, 1 timed-out, 1 failed, 1 canceled, 1 succeeded" in table
 
+    assert _run(root, "report", "--backend", "beaker", "--format", "json") == 0  # the same
+    [page] = json.loads(capsys.readouterr().out)["sweeps"]
+    reported = {p["experiment"]: p["ended"] for p in page["points"]}
+    assert reported == {name: seen[name]["ended"] for name in reported}
+    assert _run(root, "report", "--backend", "beaker", "--output", str(root / "page")) == 0
+    shown = (root / "page" / "exact.md").read_text(encoding="utf-8")
+    assert "canceled (preempted 1x, resumed by the next submit)" in shown
+
 
 def test_a_plain_submit_resumes_exactly_the_preempted_points_once_each(
     six: tuple[Path, list[str]], fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
