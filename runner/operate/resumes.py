@@ -7,7 +7,7 @@ itself (`auto_resume`: it is queued or running again) is left alone and only cou
 a new point does: beyond the free slots a point waits for a later submit.
 
 Exactly once per preemption: the entry's `resuming` records the experiment's job generation
-before the request (`runner.operate.restart_once`), a lost reply is looked up and never sent
+before the request (`runner.operate.restarting`), a lost reply is looked up and never sent
 again, and the next submit counts a resume a stopped run sent without recording it. Each
 sweep's one look of the phase (`Observer.look`, with why each experiment ended) is read.
 """
@@ -18,6 +18,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from runner import ledger
 from runner.backends import Capability, EndCause, Experiment, Rejected, Transient, runs
 from runner.core.values import StrEnum
 from runner.ledger.store import LedgerStore
@@ -177,10 +178,15 @@ def resume(observer: Observer, plans: Sequence[SweepPlan], store: LedgerStore) -
     `max_running`, exactly once each; count those Beaker resumed. The observer is told each."""
     found = planned(observer, plans)
     done = [_resume_one(observer, d, store) for d in found.due]
-    for due in found.counted:
+    by_sweep: dict[str, list[ledger.Entry]] = {}
+    for due in found.counted:  # one write per sweep
         entry = due.candidate.row.entry
         assert entry is not None
-        store.record(due.candidate.plan.sweep.name, [replace(entry, preemptions=due.count)])
+        by_sweep.setdefault(due.candidate.plan.sweep.name, []).append(
+            replace(entry, preemptions=due.count)
+        )
+    for sweep, entries in by_sweep.items():
+        store.record(sweep, entries)
     counted = [d.said(ResumeVerdict.COUNTED, d.candidate.detail) for d in found.counted]
     return done + counted + found.said
 
