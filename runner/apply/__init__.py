@@ -22,9 +22,10 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
    membership; skipped after an early stop), `announce_events` (the webhook, if one is set).
 
 The backend is asked about each sweep once per phase (`runner.observe.looks`): one look
-before the creates, which the restarts, the cap, the stops and the adoption read, and one
-after, which the duplicate check and the notifications read. The plans are made once, by the
-caller; a step that records (restarts, creates) reads the ledger again through the store.
+before the creates, which the resumes, the restarts, the cap, the stops and the adoption read
+(with why each experiment ended, on shared machines), and one after, which the duplicate check
+and the notifications read. The plans are made once, by the caller; a step that records
+(resumes, restarts, creates) reads the ledger again through the store.
 
 To add a step (a failure budget, a cost check, a target stop): write one function
 `def my_step(run: Run, applied: Applied) -> Applied` in its own module, give `Applied` a field
@@ -103,9 +104,8 @@ def resume_local_runs(run: Run, applied: Applied) -> Applied:
 
 @stops_when_unanswered
 def resume_preempted_points(run: Run, applied: Applied) -> Applied:
-    """Every submit, flag or not: points Beaker preempted or lost to a node failure restarted
-    in place, exactly once per preemption, and counted apart from restarts
-    (`runner.operate.resumes`); in a dry run, what it would resume."""
+    """Every submit: points Beaker preempted or lost to a node failure restarted in place, once
+    per preemption (`runner.operate.resumes`); in a dry run, what it would resume."""
     if run.options.dry_run:
         found = resumes.would_resume(run.observer, applied.plans)
         return dataclasses.replace(applied, would_resume=tuple(found))
@@ -267,13 +267,11 @@ def apply(
         offline = Applied(tuple(plans))
         listener.planned(offline)
         return offline
-    observer = Observer(backend, lambda plan: guardrails.reads_results(plan) or watching(plan))
+    watched = resumes.watching(backend)  # why its experiments ended: read on shared machines
+    observer = Observer(backend, lambda plan: guardrails.reads_results(plan) or watched(plan))
     notifying = bool(options.webhook) and Capability.SHARED in backend.capabilities
     after = observer.next_phase(lambda plan: notifying and not plan.sweep.draft)
     store = LedgerStore(options.root, backend.layout)
-
-    def watching(plan: SweepPlan) -> bool:  # why its experiments ended: read on shared machines
-        return Capability.SHARED in backend.capabilities and resumes.watched(plan)
 
     run = Run(backend, options, listener, store, observer, after, policy.read(options.root))
     applied = Applied(tuple(plans))

@@ -15,11 +15,19 @@ sweep's one look of the phase (`Observer.look`, with why each experiment ended) 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from runner import ledger
-from runner.backends import Capability, EndCause, Experiment, Rejected, Transient, runs
+from runner.backends import (
+    Backend,
+    Capability,
+    EndCause,
+    Experiment,
+    Rejected,
+    Transient,
+    runs,
+)
 from runner.core.values import StrEnum
 from runner.ledger.store import LedgerStore
 from runner.observe.looks import Observer, chosen
@@ -67,10 +75,17 @@ def watched(plan: SweepPlan) -> bool:
     return any(r.entry and r.status in submitted and not r.entry.canceled for r in plan.rows)
 
 
-def preempts(observer: Observer) -> bool:
+def preempts(backend: Backend) -> bool:
     """Whether the backend's machines are shared, where a platform preempts work (Beaker); a
     run on this machine is never preempted, so the local backend is never looked at for it."""
-    return Capability.SHARED in observer.backend.capabilities
+    return Capability.SHARED in backend.capabilities
+
+
+def watching(backend: Backend) -> Callable[[SweepPlan], bool]:
+    """Whether a submit's look at a sweep (`Observer`'s `wants_results`) reads why its
+    experiments ended: a `watched` sweep, where the platform preempts."""
+    shared = preempts(backend)
+    return lambda plan: shared and watched(plan)
 
 
 @dataclass(frozen=True)
@@ -98,7 +113,7 @@ def planned(observer: Observer, plans: Sequence[SweepPlan]) -> Found:
     """What to resume (each within its sweep's free `max_running` slots), to count (resumed by
     Beaker) and to say (waiting for a slot, past `max_preemptions`); nothing is changed."""
     out = Found()
-    if not preempts(observer):
+    if not preempts(observer.backend):
         return out
     for plan in plans:
         if not watched(plan) or not runs(observer.backend, plan.sweep):
