@@ -17,13 +17,17 @@ from pathlib import Path
 import pytest
 
 from runner import ledger
+from runner.apply import ApplyOptions, apply
+from runner.backends import ExperimentState
 from runner.cli import main
+from runner.operate.resumes import ResumeVerdict
 from runner.plan import catalog
 from tests.background import wait_for
 from tests.conftest import PROJECT
+from tests.fake_backend import FakeBackend
 from tests.fake_beaker.cancelations import TEXTS
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import SWEEP, write_manifest
+from tests.helpers import SWEEP, Quiet, write_manifest
 
 PREEMPTIBLE = SWEEP.replace(
     "  clusters: [ai2/test-cluster]\n",
@@ -319,3 +323,33 @@ def test_a_runner_killed_between_a_resume_and_its_record_has_it_counted_not_rese
     assert fake_beaker.restarts(name) == 1  # counted once, never sent again
     entry = _entries(tmp_path)[name]
     assert (entry.preemptions, entry.restarts, entry.resuming) == (1, 0, "")
+
+
+def test_a_resume_waits_for_a_max_running_slot_and_goes_before_new_points(
+    tmp_path: Path,
+) -> None:
+    """On the fake at the port: the sweep's slots are held (one by an experiment of a point the
+    ledger has not recorded yet), so the preempted point waits, and says so; once one frees, the
+    next submit resumes it before it creates a new point."""
+    write_manifest(tmp_path, "max_running: 2\n" + PREEMPTIBLE, "exact.yaml")
+    backend = FakeBackend()
+    plans = lambda: catalog.load(tmp_path, ()).plans()  # noqa: E731
+    assert apply(plans(), backend, ApplyOptions(tmp_path), Quiet()).exit_code == 0
+    first, second, third, *_ = _names(tmp_path)
+    assert set(backend.made) == {first, second}
+    backend.preempt(first)
+    (plan,) = plans()
+    point = next(r.rendered for r in plan.rows if r.name == third)
+    assert point is not None
+    backend.create(plan.sweep, point)  # someone else's run of the third point holds a slot
+
+    applied = apply(plans(), backend, ApplyOptions(tmp_path), Quiet())
+    assert [(r.name, r.verdict) for r in applied.resumes] == [(first, ResumeVerdict.WAITING)]
+    assert applied.resumes[0].detail == "waiting: max_running 2 (2 queued or running)"
+    assert backend.restarted[first] == 0 and applied.outcomes == ()  # nothing created
+
+    backend.end(second, ExperimentState.SUCCEEDED)
+    applied = apply(plans(), backend, ApplyOptions(tmp_path), Quiet())
+    assert [(r.name, r.verdict) for r in applied.resumes] == [(first, ResumeVerdict.RESUMED)]
+    assert backend.restarted[first] == 1
+    assert len(backend.made) == 3  # the freed slot went to the resume, not a new point
