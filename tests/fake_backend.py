@@ -15,6 +15,8 @@ from runner.backends import (
     NO_RECORD,
     NOTHING_RECORDED,
     Capability,
+    EndCause,
+    Ended,
     Experiment,
     ExperimentState,
     Group,
@@ -56,6 +58,8 @@ class FakeBackend:
         self.calls: list[tuple[str, str]] = []
         self.used: dict[str, Usage] = {}
         """What `usage` says of an experiment, by name (none: it is left out)."""
+        self.preempted: Counter[str] = Counter()
+        """Preemptions by name, as Beaker counts them (`Ended.preemptions`: not a lost node)."""
 
     def _log(self, call: str, what: str) -> None:
         self.calls.append((call, what))
@@ -104,6 +108,31 @@ class FakeBackend:
         restarted = dataclasses.replace(latest, state=ExperimentState.QUEUED)
         self.made[point.name][-1] = restarted
         return restarted
+
+    # -- the platform ending experiments (what tests/fake_beaker/cancelations.py does on the wire)
+
+    def end(self, name: str, state: ExperimentState, **fields: object) -> Experiment:
+        """The latest experiment of `name` goes to `state` (with `fields`: `ended`, `metrics`,
+        `exit_code`); why it ended is the state's, unless `ended` says otherwise."""
+        latest = self.made[name][-1]
+        causes = {
+            ExperimentState.SUCCEEDED: EndCause.SUCCEEDED,
+            ExperimentState.CANCELED: EndCause.CANCELED,
+        }
+        cause = causes.get(state, EndCause.FAILED)
+        why = Ended(cause, preemptions=self.preempted[name]) if state.final else latest.ended
+        changed = dataclasses.replace(latest, state=state, ended=why)
+        self.made[name][-1] = dataclasses.replace(changed, **fields)  # type: ignore[arg-type]
+        return self.made[name][-1]
+
+    def preempt(self, name: str, *, node: bool = False, resume: bool = False) -> Experiment:
+        """Beaker preempts the latest experiment of `name` (`node`: its node fails instead):
+        canceled, saying why; `resume`: Beaker queues it again by itself (`auto_resume`)."""
+        self.preempted[name] += not node
+        cause = EndCause.NODE_FAILURE if node else EndCause.PREEMPTED
+        text = "its node became unavailable" if node else "preempted for a higher-priority job"
+        state = ExperimentState.QUEUED if resume else ExperimentState.CANCELED
+        return self.end(name, state, ended=Ended(cause, text, None, self.preempted[name]))
 
     def cancel(self, sweep: Sweep, experiments: Sequence[Experiment]) -> list[str]:
         self._log("cancel", ",".join(e.name for e in experiments))

@@ -194,6 +194,7 @@ def test_the_sequence_is_the_documented_one() -> None:
     assert [s.__name__ for s in PLANNING] == [
         "check_priorities",
         "resume_local_runs",
+        "resume_preempted_points",
         "restart_failed_points",
         "hold_back_unreviewed",
         "hold_back_over_budget",

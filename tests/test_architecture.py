@@ -145,6 +145,7 @@ ENUM_HOMES = {
     "runner/plan/__init__.py",  # PlanStatus
     "runner/submit/outcome.py",  # OutcomeStatus ("failed", "unknown")
     "runner/operate/__init__.py",  # RestartVerdict ("failed")
+    "runner/operate/preempted.py",  # ResumeVerdict ("failed")
     "runner/backends/local/rundir.py",  # RunStatus, the local state file's own words
     "runner/core/errors.py",  # RunResult ("canceled": a submit `cancel` stopped)
 }

@@ -202,3 +202,34 @@ def test_an_intent_is_cleared_only_by_what_it_led_to_or_on_purpose(tmp_path: Pat
     assert store.read("demo").entries[base.key].restarting == "job-b"
     store.set_intents("demo", [dataclasses.replace(base, restarting="")])
     assert store.read("demo").entries[base.key].restarting == ""  # dropped on purpose
+
+
+def test_preemptions_and_their_intent_merge_as_restarts_do_apart_from_them(
+    tmp_path: Path,
+) -> None:
+    """`preemptions` only grows (a stale writer cannot undo a resume); `resuming`, the resume's
+    write-ahead, is cleared only by the resume it led to or on purpose; neither touches the
+    restarts, and an old line without them reads as none."""
+    store = LedgerStore(tmp_path, LAYOUT)
+    base = _entry(1)
+    assert "preemptions" not in base.to_line() and "resuming" not in base.to_line()
+    store.record("demo", [dataclasses.replace(base, restarts=1, resuming="job-a")])
+    store.record("demo", [base])  # stale: no resume, no intent
+    kept = store.read("demo").entries[base.key]
+    assert (kept.preemptions, kept.resuming, kept.restarts) == (0, "job-a", 1)
+
+    store.record("demo", [dataclasses.replace(base, preemptions=1)])  # the resume it led to
+    kept = store.read("demo").entries[base.key]
+    assert (kept.preemptions, kept.resuming, kept.restarts) == (1, "", 1)
+    assert '"preemptions": 1' in kept.to_line()
+
+    store.record("demo", [dataclasses.replace(base, preemptions=1, resuming="job-b")])
+    store.record("demo", [dataclasses.replace(base, resuming="stale")])  # 0 preemptions: older
+    assert store.read("demo").entries[base.key].resuming == "job-b"
+    store.record("demo", [dataclasses.replace(base, preemptions=2)])
+    store.record("demo", [dataclasses.replace(base, preemptions=1)])  # older news
+    kept = store.read("demo").entries[base.key]
+    assert (kept.preemptions, kept.resuming) == (2, "")
+    store.set_intents("demo", [dataclasses.replace(kept, resuming="job-c")], ("resuming",))
+    store.set_intents("demo", [dataclasses.replace(kept, restarting="")])  # the default fields
+    assert store.read("demo").entries[base.key].resuming == "job-c"  # not a restart's to drop

@@ -40,6 +40,12 @@ def _both_run_and_log(fake: FakeBeaker, names: list[str]) -> None:
     fake.set_logs(names[0], [f"step {i} loss {2.0 - i / 10:.2f}\n" for i in range(5)], replica=1)
 
 
+def _fourth_preempted(fake: FakeBeaker, names: list[str]) -> None:
+    """The fourth point, running again, is preempted, and Beaker does not resume it."""
+    fake.set_job_status(names[3], "running")
+    fake.preempt(names[3], resume=False)
+
+
 STORY: list[tuple[str, Action, int]] = [
     ("python -m runner submit", _nothing, 0),
     ("python -m runner submit --restart-failed", _first_fails, 0),
@@ -50,6 +56,7 @@ STORY: list[tuple[str, Action, int]] = [
     ("python -m runner cancel sweeps/lr.yaml --yes", _nothing, 0),
     ("python -m runner status", _nothing, 0),
     ("python -m runner submit --restart-failed --dry-run", _nothing, 0),  # set up below
+    ("python -m runner submit --dry-run sweeps/lr.yaml", _fourth_preempted, 0),
 ]
 """The page's commands in order, each with what happens on Beaker before it and its exit code."""
 

@@ -180,3 +180,33 @@ def test_a_point_that_breaks_a_constraint_is_never_the_notices_best() -> None:
     aims = Aims((Aim("accuracy", Goal.MAXIMIZE),), (limit,))
     observed = dataclasses.replace(_accuracy_sweep(None), search=Search(Adaptive(sample), aims))
     assert "Best by highest accuracy: `acc-2` (0.73)" in finished_text(observed)
+
+
+def test_a_timeout_is_told_as_a_failure_with_why_and_a_preempted_point_keeps_the_sweep_open(
+    tmp_path: Path, fake_beaker: FakeBeaker, webhook: Webhook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A preempted point the next submit resumes is neither a failure nor the end of its sweep;
+    one that ran past its timeout is a failure, and the notice says why."""
+    monkeypatch.setenv("SWEEP_SLACK_WEBHOOK", webhook.url)
+    text = SWEEP.replace(
+        "  clusters: [ai2/test-cluster]\n",
+        "  clusters: [ai2/test-cluster]\n  timeout: 1h\n  auto_resume: false\n",
+    )
+    write_manifest(tmp_path, text, "exact.yaml")
+    assert _submit(tmp_path) == 0
+    slow, preempted, *rest = fake_beaker.experiments()
+    for exp in fake_beaker.experiments():
+        fake_beaker.set_job_status(exp.id, "running")
+    fake_beaker.time_out(slow.id)
+    fake_beaker.preempt(preempted.id)
+    for exp in rest:
+        fake_beaker.set_job_status(exp.id, "succeeded")
+    assert _submit(tmp_path) == 0  # resumes the preempted point, then tells what is new
+    (failures,) = [t for t in webhook.taken if "failed:" in t]
+    assert f"`exact/{slow.name}` (timed out after its timeout of 1h00m)" in failures
+    assert preempted.name not in failures
+    assert not [t for t in webhook.taken if "finished" in t]  # one point runs again
+    fake_beaker.set_job_status(preempted.id, "succeeded")
+    assert _submit(tmp_path) == 0
+    (done,) = [t for t in webhook.taken if "finished" in t]
+    assert "finished: 5 succeeded, 0 failed, 1 canceled (1 timed-out)" in done

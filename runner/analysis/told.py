@@ -1,7 +1,9 @@
 """Each point of an observation as a search is told it (`runner.search.points.Told`): finished
 with every objective's value and how far it breaks each constraint, failed (ended without a
 metric the sweep judges it by), or still pending. One telling for every search: an adaptive
-search's round, a halving's rung, the Optuna study `report` writes. Pure.
+search's round, a halving's rung, the Optuna study `report` writes. A point preempted (or that
+lost its node) that a plain `submit` resumes is pending, not failed: a rung waits for it and
+Optuna is not told a failed trial (`PointResult.has_ended`). Pure.
 """
 
 from __future__ import annotations
@@ -30,6 +32,6 @@ def told(results: Observation, names: Sequence[str], aims: Aims | None = None) -
         if p.state == ExperimentState.SUCCEEDED:
             said = judged(aims, row, p.number)
         else:
-            said = Told(row, Result.FAILED if p.state.final else Result.PENDING)
+            said = Told(row, Result.FAILED if p.has_ended else Result.PENDING)
         out.append(dataclasses.replace(said, key=p.key, name=p.experiment))
     return tuple(out)

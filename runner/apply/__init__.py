@@ -9,10 +9,12 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 1. PLANNING, run in every mode (a dry run stops after them, having changed nothing):
    `check_priorities` (a priority above the workspace's maximum stops the run as a refusal
    before anything is done), `resume_local_runs` (local runs a stopped runner left: `+` again),
-   `restart_failed_points` (or, in a dry run, what it would restart), `hold_back_unreviewed`
+   `resume_preempted_points` (what Beaker preempted or lost to a node failure, on every
+   submit; in a dry run, what it would resume), `restart_failed_points` (or, in a dry run,
+   what it would restart), `hold_back_unreviewed`
    (plan pins), `hold_back_over_budget` (the budget policy's approval), `cap_running` (each
    sweep's max_running against its live experiments), `stop_guarded_sweeps` (max_failures,
-   stop_when), `hold_over_allocation` (the team's priority allocation, from one listing of the
+   stop_when, a point that could not be scheduled), `hold_over_allocation` (the team's priority allocation, from one listing of the
    workspace). Once the run is stopped no later planning step restarts or reads, and a read
    Beaker fails after the restarts stops it instead of raising (`runner.apply.reading`).
 2. ACTING, run unless `options.dry_run`, under SIGINT/SIGTERM handlers that stop in order:
@@ -20,9 +22,10 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
    membership; skipped after an early stop), `announce_events` (the webhook, if one is set).
 
 The backend is asked about each sweep once per phase (`runner.observe.looks`): one look
-before the creates, which the restarts, the cap, the stops and the adoption read, and one
-after, which the duplicate check and the notifications read. The plans are made once, by the
-caller; a step that records (restarts, creates) reads the ledger again through the store.
+before the creates, which the resumes, the restarts, the cap, the stops and the adoption read
+(with why each experiment ended, on shared machines), and one after, which the duplicate check
+and the notifications read. The plans are made once, by the caller; a step that records
+(resumes, restarts, creates) reads the ledger again through the store.
 
 To add a step (a failure budget, a cost check, a target stop): write one function
 `def my_step(run: Run, applied: Applied) -> Applied` in its own module, give `Applied` a field
@@ -50,7 +53,7 @@ from runner.apply.resume import unfinished
 from runner.backends import Backend, Capability
 from runner.ledger.store import LedgerStore
 from runner.observe.looks import Observer
-from runner.operate import cancels, membership
+from runner.operate import cancels, membership, preempted
 from runner.plan import SweepPlan, budget, holds, policy, reread
 from runner.plan.policy import Policy
 from runner.repo.review import uncovered
@@ -97,6 +100,18 @@ def resume_local_runs(run: Run, applied: Applied) -> Applied:
     """Local runs a stopped runner left unfinished go back to `+` (`LocalBackend.create`
     resumes them); nothing changes on a backend that does not resume runs."""
     return dataclasses.replace(applied, plans=tuple(unfinished(run.backend, applied.plans)))
+
+
+@stops_when_unanswered
+def resume_preempted_points(run: Run, applied: Applied) -> Applied:
+    """Every submit: points Beaker preempted or lost to a node failure restarted in place, once
+    per preemption (`runner.operate.preempted`); in a dry run, what it would resume."""
+    if run.options.dry_run:
+        found = preempted.would_resume(run.observer, applied.plans)
+        return dataclasses.replace(applied, would_resume=tuple(found))
+    done = preempted.resume(run.observer, applied.plans, run.store)
+    plans = _reread(run, applied.plans) if done else applied.plans
+    return dataclasses.replace(applied, plans=plans, resumes=tuple(done))
 
 
 def restart_failed_points(run: Run, applied: Applied) -> Applied:
@@ -225,6 +240,7 @@ def announce_events(run: Run, applied: Applied) -> Applied:
 PLANNING: tuple[Step, ...] = (
     check_priorities,
     resume_local_runs,
+    resume_preempted_points,
     restart_failed_points,
     hold_back_unreviewed,
     hold_back_over_budget,
@@ -251,10 +267,12 @@ def apply(
         offline = Applied(tuple(plans))
         listener.planned(offline)
         return offline
-    observer = Observer(backend, guardrails.reads_results)
+    watched = preempted.watching(backend)  # why its experiments ended: read on shared machines
+    observer = Observer(backend, lambda plan: guardrails.reads_results(plan) or watched(plan))
     notifying = bool(options.webhook) and Capability.SHARED in backend.capabilities
     after = observer.next_phase(lambda plan: notifying and not plan.sweep.draft)
     store = LedgerStore(options.root, backend.layout)
+
     run = Run(backend, options, listener, store, observer, after, policy.read(options.root))
     applied = Applied(tuple(plans))
     for step in planning:

@@ -1,5 +1,6 @@
-"""The submit step that keeps a sweep's own stops: a failure budget (`max_failures`) and a target
-(`stop_when`), judged by `runner.observe.stops` from the sweep's observation of this phase.
+"""The submit step that keeps a sweep's own stops: a failure budget (`max_failures`), a target
+(`stop_when`), a stepping search's point taken out of it and a point Beaker could not schedule,
+judged by `runner.observe.stops` from the sweep's observation of this phase.
 
 A stopped sweep creates no new points: its `+` points stay in the plan, each held with the
 reason. Nothing running is ever canceled. Raising `max_failures` or changing `stop_when` in a
@@ -29,12 +30,18 @@ def apply_stops(observer: Observer, plans: Sequence[SweepPlan]) -> list[SweepPla
     observation of this phase); a stopped plan says why in its rows' holds."""
     out: list[SweepPlan] = []
     for plan in plans:
-        if not guarded(plan.sweep) or not plan.to_submit_on(runs(observer.backend, plan.sweep)):
+        if not can_stop(plan) or not plan.to_submit_on(runs(observer.backend, plan.sweep)):
             out.append(plan)
             continue
         stop = observer.observation(plan).stop
         out.append(plan if stop is None else stopped(plan, stop))
     return out
+
+
+def can_stop(plan: SweepPlan) -> bool:
+    """Whether the sweep may be stopped: a guarded one (a limit, a stepping search), or one with
+    a point submitted (which may have been one Beaker could not schedule)."""
+    return guarded(plan.sweep) or any(r.entry is not None for r in plan.rows)
 
 
 def reads_results(plan: SweepPlan) -> bool:

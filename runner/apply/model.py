@@ -13,6 +13,7 @@ from runner.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
 from runner.core.errors import Exit, RunResult
 from runner.operate import Candidate, Restart, RestartVerdict
 from runner.operate.membership import GroupOutcome
+from runner.operate.preempted import Resume, ResumeVerdict
 from runner.plan import Held, SweepPlan
 from runner.render.code import Code
 from runner.repo.review import Pin
@@ -57,6 +58,10 @@ class Applied:
     """What a submit found and did, step by step."""
 
     plans: tuple[SweepPlan, ...]
+    resumes: tuple[Resume, ...] = ()
+    """What became of each point Beaker preempted or lost to a node failure (resumed, counted,
+    waiting, left as it is); in a dry run, `would_resume` instead."""
+    would_resume: tuple[Resume, ...] = ()
     restarts: tuple[Restart, ...] | None = None
     """With `restart_failed`: what became of each failed point; None when not asked."""
     would_restart: tuple[Candidate, ...] | None = None
@@ -78,7 +83,7 @@ class Applied:
     @property
     def exit_code(self) -> Exit:
         """The one exit-code policy of a submit: 0 all submitted; 4 some rejected (or a
-        restart failed); 5 incomplete; 6 some local runs failed; 7 `cancel` stopped some local
+        restart or a resume failed); 5 incomplete; 6 some local runs failed; 7 `cancel` stopped some local
         points from starting; 130/143 signal."""
         if self.stop is not None and self.stop.kind in EXIT_SIGNAL:
             return EXIT_SIGNAL[self.stop.kind]
@@ -92,6 +97,8 @@ class Applied:
             return Exit.REJECTED
         if any(r.status == RestartVerdict.FAILED for r in self.restarts or ()):
             return Exit.REJECTED  # Beaker refused a restart: a rerun does the same
+        if any(r.verdict == ResumeVerdict.FAILED for r in self.resumes):
+            return Exit.REJECTED  # a resume failed: its intent is checked by the next submit
         if any(o.run_failed for o in self.outcomes):
             return Exit.RUNS_FAILED  # local runs end inside submit: theirs failed
         if any(o.status == OutcomeStatus.CANCELED for o in self.outcomes):

@@ -5,7 +5,8 @@ that creates or reconciles (the merge's, the schedule's) sends what is new since
 
 - a sweep finished (every point submitted and final): counts, best point, group link;
 - a sweep stopped by its failure budget or its target (`runner.apply.guardrails`);
-- points that failed, batched into one message per run.
+- points that failed (by their own doing: a non-zero exit, a timeout; never a preemption or a
+  cancel), batched into one message per run, each with why.
 
 Each event is sent once. Its id is recorded in the sweep's ledger header *before* the call as
 `sending` and turned into `sent` after a 2xx reply; a reply that says it was not delivered (an
@@ -23,6 +24,7 @@ import json
 import os
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -62,10 +64,10 @@ def sweep_events(observed: Observation) -> list[Notice]:
         text = f"Sweep `{observed.name}` {stop.reason}: no new points are created."
         events.append(Notice(f"stopped:{kind}:{limit}", observed.name, text))
     for point in observed.points:
-        if point.state == ExperimentState.FAILED and not point.canceled_at:
-            text = f"`{observed.name}/{point.experiment}` (exit {point.exit_code}) {point.url}"
+        if point.failed:
+            text = f"`{observed.name}/{point.experiment}` ({point.why or point.state}) {point.url}"
             events.append(Notice(f"failed:{point.key[:16]}:{point.restarts}", observed.name, text))
-    done = all(isinstance(p.state, ExperimentState) and p.state.final for p in observed.points)
+    done = all(p.has_ended for p in observed.points)  # a point a submit resumes is not done
     submitted = not any(p.status == PlanStatus.SUBMIT for p in observed.points)
     if observed.points and done and submitted:
         keys = "\n".join(sorted(p.key for p in observed.points))
@@ -80,7 +82,12 @@ def finished_text(observed: Observation) -> str:
     lowest and highest of its first numeric metric (which is better, only the sweep can say),
     and its group."""
     counts = {s: sum(1 for p in observed.points if p.state == s) for s in FINAL}
-    text = f"Sweep `{observed.name}` finished: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+    said = [f"{n} {s}" for s, n in counts.items()]
+    canceled = ExperimentState.CANCELED  # by whom or what: a timeout, a preemption, a person
+    causes = Counter(str(p.ending) for p in observed.points if p.state == canceled and p.ending)
+    if set(causes) - {canceled.value}:
+        said[-1] += " (" + ", ".join(f"{n} {c}" for c, n in sorted(causes.items())) + ")"
+    text = f"Sweep `{observed.name}` finished: " + ", ".join(said)
     objective = observed.objective
     if objective is not None:
         top = _extreme(observed, objective.metric, objective.goal)

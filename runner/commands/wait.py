@@ -202,4 +202,4 @@ def ended(waited: Waited, asked: Timing) -> Exit:
 
 
 def _names(points: Sequence[PointResult]) -> str:
-    return ", ".join(f"{p.experiment} ({p.state})" for p in points)
+    return ", ".join(f"{p.experiment} ({p.why or p.state})" for p in points)

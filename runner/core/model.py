@@ -102,6 +102,10 @@ class Limits:
     """Create no new points once this many have failed for good (`runner.apply.guardrails`)."""
     stop_when: StopWhen | None = None
     """Create no new points once a finished point reaches this (`runner.apply.guardrails`)."""
+    max_preemptions: int | None = None
+    """How many preemptions (a node failure counts as one) of one point a plain `submit`
+    resumes (`runner.operate.preempted`); after one more the point stays as it is. None: no
+    bound."""
 
 
 @dataclass(frozen=True)

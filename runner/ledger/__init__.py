@@ -26,7 +26,8 @@ LEDGER_DIR = PurePosixPath("sweeps/ledger")
 
 LEDGER_FORMAT = 1
 FIELDS = ("key", "experiment", "url", "id", "spec_hash", "submitted_at", "commit", "params")
-OPTIONAL = ("restarts", "restarted_at", "canceled_at", "restarting", "canceling")
+OPTIONAL: tuple[str, ...] = ("restarts", "restarted_at", "canceled_at", "restarting", "canceling")
+OPTIONAL += ("preemptions", "resuming")
 """Written only when set, so entries that never had them keep their lines (and old ledgers parse)."""
 _LINE_JSON = json.JSONEncoder(ensure_ascii=False)
 INTENTS = ("restarting", "canceling")
@@ -58,6 +59,11 @@ class Entry:
     canceling: str = ""
     """Write-ahead: a cancel is being sent, since this time. The next `cancel` or
     `--restart-failed` records it as canceled_at if the experiment is canceled, else drops it."""
+    preemptions: int = 0
+    """Preemptions (a lost node counts as one) the runner saw: those a plain `submit` resumed
+    (`runner.operate.preempted`), and those Beaker resumed. Apart from `restarts`: not failures."""
+    resuming: str = ""
+    """Write-ahead of a resume, as `restarting` is of a restart (the job generation before it)."""
     hash_version: int = SPEC_HASH_VERSION
     """How spec_hash was computed (`runner.core.keys.SPEC_HASH_VERSION`); absent in older ledgers: 1."""
     spec: str = ""
@@ -116,9 +122,9 @@ class Ledger:
         The same experiment recorded again (a second runner or a re-run adopting it) never
         rewrites history: the entry submitted first is kept, with its `submitted_at` and
         `commit`, while what was done to the experiment since only accumulates (the most
-        restarts, with their time; a cancellation), so a stale writer cannot wipe a restart or a
-        cancel. For another experiment under the same key (a duplicate resolved to the older
-        one), the later record wins.
+        restarts, with their time; the most preemptions; a cancellation), so a stale writer
+        cannot wipe a restart, a resume or a cancel. For another experiment under the same key
+        (a duplicate resolved to the older one), the later record wins.
         """
         entries = dict(self.entries)
         for entry in new:
@@ -141,6 +147,8 @@ def _same_experiment(a: Entry, b: Entry) -> Entry:
     # a cancellation) or by `set_intents`: a writer that never saw it cannot drop it.
     top = max(a.restarts, b.restarts)  # an intent at n restarts is for restart n + 1
     restarting = next((e.restarting for e in (b, a) if e.restarts == top and e.restarting), "")
+    seen = max(a.preemptions, b.preemptions)  # the same for a resume and its intent
+    resuming = next((e.resuming for e in (b, a) if e.preemptions == seen and e.resuming), "")
     merged = dataclasses.replace(
         first,
         restarts=restarted.restarts,
@@ -148,6 +156,8 @@ def _same_experiment(a: Entry, b: Entry) -> Entry:
         canceled_at=canceled or None,
         restarting=restarting,
         canceling="" if canceled else (b.canceling or a.canceling),
+        preemptions=seen,
+        resuming=resuming,
     )
     return first if merged == first else merged
 

@@ -144,6 +144,7 @@ def _build(
             data.get("max_restarts"),
             data.get("max_failures"),
             _target(data.get("stop_when")),
+            data.get("max_preemptions"),
         ),
         warnings=(*_warnings(doc), *([placed.note] if placed.note else [])),
         search=search,

@@ -15,8 +15,16 @@ from runner.backends import Experiment, ExperimentState, Group, Results
 from runner.core.ladder import Ladder
 from runner.core.sample import row_identity
 from runner.core.values import params_identity
-from runner.observe.model import ROUND, Absent, Observation, PointResult
-from runner.observe.stops import guarded, stop_of
+from runner.observe.model import (
+    ROUND,
+    Absent,
+    Observation,
+    PointResult,
+    awaits_resume,
+    preemptions_seen,
+    within,
+)
+from runner.observe.stops import stop_of
 from runner.observe.tails import NOTHING_READ, Tailed
 from runner.plan import PlanStatus, Row, SweepPlan
 from runner.render.code import uses_code
@@ -49,7 +57,7 @@ def observation(plan: SweepPlan, seen: Seen) -> Observation:
     if group is None and sweep.placement.group and plan.group:
         group = Group("", plan.group)  # the URL the last submit recorded in the ledger's header
     points = against_head(points, seen.head if uses_code(sweep) else "")
-    stop = stop_of(sweep, points) if guarded(sweep) else None
+    stop = stop_of(sweep, points)
     notes = [
         stop.reason if stop is not None else "",
         cap_note(plan, found),
@@ -108,6 +116,10 @@ def _point(plan: SweepPlan, row: Row, exp: Experiment | None, tailed: Tailed) ->
             url=entry.url,
             commit=entry.commit,
         )
+    # an orphan's experiment is no longer the manifest's: nothing resumes it
+    ours = row.status != PlanStatus.ORPHAN
+    awaiting = ours and awaits_resume(exp.state, exp.ended, entry.canceled)
+    count = preemptions_seen(entry.preemptions, exp.ended, awaiting)
     return PointResult(
         row.status,
         name,
@@ -125,6 +137,9 @@ def _point(plan: SweepPlan, row: Row, exp: Experiment | None, tailed: Tailed) ->
         commit=entry.commit,
         reported=tailed.reported.get(row.experiment, ()),
         skipped=tailed.skipped.get(row.experiment),
+        ended=exp.ended,
+        preemptions=count,
+        resumes=awaiting and within(count, plan.sweep.limits.max_preemptions),
     )
 
 

@@ -174,14 +174,18 @@ class Observer:
             self._observations[name] = joined
         return self._observations[name]
 
-    def states(self, plan: SweepPlan) -> Observation:
+    def states(
+        self, plan: SweepPlan, ended: Callable[[SweepPlan, Results], Results] | None = None
+    ) -> Observation:
         """The sweep's observation from this phase's look alone, even one without results:
         each point's state (its metrics, exit code and group only where the look has them).
-        `wait` reads one each interval, at the cost of one listing."""
+        `wait` reads one each interval, at the cost of one listing; `ended` fills in why the
+        look's experiments ended where it does not say (`runner.observe.endings`)."""
         seen = self.look(plan)
         if (found := seen.results) is None:  # of each name, the one `results` would report
             picked = chosen(seen.listed, seen.mine, resumes=False)
             found = Results(None, picked, copies=_copies(seen))
+        found = found if ended is None else ended(plan, found)
         return observation(plan, Seen(found, self.context.head))
 
     def _results(self, plan: SweepPlan) -> Results:

@@ -9,13 +9,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from runner.backends import ExperimentState, Group
+from runner.backends import EndCause, Ended, ExperimentState, Group
 from runner.core.aims import Aim, Constraint
 from runner.core.model import Condition
 from runner.core.sample import Sample
 from runner.core.search import Halving, Search
 from runner.core.values import StrEnum, Value
 from runner.observe.live import Reported, Skipped
+from runner.render.durations import elapsed_text
 
 PROGRESS = re.compile(r"\[\s*\d+(?:\.\d+)?\s*%[^\]]*\]")
 """Progress as OLMo-core's BeakerCallback writes it: `[3%, 30/1,000]`."""
@@ -38,6 +39,40 @@ PointState = ExperimentState | Absent
 def point_state(word: str) -> PointState:
     """A point's state from its word (`succeeded`, `not submitted`): ValueError for another."""
     return Absent(word) if word in set(Absent) else ExperimentState(word)
+
+
+BY_STATE = {
+    ExperimentState.SUCCEEDED: EndCause.SUCCEEDED,
+    ExperimentState.FAILED: EndCause.FAILED,
+    ExperimentState.CANCELED: EndCause.CANCELED,
+}
+"""Why a final experiment ended where the backend did not read why (a listing that says only
+its state): what its state says."""
+
+
+def awaits_resume(state: PointState, ended: Ended | None, canceled: str | None) -> bool:
+    """Preempted or lost to a node failure, not resumed yet (by Beaker or a submit), and not
+    canceled with `cancel`: what a plain `submit` resumes (`runner.operate.preempted`)."""
+    resumable = ended is not None and ended.cause.resumable
+    return resumable and isinstance(state, ExperimentState) and state.restartable and not canceled
+
+
+def preemptions_seen(recorded: int, ended: Ended | None, awaiting: bool) -> int:
+    """How many times a point was preempted or lost its node (each counts once), as far as is
+    known: the ledger's count (`recorded`) or Beaker's (`Ended.preemptions`) when higher.
+    `awaiting` (`awaits_resume`): its latest attempt ended so and no resume counted it yet, so
+    it counts once more than the ledger (Beaker's count holds a preemption, not a node's loss)."""
+    beaker = ended.preemptions or 0 if ended is not None else 0
+    if not awaiting or ended is None:
+        return max(recorded, beaker)
+    lost = 1 if ended.cause is EndCause.NODE_FAILURE else 0
+    return max(recorded + 1, beaker + lost)
+
+
+def within(count: int, limit: int | None) -> bool:
+    """Whether `max_preemptions` (`limit`; None: no bound) lets a plain `submit` resume a point
+    preempted `count` times."""
+    return limit is None or count <= limit
 
 
 @dataclass(frozen=True)
@@ -84,6 +119,62 @@ class PointResult:
     parent: str = ""
     """A successive halving's promoted point: the experiment of the point it came from (the
     same configuration one rung lower); empty at rung 0 and elsewhere."""
+    ended: Ended | None = None
+    """Why its experiment ended, as the backend read it (`Experiment.ended`; queued or running
+    again, why its latest attempt did); None where it did not read it (yet)."""
+    preemptions: int = 0
+    """How many times it was preempted or lost its node (`preemptions_seen`)."""
+    resumes: bool = False
+    """Preempted or lost to a node failure, and a plain `submit` resumes it (its sweep's
+    `max_preemptions` allows one more): pending, not ended."""
+
+    @property
+    def ending(self) -> EndCause | None:
+        """Why it ended, as every reader says it: canceled where `cancel` canceled it, else the
+        backend's cause (its state's, where the backend did not read one); None while it has not
+        ended (queued, running, not submitted, missing)."""
+        state = self.state
+        if not isinstance(state, ExperimentState) or not state.final:
+            return None
+        if self.canceled_at and state == ExperimentState.CANCELED:
+            return EndCause.CANCELED
+        return self.ended.cause if self.ended is not None else BY_STATE[state]
+
+    @property
+    def has_ended(self) -> bool:
+        """It ended and stays so: final, and not waiting for a plain `submit` to resume it."""
+        return self.ending is not None and not self.resumes
+
+    @property
+    def failed(self) -> bool:
+        """Failed by its own doing (it exited non-zero, ran past its timeout, idled): what
+        `max_failures` counts and the notices tell; never a preemption, nor a cancel."""
+        ending = self.ending
+        return ending is not None and ending.counts_as_failure
+
+    @property
+    def why(self) -> str:
+        r"""Why it ended, in words (`exit 3`, `timed out after its timeout of 2h`, `preempted`,
+        `could not be scheduled: ...`, `canceled with \`cancel\``); empty while it has not
+        ended, and for a success."""
+        ending = self.ending
+        if ending is None or ending is EndCause.SUCCEEDED:
+            return ""
+        text = self.ended.text if self.ended is not None else ""
+        if ending is EndCause.FAILED:
+            return f"exit {self.exit_code}" if self.exit_code is not None else text
+        if ending is EndCause.TIMED_OUT:
+            limit = self.ended.timeout if self.ended is not None else None
+            return "timed out" + (f" after its timeout of {elapsed_text(limit)}" if limit else "")
+        if ending is EndCause.CANCELED:  # a backend that read no reason says none
+            given = text or ("no reason given" if self.ended is not None else "")
+            return "canceled with `cancel`" if self.canceled_at else given
+        if ending is EndCause.NODE_FAILURE or ending is EndCause.UNSCHEDULABLE:
+            said = "lost its node" if ending is EndCause.NODE_FAILURE else "could not be scheduled"
+            return said + (f": {text}" if text else "")
+        if ending is EndCause.PREEMPTED:
+            return f"preempted {self.preemptions}x" if self.preemptions else "preempted"
+        return "stopped for holding its GPUs idle"
 
     @property
     def progress(self) -> str | None:
@@ -99,8 +190,15 @@ class PointResult:
 
     @property
     def state_text(self) -> str:
-        """The state, with what was done to the experiment on request."""
-        extra = [f"restarted {self.restarts}x"] if self.restarts else []
+        """The state, with why it ended (where its state alone does not say) and what was done
+        to the experiment on request or after a preemption."""
+        ending, count = self.ending, self.preemptions
+        plain = ending in (EndCause.SUCCEEDED, EndCause.FAILED, None) or bool(self.canceled_at)
+        extra = [] if plain or not self.why else [self.why]
+        if ending is not None and ending.resumable and not self.canceled_at:
+            extra += ["resumed by the next submit" if self.resumes else "max_preemptions reached"]
+        extra += [f"preempted {count}x"] if count and ending is not EndCause.PREEMPTED else []
+        extra += [f"restarted {self.restarts}x"] if self.restarts else []
         extra += ["canceled on request"] if self.canceled_at else []
         extra += [f"code {self.code[:12]}"] if self.code else []
         extra += [f"not HEAD {self.head[:12]}"] if self.head else []
@@ -127,9 +225,10 @@ class SweepStop:
     """'stopped: 5 failed (max_failures 5)'."""
     limit: str = ""
     """The limit it reached, as the manifest says it: `5` (max_failures), `loss below 0.1`
-    (stop_when)."""
+    (stop_when); for a point that could not be scheduled, what the sweep asks of a cluster."""
     point: str = ""
-    """The experiment that reached the target (stop_when)."""
+    """The experiment that reached the target (stop_when), was taken out of a search, or could
+    not be scheduled."""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from runner.backends import Backend, ExperimentState, Listing
 from runner.core.clock import Clock
 from runner.core.values import StrEnum
+from runner.observe.endings import EndingsRead
 from runner.observe.looks import Context, Observer, never
 from runner.observe.model import Absent, Observation, PointResult
 from runner.plan import SweepPlan
@@ -76,17 +77,20 @@ class Tally:
     """Failed or canceled."""
     unstarted: int = 0
     """Not started yet: a submit on this machine has yet to start them."""
+    preempted: int = 0
+    """Preempted (or lost to a node failure), waiting for the next submit to resume them."""
 
     @classmethod
     def of(cls, points: Sequence[PointResult]) -> Tally:
         states = [p.state for p in points]
         return cls(
             len(points),
-            sum(isinstance(s, ExperimentState) and s.final for s in states),
+            sum(p.has_ended for p in points),
             states.count(ExperimentState.RUNNING),
             states.count(ExperimentState.QUEUED),
-            sum(isinstance(s, ExperimentState) and s.restartable for s in states),
+            sum(p.has_ended and p.state != ExperimentState.SUCCEEDED for p in points),
             states.count(Absent.NOT_SUBMITTED),
+            sum(p.resumes for p in points),
         )
 
     @property
@@ -94,6 +98,7 @@ class Tally:
         parts = [f"{self.done}/{self.total} done", f"{self.running} running"]
         parts += [f"{self.queued} queued"] if self.queued else []
         parts += [f"{self.unstarted} not started yet"] if self.unstarted else []
+        parts += [f"{self.preempted} preempted (the next submit resumes)"] if self.preempted else []
         parts += [f"{self.failed} failed"] if self.failed else []
         return ", ".join(parts)
 
@@ -112,9 +117,9 @@ class Waited:
 
     @property
     def failed(self) -> list[PointResult]:
-        return [
-            p for p in self.points if isinstance(p.state, ExperimentState) and p.state.restartable
-        ]
+        """Those that ended without succeeding (a preempted one the next submit resumes has
+        not ended)."""
+        return [p for p in self.points if p.has_ended and p.state != ExperimentState.SUCCEEDED]
 
     @property
     def gone(self) -> list[PointResult]:
@@ -123,20 +128,19 @@ class Waited:
 
     @property
     def pending(self) -> list[PointResult]:
-        """Those that had not ended (queued, running, or not found)."""
-        return [p for p in self.points if not _ended(p)]
+        """Those that had not ended (queued, running, preempted, or not found)."""
+        return [p for p in self.points if not p.has_ended]
 
 
-def _ended(point: PointResult) -> bool:
-    return isinstance(point.state, ExperimentState) and point.state.final
-
-
-def look(backend: Backend, awaited: Sequence[Awaited]) -> tuple[Observation, ...]:
-    """Every sweep's awaited points, from one listing each (states only)."""
+def look(
+    backend: Backend, awaited: Sequence[Awaited], endings: EndingsRead | None = None
+) -> tuple[Observation, ...]:
+    """Every sweep's awaited points, from one listing each (states only; why those that ended
+    without succeeding ended, read once each: `endings`)."""
     observer = Observer(backend, never, Context(listing=Listing.FEW_CALLS))
     sweeps = []
     for sweep in awaited:
-        seen = observer.states(sweep.plan)
+        seen = observer.states(sweep.plan, endings.filled if endings is not None else None)
         points = tuple(p for p in seen.points if p.experiment in sweep.names)
         sweeps.append(dataclasses.replace(seen, points=points))
     return tuple(sweeps)
@@ -156,11 +160,11 @@ def wait(
     submit records each point as it starts). Raises what the backend raises (`Transient`: it did
     not answer)."""
     deadline = None if timing.timeout is None else clock.now() + timing.timeout
-    looks = 0
+    looks, endings = 0, EndingsRead(backend)
     while True:
         if again is not None and looks:
             awaited = again()
-        sweeps = look(backend, awaited)
+        sweeps = look(backend, awaited, endings)
         looks += 1
         waited = Waited(Ending.TIMED_OUT, sweeps, looks)
         told(Tally.of(waited.points))

@@ -22,14 +22,15 @@ from runner.backends import (
     ExperimentState,
     Rejected,
     Transient,
-    WriteAhead,
     runs,
 )
 from runner.core.files import utc_now
 from runner.core.values import StrEnum
 from runner.ledger.store import LedgerStore
 from runner.observe.looks import Listed, Observer, chosen
+from runner.operate import causes
 from runner.operate.finding import find_point as find_point
+from runner.operate.restarting import RESTARTING, restart_once
 from runner.plan import PlanStatus, Row, SweepPlan, capped
 from runner.render.code import Code, at_commit, uses_code
 
@@ -175,10 +176,13 @@ def _decide(
     if not found.state.restartable and not entry.restarting and not rerun:
         detail = f"{found.state}: only a failed or canceled experiment restarts"
         return Candidate(plan, row, found, RestartVerdict.SKIPPED, detail)
-    canceled = _canceled_on_request(entry, found)
+    canceled = canceled_on_request(entry, found)
     if canceled and not chosen:
         detail = f"canceled with `cancel` at {canceled}: left alone"
         return Candidate(plan, row, found, RestartVerdict.SKIPPED, detail)
+    left = None if chosen else causes.left_alone(plan, row, found)
+    if left:
+        return Candidate(plan, row, found, RestartVerdict.SKIPPED, left)
     if limit is not None and entry.restarts >= limit:
         return Candidate(
             plan, row, found, RestartVerdict.SKIPPED, f"{found.state}; max_restarts {limit} reached"
@@ -196,27 +200,21 @@ def _restart_one(
     backend, row, sweep = observer.backend, candidate.row, candidate.plan.sweep
     entry = row.entry
     assert entry is not None and row.rendered is not None
-
-    def intent(token: str) -> None:  # write-ahead: recorded before the request is sent
-        store.set_intents(sweep.name, [dataclasses.replace(entry, restarting=token)])
-
     point, commit = row.rendered, entry.commit
     if uses_code(sweep):  # the commit it ran; where a restart reruns, the one checked out now
         if code is not None and Capability.RERUNS in backend.capabilities:
             commit = code.commit
         point = at_commit(point, Code(commit))
     try:
-        restarted = backend.restart(
-            sweep, point, candidate.found, WriteAhead(entry.restarting, intent)
+        restarted = restart_once(
+            observer, sweep, (entry, candidate.found), store, RESTARTING, point
         )
     except (Transient, Rejected) as exc:
         return candidate.outcome(RestartVerdict.FAILED, str(exc))  # the intent stays: checked next
     if restarted is None:
-        store.set_intents(sweep.name, [dataclasses.replace(entry, restarting="")])
         return candidate.outcome(
             RestartVerdict.SKIPPED, "no longer failed or canceled (restarted elsewhere?)"
         )
-    observer.restarted(sweep, restarted)
     count = entry.restarts + 1
     store.record(sweep.name, [_restarted(entry, count, now())])
     if entry.canceled_at:  # a point canceled with `cancel`, named by `--restart --points`
@@ -235,7 +233,7 @@ def _restarted(entry: ledger.Entry, count: int, at: str) -> ledger.Entry:
     return dataclasses.replace(entry, restarts=count, restarted_at=at, restarting="")
 
 
-def _canceled_on_request(entry: ledger.Entry, found: Experiment) -> str | None:
+def canceled_on_request(entry: ledger.Entry, found: Experiment) -> str | None:
     """When `cancel` canceled it (or was canceling it when stopped), unless it was restarted
     since (`--restart --points` runs a canceled point again)."""
     if entry.canceling and found.state == ExperimentState.CANCELED:

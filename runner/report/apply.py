@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from runner.apply import Applied
 from runner.operate import RestartVerdict
+from runner.operate.preempted import Resume, ResumeVerdict
 from runner.plan import Held
 from runner.report import plan
 from runner.report.held import held_counts, held_line, held_markdown
@@ -23,11 +24,36 @@ VERBS = {
 }
 """What a dry run says it would do to a point, by verdict."""
 
+WOULD = {
+    ResumeVerdict.RESUMED: "would resume",
+    ResumeVerdict.COUNTED: "would count",
+    ResumeVerdict.WAITING: "would wait",
+    ResumeVerdict.CAPPED: "would leave",
+}
+"""What a dry run says it would do to a point the platform ended, by verdict."""
+
+
+def resume_lines(resumes: tuple[Resume, ...], dry_run: bool) -> list[str]:
+    """One line per point the platform ended (what was done to it, or would be), then the
+    counts; nothing when there was none."""
+    if not resumes:
+        return []
+    verb = {v: WOULD.get(v, str(v)) for v in ResumeVerdict} if dry_run else None
+    lines = [
+        f"{verb[r.verdict] if verb else r.verdict} {r.sweep}/{r.name}: {r.detail}"
+        f" (preemptions: {r.preemptions})"
+        for r in resumes
+    ]
+    counts = {v: sum(r.verdict == v for r in resumes) for v in ResumeVerdict}
+    said = ", ".join(f"{n} {verb[v] if verb else v}" for v, n in counts.items() if n)
+    head = "Resume (dry run, nothing resumed): " if dry_run else "Resume: "
+    return [*lines, head + said]
+
 
 def planned_lines(applied: Applied) -> list[str]:
-    """Before anything is created: the restarts (done, or those a dry run would do) and the
-    points held back by plan pins."""
-    lines = []
+    """Before anything is created: the resumes and the restarts (done, or those a dry run
+    would do) and the points held back by plan pins."""
+    lines = resume_lines(applied.resumes, False) + resume_lines(applied.would_resume, True)
     if applied.restarts is not None:
         done = applied.restarts
         lines += [

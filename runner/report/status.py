@@ -161,9 +161,12 @@ def rung_best_text(sweep: Observation) -> str:
 
 
 def summary(sweep: Observation) -> str:
+    """'6 point(s): 1 succeeded, 2 preempted, 1 timed-out, ...': each point counted by why it
+    ended where that says more than its state (a preempted point is not `canceled`)."""
     counts: dict[str, int] = {}
     for point in sweep.points:
-        counts[point.state] = counts.get(point.state, 0) + 1
+        word = str(point.ending or point.state)
+        counts[word] = counts.get(word, 0) + 1
     states = ", ".join(f"{n} {state}" for state, n in counts.items())
     return f"{len(sweep.points)} point(s): {states or 'none'}"
 
@@ -187,7 +190,9 @@ def point_json(p: PointResult) -> dict[str, object]:
         "key": p.key,
         "state": p.state,
         "restarts": p.restarts,
+        "preemptions": p.preemptions,
         "canceled_at": p.canceled_at,
+        "ended": ended_json(p),
         "commit": p.code or None,
         "exit_code": p.exit_code,
         "seconds": p.seconds,
@@ -200,6 +205,22 @@ def point_json(p: PointResult) -> dict[str, object]:
         "live": live_json(p),
         "skipped_lines": None if p.skipped is None else p.skipped.as_json(),
         "url": p.url,
+    }
+
+
+def ended_json(p: PointResult) -> dict[str, object] | None:
+    """Why it ended: `{"cause": "timed-out", "why": "timed out after its timeout of 2h",
+    "text": <Beaker's words>, "timeout": 7200.0, "resumes": false}`; None while it has not."""
+    ending = p.ending
+    if ending is None:
+        return None
+    ended = p.ended
+    return {
+        "cause": str(ending),
+        "why": p.why,
+        "text": ended.text if ended is not None else "",
+        "timeout": ended.timeout if ended is not None else None,
+        "resumes": p.resumes,
     }
 
 

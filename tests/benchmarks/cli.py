@@ -20,6 +20,7 @@ from tests.benchmarks import (
     lab,
     migration,
     planning,
+    preemption,
     restart,
     search,
     signals,
@@ -45,6 +46,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "signals": signals.run,
     "warm": warm.run,
     "lab": lab.run,
+    "preemption": preemption.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 
