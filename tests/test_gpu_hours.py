@@ -195,3 +195,24 @@ def test_a_local_run_records_its_start_and_end_to_the_millisecond(
         seconds * 2 / 3600
     )
     assert seconds != round(seconds) or seconds == 0  # not whole seconds (a 1 ms coincidence aside)
+
+
+def test_a_job_that_ended_without_an_end_stamp_never_counts_up_to_now() -> None:
+    """Review bug G: a job with no exited, finalized or canceled stamp counted up to now, so a
+    finished point's GPU-hours grew on every look; a failed stamp is an end too."""
+    from beaker import beaker_pb2 as pb2
+
+    from runner.backends.beaker.usage import job_gpu_seconds
+
+    def job(status: str, **stamps: int) -> pb2.Job:
+        fields = {k: {"seconds": v} for k, v in stamps.items()}
+        spec = pb2.Job(status=pb2.JobStatus(status=pb2.WorkloadStatus.Value(status), **fields))
+        spec.container_spec.resource_request.gpu_count = 2
+        return spec
+
+    assert job_gpu_seconds(job("STATUS_RUNNING", started=100), now=400.0) == 600.0
+    assert job_gpu_seconds(job("STATUS_SUCCEEDED", started=100, exited=250), now=400.0) == 300.0
+    assert job_gpu_seconds(job("STATUS_FAILED", started=100, failed=160), now=400.0) == 120.0
+    assert job_gpu_seconds(job("STATUS_CANCELED", started=100), now=400.0) == 0.0
+    assert job_gpu_seconds(job("STATUS_CANCELED", started=100), now=9e9) == 0.0  # never grows
+    assert job_gpu_seconds(job("STATUS_QUEUED"), now=400.0) is None

@@ -15,7 +15,9 @@ NAMED = re.compile(r"`(tests/[\w/]+\.py)?::(test_\w+)")
 def _named() -> list[tuple[str, str]]:
     """(module, test) of every test the invariants table names; a `::test` alone is of the
     module named before it in the same cell."""
-    table = DOC.read_text(encoding="utf-8").split("## Invariants and the tests that hold them", 1)[1]
+    table = DOC.read_text(encoding="utf-8").split("## Invariants and the tests that hold them", 1)[
+        1
+    ]
     found = []
     for row in table.splitlines():
         module = ""

@@ -279,8 +279,33 @@ def test_gpu_types_match_a_part_of_the_name_in_any_case_and_a_cluster_without_gp
         _cluster("c", "NVIDIA B200"),
         _cluster("d", ""),
         _cluster("e"),
+        _cluster("f", "NVIDIA A10"),
     ]
     assert [c.name for c in resolve(sweep, found)] == ["ai2/a", "ai2/b", "ai2/c"]
+
+
+def test_a_gpu_type_is_whole_words_of_the_name_never_a_part_of_one(tmp_path: Path) -> None:
+    """Review bug F: `a10` selected A100 clusters and `l4` L40S ones (a substring match)."""
+    found = [
+        _cluster("a100", "NVIDIA A100 80GB"),
+        _cluster("a10", "NVIDIA A10"),
+        _cluster("l40s", "NVIDIA L40S"),
+        _cluster("l4", "NVIDIA L4"),
+    ]
+
+    def chosen(asked: str) -> list[str]:
+        text = SELECTED.replace("gpu_type: [h100]", f"gpu_type: [{asked}]").replace(
+            "  cluster_tags: [storage:weka]\n", ""
+        )
+        path = write_manifest(tmp_path, text, "h100.yaml")
+        sweep = load(path, "sweeps/h100.yaml", Locks.MAY_BE_STALE).sweep
+        return [c.name for c in resolve(sweep, found)]
+
+    assert chosen("a10") == ["ai2/a10"]
+    assert chosen("l4") == ["ai2/l4"]
+    assert chosen("A100") == ["ai2/a100"]
+    assert chosen('"a100 80gb"') == ["ai2/a100"]
+    assert chosen("nvidia-l40s") == ["ai2/l40s"]
 
 
 def test_a_locked_cluster_that_needs_approval_is_named_at_the_selector(lab: Path) -> None:

@@ -45,7 +45,8 @@ class ClusterSelector:
     patterns: tuple[str, ...] = ()
     """`beaker.clusters` as written: names or globs over names and aliases (empty: all)."""
     gpu_types: tuple[str, ...] = ()
-    """Any of these, as a part of the GPU type's name (`h100` in NVIDIA H100)."""
+    """Any of these, as whole words of the GPU type's name (`h100` in NVIDIA H100; `a10` is not
+    A100)."""
     tags: tuple[str, ...] = ()
     """All of these cluster tags."""
 

@@ -5,8 +5,10 @@ gantry's rules (`gantry run --cluster/--tag/--gpu-type`): a cluster whose maximu
 0 takes no tasks and is left out; each pattern of `beaker.clusters` matches names and aliases
 (a glob with `*`, else the exact name) within its organization, and a pattern that matches no
 cluster is an error; every tag of `cluster_tags` must be the cluster's; a `gpu_type` matches
-when it is a part of the cluster's GPU type (any case). Nothing left is an error too. The lock
-lists what is left by name, each with its GPU type.
+whole words of the cluster's GPU type, in any case (`h100` matches `NVIDIA H100`, `a100 80gb`
+matches `NVIDIA A100 80GB`, but `a10` is not `A100` nor `l4` `L40S`: gantry's substring would
+take those). Nothing left is an error too. The lock lists what is left by name, each with its
+GPU type.
 """
 
 from __future__ import annotations
@@ -73,8 +75,19 @@ def _matches(cluster: Cluster, pattern: str) -> bool:
 def _fits(cluster: Cluster, asked: ClusterSelector) -> bool:
     if not all(tag in cluster.tags for tag in asked.tags):
         return False
-    gpu = cluster.gpu_type.casefold()
-    return not asked.gpu_types or any(g.casefold() in gpu for g in asked.gpu_types if gpu)
+    return not asked.gpu_types or any(_names(g, cluster.gpu_type) for g in asked.gpu_types)
+
+
+def _names(asked: str, gpu_type: str) -> bool:
+    """Whether `asked` is whole words of `gpu_type`, in order (any case, `-` or `_` as spaces)."""
+    words, found = _words(asked), _words(gpu_type)
+    return bool(words) and any(
+        found[i : i + len(words)] == words for i in range(len(found) - len(words) + 1)
+    )
+
+
+def _words(text: str) -> list[str]:
+    return text.casefold().replace("-", " ").replace("_", " ").split()
 
 
 def _wanted(asked: ClusterSelector) -> str:

@@ -2,8 +2,10 @@
 
 Beaker keeps one job per replica of each task, and a new one for each restart; each job says
 when it started and exited and which GPUs it was assigned. An experiment's GPU-seconds are the sum
-over every job that started of (exited − started) × its GPUs (those assigned, else those its
-container asked for), a job still running counting up to now. beaker-py lists jobs by task only
+over every job that started of (its end − started) × its GPUs (those assigned, else those its
+container asked for), a job still running counting up to now. Its end is the first of its exited,
+failed, finalized and canceled stamps; a job that ended without any counts up to its start (never
+to now: a finished point's GPU-hours must not grow look after look). beaker-py lists jobs by task only
 (`job.list(task=…)`), so an experiment costs one paged listing per task: 8 experiments are
 listed at once.
 """
@@ -16,9 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from beaker import beaker_pb2 as pb2
 
-from runner.backends import Usage
+from runner.backends import ExperimentState, Usage
 from runner.backends.beaker.client import Client
 from runner.backends.beaker.duplicates import Call
+from runner.backends.beaker.states import STATES
 
 AT_ONCE = 8
 """Experiments whose jobs are listed at the same time."""
@@ -33,8 +36,11 @@ def job_gpu_seconds(job: pb2.Job, now: float) -> float | None:
     status = job.status
     if not status.HasField("started"):
         return None
-    ends = [s for s in (status.exited, status.finalized, status.canceled) if s.ToNanoseconds()]
-    end = _seconds(ends[0]) if ends else now  # a job still running counts up to now
+    stamps = (status.exited, status.failed, status.finalized, status.canceled)
+    ends = [_seconds(s) for s in stamps if s.ToNanoseconds()]
+    state = STATES.get(pb2.WorkloadStatus.Name(status.status), ExperimentState.UNKNOWN)
+    running = state.live or state is ExperimentState.UNKNOWN
+    end = min(ends) if ends else now if running else _seconds(status.started)
     gpus = len(job.assignment_details.resource_assignment.gpus) or int(
         job.container_spec.resource_request.gpu_count
     )
