@@ -205,8 +205,9 @@ def test_a_job_that_ended_without_an_end_stamp_never_counts_up_to_now() -> None:
     from runner.backends.beaker.usage import job_gpu_seconds
 
     def job(status: str, **stamps: int) -> pb2.Job:
-        fields = {k: {"seconds": v} for k, v in stamps.items()}
-        spec = pb2.Job(status=pb2.JobStatus(status=pb2.WorkloadStatus.Value(status), **fields))
+        spec = pb2.Job(status=pb2.JobStatus(status=pb2.WorkloadStatus.Value(status)))
+        for name, seconds in stamps.items():
+            getattr(spec.status, name).seconds = seconds
         spec.container_spec.resource_request.gpu_count = 2
         return spec
 
