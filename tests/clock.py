@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from typing import TypeVar
 
 from runner.submit import Clock
@@ -43,3 +44,16 @@ class VirtualClock(Clock):
             if self.jumping and timeout is not None:
                 self.advance(timeout)
             raise
+
+
+class Scripted(VirtualClock):
+    """A clock that jumps, and at each sleep plays the next scripted change (if any is left)."""
+
+    def __init__(self, *changes: Callable[[], None]) -> None:
+        super().__init__()
+        self.changes = list(changes)
+
+    def sleep(self, seconds: float) -> None:
+        super().sleep(seconds)
+        if self.changes:
+            self.changes.pop(0)()

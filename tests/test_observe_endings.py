@@ -5,7 +5,7 @@ point was canceled is read once, not once per interval."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from runner.cli import main
 from runner.commands.wait import WaitArgs, wait
 from runner.core.errors import Exit
 from runner.observe.watch import OnFailure
-from tests.clock import VirtualClock
+from tests.clock import Scripted
 from tests.fake_beaker.certs import CertBundle
 from tests.fake_beaker.fixtures import serving
 from tests.fake_beaker.server import FakeBeaker
@@ -24,19 +24,6 @@ PREEMPTIBLE = SWEEP.replace(
     "  clusters: [ai2/test-cluster]\n",
     "  clusters: [ai2/test-cluster]\n  timeout: 1h\n  auto_resume: false\n",
 )
-
-
-class Scripted(VirtualClock):
-    """A clock that jumps, and at each sleep plays the next scripted change (if any is left)."""
-
-    def __init__(self, *changes: Callable[[], None]) -> None:
-        super().__init__()
-        self.changes = list(changes)
-
-    def sleep(self, seconds: float) -> None:
-        super().sleep(seconds)
-        if self.changes:
-            self.changes.pop(0)()
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from runner.core.errors import Exit, RunnerError
 from runner.observe.watch import OnFailure
 from runner.plan import catalog
 from tests.background import WAIT, Command, wait_for
-from tests.clock import VirtualClock
+from tests.clock import Scripted
 from tests.fake_beaker.certs import CertBundle
 from tests.fake_beaker.fixtures import serving
 from tests.fake_beaker.server import FakeBeaker
@@ -28,19 +28,6 @@ from tests.helpers import SWEEP, halving, head, write_manifest
 
 PAGE = 2
 """The fake's page size here: the six-point sweep is listed in three pages."""
-
-
-class Scripted(VirtualClock):
-    """A clock that jumps, and at each sleep plays the next scripted change (if any is left)."""
-
-    def __init__(self, *changes: Callable[[], None]) -> None:
-        super().__init__()
-        self.changes = list(changes)
-
-    def sleep(self, seconds: float) -> None:
-        super().sleep(seconds)
-        if self.changes:
-            self.changes.pop(0)()
 
 
 @pytest.fixture
