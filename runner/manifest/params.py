@@ -21,7 +21,7 @@ from runner.core.model import (
     param_env_name,
 )
 from runner.core.sample import Kind, Sample
-from runner.core.search import Adaptive, Drawn, Grid, Halving, Search, Strategy
+from runner.core.search import Adaptive, Drawn, Grid, Halving, Promotion, Search, Strategy
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
 from runner.manifest import conditions, fidelity, known
 from runner.manifest import sample as sampled
@@ -105,7 +105,7 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         ladder=ladder,
         enqueued=known.enqueued(sample),
     )
-    search = Search(_strategy(sample, ladder), aims, found_lock)
+    search = Search(_strategy(sample, ladder, fidelity.promotion(doc)), aims, found_lock)
     if ladder is not None and not out.problems:
         space = _promoted(space, search, (lock, found_lock), doc, out)
     check_assignments(space, out.add)
@@ -113,14 +113,14 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
     return ParsedSpace(space, out.problems, search)
 
 
-def _strategy(sample: Sample | None, ladder: Ladder | None) -> Strategy:
+def _strategy(sample: Sample | None, ladder: Ladder | None, promotion: Promotion) -> Strategy:
     """How the points are found: written out, drawn, proposed, or halved over one of the first two."""
     base: Strategy = (
         Grid() if sample is None else Adaptive(sample) if sample.adaptive else Drawn(sample)
     )
     if ladder is None:
         return base
-    return Halving(base if isinstance(base, Grid | Drawn) else Grid(), ladder)
+    return Halving(base if isinstance(base, Grid | Drawn) else Grid(), ladder, promotion)
 
 
 def _promoted(
