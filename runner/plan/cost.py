@@ -272,6 +272,23 @@ def _timeout(rendered: Rendered) -> int | None:
     return timeout
 
 
+def rows_cost(plan: SweepPlan, keys: frozenset[str] | None = None) -> Cost:
+    """The cost of the plan's points whatever their status (those of `keys` only, if given):
+    what a search has spent and will spend (`runner.plan.envelope`)."""
+    rendered = [r.rendered for r in plan.rows if r.rendered and (keys is None or r.key in keys)]
+    if not _uses_gpus(plan.sweep):
+        return Cost(0.0, 0.0, 0, 0, len(rendered))
+    return total(map(_pricer(plan.sweep), rendered))
+
+
+def figure(sweep: Sweep, spent: Cost) -> float:
+    """What the limits judge: the expected GPU-hours where the sweep declares expected_runtime,
+    else the up-to figure (infinite when unbounded)."""
+    if sweep.placement.expected_runtime is not None:
+        return spent.expected
+    return math.inf if spent.unbounded else spent.up_to
+
+
 def merge_total(costs: Sequence[PlanCost]) -> Cost:
     return total(c.total for c in costs if c.counted)
 
