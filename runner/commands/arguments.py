@@ -40,6 +40,7 @@ def register(commands: Subparsers) -> None:
         _expand,
         _lock,
         _propose,
+        _replay,
         _submit,
         _status,
         _wait,
@@ -108,6 +109,15 @@ def _propose(commands: Subparsers) -> None:
     )
     add_paths(parser)
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+
+
+def _replay(commands: Subparsers) -> None:
+    parser = _parser(
+        commands,
+        "replay",
+        "automatic search: recompute every round its lock records (exit 4: one does not replay)",
+    )
+    add_paths(parser)
 
 
 def _submit(commands: Subparsers) -> None:

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from runner.apply import Applied, ApplyOptions, apply
+from runner.apply.rounds import apply_rounds
 from runner.backends.opening import open_backend
 from runner.commands.common import stderr
 from runner.commands.gitops import check_commit, commit_back
@@ -29,6 +30,7 @@ from runner.commands.submit_args import (
 from runner.commands.submit_options import apply_options, not_drafts
 from runner.core.errors import Exit
 from runner.core.output import write_text
+from runner.plan import SweepPlan
 from runner.repo import github
 from runner.repo.gitrepo import Target
 from runner.report import apply as shown
@@ -68,9 +70,16 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
         http_timeout=args.http_timeout,
         refuse_local=not_drafts(cat),
     )
+
+    def replan() -> list[SweepPlan]:  # the locks an automatic round wrote, read again
+        again = load_catalog(directory, args.paths)
+        raise_if_problems(again)
+        return again.plans(again.ledgers(backend.layout))
+
     try:
         options = apply_options(backend, cat, args, started, clock)
-        applied = apply(cat.plans(cat.ledgers(backend.layout)), backend, options, progress)
+        plans = cat.plans(cat.ledgers(backend.layout))
+        applied = apply_rounds(plans, backend, options, progress, replan)
     finally:
         backend.close()
     return _report(cat.root, args, target, applied)
@@ -90,7 +99,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
         stderr(shown.stopped_dry_run(applied))
         return applied.exit_code
     if args.commit:  # after failures too: what was created is recorded
-        commit_back(root, target)
+        commit_back(root, target, [a.lock for a in applied.advanced], shown.rounds(applied))
     for line in shown.result_lines(applied):
         stderr(line)
     if args.summary_json:
