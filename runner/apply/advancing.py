@@ -28,7 +28,7 @@ from runner.search.rungs import halving_of
 
 
 @dataclass(frozen=True)
-class Advanced:
+class Advancing:
     """The plans with every round written, the rounds, and why the run must stop (if so)."""
 
     plans: tuple[plan.SweepPlan, ...]
@@ -42,7 +42,7 @@ def advance(
     store: LedgerStore,
     options: ApplyOptions,
     plans: Sequence[plan.SweepPlan],
-) -> Advanced:
+) -> Advancing:
     """Replay, then advance, each automatic search this backend runs (module docstring)."""
     out, rounds = list(plans), []
     for i, planned in enumerate(out):
@@ -54,7 +54,7 @@ def advance(
         refused = _refused(observer, loaded, planned)
         if refused or options.dry_run:
             if refused:
-                return Advanced(tuple(plans), (), refused)
+                return Advancing(tuple(plans), (), refused)
             continue
         command = f"{invoked()} submit {sweep.path}"
         observe = functools.partial(observer.observation, planned)
@@ -64,11 +64,11 @@ def advance(
             continue
         refused = _refused(observer, done.after, None)
         if refused:  # never: a round made here replays by construction; checked all the same
-            return Advanced(tuple(plans), tuple(rounds), refused)
+            return Advancing(tuple(plans), tuple(rounds), refused)
         fresh = plan.build(done.after.sweep, store.read(sweep.name), done.after.renderer)
         out[i] = plan.capped(fresh, running=None)
         observer.forget(sweep.name)  # its look was made for the points before the round
-    return Advanced(tuple(out), tuple(rounds))
+    return Advancing(tuple(out), tuple(rounds))
 
 
 def _refused(observer: Observer, loaded: manifest.Loaded, planned: plan.SweepPlan | None) -> str:

@@ -1,7 +1,8 @@
 """`submit`: create every `+` point of the plan on the backend, exactly once, and record it.
 
-The steps are `runner.apply`'s; this module parses, loads, checks, opens the backend, applies,
-prints and commits. With `--commit [--push]` it also commits the ledgers (and pushes them); with
+The steps are `runner.apply`'s (locally round after round of an automatic search); this module
+parses, loads, checks, opens the backend, applies, prints and commits. With `--commit [--push]` it
+also commits the ledgers and the locks automatic rounds wrote (and pushes them); with
 `--github-event` it takes its inputs from a workflow's event (`runner.commands.submit_args`).
 
 Exit codes: `runner.core.errors.Exit` (0 ok, 1 user error, 4 rejected, 5 incomplete, 6 local runs
@@ -21,16 +22,11 @@ from runner.apply.rounds import apply_rounds
 from runner.backends.opening import open_backend
 from runner.commands.common import stderr
 from runner.commands.gitops import check_commit, commit_back
-from runner.commands.loading import load_catalog, raise_if_problems
-from runner.commands.submit_args import (
-    DRY_RESTART,
-    SubmitArgs,
-    from_namespace,
-)
+from runner.commands.loading import load_catalog, raise_if_problems, replanning
+from runner.commands.submit_args import DRY_RESTART, SubmitArgs, from_namespace
 from runner.commands.submit_options import apply_options, not_drafts
 from runner.core.errors import Exit
 from runner.core.output import write_text
-from runner.plan import SweepPlan
 from runner.repo import github
 from runner.repo.gitrepo import Target
 from runner.report import apply as shown
@@ -71,14 +67,10 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
         refuse_local=not_drafts(cat),
     )
 
-    def replan() -> list[SweepPlan]:  # the locks an automatic round wrote, read again
-        again = load_catalog(directory, args.paths)
-        raise_if_problems(again)
-        return again.plans(again.ledgers(backend.layout))
-
     try:
         options = apply_options(backend, cat, args, started, clock)
         plans = cat.plans(cat.ledgers(backend.layout))
+        replan = replanning(directory, args.paths, backend.layout)  # the locks rounds wrote
         applied = apply_rounds(plans, backend, options, progress, replan)
     finally:
         backend.close()

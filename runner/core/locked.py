@@ -71,7 +71,7 @@ class Heard:
 
 
 @dataclass(frozen=True)
-class Cut:
+class Cutoff:
     """How a halving's round chose from one rung: its points ranked, how many had ended and
     how many go on."""
 
@@ -107,7 +107,7 @@ class Decision:
     gpu_hours: float | None
     """Every point so far and the round's, in GPU-hours as the budget judges them; None:
     unbounded."""
-    cuts: tuple[Cut, ...] = ()
+    cuts: tuple[Cutoff, ...] = ()
     """A halving's: each rung it promoted from."""
     seed: int | None = None
     """An adaptive search's: the sampler's seed (the sample's plus the round)."""

@@ -100,7 +100,7 @@ def contradicted(decisions: Sequence[Decision], observed: Sequence[Told]) -> str
     for d in decisions:
         for heard in d.told:
             seen = now.get(heard.key)
-            if heard.result != "done" or seen is None:
+            if records.told(heard).result is not Result.DONE or seen is None:
                 continue
             values = records.heard(seen).values
             if seen.result is not Result.DONE or not _close(values, heard.values):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from runner.core.locked import Cut, Decision, Heard, Locked, RungLock
+from runner.core.locked import Cutoff, Decision, Heard, Locked, RungLock
 from runner.core.model import Cell, Sweep
 from runner.core.sample import row_identity
 from runner.core.search import Search
@@ -22,7 +22,8 @@ from runner.search.points import Result, Told
 from runner.search.rounds import Next
 from runner.search.rungs import SuccessiveHalving
 
-_RESULT = {Result.DONE: "done", Result.FAILED: "failed", Result.PENDING: "pending"}
+_RESULT = {r: r.name.lower() for r in Result}
+"""How the lock spells a result (`done`, `failed`, `pending`)."""
 _BY_NAME = {v: k for k, v in _RESULT.items()}
 
 Chosen = tuple[tuple[int, tuple[Cell, ...]], ...]
@@ -35,7 +36,10 @@ def heard(t: Told) -> Heard:
 
 
 def told(h: Heard) -> Told:
-    """A recorded point as the search is told it again (`runner.analysis.told`'s form)."""
+    """A recorded point as the search is told it again (`runner.analysis.told`'s form);
+    ValueError for a result the lock cannot hold."""
+    if h.result not in _BY_NAME:
+        raise ValueError(f"{h.name or h.key}: no result is called {h.result!r}")
     first = h.values[0] if h.values else None
     values = h.values if len(h.values) > 1 else ()
     return Told(h.row, _BY_NAME[h.result], first, h.key, h.name, values, h.excess)
@@ -77,7 +81,7 @@ def decision(
 ) -> Decision:
     """The record of a proposed step that appended points after the lock's first `before`."""
     told_in = tuple(sorted(read.told, key=lambda t: (t.key, row_identity(t.row))))
-    cuts: tuple[Cut, ...] = ()
+    cuts: tuple[Cutoff, ...] = ()
     seed = None
     if halving is not None:
         cuts = _cuts(halving, step)
@@ -97,17 +101,19 @@ def decision(
     )
 
 
-def _cuts(halving: SuccessiveHalving, step: Next) -> tuple[Cut, ...]:
+def _cuts(halving: SuccessiveHalving, step: Next) -> tuple[Cutoff, ...]:
     """Each rung promoted from: its points ranked (by key) and how many go on."""
     if step.cuts:  # asynchronous: every rung's decision, those that promoted
         return tuple(
-            Cut(c.rung, tuple(t.key for t in c.ranked), c.ended, c.keep)
+            Cutoff(c.rung, tuple(t.key for t in c.ranked), c.ended, c.keep)
             for c in step.cuts
             if c.promoted
         )
     ranked = rungs.ranked(halving, step.previous)
     ended = sum(t.result != Result.PENDING for t in step.previous)
-    return (Cut(step.number - 1, tuple(t.key for t in ranked), ended, halving.kept(len(ranked))),)
+    return (
+        Cutoff(step.number - 1, tuple(t.key for t in ranked), ended, halving.kept(len(ranked))),
+    )
 
 
 def before_of(lock: Locked | None, halving: SuccessiveHalving | None) -> int:

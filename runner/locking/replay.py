@@ -72,7 +72,11 @@ def _why(plan: SweepPlan, judged: Envelope, halving: SuccessiveHalving | None, d
     if d.before > records.before_of(lock, halving):
         return f"the lock holds fewer than the {d.before} point(s) it read"
     before = replace(sweep, search=replace(search, lock=records.prefix(lock, halving, d.before)))
-    step = advance(before, SoFar(tuple(map(records.told, d.told))))
+    try:
+        said = tuple(map(records.told, d.told))
+    except ValueError as exc:
+        return f"it recorded what it read in a form no round writes ({exc})"
+    step = advance(before, SoFar(said))
     again = records.chosen(step, d.before) if step.verdict is RoundVerdict.PROPOSED else ()
     if not records.same(again, d.chose):
         return (

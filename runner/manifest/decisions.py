@@ -15,12 +15,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner.core.locked import Cut, Decision, Heard
+from runner.core.locked import Cutoff, Decision, Heard
 from runner.core.values import checked
 
 DECISIONS = "decisions"
 """The lock's key."""
-RESULTS = ("done", "failed", "pending")
 
 
 def decisions_json(decisions: Sequence[Decision]) -> dict[str, Any]:
@@ -69,7 +68,7 @@ def _decision(raw: Mapping[str, Any]) -> Decision:
         envelope=str(raw["envelope"]),
         gpu_hours=None if hours is None else float(hours),
         cuts=tuple(
-            Cut(_int(rung), tuple(str(k) for k in ranked), _int(ended), _int(kept))
+            Cutoff(_int(rung), tuple(str(k) for k in ranked), _int(ended), _int(kept))
             for rung, ended, kept, ranked in raw.get("cuts", ())
         ),
         seed=None if seed is None else _int(seed),
@@ -78,8 +77,8 @@ def _decision(raw: Mapping[str, Any]) -> Decision:
 
 def _heard(item: Sequence[Any]) -> Heard:
     key, name, row, result, values, excess = item
-    if result not in RESULTS:
-        raise ValueError(f"a result is one of {', '.join(RESULTS)}")
+    if not isinstance(result, str):
+        raise TypeError("a result is its name")  # which names: `runner.locking.decision`
     return Heard(
         str(key),
         str(name),

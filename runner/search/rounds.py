@@ -244,16 +244,14 @@ def _rung_step(halving: SuccessiveHalving, lock: Locked | None, observed: SoFar)
 
 
 def _async_step(halving: SuccessiveHalving, lock: Locked | None, observed: SoFar) -> Next:
-    """ASHA: every rung's points that rank in the top `floor(m / eta)` of its `m` ended go on
-    now (`runner.search.asha`), from several rungs at once; `number` is the highest rung
-    promoted to (or reached), `previous` that rung's points. Complete once nothing is pending
-    and the last rung holds a point."""
-    promoted = rungs.so_far(halving, lock)
-    rows, numbers = promoted
+    """ASHA (`runner.search.asha`): from every rung at once, the points that rank in the top
+    `floor(m / eta)` of its `m` ended go on now; `number` is the highest rung reached, and
+    `previous` its points. Complete once nothing is pending and the last rung holds a point."""
+    rows, numbers = promoted = rungs.so_far(halving, lock)
     cuts = asha.step(halving, promoted, observed.told)
     new = [(c.rung + 1, row) for c in cuts for row in c.promoted]
-    last = max((*numbers, *(k for k, _ in new)), default=0)
-    grown = _with(promoted, new)
+    grown = ((*rows, *(r for _, r in new)), (*numbers, *(k for k, _ in new)))
+    last = max(grown[1], default=0)
     mine = rungs.rung_told(halving, grown, observed.told, last)
     done = [t for t in mine if t.result == Result.DONE and t.value is not None]
     top = best(done, lambda t: t.value, halving.aim.goal)
@@ -262,26 +260,14 @@ def _async_step(halving: SuccessiveHalving, lock: Locked | None, observed: SoFar
     if observed.stop:  # said at once: a point the stop holds would never end
         return replace(step, verdict=RoundVerdict.STOPPED)
     if new:
+        added = tuple(row for _, row in new)
         return replace(
-            step,
-            verdict=RoundVerdict.PROPOSED,
-            rows=grown[0],
-            rounds=grown[1],
-            new=tuple(row for _, row in new),
+            step, verdict=RoundVerdict.PROPOSED, rows=grown[0], rounds=grown[1], new=added
         )
-    pending = any(c.pending for c in cuts) or any(t.result == Result.PENDING for t in mine)
-    if pending:
+    if any(c.pending for c in cuts) or any(t.result == Result.PENDING for t in mine):
         return step
-    if halving.last in numbers:
-        return replace(step, verdict=RoundVerdict.COMPLETE)
-    return replace(step, verdict=RoundVerdict.EXHAUSTED)
-
-
-def _with(
-    promoted: tuple[Rows, tuple[int, ...]], new: Sequence[tuple[int, tuple[Cell, ...]]]
-) -> tuple[Rows, tuple[int, ...]]:
-    rows, numbers = promoted
-    return (*rows, *(row for _, row in new)), (*numbers, *(k for k, _ in new))
+    ended = RoundVerdict.COMPLETE if halving.last in numbers else RoundVerdict.EXHAUSTED
+    return replace(step, verdict=ended)
 
 
 def told_rows(rows: Sequence[tuple[Cell, ...]], observed: Sequence[Told]) -> list[Told]:
