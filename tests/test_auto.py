@@ -1,0 +1,245 @@
+"""An automatic search (`advance: auto`): the envelope approved once, each round a decision the
+lock records before its points are created, recomputed (`replay`) before anything is acted on.
+
+On the fake at the port (tests/fake_backend.py): a halving's rung written by `submit`'s
+planning step with what it read, how it chose and what it chose; a promoted point edited in the
+lock, or inputs forged to match it, refused with exit 4 and nothing created; a round past the
+envelope's GPU-hours never written. Then on this machine (the local backend): a halving run to its
+last rung by `submit` alone, and an adaptive (TPE) search's rounds, each replaying.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.apply import Applied, ApplyOptions, apply
+from runner.backends import ExperimentState
+from runner.cli import main
+from runner.core.errors import ManifestError
+from runner.core.search import Mode, Promotion
+from runner.locking import decision as records
+from runner.locking.replay import replay
+from runner.manifest import load
+from runner.manifest.lock import rewritten, sections, verified
+from runner.plan import catalog
+from runner.plan.envelope import digest, envelope
+from runner.search import rungs
+from runner.search.points import Result
+from tests.fake_backend import FakeBackend
+from tests.helpers import Quiet, halving, head, write_manifest
+
+SHOWN = "sweeps/halving.yaml"
+AUTO = halving() + "advance: auto\n"
+LOSS: dict[tuple[float, float], float | None] = {  # lr 0.1 is bad; one of its points fails
+    (0.1, 0.0): 3.0, (0.1, 0.1): None, (0.1, 0.2): 2.9,
+    (0.01, 0.0): 0.7, (0.01, 0.1): 0.4, (0.01, 0.2): 0.6,
+    (0.001, 0.0): 0.8, (0.001, 0.1): 0.5, (0.001, 0.2): 0.45,
+}  # fmt: skip
+COMMIT = "c0ffee" * 6 + "c0fe"
+
+
+def _submit(root: Path, backend: FakeBackend) -> Applied:
+    plans = catalog.load(root, ()).plans()
+    return apply(plans, backend, ApplyOptions(root, commit=COMMIT), Quiet())
+
+
+def _finish(
+    root: Path, backend: FakeBackend, rung: int, loss: dict[tuple[float, float], float | None]
+) -> None:
+    """Every point of `rung` ends: succeeded with the loss its (lr, wd) is given, or failed."""
+    (plan,) = catalog.load(root, ()).plans()
+    for row in plan.rows:
+        params = dict(row.params)
+        if params["rung"] != rung or row.name not in backend.made:
+            continue
+        value = loss[(float(params["lr"]), float(params["wd"]))]
+        made = backend.made[row.name][-1]
+        ended = ExperimentState.FAILED if value is None else ExperimentState.SUCCEEDED
+        metrics = {} if value is None else {"loss": value}
+        backend.made[row.name][-1] = dataclasses.replace(made, state=ended, metrics=metrics)
+
+
+class Witness(FakeBackend):
+    """A fake that notes, at each create, whether the lock already recorded a decision."""
+
+    def __init__(self, lock: Path) -> None:
+        super().__init__()
+        self.lock, self.recorded_first = lock, []
+
+    def create(self, sweep: Any, point: Any) -> Any:
+        text = self.lock.read_text() if self.lock.exists() else ""
+        if dict(point.params)["rung"] == 1:
+            self.recorded_first.append('"decisions"' in text and point.name not in text)
+        return super().create(sweep, point)
+
+
+def _rung_1(root: Path, text: str = AUTO) -> tuple[Witness, Applied]:
+    """The automatic halving's rung 0 submitted and ended with LOSS, then one submit: rung 1."""
+    write_manifest(root, text, "halving.yaml")
+    backend = Witness(root / "sweeps" / "halving.lock.json")
+    first = _submit(root, backend)
+    assert len(backend.made) == 9 and not first.advanced
+    _finish(root, backend, 0, LOSS)
+    return backend, _submit(root, backend)
+
+
+def test_advance_is_parsed_and_auto_needs_a_search_with_rounds(tmp_path: Path) -> None:
+    path = write_manifest(
+        tmp_path, AUTO.replace("metric: loss}", "metric: loss, promotion: async}")
+    )
+    search = load(path, "sweeps/sweep.yaml").sweep.search
+    assert search.advance.mode is Mode.AUTO and search.auto and search.advance.max_gpu_hours is None
+    assert search.halving is not None and search.halving.promotion is Promotion.ASYNC
+    capped = write_manifest(tmp_path, halving() + "advance: {mode: auto, max_gpu_hours: 40}\n")
+    assert load(capped).sweep.search.advance.max_gpu_hours == 40.0
+
+    grid = head("grid") + '    command: [python, train.py, "--lr={lr}"]\nparams:\n  grid:\n'
+    grid += "    lr: [0.1]\nadvance: auto\n"
+    with pytest.raises(ManifestError) as caught:
+        load(write_manifest(tmp_path, grid, "grid.yaml"), "sweeps/grid.yaml")
+    assert str(caught.value) == (
+        "sweeps/grid.yaml:13:1: advance: auto needs a search with rounds, and grid has none: an"
+        " adaptive sample (method tpe or gp) or params.fidelity (a successive halving)"
+    )
+    with pytest.raises(ManifestError) as caught:
+        load(write_manifest(tmp_path, halving() + "advance: {mode: often}\n", "bad.yaml"))
+    assert 'advance.mode: "often" is not allowed (allowed: review, auto)' in str(caught.value)
+
+
+def test_the_envelope_digest_covers_what_a_round_may_not_change_and_prices_the_whole_search(
+    tmp_path: Path,
+) -> None:
+    def enveloped(text: str) -> tuple[str, float, float]:
+        write_manifest(tmp_path, text, "halving.yaml")
+        (plan,) = catalog.load(tmp_path, [SHOWN]).plans()
+        found = envelope(plan)
+        return found.digest, found.projected, found.limit
+
+    first, projected, limit = enveloped(AUTO)
+    # rung 0: 9 × 2 GPUs × 1 h (100 / 900 of 9 h); rung 1: 3 × 2 × 3 h; rung 2: 1 × 2 × 9 h
+    assert projected == limit == 18 + 18 + 18
+    capped = enveloped(halving() + "advance: {mode: auto, max_gpu_hours: 40}\n")
+    assert capped[1:] == (54, 40) and capped[0] != first
+    for edit in (
+        ("eta: 3", "eta: 2"),
+        ("[0.0, 0.1, 0.2]", "[0.0, 0.1]"),
+        ("metric: loss}", "metric: loss, promotion: async}"),
+        ("gpus: 2", "gpus: 4"),
+        ("timeout: 9h", "timeout: 8h"),
+    ):
+        assert enveloped(AUTO.replace(*edit))[0] != first, edit
+    assert _rung_1(tmp_path)[1].advanced  # a round in the lock moves nothing the review saw
+    assert enveloped(AUTO)[:2] == (first, projected)
+
+
+def test_an_automatic_rung_records_its_decision_before_its_points_are_created_and_replays(
+    tmp_path: Path,
+) -> None:
+    backend, done = _rung_1(tmp_path)
+    assert len(done.advanced) == 1
+    assert backend.recorded_first == [True, True, True]  # write-ahead: the lock came first
+    assert len(backend.made) == 12 and done.exit_code == 0
+    lock = json.loads((tmp_path / "sweeps" / "halving.lock.json").read_text())
+    (record,) = lock["decisions"]["rounds"]
+    # the best 9 // 3 = 3 by loss: 0.4, 0.45, 0.5
+    assert record["chose"] == [[1, [0.01, 0.1]], [1, [0.001, 0.2]], [1, [0.001, 0.1]]]
+    assert lock["rungs"]["points"] == record["chose"]
+    assert record["round"] == 1 and record["before"] == 0 and record["ledger"] == COMMIT
+    told = record["told"]
+    assert len(told) == 9 and [t[0] for t in told] == sorted(t[0] for t in told)
+    assert sorted(t[3] for t in told) == ["done"] * 8 + ["failed"]
+    loaded = load(tmp_path / SHOWN, SHOWN)
+    halved = rungs.halving_of(loaded.sweep)
+    assert halved is not None
+    by_key = {
+        t[0]: records.told(records.Heard(*t[:3], t[3], tuple(t[4]), tuple(t[5]))) for t in told
+    }
+    ranked = rungs.ranked(halved, [dataclasses.replace(t, row=t.row[:2]) for t in by_key.values()])
+    ((rung, ended, kept, keys),) = record["cuts"]
+    assert (rung, ended, kept) == (0, 9, 3) and keys == [t.key for t in ranked]
+    assert by_key[keys[-1]].result is Result.FAILED  # failed: ranked last
+    (plan,) = catalog.load(tmp_path, [SHOWN]).plans()
+    assert record["envelope"] == digest(plan) and record["gpu_hours"] == 18 + 18
+    assert [r.ok for r in replay(loaded)] == [True]
+    assert records.history(loaded.sweep.search) == {0: "person", 1: "envelope"}
+
+    again = _submit(tmp_path, backend)  # rung 1 still runs: nothing new, no byte changed
+    assert not again.advanced and len(backend.made) == 12
+
+
+def _forge(root: Path, edit: Any) -> None:
+    """Rewrite the lock's sections with `edit(sections)`, the digest recomputed (anyone can)."""
+    path = root / "sweeps" / "halving.lock.json"
+    body = verified(path.read_text())
+    assert body is not None
+    found = sections(body)
+    edit(found)
+    path.write_text(rewritten(body, "python -m runner submit", found))
+
+
+def test_a_promoted_point_edited_in_the_lock_does_not_replay_and_nothing_is_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    backend, _ = _rung_1(tmp_path)
+
+    def swap(found: dict[str, Any]) -> None:  # the third promotion: lr 0.01 wd 0.2 (0.6)
+        found["rungs"]["points"][2] = [1, [0.01, 0.2]]
+
+    _forge(tmp_path, swap)
+    assert main(["-C", str(tmp_path), "validate"]) == 0  # the digest holds: it loads
+    (bad,) = replay(load(tmp_path / SHOWN, SHOWN))
+    assert bad.why.startswith("the lock's points of this round are not the 1:[0.01, 0.1]")
+    assert main(["-C", str(tmp_path), "replay", SHOWN]) == 4
+    assert "error: sweeps/halving.yaml: round 1 (after 0 point(s)) does not replay" in (
+        capsys.readouterr().err
+    )
+    backend.calls.clear()
+    refused = _submit(tmp_path, backend)
+    assert refused.exit_code == 4 and refused.stop is not None
+    assert "does not replay" in refused.stop.reason
+    assert [c for c, _ in backend.calls if c == "create"] == []
+
+
+def test_inputs_forged_to_match_a_promotion_replay_but_the_backend_contradicts_them(
+    tmp_path: Path,
+) -> None:
+    """A forger who edits what a round read as well as what it chose makes a round that
+    replays: submit also checks what the round read against what the backend says now."""
+    backend, _ = _rung_1(tmp_path)
+    bad = [0.1, 0.2]  # lr 0.1 wd 0.2 ran to 2.9; the forged record says 0.1
+
+    def forged(found: dict[str, Any]) -> None:
+        (record,) = found["decisions"]["rounds"]
+        for heard in record["told"]:
+            if heard[2][:2] == bad:
+                heard[4] = [0.1]
+        record["chose"] = [[1, bad], *record["chose"][:2]]
+        found["rungs"]["points"] = record["chose"]
+        keys = record["cuts"][0][3]
+        forged_key = next(h[0] for h in record["told"] if h[2][:2] == bad)
+        record["cuts"][0][3] = [forged_key, *(k for k in keys if k != forged_key)]
+
+    _forge(tmp_path, forged)
+    assert [r.ok for r in replay(load(tmp_path / SHOWN, SHOWN))] == [True]
+    backend.calls.clear()
+    refused = _submit(tmp_path, backend)
+    assert refused.exit_code == 4 and refused.stop is not None
+    assert "read halving-" in refused.stop.reason and "as done with [0.1]" in refused.stop.reason
+    assert "and the backend says done [2.9]" in refused.stop.reason
+    assert [c for c, _ in backend.calls if c == "create"] == []
+
+
+def test_a_round_past_the_envelopes_gpu_hours_is_never_written(tmp_path: Path) -> None:
+    capped = halving() + "advance: {mode: auto, max_gpu_hours: 30}\n"  # rung 0 + 1 cost 36
+    backend, done = _rung_1(tmp_path, capped)
+    (auto,) = done.rounds
+    assert not auto.written and len(backend.made) == 9
+    assert auto.left.startswith("round 1 would leave the envelope: 36 GPU-hours with every point")
+    assert "over 30" in auto.left
+    assert not (tmp_path / "sweeps" / "halving.lock.json").exists()  # a grid's halving: no lock
+    assert not _submit(tmp_path, backend).advanced and len(backend.made) == 9
