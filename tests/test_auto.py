@@ -30,8 +30,9 @@ from runner.plan import catalog
 from runner.plan.envelope import digest, envelope
 from runner.search import rungs
 from runner.search.points import Result
+from tests.conftest import PROJECT
 from tests.fake_backend import FakeBackend
-from tests.helpers import Quiet, halving, head, write_manifest
+from tests.helpers import BRANIN_SEARCH, OBJECTIVE_HEAD, Quiet, halving, head, write_manifest
 
 SHOWN = "sweeps/halving.yaml"
 AUTO = halving() + "advance: auto\n"
@@ -243,3 +244,90 @@ def test_a_round_past_the_envelopes_gpu_hours_is_never_written(tmp_path: Path) -
     assert "over 30" in auto.left
     assert not (tmp_path / "sweeps" / "halving.lock.json").exists()  # a grid's halving: no lock
     assert not _submit(tmp_path, backend).advanced and len(backend.made) == 9
+
+
+CURVE = (PROJECT / "sweeps" / "halving.yaml").read_text().replace(
+    "x2: [0.1, 0.5, 0.9]", "x2: [0.5]"
+).replace("max: 2700", "max: 900") + "advance: auto\n"
+"""The committed learning-curve halving, 9 configurations over 3 rungs, automatic."""
+
+
+@pytest.mark.slow
+def test_a_local_automatic_halving_runs_to_its_last_rung_with_submit_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, CURVE, "halving.yaml")
+    assert main(["-C", str(tmp_path), "submit", SHOWN]) == 0
+    err = capsys.readouterr().err
+    for rung in (1, 2):
+        assert f"rung {rung} (steps={100 * 3**rung}): promoted" in err
+    assert "approved by its reviewed envelope" in err
+    assert "halving complete: rung 2 (steps=900) is the last" in err
+    assert main(["-C", str(tmp_path), "status", SHOWN, "--format", "json"]) == 0
+    points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    by_rung = [sum(p["params"]["rung"] == k for p in points) for k in (0, 1, 2)]
+    assert by_rung == [9, 3, 1] and all(p["state"] == "succeeded" for p in points)
+    for k in (1, 2):  # each rung the top third of the one before, by the loss it ran
+        below = sorted((p for p in points if p["params"]["rung"] == k - 1), key=_loss)
+        top = {_config(p) for p in below[: len(below) // 3]}
+        assert {_config(p) for p in points if p["params"]["rung"] == k} == top
+    assert main(["-C", str(tmp_path), "replay"]) == 0
+    assert "2 automatic round(s) replay byte for byte (1, 2)" in capsys.readouterr().err
+
+    def swap(found: dict[str, Any]) -> None:  # rung 2's point: another of rung 1's three
+        points = found["rungs"]["points"]
+        other = next(row for k, row in points if k == 1 and row != points[-1][1])
+        points[-1] = [2, other]
+
+    _forge(tmp_path, swap)
+    runs = sorted((tmp_path / ".runs" / "halving").iterdir())
+    assert main(["-C", str(tmp_path), "replay"]) == 4
+    assert "round 2 (after 3 point(s)) does not replay" in capsys.readouterr().err
+    assert main(["-C", str(tmp_path), "submit", SHOWN]) == 4
+    assert "does not replay" in capsys.readouterr().err
+    assert sorted((tmp_path / ".runs" / "halving").iterdir()) == runs  # nothing ran
+
+
+def _loss(point: dict[str, Any]) -> float:
+    return float(point["metrics"]["loss"])
+
+
+def _config(point: dict[str, Any]) -> tuple[float, float]:
+    return point["params"]["x1"], point["params"]["x3"]
+
+
+@pytest.mark.slow
+def test_an_automatic_tpe_search_is_advanced_by_submit_round_after_round_and_each_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shown = "sweeps/branin.yaml"
+    write_manifest(
+        tmp_path,
+        OBJECTIVE_HEAD.format(name="branin") + BRANIN_SEARCH + "advance: auto\n",
+        "branin.yaml",
+    )
+    assert (
+        main(["-C", str(tmp_path), "propose", "--backend", "local"]) == 0
+    )  # round 0: the author's
+    lock = tmp_path / "sweeps" / "branin.lock.json"
+    reviewed = json.loads(lock.read_text())
+    assert reviewed["rounds"] == [0] * 4 and "decisions" not in reviewed
+    capsys.readouterr()
+    assert main(["-C", str(tmp_path), "submit", shown]) == 0
+    err = capsys.readouterr().err
+    assert "round 1: proposed 4 point(s), 8 of n=12: approved by its reviewed envelope" in err
+    assert "round 2: proposed 4 point(s), 12 of n=12: approved by its reviewed envelope" in err
+    assert "search complete: 12 of n=12 points proposed" in err
+    written = json.loads(lock.read_text())
+    assert written["points"][:4] == reviewed["points"]  # the reviewed round, as it was
+    assert written["rounds"] == [0] * 4 + [1] * 4 + [2] * 4
+    records_ = written["decisions"]["rounds"]
+    assert [(r["round"], r["before"], r["seed"]) for r in records_] == [(1, 4, 1), (2, 8, 2)]
+    assert [len(r["told"]) for r in records_] == [4, 8]
+    assert all(t[3] == "done" and len(t[4]) == 1 for r in records_ for t in r["told"])
+    loaded = load(tmp_path / shown, shown)
+    assert [r.ok for r in replay(loaded)] == [True, True]
+    assert records.history(loaded.sweep.search) == {0: "person", 1: "envelope", 2: "envelope"}
+    assert main(["-C", str(tmp_path), "status", shown, "--format", "json"]) == 0
+    points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    assert len(points) == 12 and all(p["state"] == "succeeded" for p in points)
