@@ -32,6 +32,7 @@ from runner.search import rungs
 from runner.search.points import Result
 from tests.conftest import PROJECT
 from tests.fake_backend import FakeBackend
+from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import BRANIN_SEARCH, OBJECTIVE_HEAD, Quiet, halving, head, write_manifest
 
 SHOWN = "sweeps/halving.yaml"
@@ -331,3 +332,47 @@ def test_an_automatic_tpe_search_is_advanced_by_submit_round_after_round_and_eac
     assert main(["-C", str(tmp_path), "status", shown, "--format", "json"]) == 0
     points = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
     assert len(points) == 12 and all(p["state"] == "succeeded" for p in points)
+
+
+def _args(experiment: Any) -> list[str]:
+    return list(experiment.spec["tasks"][0]["command"])
+
+
+def test_asynchronous_promotion_on_the_fake_beaker_promotes_the_best_ended_while_the_rest_run(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ASHA over the wire: 3 of rung 0's 9 points have ended, so floor(3 / 3) = 1 goes on now,
+    the best of those 3, while the 6 others still run; a promotion is never taken back."""
+    text = AUTO.replace("metric: loss}", "metric: loss, promotion: async}")
+    write_manifest(tmp_path, text, "halving.yaml")
+    beaker = ["-C", str(tmp_path), "submit", "--backend", "beaker"]
+    assert main(beaker) == 0
+    zero = fake_beaker.experiments()
+    assert len(zero) == 9
+    ended = {0: 0.5, 4: 0.3, 8: 0.9}
+    for i, exp in enumerate(zero):
+        fake_beaker.set_job_status(exp.id, "succeeded" if i in ended else "running")
+        if i in ended:
+            fake_beaker.set_metrics(exp.id, {"loss": ended[i]})
+    capsys.readouterr()
+    assert main(beaker) == 0
+    assert "promoted 1 point(s) as their rungs ended (1 to rung 1)" in capsys.readouterr().err
+    (promoted,) = [e for e in fake_beaker.experiments() if e.id not in {z.id for z in zero}]
+    assert _args(promoted)[2:5] == [*_args(zero[4])[2:4], "--steps=300"]  # the best: 0.3
+    assert [fake_beaker.experiment(z.id).status for z in zero].count("running") == 6
+    lock = json.loads((tmp_path / "sweeps" / "halving.lock.json").read_text())
+    (record,) = lock["decisions"]["rounds"]
+    (cut,) = record["cuts"]
+    assert cut[:3] == [0, 3, 1] and len(cut[3]) == 3  # rung 0: 3 ended, 1 goes on
+    assert sorted(t[3] for t in record["told"]) == ["done"] * 3 + ["pending"] * 6
+    assert [r.ok for r in replay(load(tmp_path / SHOWN, SHOWN))] == [True]
+
+    for i in (1, 2, 3):  # three more end, each worse than 0.3: the top 2 of 6 go on
+        fake_beaker.set_job_status(zero[i].id, "succeeded")
+        fake_beaker.set_metrics(zero[i].id, {"loss": 0.5 + i / 10})
+    assert main(beaker) == 0
+    later = [e for e in fake_beaker.experiments() if e.id not in {z.id for z in zero}]
+    assert len(later) == 2 and promoted.id in {e.id for e in later}  # never taken back
+    (second,) = [e for e in later if e.id != promoted.id]
+    assert _args(second)[2:4] == _args(zero[0])[2:4]  # 0.5, second best of the six
+    assert [r.ok for r in replay(load(tmp_path / SHOWN, SHOWN))] == [True, True]
