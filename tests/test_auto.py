@@ -21,6 +21,7 @@ from runner.apply import Applied, ApplyOptions, apply
 from runner.backends import ExperimentState
 from runner.cli import main
 from runner.core.errors import ManifestError
+from runner.core.locked import Heard
 from runner.core.search import Mode, Promotion
 from runner.locking import decision as records
 from runner.locking.replay import replay
@@ -71,7 +72,8 @@ class Witness(FakeBackend):
 
     def __init__(self, lock: Path) -> None:
         super().__init__()
-        self.lock, self.recorded_first = lock, []
+        self.lock = lock
+        self.recorded_first: list[bool] = []
 
     def create(self, sweep: Any, point: Any) -> Any:
         text = self.lock.read_text() if self.lock.exists() else ""
@@ -158,9 +160,7 @@ def test_an_automatic_rung_records_its_decision_before_its_points_are_created_an
     loaded = load(tmp_path / SHOWN, SHOWN)
     halved = rungs.halving_of(loaded.sweep)
     assert halved is not None
-    by_key = {
-        t[0]: records.told(records.Heard(*t[:3], t[3], tuple(t[4]), tuple(t[5]))) for t in told
-    }
+    by_key = {t[0]: records.told(Heard(t[0], t[1], tuple(t[2]), t[3], tuple(t[4]))) for t in told}
     ranked = rungs.ranked(halved, [dataclasses.replace(t, row=t.row[:2]) for t in by_key.values()])
     ((rung, ended, kept, keys),) = record["cuts"]
     assert (rung, ended, kept) == (0, 9, 3) and keys == [t.key for t in ranked]

@@ -85,5 +85,6 @@ def reviewed_pins(api: Api, root: Path, commits: Sequence[str], base: str, label
     found = {}
     for number, (head, labeled, pins) in shown.items():
         files = gitrepo.files_at(root, head, SWEEPS_DIR, skip=ledgers)
-        found[number] = review.checked(pins, review.defined(files, review.named(pins)), labeled)
+        there = review.at_head(files, review.named(pins))
+        found[number] = review.checked(pins, there.tokens, labeled, there.envelopes)
     return Reviewed(found, refused)

@@ -26,6 +26,7 @@ from typing import Any
 from runner.core.sample import row_identity
 from runner.core.search import Adaptive, Halving
 from runner.core.values import canonical_json
+from runner.manifest.fidelity import configuration_names
 from runner.plan import SweepPlan
 from runner.plan.cost import figure, halving_cost, rows_cost
 from runner.plan.model import Row
@@ -123,6 +124,27 @@ def spent(plan: SweepPlan) -> float:
     """What every point of the plan costs, whatever its status: a search's points so far (and
     a round's, once its lock holds them), as the budget judges them."""
     return figure(plan.sweep, rows_cost(plan))
+
+
+def automatic(plan: SweepPlan) -> frozenset[str]:
+    """The keys of the plan's points that an automatic round chose (the lock's decisions):
+    those a pin's envelope covers, once the round replays (`runner.locking.replay`)."""
+    search = plan.sweep.search
+    lock, ladder, sample = search.lock, plan.sweep.space.ladder, search.sample
+    if lock is None or not lock.decisions:
+        return frozenset()
+    chosen = [(k, row) for d in lock.decisions for k, row in d.chose]
+    if ladder is not None:
+        names = (*configuration_names(plan.sweep.space), *ladder.names)
+        wanted = {row_identity((*row, ladder.values[k], k)) for k, row in chosen}
+    else:
+        names = sample.names if sample is not None else ()
+        wanted = {row_identity(row) for _, row in chosen}
+    return frozenset(
+        r.key
+        for r in plan.rows
+        if row_identity(tuple(dict(r.params).get(n) for n in names)) in wanted
+    )
 
 
 def _rung_zero(plan: SweepPlan) -> tuple[Row, ...]:
