@@ -75,12 +75,8 @@ def advance_auto(
     grown = relock(loaded, path, lock_text_after(loaded, step, command, halving, LockFile(target)))
     plan = build(grown.sweep, Ledger(sweep.name, {}), grown.renderer)
     judged, hours = envelope(plan), spent(plan)
-    if hours > judged.limit:
-        left = (
-            f"round {step.number} would leave the envelope: {_hours(hours)} GPU-hours with"
-            f" every point so far, over {_hours(judged.limit)} (advance.max_gpu_hours, or the"
-            " plan's projection): a pull request proposes it (propose)"
-        )
+    left = _leaves(step, hours, judged.limit)
+    if left:
         return Auto(shown, sweep, step, target, left=left)
     read = records.Read(said.told, commit, judged.digest, None if math.isinf(hours) else hours)
     record = records.decision(search, halving, step, before, read)
@@ -91,6 +87,28 @@ def advance_auto(
     after = relock(loaded, path, text)  # the whole manifest, with its new lock, must be valid
     write_atomic(target, text)
     return Auto(shown, sweep, step, target, text, record, after)
+
+
+def leaves(loaded: Loaded, path: Path, step: Next, command: str) -> str:
+    """Why a proposed round would leave the sweep's envelope (`propose` opens its pull request
+    then); empty when it stays inside (the schedule's `submit` advances it)."""
+    if step.verdict is not RoundVerdict.PROPOSED or not step.new:
+        return ""
+    halving = halving_of(loaded.sweep, loaded.stale is not None)
+    text = lock_text_after(loaded, step, command, halving, LockFile(lock_path(path)))
+    grown = relock(loaded, path, text)
+    plan = build(grown.sweep, Ledger(loaded.sweep.name, {}), grown.renderer)
+    return _leaves(step, spent(plan), envelope(plan).limit)
+
+
+def _leaves(step: Next, hours: float, limit: float) -> str:
+    if hours <= limit:
+        return ""
+    return (
+        f"round {step.number} would leave the envelope: {_hours(hours)} GPU-hours with every"
+        f" point so far, over {_hours(limit)} (advance.max_gpu_hours, or the plan's"
+        " projection): a pull request proposes it (propose)"
+    )
 
 
 def contradicted(decisions: Sequence[Decision], observed: Sequence[Told]) -> str:

@@ -25,6 +25,12 @@ def proposed_lines(one: Proposed) -> list[str]:
     """What `propose` did for one sweep: its line (a round's or a rung's), and, when a warm
     start's round 0 was written, what it learned from."""
     step, sample, halving = one.done.step, one.sweep.search.sample, halving_of(one.sweep)
+    if one.inside:
+        kind = "rung" if halving is not None else "round"
+        return [
+            f"{one.shown}: {kind} {step.number} is inside its envelope (advance: auto): the"
+            " schedule's submit advances it, so no pull request is proposed"
+        ]
     if halving is not None:
         first = rung_line(one.shown, halving, step)
     elif sample is not None:
