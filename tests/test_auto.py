@@ -17,18 +17,29 @@ from typing import Any
 
 import pytest
 
-from runner.apply import Applied, ApplyOptions, apply
+from runner.analysis.findings import find
+from runner.apply import Applied, ApplyOptions, apply, notify
 from runner.backends import ExperimentState
 from runner.cli import main
+from runner.commands.propose import same_code
+from runner.core.aims import Goal
 from runner.core.errors import ManifestError
 from runner.core.locked import Heard
-from runner.core.search import Mode, Promotion
+from runner.core.search import Advance, Mode, Promotion
 from runner.locking import decision as records
+from runner.locking.proposing import Proposed, proposals
 from runner.locking.replay import replay
-from runner.manifest import load
+from runner.manifest import Locks, load
 from runner.manifest.lock import rewritten, sections, verified
-from runner.plan import catalog
+from runner.observe import sweeps
+from runner.plan import PlanStatus, catalog
 from runner.plan.envelope import digest, envelope
+from runner.plan.envelope import envelope as envelope_of
+from runner.repo import review
+from runner.report import status
+from runner.report.page import as_json as page_json
+from runner.report.page import markdown
+from runner.report.rounds import proposed_lines
 from runner.search import rungs
 from runner.search.points import Result
 from tests.conftest import PROJECT
@@ -376,3 +387,95 @@ def test_asynchronous_promotion_on_the_fake_beaker_promotes_the_best_ended_while
     (second,) = [e for e in later if e.id != promoted.id]
     assert _args(second)[2:4] == _args(zero[0])[2:4]  # 0.5, second best of the six
     assert [r.ok for r in replay(load(tmp_path / SHOWN, SHOWN))] == [True, True]
+
+
+def test_status_report_and_the_notice_say_who_approved_each_rung(tmp_path: Path) -> None:
+    backend, _ = _rung_1(tmp_path)
+    (seen,) = sweeps.observe(catalog.load(tmp_path, ()), backend)
+    said = "Approved: rung 0: a person; rung 1: the envelope."
+    assert status.table(seen).endswith(said)
+    assert json.loads(status.render([seen], "json"))["sweeps"][0]["approved"] == {
+        "0": "person",
+        "1": "envelope",
+    }
+    found = find(seen, "loss", Goal.MINIMIZE)
+    assert said in markdown(found, {}) and page_json(found)["approved"]["1"] == "envelope"
+    (notice,) = [e for e in notify.sweep_events(seen) if e.id.startswith("advanced:1:")]
+    assert "rung 1 (3 point(s)) submitted inside its reviewed envelope" in notice.text
+    assert "not by a person" in notice.text
+    assert notify.approved_by(seen.search) == "Rungs approved by: 0 person, 1 envelope"
+
+    write_manifest(tmp_path, halving(), "halving.yaml")  # paused: its rounds are still said
+    (paused,) = sweeps.observe(catalog.load(tmp_path, ()), backend)
+    assert status.table(paused).endswith(said)
+    (tmp_path / "sweeps" / "halving.lock.json").unlink()  # a halving a person ran says nothing
+    (plain,) = sweeps.observe(catalog.load(tmp_path, ()), FakeBackend())
+    assert "Approved" not in status.table(plain) and "approved" not in status.as_json(plain)
+
+
+def _proposed(root: Path, backend: FakeBackend) -> Proposed:
+    cat = catalog.load(root, [SHOWN], Locks.MAY_BE_STALE)
+    (one,) = proposals(cat, sweeps.observer(cat, backend), same_code(root))
+    return one
+
+
+def test_propose_opens_no_pull_request_inside_the_envelope_and_one_for_a_round_past_it(
+    tmp_path: Path,
+) -> None:
+    capped = halving() + "advance: {mode: auto, max_gpu_hours: 30}\n"
+    for text, inside in ((AUTO, True), (capped, False)):
+        root = tmp_path / str(inside)
+        write_manifest(root, text, "halving.yaml")
+        backend = FakeBackend()
+        apply(catalog.load(root, ()).plans(), backend, ApplyOptions(root), Quiet())  # rung 0
+        _finish(root, backend, 0, LOSS)
+        one = _proposed(root, backend)
+        assert one.inside is inside and (one.round is None) is inside
+        assert (root / "sweeps" / "halving.lock.json").exists() is not inside
+        if inside:
+            assert proposed_lines(one) == [
+                f"{SHOWN}: rung 1 is inside its envelope (advance: auto): the schedule's submit"
+                " advances it, so no pull request is proposed"
+            ]
+
+
+def test_the_plan_pins_the_envelope_and_only_a_pin_of_the_same_envelope_covers_automatic_points(
+    tmp_path: Path,
+) -> None:
+    write_manifest(tmp_path, AUTO, "halving.yaml")
+    (planned,) = catalog.load(tmp_path, ()).plans()
+    (pin,) = review.pins([planned])
+    assert pin.envelope == digest(planned) and pin.points == 9
+    (back,) = review.parse_pins(review.pin_lines([pin]))
+    assert back == pin
+    head = review.at_head({SHOWN: AUTO})
+    assert head.envelopes == {"halving": pin.envelope}
+    (kept,) = review.checked([pin], head.tokens, False, head.envelopes)
+    assert kept.envelope == pin.envelope and len(kept.tokens) == 9
+    other = review.at_head({SHOWN: AUTO.replace("eta: 3", "eta: 2")})
+    (dropped,) = review.checked([pin], other.tokens, False, other.envelopes)
+    assert dropped.envelope == ""  # another envelope at the merged head: not approved
+
+    _rung_1(tmp_path)
+    (after,) = catalog.load(tmp_path, ()).plans(catalog.load(tmp_path, ()).ledgers())
+    rung_1 = frozenset(r.key for r in after.rows if dict(r.params)["rung"] == 1)
+    assert envelope_of(after).digest == pin.envelope  # a round changes no envelope
+    pending = dataclasses.replace(
+        after,
+        rows=tuple(
+            dataclasses.replace(r, status=PlanStatus.SUBMIT, entry=None) if r.key in rung_1 else r
+            for r in after.rows
+        ),
+    )
+    approved = review.approvals([pending], [kept])
+    assert [p.envelope for p in approved] == [pin.envelope]
+    assert review.uncovered(pending, approved) == frozenset()
+    assert review.uncovered(pending, [dropped]) == rung_1
+    paused = dataclasses.replace(
+        pending,
+        sweep=dataclasses.replace(
+            pending.sweep,
+            search=dataclasses.replace(pending.sweep.search, advance=Advance(Mode.REVIEW)),
+        ),
+    )
+    assert review.uncovered(paused, approved) == rung_1  # paused: a person's review again
