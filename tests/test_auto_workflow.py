@@ -2,7 +2,8 @@
 against the fake Beaker and the stand-in GitHub: merged once, it reaches its last rung through
 scheduled Submit runs alone, each rung one commit on main (its lock and its ledger); a rung past
 its envelope is left to a pull request that Propose opens, and a reviewed edit of the envelope
-lets the schedule go on."""
+lets the schedule go on. The envelope's approval outlives the recent merges' window: the reviewed
+job finds the pull request that last changed the manifest."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 
 import pytest
 
+from runner.repo.github import RECENT_PULLS
 from tests.github_world import GitHub, needs_node, succeeded
 from tests.gitworld import git
 from tests.helpers import halving
@@ -50,9 +52,12 @@ def test_a_merged_automatic_halving_reaches_its_last_rung_through_scheduled_runs
     assert len(github.beaker.experiments()) == 9
     merged = len(_log(github))
 
+    for number in range(100, 100 + RECENT_PULLS):  # #1 falls out of the recent merges' window
+        github.api.merged(number, f"{number:040x}")
     _finish(github, 0)
     jobs = github.schedule().run()
     succeeded(jobs, "reviewed", "submit")
+    assert "#1 (1 sweep(s))" in jobs["reviewed"].summary  # found as its manifest's last change
     assert "approved by its reviewed envelope" in jobs["submit"].log
     assert len(github.beaker.experiments()) == 12
     assert _log(github)[0].startswith(
