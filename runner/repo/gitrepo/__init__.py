@@ -201,12 +201,23 @@ def resolve_target(root: Path, branch: str | None = None) -> Target:
 # -- committing -------------------------------------------------------------------------------
 
 
+ADVANCE, INSIDE = "Advance ", " inside the reviewed envelope"
+"""How a commit of automatic rounds names them: `Advance halving: rung 2 inside the ...`."""
+
+
+def rounds_in(message: str) -> list[str]:
+    """The automatic rounds a commit message names (`commit_message`'s), for a rebuilt one."""
+    if not message.startswith(ADVANCE) or INSIDE not in message:
+        return []
+    return message[len(ADVANCE) : message.index(INSIDE)].split(", ")
+
+
 def commit_message(counts: dict[str, int], rounds: Sequence[str] = ()) -> str:
     """E.g. 'Record 15 Beaker experiments for exact (12), other (3) [skip ci]', counting the
     entries new on the branch; 'Update the Beaker ledger of exact [skip ci]' when none is.
     `rounds`: the automatic rounds whose locks it commits too ('halving: rung 2'), said first."""
     total = sum(counts.values())
-    said = f"Advance {', '.join(rounds)} inside the reviewed envelope; " if rounds else ""
+    said = f"{ADVANCE}{', '.join(rounds)}{INSIDE}; " if rounds else ""
     if not total:
         if not counts:
             return f"{said.removesuffix('; ')} {SKIP_CI}"

@@ -11,7 +11,7 @@ import contextlib
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner import ledger
@@ -23,6 +23,7 @@ from runner.repo.gitrepo import (
     commit_ledgers,
     open_repo,
     relative_path,
+    rounds_in,
     run_git,
     sweep_of,
     text_at,
@@ -30,9 +31,6 @@ from runner.repo.gitrepo import (
 
 if TYPE_CHECKING:
     import git
-
-LOCKED = ".lock.json"
-"""A lock's suffix (`runner.manifest.lock`: the repository side does not read manifests)."""
 
 SERVER_RACES = ("cannot lock ref", "failed to update ref", "incorrect old value")
 """How a server reports two pushes racing for one ref: retried like a rejected push."""
@@ -97,7 +95,9 @@ def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -
     tracking = f"refs/remotes/{target.remote}/{target.branch}"
     locks = [f for f in files if not f.endswith(".jsonl")]
     written = {f: text_at(repo, "HEAD", f) for f in locks}
-    based = {f: text_at(repo, tracking, f) for f in locks}
+    rounds = rounds_in(str(repo.head.commit.message))
+    base = run_git(repo, "merge-base", "HEAD", tracking).strip()  # what our round was built on
+    based = {f: text_at(repo, base, f) for f in locks}
     files = [f for f in files if f.endswith(".jsonl")]
     ours = [ledger.parse(text_at(repo, "HEAD", f), f, sweep_of(f)) for f in files]
     _fetch(repo, target)
@@ -117,8 +117,7 @@ def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -
         headers.keep_header(top / path, entries.sweep, entries)  # the group, the notifications
     for path, text in written.items():
         (top / path).write_text(text, encoding="utf-8")
-    sweeps = [PurePosixPath(p).name.removesuffix(LOCKED) for p in written]
-    commit_ledgers(root, [top / p for p in written], sweeps)
+    commit_ledgers(root, [top / p for p in written], rounds)
 
 
 def _fetch(repo: git.Repo, target: Target) -> None:
