@@ -277,8 +277,7 @@ class Api:
 
     def last_merge_of(self, path: str, base: str) -> list[Merged]:
         """The merged pull request that last changed `path` on `base` (an automatic search's
-        manifest: its envelope was approved there, however long ago): two calls, the path's
-        last commit and its pull requests."""
+        manifest, whose envelope it approved): the path's last commit, then its pull requests."""
         found = self.get("commits", {"path": path, "sha": base, "per_page": "1"})
         if not found:
             return []
