@@ -480,3 +480,27 @@ def test_the_plan_pins_the_envelope_and_only_a_pin_of_the_same_envelope_covers_a
         ),
     )
     assert review.uncovered(paused, approved) == rung_1  # paused: a person's review again
+
+
+def test_with_plan_pins_a_round_is_advanced_only_inside_an_approved_envelope(
+    tmp_path: Path,
+) -> None:
+    """In the Submit workflow (`--reviewed`): no pin carries the sweep's envelope (an edit
+    nobody reviewed), so no round is written; the reviewed envelope's pin lets it go on."""
+    write_manifest(tmp_path, AUTO, "halving.yaml")
+    backend = FakeBackend()
+    (planned,) = catalog.load(tmp_path, ()).plans()
+    (pin,) = review.pins([planned])
+    plain = dataclasses.replace(pin, envelope="")
+
+    def submit(pins: list[review.Pin]) -> Applied:
+        plans = catalog.load(tmp_path, ()).plans()
+        return apply(plans, backend, ApplyOptions(tmp_path, pins=pins), Quiet())
+
+    assert len(submit([plain]).outcomes) == 9  # rung 0: its points' pin covers them
+    _finish(tmp_path, backend, 0, LOSS)
+    (waits,) = submit([plain]).rounds
+    assert not waits.written and "its envelope is in no reviewed plan" in waits.left
+    assert not (tmp_path / "sweeps" / "halving.lock.json").exists() and len(backend.made) == 9
+    done = submit([plain, dataclasses.replace(pin, points=0, tokens=frozenset())])
+    assert len(done.advanced) == 1 and len(backend.made) == 12

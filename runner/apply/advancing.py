@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from runner import manifest, plan
 from runner.analysis.told import told
@@ -23,7 +24,10 @@ from runner.core.invoked import invoked
 from runner.ledger.store import LedgerStore
 from runner.locking.auto import Auto, advance_auto, contradicted
 from runner.locking.replay import first_failure
+from runner.manifest.lock import lock_path
 from runner.observe.looks import Observer
+from runner.repo import review
+from runner.search.rounds import Next, RoundVerdict
 from runner.search.rungs import halving_of
 
 
@@ -56,6 +60,9 @@ def advance(
             if refused:
                 return Advancing(tuple(plans), (), refused)
             continue
+        if options.pins is not None and not review.approves_envelope(planned, options.pins):
+            rounds.append(_unapproved(loaded))  # a round no pin would cover: not written
+            continue
         command = f"{invoked()} submit {sweep.path}"
         observe = functools.partial(observer.observation, planned)
         done = advance_auto(loaded, path, observe, options.commit, command)
@@ -69,6 +76,18 @@ def advance(
         out[i] = plan.capped(fresh, running=None)
         observer.forget(sweep.name)  # its look was made for the points before the round
     return Advancing(tuple(out), tuple(rounds))
+
+
+def _unapproved(loaded: manifest.Loaded) -> Auto:
+    """An automatic search whose envelope no reviewed plan's pin approves (an edit nobody
+    reviewed, or two pull requests' cross-term): it waits, as an unreviewed point does."""
+    sweep = loaded.sweep
+    said = (
+        "its envelope is in no reviewed plan (an edit nobody reviewed, or a cross-term of two"
+        " pull requests): no round is advanced until a pull request's plan approves it"
+    )
+    idle = Next(RoundVerdict.WAITING, 0, (), ())
+    return Auto(str(sweep.path), sweep, idle, lock_path(Path(str(sweep.path))), left=said)
 
 
 def _refused(observer: Observer, loaded: manifest.Loaded, planned: plan.SweepPlan | None) -> str:

@@ -164,11 +164,15 @@ def sealed(plan: SweepPlan, found: Iterable[Pin]) -> frozenset[str]:
     """The keys of an automatic search's points that its envelope covers: those automatic
     rounds chose, when a pin carries the sweep's envelope (the rounds' replay is checked before
     anything is created: `runner.apply.advancing`); none while it is paused (`review`)."""
+    return envelope.automatic(plan) if approves_envelope(plan, found) else frozenset()
+
+
+def approves_envelope(plan: SweepPlan, found: Iterable[Pin]) -> bool:
+    """Whether a pin approves the automatic search's envelope as the sweep has it now."""
     if not plan.sweep.search.auto:
-        return frozenset()
-    if not any(p.envelope and p.envelope == envelope.digest(plan) for p in found):
-        return frozenset()
-    return envelope.automatic(plan)
+        return False
+    sealed = envelope.digest(plan)
+    return any(p.sweep == plan.sweep.name and p.envelope == sealed for p in found)
 
 
 def approve_pins(found: Sequence[Pin], verdict: Verdict) -> list[Pin]:
