@@ -9,14 +9,13 @@ rung and row). `runner.locking.replay` recomputes it from the manifest and these
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from runner.core.locked import Cutoff, Decision, Heard, Locked, RungLock
-from runner.core.model import Cell, Sweep
+from runner.core.model import Cell
 from runner.core.sample import row_identity
 from runner.core.search import Search
-from runner.core.values import canonical_json
+from runner.core.values import StrEnum, canonical_json
 from runner.search import rungs
 from runner.search.points import Result, Told
 from runner.search.rounds import Next
@@ -144,30 +143,24 @@ def appended(lock: Locked, halving: SuccessiveHalving | None, d: Decision) -> Ch
     return tuple(zip(rounds[d.before : end], lock.rows[d.before : end], strict=True))
 
 
-def history(search: Search) -> dict[int, str]:
+class Approval(StrEnum):
+    """Who approved a round: a person's merge of its pull request, or the reviewed envelope."""
+
+    PERSON = "person"
+    ENVELOPE = "envelope"
+
+
+def history(search: Search) -> dict[int, Approval]:
     """Who approved each round (or rung) the lock holds: `envelope` when an automatic decision
     appended every point of it, else `person` (a merge: round 0, rung 0, and every round a
     pull request brought)."""
     lock = search.lock
-    out: dict[int, str] = {0: PERSON}
+    out: dict[int, Approval] = {0: Approval.PERSON}
     if lock is None:
         return out
     numbers = [k for k, _ in lock.rungs.promoted] if lock.rungs is not None else lock.rounds
     automatic = {d.before + i for d in lock.decisions for i in range(len(d.chose))}
     for i, k in enumerate(numbers):
-        out[k] = PERSON if out.get(k) == PERSON or i not in automatic else ENVELOPE
+        manual = out.get(k) is Approval.PERSON or i not in automatic
+        out[k] = Approval.PERSON if manual else Approval.ENVELOPE
     return dict(sorted(out.items()))
-
-
-PERSON, ENVELOPE = "person", "envelope"
-"""Who approved a round: a person's merge of its pull request, or the reviewed envelope."""
-
-
-def rows_with_rungs(sweep: Sweep, promoted: Sequence[tuple[int, tuple[Cell, ...]]]) -> list[str]:
-    """The identities (as `runner.search.rungs` tells points) of a halving's points at rung 0
-    and of `promoted`, each at its rung's budget."""
-    halving = rungs.halving_of(sweep)
-    assert halving is not None
-    ladder = halving.ladder
-    zero = [row_identity((*row, ladder.values[0], 0)) for row in halving.configurations]
-    return zero + [row_identity((*row, ladder.values[k], k)) for k, row in promoted]

@@ -102,7 +102,7 @@ def _why(plan: SweepPlan, judged: Envelope, halving: SuccessiveHalving | None, d
 def _so_far(plan: SweepPlan, halving: SuccessiveHalving | None, d: Decision) -> SweepPlan:
     """The plan's points up to the decision's round: rung 0 and the promotions before and in
     it (a halving), or the lock's first points (an adaptive search)."""
-    wanted = set(identities(plan.sweep, halving, d.before + len(d.chose)))
+    wanted = set(_identities(plan.sweep, halving, d.before + len(d.chose)))
     names = _told_names(plan.sweep, halving)
     rows = tuple(
         r for r in plan.rows if row_identity(tuple(dict(r.params).get(n) for n in names)) in wanted
@@ -110,7 +110,7 @@ def _so_far(plan: SweepPlan, halving: SuccessiveHalving | None, d: Decision) -> 
     return replace(plan, rows=rows)
 
 
-def identities(sweep: Sweep, halving: SuccessiveHalving | None, end: int) -> list[str]:
+def _identities(sweep: Sweep, halving: SuccessiveHalving | None, end: int) -> list[str]:
     """The identities of the search's points up to the lock's `end`-th entry, as the search
     tells them (a halving's: configuration, budget and rung)."""
     lock = sweep.search.lock

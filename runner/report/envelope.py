@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from runner.core.search import Search
-from runner.locking.decision import ENVELOPE, history
+from runner.locking.decision import Approval, history
 from runner.plan import SweepPlan
 from runner.plan.cost import number
 from runner.plan.envelope import envelope
@@ -69,13 +69,13 @@ def approvals(search: Search) -> str:
     if not search.steps:
         return ""
     word = "rung" if search.halving is not None else "round"
-    by_whom: dict[str, list[int]] = {}
+    by_whom: dict[Approval, list[int]] = {}
     for k, who in history(search).items():
         by_whom.setdefault(who, []).append(k)
     said = []
-    for who, numbers in sorted(by_whom.items(), key=lambda item: item[1][0]):
+    for approver, numbers in sorted(by_whom.items(), key=lambda item: item[1][0]):
         plural = "s" if len(numbers) > 1 else ""
-        name = "the envelope" if who == ENVELOPE else "a person"
+        name = "the envelope" if approver is Approval.ENVELOPE else "a person"
         said.append(f"{word}{plural} {', '.join(map(str, numbers))}: {name}")
     return "; ".join(said)
 
