@@ -32,9 +32,10 @@ from runner.locking.replay import replay
 from runner.manifest import Locks, load
 from runner.manifest.lock import rewritten, sections, verified
 from runner.observe import sweeps
-from runner.plan import PlanStatus, catalog
+from runner.plan import PlanStatus, budget, catalog
 from runner.plan.envelope import digest, envelope
 from runner.plan.envelope import envelope as envelope_of
+from runner.plan.policy import Policy
 from runner.repo import review
 from runner.report import status
 from runner.report.page import as_json as page_json
@@ -504,3 +505,24 @@ def test_with_plan_pins_a_round_is_advanced_only_inside_an_approved_envelope(
     assert not (tmp_path / "sweeps" / "halving.lock.json").exists() and len(backend.made) == 9
     done = submit([plain, dataclasses.replace(pin, points=0, tokens=frozenset())])
     assert len(done.advanced) == 1 and len(backend.made) == 12
+
+
+def test_the_budget_policy_judges_an_automatic_searchs_envelope_not_its_round(
+    tmp_path: Path,
+) -> None:
+    """Rung 0 alone costs 18 GPU-hours, under a per-sweep limit of 40; the envelope (the whole
+    search, 54 projected) is over it, and that is what the merge approves."""
+    rules = Policy("sweeps/policy.yaml", max_gpu_hours_per_sweep=40)
+    write_manifest(tmp_path, halving(), "halving.yaml")
+    (reviewed,) = catalog.load(tmp_path, ()).plans()
+    assert budget.breaches([reviewed], rules) == []
+    write_manifest(tmp_path, AUTO, "halving.yaml")
+    (auto,) = catalog.load(tmp_path, ()).plans()
+    (breach,) = budget.breaches([auto], rules)
+    assert str(breach.problem) == (
+        "sweeps/halving.yaml:17:10: advance: sweep halving may use 54 GPU-hours in its envelope"
+        " (advance: auto, every round), over max_gpu_hours_per_sweep 40 (sweeps/policy.yaml)"
+    )
+    capped = halving() + "advance: {mode: auto, max_gpu_hours: 36}\n"
+    write_manifest(tmp_path, capped, "halving.yaml")
+    assert budget.breaches(catalog.load(tmp_path, ()).plans(), rules) == []
