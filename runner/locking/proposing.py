@@ -121,7 +121,9 @@ def _next(cat: Catalog, name: str, looks: Observer, same: SameCode) -> Proposed:
     command = f"{invoked()} propose {shown}"
     if sweep.search.auto:  # a pull request only for a round that would leave its envelope
         step = advance(sweep, so_far(observe(), _names(sweep)), loaded.stale is not None)
-        inside = step.new and not leaves(loaded, cat.root / shown, step, command)
+        # round 0 is the author's (proposed for the review), the rounds after it the schedule's
+        later = step.number > 0 and bool(step.new)
+        inside = later and not leaves(loaded, cat.root / shown, step, command)
         if step.verdict is RoundVerdict.PROPOSED and inside:
             return Proposed(shown, sweep, Advanced(step, lock_path(cat.root / shown)), inside=True)
     done = advance_search(loaded, cat.root / shown, command, observe, others)
