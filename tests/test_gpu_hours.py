@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import grpc
 import pytest
 
-from runner.backends.local.rundir import Replica, RunDir, RunState
+from runner.backends.local.rundir import Replica, RunDir, RunState, elapsed_seconds
 from runner.backends.local.usage import run_usage
 from runner.cli import main
 from runner.core.errors import Exit
@@ -154,3 +155,43 @@ def test_locally_gpu_hours_is_wall_time_times_the_declared_gpus_over_each_attemp
 
 def _ended(state: RunState, at: str, replicas: tuple[Replica, ...]) -> RunState:
     return dataclasses.replace(state, finished_at=at, replicas=replicas)
+
+
+def test_locally_gpu_hours_counts_milliseconds_and_a_state_in_whole_seconds_still_reads(
+    tmp_path: Path,
+) -> None:
+    run = RunDir(tmp_path / "hours-abc")
+    run.path.mkdir()
+    replicas = (Replica("main", 0, "r0.log", gpus=4),)
+    state = RunState("hours", "hours-abc", "k", "failed", 1, "here", "2026-01-01T00:00:00.250Z")
+    run.write(_ended(state, "2026-01-01T00:00:01.500Z", replicas))
+    run.archive()
+    older = dataclasses.replace(state, started_at="2026-01-01T00:00:00Z")  # written before
+    run.write(_ended(older, "2026-01-01T00:00:02Z", replicas))
+    used = run_usage(run)
+    assert used is not None and used.gpu_seconds == pytest.approx((1.25 + 2) * 4)
+
+
+def test_a_local_run_records_its_start_and_end_to_the_millisecond(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = head("quick", draft=True) + (
+        "    command: [python, -c, 'print(1)']\n    resources: {gpus: 2}\nparams:\n  grid:\n"
+        "    seed: [1]\n"
+    )
+    write_manifest(tmp_path, text.replace("{beaker: org/image}", "{docker: python:3.12}"))
+    assert main(["-C", str(tmp_path), "submit", "--backend", "local"]) == 0
+    (run,) = [RunDir(p) for p in (tmp_path / ".runs" / "quick").iterdir() if p.is_dir()]
+    state = run.read()
+    assert state is not None and state.finished_at is not None
+    stamps = [state.started_at, state.finished_at]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", s) for s in stamps), stamps
+    capsys.readouterr()
+    args = ["-C", str(tmp_path), "report", "--backend", "local", "--format", "json"]
+    assert main([*args, "--metric", "gpu_hours", "--goal", "minimize"]) == 0
+    (point,) = json.loads(capsys.readouterr().out)["sweeps"][0]["points"]
+    seconds = elapsed_seconds(state.started_at, state.finished_at)
+    assert seconds is not None and point["metrics"]["gpu_hours"] == pytest.approx(
+        seconds * 2 / 3600
+    )
+    assert seconds != round(seconds) or seconds == 0  # not whole seconds (a 1 ms coincidence aside)

@@ -23,6 +23,7 @@ from runner.ledger import headers
 from runner.manifest import load_manifest
 from runner.plan import catalog
 from tests.conftest import PROJECT
+from tests.fake_beaker.fixtures import new_client
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import MINIMAL, POINTS, SWEEP, no_sleep, write_manifest
 
@@ -192,8 +193,9 @@ def test_a_group_of_that_name_made_by_hand_is_left_alone(
 ) -> None:
     ids = create_experiments(fake_beaker, repo)
     opened = backend()
-    workspace = opened.client.workspace.get("ai2/sweeps-test")
-    opened.client.group.create("exact-rev0", workspace=workspace, description="by hand")
+    with new_client() as by_hand:  # someone else's client: the backend's is its gateway's alone
+        workspace = by_hand.workspace.get("ai2/sweeps-test")
+        by_hand.group.create("exact-rev0", workspace=workspace, description="by hand")
     with pytest.raises(Rejected, match="was not made by beaker-sweep-runner"):
         opened.ensure_group(sweep_of(repo), ids)
     opened.close()

@@ -23,6 +23,7 @@ from runner.manifest.lock import lock_path
 from runner.plan import catalog
 from runner.search.points import Result, Told
 from runner.search.rounds import RoundVerdict, SoFar, next_round
+from tests.conftest import PROJECT
 from tests.helpers import head, write_manifest
 
 SPACE = """\
@@ -263,3 +264,29 @@ def test_a_known_point_is_never_proposed_again_however_small_the_space() -> None
         step = next_round(sample, loss, Locked(sample.digest, step.rows, step.rounds), SoFar(told))
     assert sorted(step.rows) == [(k,) for k in range(1, 7)]
     assert step.rows[0] == (3,) and step.rows.count((3,)) == 1
+
+
+@pytest.mark.parametrize(("known", "proposed"), [(1, 3), (2, 2), (4, 0), (5, 0)])
+def test_round_0_holds_batch_points_the_known_ones_first_as_the_docs_say(
+    known: int, proposed: int
+) -> None:
+    """docs/search.md said `up to batch points besides` the known ones: round 0 holds `batch`
+    points in all (or the known ones, when there are more)."""
+    sample = Sample(
+        Method.TPE,
+        12,
+        0,
+        4,
+        (Distribution("k", Kind.INT, (1, 100)),),
+        batch=4,
+        enqueue=tuple((i,) for i in range(1, known + 1)),
+    )
+    step = next_round(sample, Aims((Aim("loss", Goal.MINIMIZE),)), None, SoFar())
+    assert len(step.new) == max(sample.batch, known) == known + proposed
+    assert step.new[:known] == sample.enqueue
+    page = " ".join((PROJECT / "docs" / "search.md").read_text().split())
+    assert (
+        "round 0 of an adaptive search, which holds `batch` points, the known ones and as many"
+        in page
+    )
+    assert "besides them" not in page

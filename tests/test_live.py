@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from runner.cli import main
-from runner.observe.live import Reported, parse, reports
+from runner.observe.live import Reported, Skipped, parse, reports, scan
 from tests.fake_beaker.server import FakeBeaker
 from tests.helpers import SWEEP, write_manifest
 
@@ -44,6 +44,28 @@ def test_a_reporting_line_may_follow_text_and_a_bad_one_is_skipped() -> None:
         '[sweep-metric] {"step": 4, "loss": NaN, "name": "x", "ok": true, "lr": 1e-3}'
     ) == (Reported(4, {"lr": 0.001}))
     assert [r.step for r in reports(LINES)] == [100, 1200]
+
+
+def test_a_reporting_line_that_reports_nothing_is_counted_with_the_first_and_why() -> None:
+    lines = [
+        "[sweep-metric] {'step': 1, 'loss': 0.5}\n",  # a Python dict
+        '[sweep-metric] {"step": 2.0, "loss": 0.4}\n',  # a float step
+        '[sweep-metric] {"loss": 0.3}\n',  # no step
+        '[sweep-metric] {"step": 4, "loss": 0.2}\n',
+        "nothing to report\n",
+    ]
+    found = scan(lines)
+    assert found.reported == (Reported(4, {"loss": 0.2}),)
+    assert found.skipped == Skipped(
+        3,
+        "[sweep-metric] {'step': 1, 'loss': 0.5}",
+        "not a JSON object (JSON quotes names with double quotes: not a Python dict)",
+    )
+    whys = [scan([line]).skipped for line in lines[1:3]]
+    assert [w.why for w in whys if w] == ['"step" is 2.0, not an integer', 'no "step"']
+    assert scan(lines[3:]).skipped is None  # a log that reports well skips nothing
+    # A last line without its newline may still be being written: not counted (yet).
+    assert scan([*lines[3:], '[sweep-metric] {"step": 5, "lo']).skipped is None
 
 
 def _status(root: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> Any:
@@ -97,6 +119,33 @@ def test_status_live_gives_each_running_point_its_last_report_in_one_read_each(
     assert "step 1 200 · loss 2.31 · tokens_per_s 9800" in out.out
     assert "error" not in out.err
     assert main(["-C", str(running), "status", "--backend", "beaker", "--live"]) == 0
+
+
+def test_status_live_counts_each_points_reporting_lines_that_report_nothing(
+    running: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exps = {e.name: i for i, e in enumerate(fake_beaker.experiments())}
+    capsys.readouterr()
+    argv = ["-C", str(running), "status", "--backend", "beaker", "--live", "--format", "json"]
+    assert main(argv) == 0
+    (sweep,) = json.loads(capsys.readouterr().out)["sweeps"]
+    skipped = {exps[p["experiment"]]: p["skipped_lines"] for p in sweep["points"]}
+    json_why = "not a JSON object (JSON quotes names with double quotes: not a Python dict)"
+    assert skipped == {
+        0: {"count": 1, "first": '[sweep-metric] {"step": 1300, "loss":', "why": json_why},
+        1: None,  # reports nothing at all: nothing skipped either
+        2: {"count": 1, "first": '[sweep-metric] {"step": 7, "loss": nope}', "why": json_why},
+        3: None,  # finished: not read by status
+        4: None,
+        5: None,
+    }
+    first = fake_beaker.experiments()[0].name
+    assert sweep["note"].startswith(
+        "2 reporting line(s) skipped in 2 point(s), [sweep-metric] lines that report nothing:"
+        f' the first, in {first}: `[sweep-metric] {{"step": 1300, "loss":`'
+    )
+    assert main(argv[:-2]) == 0
+    assert "note: 2 reporting line(s) skipped in 2 point(s)" in capsys.readouterr().out
 
 
 def test_status_reads_no_log_without_live_and_a_live_sweep_needs_no_flag(

@@ -94,7 +94,11 @@ def test_a_local_sweeps_reports_show_while_it_runs_and_draw_curves_after(
     assert curves["metric"] == "loss" and len(curves["points"]) == 2  # one per point
     assert [len(c["steps"]) for c in curves["points"]] == [5, 5]
     assert [c["best"] for c in curves["points"]] == [False, True]  # lr 0.3: the lowest loss
+    skipped = [p["skipped_lines"] for p in page["points"]]  # the `{not json` line of each
+    assert [(s["count"], s["first"]) for s in skipped] == [(1, "[sweep-metric] {not json")] * 2
     out = tmp_path / "report"
     assert main(["-C", str(tmp_path), "report", "--backend", "local", "--output", str(out)]) == 0
     image_checks(out / "curves-curves.png")
-    assert "](curves-curves.png)" in (out / "curves.md").read_text()
+    md = (out / "curves.md").read_text()
+    assert "](curves-curves.png)" in md
+    assert "_2 reporting line(s) skipped in 2 point(s), [sweep-metric] lines that report" in md

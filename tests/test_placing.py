@@ -291,3 +291,42 @@ def test_a_locked_cluster_that_needs_approval_is_named_at_the_selector(lab: Path
     assert str(breach.problem).startswith(
         "sweeps/h100.yaml:6:13: beaker.clusters: cluster ai2/jupiter"
     )
+
+
+def test_a_drafts_selector_is_ignored_on_this_machine_with_one_note_and_it_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A draft runs here only, where clusters mean nothing: a lock without clusters (none at
+    all here) is a note, not a problem, and the sweep runs; without a token `lock` says so in
+    one line and exits 0."""
+    draft = (
+        SELECTED.replace("version: 1\n", "version: 1\ndraft: true\n")
+        .replace("  budget: ai2/sweeps-budget\n", "")
+        .replace("command: [python, train.py]", "command: [python, -c, 'print(1)']")
+    )
+    write_manifest(tmp_path, draft, "h100.yaml")
+    note = (
+        "sweeps/h100.yaml:7:3: beaker.gpu_type: warning: the lock h100.lock.json is missing: this"
+        " draft's cluster selector is ignored on this machine (the local backend uses no"
+        " cluster); before it goes to Beaker, run python -m runner lock sweeps/h100.yaml with a"
+        " Beaker token"
+    )
+    assert _run(tmp_path, "validate") == Exit.OK
+    assert [x for x in _lines(capsys.readouterr().err) if "warning" in x] == [note]
+    assert _run(tmp_path, "lock") == Exit.OK
+    assert _lines(capsys.readouterr().err) == [
+        note,
+        "sweeps/h100.yaml: cluster selector not resolved (no Beaker token here): a draft runs"
+        " on this machine, where clusters are ignored; lock it with a token before it goes to"
+        " Beaker",
+    ]
+    assert not (tmp_path / "sweeps" / "h100.lock.json").exists()
+    assert _run(tmp_path, "submit", "--backend", "local") == Exit.OK
+    capsys.readouterr()
+    assert _run(tmp_path, "status", "--backend", "local", "--format", "json") == Exit.OK
+    states = [p["state"] for p in json.loads(capsys.readouterr().out)["sweeps"][0]["points"]]
+    assert states == ["succeeded", "succeeded"]
+    undrafted = draft.replace("draft: true\n", "").replace("beaker:\n", "beaker:\n  budget: b/x\n")
+    write_manifest(tmp_path, undrafted, "h100.yaml")  # going to Beaker: the lock is needed
+    assert _run(tmp_path, "validate") == Exit.USER_ERROR
+    assert "the lock h100.lock.json is missing: run" in capsys.readouterr().err

@@ -194,15 +194,21 @@ def _halving(min_timeout: str | None) -> str:
     text = _as_submitted(DPO_HALVING)
     if min_timeout is None:
         return text
-    return text.replace("goal: minimize}", f"goal: minimize, min_timeout: {min_timeout}}}")
+    halved = text.replace(
+        "    goal: minimize\n", f"    goal: minimize\n    min_timeout: {min_timeout}\n"
+    )
+    assert halved != text
+    return halved
 
 
 def _grid(timeout: str) -> str:
     """The same three configurations at rung 0's budget, as a grid whose timeout is `timeout`."""
     text = _as_submitted(DPO_HALVING).replace("  timeout: 8h ", f"  timeout: {timeout} ")
-    text = re.sub(r',\s*"--load_path=/ckpt/\{parent\}"', "", text)
-    (fidelity,) = [line for line in text.splitlines() if "fidelity:" in line]
-    return text.replace(fidelity, "").replace("warmup: [100]}", "warmup: [100], steps: [100]}")
+    text = re.sub(
+        r',\s*"--save_folder=\{checkpoint\}", "--load_path=\{parent_checkpoint\}"', "", text
+    )
+    text = text[: text.index("  fidelity:")]  # the section is the manifest's last
+    return text.replace("warmup: [100]}", "warmup: [100], steps: [100]}")
 
 
 def _judged(root: Path, text: str, limit: float) -> tuple[list[str], list[float]]:

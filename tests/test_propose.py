@@ -248,3 +248,46 @@ def test_propose_on_a_sweep_that_has_nothing_to_propose_says_so_and_exits_1(
         "sweeps/plain.yaml: nothing to propose: only an adaptive search (method tpe or gp) and a"
         " successive halving (params.fidelity) have rounds"
     )
+
+
+CURVE = (
+    (PROJECT / "sweeps" / "halving.yaml")
+    .read_text()
+    .replace("x2: [0.1, 0.5, 0.9]", "x2: [0.5]")
+    .replace("x3: [0.1, 0.5, 0.9]", "x3: [0.5]")
+)
+"""The committed halving of the learning curve at 3 configurations (rung 0 runs in seconds)."""
+
+
+@pytest.mark.parametrize("section", ["fidelity", "sample"])
+def test_a_metric_no_finished_point_wrote_is_exit_1_naming_the_metrics_that_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], section: str
+) -> None:
+    """Found after the first rung (or round) rather than as `none to promote`, exit 0."""
+    if section == "fidelity":
+        text, shown = CURVE.replace("    metric: loss\n", "    metric: val_loss\n"), "halving"
+        assert text != CURVE
+        field = "params.fidelity.metric"
+    else:
+        text, shown = BRANIN.replace("metric: value", "metric: valeu"), "branin"
+        field = "params.sample.metric"
+    path = write_manifest(tmp_path, text, f"{shown}.yaml")
+    shown = f"sweeps/{shown}.yaml"
+    if section == "sample":
+        assert _run(tmp_path, "propose", "--backend", "local") == 0  # round 0: nothing to read
+    assert _run(tmp_path, "submit", "--backend", "local") == 0
+    lock = path.with_suffix(".lock.json")
+    before = lock.read_bytes() if lock.exists() else None
+    capsys.readouterr()
+    assert _run(tmp_path, "propose", "--backend", "local") == 1
+    err = capsys.readouterr().err.strip()
+    line = next(n for n, t in enumerate(path.read_text().splitlines(), 1) if "metric: va" in t)
+    wrote = "loss, resumed_from, steps_run" if section == "fidelity" else "value"
+    missing = "val_loss" if section == "fidelity" else "valeu"
+    assert err.startswith(f"{shown}:{line}:") and "\n" not in err
+    assert err.endswith(
+        f": {field}: no finished point wrote {missing} (of {3 if section == 'fidelity' else 4}"
+        f" finished, in metrics.json): they wrote {wrote}; name one of those, or have the job"
+        f" write {missing}"
+    )
+    assert (lock.read_bytes() if lock.exists() else None) == before  # nothing written

@@ -142,6 +142,9 @@ UNRELEASED = [
     ("docs/manifest.md", "| `params.sample.seed_from:"),
     ("docs/manifest.md", "| `params.sample.constraints:"),
     ("docs/commands.md", "`python -m runner wait [--points"),
+    ("docs/manifest.md", "| `params.fidelity.checkpoint:"),
+    ("docs/search.md", "### Resuming a promoted point"),
+    ("docs/coming-from-gantry.md", "a run that loads another's checkpoint"),
     ("docs/commands.md", "`python -m runner replay [PATH...]`"),
     ("docs/search.md", "## Automatic search: the envelope approved once"),
     ("docs/search.md", "### Asynchronous promotion"),
@@ -173,7 +176,36 @@ def test_what_no_release_has_is_marked_unreleased_where_it_is_introduced(
     assert "unreleased" in _paragraph((PROJECT / page).read_text(), words).lower()
 
 
+def test_the_readme_and_the_set_up_page_list_the_same_unreleased_features() -> None:
+    """The two lists of what v0.1.0 lacks said different things (the set-up page's had five)."""
+
+    def lacks(page: str) -> list[str]:
+        text = " ".join((PROJECT / page).read_text().split())
+        listed = re.search(r"v0\.1\.0 lacks (.+?)(?:\)|\.)", text)
+        assert listed is not None, page
+        items = re.split(
+            r", | and (?=[^,]+$)", listed.group(1).replace("the `[all]` extra", "`[all]`")
+        )
+        return [i.strip() for i in items]
+
+    readme = lacks("README.md")
+    assert readme == lacks("docs/research-repository.md") and len(readme) == 10, readme
+
+
 def test_the_readme_says_what_is_unreleased_and_how_to_use_it() -> None:
     install = _paragraph((PROJECT / "README.md").read_text(), "1. **Install**")
     assert "v0.1.0 lacks" in install and "install `@main`" in install
     assert "pins the workflows to the commit" in install
+
+
+def test_the_navigation_names_every_kind_of_search_the_search_page_holds() -> None:
+    """Its title was `Sampled search` while the page taught adaptive search and halving too."""
+    nav = (PROJECT / "mkdocs.yml").read_text()
+    (title,) = re.findall(r'^\s+- "?([^":]+(?::[^":]+)?)"?: search\.md$', nav, re.M)
+    page = (PROJECT / "docs" / "search.md").read_text()
+    for kind, heading in [
+        ("sampled", "# Sampled search"),
+        ("adaptive", "## Adaptive search"),
+        ("successive halving", "## Successive halving"),
+    ]:
+        assert heading in page and kind in title.lower(), (kind, title)

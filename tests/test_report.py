@@ -31,7 +31,7 @@ from runner.search.ranking import Estimator
 from tests.charts import check_xychart, image_checks
 from tests.conftest import PROJECT
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import SWEEP, write_manifest
+from tests.helpers import SWEEP, head, write_manifest
 
 XS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
 YS = [1, 2, 3, 4]
@@ -641,3 +641,82 @@ def test_a_metric_asked_for_takes_its_goal_from_the_sweep_or_needs_goal() -> Non
     assert page.best is not None and page.best.metrics["accuracy"] == 0.91
     maximizing = _results(points, ("x",), sample, Aim("accuracy", Goal.MAXIMIZE))
     assert aim(maximizing, ReportArgs(metric="accuracy")) == Aim("accuracy", Goal.MAXIMIZE)
+
+
+def test_with_nothing_finished_report_hints_a_command_that_works_never_metric(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hint `pass --metric NAME` led to `no point has a numeric metric`: the hint is now
+    what brings a metric (wait for the running points; submit the others), and it works."""
+    write_manifest(tmp_path, SWEEP, "exact.yaml")
+    argv = ["-C", str(tmp_path), "report", "--backend", "beaker"]
+    capsys.readouterr()
+    assert main(argv) == 0
+    said = capsys.readouterr().err
+    assert "--metric" not in said
+    assert "no point has finished yet, so there is no metric to rank by (6 not submitted:" in said
+    hint = re.search(r"`python -m runner (submit) (\S+)`", said)
+    assert hint is not None and hint.group(2) == "sweeps/exact.yaml"
+    assert main(["-C", str(tmp_path), hint.group(1), hint.group(2), "--backend", "beaker"]) == 0
+    capsys.readouterr()
+    assert main(argv) == 0
+    said = capsys.readouterr().err
+    hint = re.search(r"6 queued or running: `python -m runner (wait) (\S+)`", said)
+    assert hint is not None and "--metric" not in said
+    for i, exp in enumerate(fake_beaker.experiments()):
+        fake_beaker.set_job_status(exp.id, "succeeded")
+        fake_beaker.set_metrics(exp.id, {"loss": 1.0 + i})
+    waited = [hint.group(1), hint.group(2), "--backend", "beaker", "--interval", "1s"]
+    assert main(["-C", str(tmp_path), *waited]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sweeps"][0]["metric"] == "loss"
+
+
+def test_against_says_why_no_point_pairs(
+    tmp_path: Path, fake_beaker: FakeBeaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Local runs (no committed ledger), parameters all changed, and a sweep not there at REV:
+    each says why nothing pairs, instead of `No point is in both` alone."""
+    here = tmp_path / "here"
+    here.mkdir()
+    _git(here, "init", "-q", "-b", "main")
+    (here / ".gitignore").write_text(".runs/\n")
+    local = head("exact", draft=True).replace("{beaker: org/image}", "{docker: python}") + (
+        "    command: [python, -c, 'print(1)', '--lr={lr}']\nparams:\n  grid:\n    lr: [0.1, 0.2]\n"
+    )
+    write_manifest(here, local, "exact.yaml")
+    assert main(["-C", str(here), "submit", "--backend", "local"]) == 0
+    _git(here, "add", "-A")
+    _git(here, "commit", "-qm", "ran here")
+    capsys.readouterr()
+    assert main(["-C", str(here), "report", "--backend", "local", "--against", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "_No point is in both: the ledger at HEAD records no point of exact: nothing had" in out
+    assert "or its runs were local (recorded in .runs/, which git does not keep" in out
+
+    there = tmp_path / "there"
+    there.mkdir()
+    _git(there, "init", "-q", "-b", "main")
+    first = _submit_and_commit(there, fake_beaker, SWEEP, 1.0)
+    write_manifest(there, SWEEP.replace("lr: [0.1, 0.01, 0.001]", "lr: [0.2, 0.02]"), "exact.yaml")
+    (sweep,) = json.loads(_json_against(there, first, capsys))["sweeps"]
+    assert sweep["unpaired"] == (
+        f"none of the 6 point(s) submitted at {first} has the parameters of one of the 4 point(s)"
+        " now"
+    )
+    write_manifest(there, SWEEP.replace("name: exact", "name: later"), "later.yaml")
+    (later,) = json.loads(_json_against(there, first, capsys, "sweeps/later.yaml"))["sweeps"]
+    assert (
+        later["unpaired"]
+        == f"there is no sweep later at {first} (its manifest came later, or was renamed)"
+    )
+    assert later["pairs"] == []
+
+
+def _json_against(root: Path, rev: str, capsys: pytest.CaptureFixture[str], *paths: str) -> str:
+    capsys.readouterr()
+    argv = ["-C", str(root), "report", "--backend", "beaker"]
+    argv += ["--against", rev, "--format", "json", *paths]  # nothing to rank now: no --metric
+    assert main(argv) == 0
+    return capsys.readouterr().out

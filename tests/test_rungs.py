@@ -324,7 +324,10 @@ def test_a_whole_halving_of_the_learning_curve_runs_locally_submit_and_propose_a
             assert ran["metrics"]["resumed_from"] == 0
             continue
         parent = experiments[env[PARENT_KEY]]  # the key of a point that ran, one rung lower
-        assert f"--resume={parent}" in task["arguments"] and ran["parent"] == parent
+        resumed = f"/weka/oe-training-default/sweep-checkpoints/halving/{parent}"
+        assert f"--resume={resumed}" in task["arguments"] and ran["parent"] == parent
+        assert env["SWEEP_PARENT_CHECKPOINT"] == resumed  # and it wrote it here, kept in .runs/
+        assert (tmp_path / ".runs/halving/checkpoints" / resumed[1:] / "checkpoint.json").is_file()
         assert ran["metrics"]["resumed_from"] == 100 * 3 ** (int(params["rung"]) - 1)
         step = dict(next(p for p in points if p["experiment"] == parent)["params"])
         assert {k: v for k, v in step.items() if k not in ("rung", "steps")} == {

@@ -23,6 +23,8 @@ from runner.backends.beaker import BeakerBackend, credentials
 from runner.cli import main
 from runner.commands.submit import submit as submit_command
 from runner.commands.submit_args import SubmitArgs
+from runner.core.clock import Bounds
+from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
 from runner.core.errors import Exit
 from runner.plan import catalog
 from runner.report.progress import Progress
@@ -47,10 +49,11 @@ def checkout(tmp_path: Path, name: str) -> Path:
     return tmp_path / name
 
 
-def backend_for(token: str | None = None) -> BeakerBackend:
+def backend_for(token: str | None = None, clock: Clock | None = None) -> BeakerBackend:
     config = credentials()
     assert config is not None
-    return BeakerBackend(config if token is None else dataclasses.replace(config, user_token=token))
+    config = config if token is None else dataclasses.replace(config, user_token=token)
+    return BeakerBackend(config, bounds=Bounds(clock or Clock(), None, DEFAULT_MAX_UNREACHABLE))
 
 
 def run(
@@ -63,7 +66,7 @@ def run(
     err: io.StringIO | None = None,
     live: bool = False,
 ) -> tuple[list[Outcome], Submitter]:
-    backend = backend_for(token)
+    backend = backend_for(token, clock)  # the run's one clock
     options = Options(
         root=root,
         commit="c0ffee",
@@ -219,14 +222,19 @@ def test_retries_are_shown_on_the_progress_line(repo: Path, fake_beaker: FakeBea
     assert re.search(r"\] 0/6 done \| Beaker unavailable \(create other-", live.getvalue())
 
 
-@pytest.mark.slow  # beaker-py waits 2 s before it retries UNAVAILABLE
-def test_beaker_pys_own_retries_are_shown(repo: Path, fake_beaker: FakeBeaker) -> None:
+def test_a_read_beaker_py_would_retry_is_retried_on_the_runs_clock_and_shown(
+    repo: Path, fake_beaker: FakeBeaker
+) -> None:
+    """beaker-py retries UNAVAILABLE itself, 2 s apart on the wall clock; the gateway ends that
+    loop at its first announcement and retries on the run's clock instead, saying so."""
     fake_beaker.unavailable("ResolveWorkspaceName", times=1)
-    err = io.StringIO()
-    outcomes, _ = run(repo, err=err)
+    err, clock = io.StringIO(), VirtualClock(jumping=False)
+    outcomes, _ = run(repo, err=err, clock=clock)
     assert {o.status for o in outcomes} == {OutcomeStatus.CREATED}
-    assert "Beaker unreachable (UNAVAILABLE), retrying in 2 s: workspace ai2/sweeps-test" in (
-        err.getvalue()
+    assert clock.slept == [1.0] and fake_beaker.calls["ResolveWorkspaceName"] == 2
+    assert (
+        "Beaker unreachable (UNAVAILABLE), retrying in 1 s, attempt 2: workspace ai2/sweeps-test"
+        in err.getvalue()
     )
 
 

@@ -4,6 +4,8 @@ per sweep per interval, never a call per point."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,11 +19,12 @@ from runner.commands.wait import WaitArgs, wait
 from runner.core.errors import Exit, RunnerError
 from runner.observe.watch import OnFailure
 from runner.plan import catalog
+from tests.background import WAIT, Command, wait_for
 from tests.clock import VirtualClock
 from tests.fake_beaker.certs import CertBundle
 from tests.fake_beaker.fixtures import serving
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import SWEEP, halving, write_manifest
+from tests.helpers import SWEEP, halving, head, write_manifest
 
 PAGE = 2
 """The fake's page size here: the six-point sweep is listed in three pages."""
@@ -223,3 +226,75 @@ def test_a_big_sweeps_look_is_one_paged_listing_not_sixteen(root: Path, fake: Fa
         assert fake.calls["ListWorkloads"] == 6 // PAGE  # the sweep's pages, as status lists
     finally:
         backend.close()
+
+
+# -- on this machine: a submit records each point only as it starts -----------------------
+
+GATED = """\
+import os, pathlib, time
+while not pathlib.Path("go").exists():
+    time.sleep(0.02)
+out = pathlib.Path(os.environ["RESULTS_DIR"])
+out.mkdir(parents=True, exist_ok=True)
+(out / "metrics.json").write_text('{"loss": 1}')
+"""
+LOCAL = (
+    head("gated", draft=True)
+    + """\
+    command: [python, gated.py, "--lr={lr}"]
+params:
+  grid:
+    lr: [0.1, 0.2, 0.3, 0.4]
+"""
+)
+
+
+@pytest.fixture
+def gated(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
+    """A local submit of 4 points, one at a time, the first running (and recorded), the other
+    three not started: each waits for the file `go`."""
+    (tmp_path / "gated.py").write_text(GATED)
+    write_manifest(tmp_path, LOCAL, "gated.yaml")
+    argv = ["-C", str(tmp_path), "submit", "--backend", "local", "--concurrency", "1"]
+    log = open(tmp_path / "submit.log", "wb")  # noqa: SIM115 (closed below)
+    proc = subprocess.Popen([sys.executable, "-m", "runner", *argv], stdout=log, stderr=log)
+    ledger = tmp_path / ".runs" / "gated" / "ledger.jsonl"
+    try:
+        wait_for(lambda: ledger.is_file() and "gated-" in ledger.read_text(), "the first start")
+        yield tmp_path, proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def test_a_local_wait_waits_for_the_points_the_submit_has_not_started_yet(
+    gated: tuple[Path, subprocess.Popen[bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, proc = gated
+    waiting = Command(root, "wait", "--backend", "local", "--interval", "100ms")
+    wait_for(lambda: "not started yet" in capsys.readouterr().err, "wait's first tally")
+    assert waiting.running
+    (root / "go").write_text("")
+    assert waiting.join() == Exit.OK
+    assert proc.wait(timeout=WAIT) == 0
+    out, err = capsys.readouterr()
+    assert "not awaited" not in err
+    assert out.count(" succeeded ") == 4 and "not submitted" not in out  # every point, ended
+
+
+def test_a_local_wait_names_the_points_a_canceled_submit_never_started_and_exits_6(
+    gated: tuple[Path, subprocess.Popen[bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, proc = gated
+    waiting = Command(root, "wait", "--backend", "local", "--interval", "100ms")
+    wait_for(lambda: "not started yet" in capsys.readouterr().err, "wait's first tally")
+    assert main(["-C", str(root), "cancel", "sweeps/gated.yaml", "--yes"]) == 0
+    assert proc.wait(timeout=WAIT) == Exit.CANCELED
+    assert waiting.join() == Exit.RUNS_FAILED
+    err = capsys.readouterr().err
+    (named,) = [line for line in err.splitlines() if line.startswith("not started: ")]
+    assert named.count("gated-") == 3 and named.endswith(
+        "(the submit that was to start them ended)"
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,11 @@ from runner.cli import main
 from runner.core.aims import Aim, Aims, Bound, Constraint, Goal
 from runner.core.locked import Locked, Seed, Seeds
 from runner.core.sample import Distribution, Kind, Method, Sample
-from runner.examples.objectives import BRANIN_MIN, branin, zdt1
-from runner.manifest.seeds import Seeding
+from runner.examples.objectives import BRANIN_MIN, branin, curve, zdt1
+from runner.manifest.seeds import LeftOut, Seeding
+from runner.report.rounds import Listed, seeding_lines, seeding_text
 from runner.search.points import Result, Told
-from runner.search.rounds import SoFar, next_round
+from runner.search.rounds import Next, RoundVerdict, SoFar, next_round
 from tests.gitworld import git
 from tests.helpers import BRANIN_SEARCH, OBJECTIVE_HEAD
 
@@ -206,3 +208,93 @@ def test_two_objectives_propose_from_a_multi_objective_study_and_keep_a_pareto_s
     assert all(
         not (a[0] <= b[0] and a[1] <= b[1] and a != b) for a in values for b in values
     )  # no member of the set dominates another
+
+
+HALVED = (
+    (Path(__file__).resolve().parents[1] / "sweeps" / "halving.yaml")
+    .read_text()
+    .replace("x2: [0.1, 0.5, 0.9]", "x2: [0.5]")
+    .replace("x3: [0.1, 0.5, 0.9]", "x3: [0.5]")
+)
+"""The committed halving of the learning curve at 3 configurations: rungs of 3, 1, 1 and 1
+points at 100, 300, 900 and 2 700 steps."""
+FROM_HALVING = (
+    OBJECTIVE_HEAD.format(name="after")
+    + """\
+    command: [python, -m, runner.examples.objectives, curve, --metric, loss]
+    arguments: [--x1, "{x1}", --x2, "{x2}", --x3, "{x3}", "--steps=2700"]
+params:
+  sample:
+    method: tpe
+    n: 8
+    batch: 4
+    metric: loss
+    seed_from: [{sweep: halving, commit: any}]
+    space:
+      x1: {uniform: [0, 1]}
+      x2: {uniform: [0, 1]}
+      x3: {uniform: [0, 1]}
+"""
+)
+
+
+@pytest.mark.slow
+def test_a_warm_start_from_a_halving_learns_its_full_length_points_only_and_lists_every_other(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """13 priors at 30, 90 and 270 steps were taken as equals, and the left-out list was cut to
+    `and 12 more`: now only the last rung's points are priors, each other point is left out
+    with its rung, in the pull request and, with --verbose, on propose's lines."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "halving.yaml").write_text(HALVED)
+    for _ in range(4):  # rung 0, then each promotion and its run
+        assert _run(tmp_path, "submit", "sweeps/halving.yaml") == 0
+        assert _run(tmp_path, "propose", "sweeps/halving.yaml") == 0
+    assert "halving complete: rung 3 (steps=2700) is the last" in capsys.readouterr().err
+    (tmp_path / "sweeps" / "after.yaml").write_text(FROM_HALVING)
+    outputs = tmp_path / "outputs"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    assert _run(tmp_path, "propose", "sweeps/after.yaml", "--verbose") == 0
+    err = capsys.readouterr().err.splitlines()
+    lock = json.loads((tmp_path / "sweeps" / "after.lock.json").read_text())
+    (prior,) = lock["seeds"]["points"]  # the one point of rung 3, at 2 700 steps
+    assert prior[0] == "halving" and prior[3] == [pytest.approx(curve(prior[2], 2700))]
+    assert "sweeps/after.yaml: warm start: 1 prior point(s) (1 from halving)" in err
+    at = err.index("sweeps/after.yaml: left out 5:")
+    listed = err[at + 1 : at + 6]
+    whys = sorted(line.split(": ", 2)[2] for line in listed)
+    assert whys == [
+        *["rung 0 of 3 (steps=100): a shorter run than the full length (steps=2700)"] * 3,
+        "rung 1 of 3 (steps=300): a shorter run than the full length (steps=2700)",
+        "rung 2 of 3 (steps=900): a shorter run than the full length (steps=2700)",
+    ]
+    assert (
+        "sweeps/after.yaml: halving is a successive halving: only its last rung's points"
+        " (steps=2700) are priors, its shorter rungs' are left out" in err
+    )
+    assert not any("steps, rung" in line for line in err)  # the budget is not "unread"
+    body = outputs.read_text()
+    assert body.count("a shorter run than the full length") == 5
+    assert "past what GitHub's body holds" not in body
+
+
+def test_propose_names_a_few_left_out_points_verbose_every_one_and_the_pull_request_all() -> None:
+    left = tuple(LeftOut("old", f"old-{i:03}", "not finished (failed)") for i in range(400))
+    step = Next(RoundVerdict.PROPOSED, 0, (), (), seeding=Seeding(Seeds(("value",), ()), left))
+    (_, short) = seeding_lines(step)
+    assert short.endswith(
+        "old/old-004: not finished (failed); and 395 more (propose --verbose lists every one)"
+    )
+    every = seeding_lines(step, Listed.EVERY)
+    assert every[1:] == [
+        "left out 400:",
+        *(f"  old/old-{i:03}: not finished (failed)" for i in range(400)),
+    ]
+    text = seeding_text(step)
+    assert all(f"| `old` | `old-{i:03}` | not finished (failed) |" in text for i in range(400))
+    many = replace(step, seeding=Seeding(Seeds(("value",), ()), left * 10))
+    cut = seeding_text(many)  # 4 000 rows: as many as GitHub's body holds, and the rest said
+    listed = cut.count("| not finished (failed) |")
+    assert 400 < listed < 4000 and len(cut) < 45_000
+    assert f"…and {4000 - listed} more, past what GitHub's body holds" in cut

@@ -54,6 +54,8 @@ class Comparison:
     """Points submitted at REV that no point of the manifest now pairs with."""
     only_now: tuple[PointResult, ...]
     """The manifest's points now that no point submitted at REV pairs with."""
+    unpaired: str = ""
+    """Why no point pairs, when none does ("" when some do)."""
 
     def better(self, pair: Pair) -> bool | None:
         """Whether the point improved (None: no change to judge)."""
@@ -83,6 +85,25 @@ def compare(
             continue
         del by_key[old.key]
         pairs.append(Pair(old, point, metric, moved))
+    why = "" if pairs else _why_none(now.name, then, rev, len(submitted), len(current))
     return Comparison(
-        now.name, rev, metric, goal, tuple(pairs), tuple(by_key.values()), tuple(unpaired)
+        now.name, rev, metric, goal, tuple(pairs), tuple(by_key.values()), tuple(unpaired), why
+    )
+
+
+def _why_none(name: str, then: Observation | None, rev: str, submitted: int, now: int) -> str:
+    """Why no point of the sweep now pairs with one at `rev`."""
+    if then is None:
+        return f"there is no sweep {name} at {rev} (its manifest came later, or was renamed)"
+    if not submitted:
+        return (
+            f"the ledger at {rev} records no point of {name}: nothing had been submitted then,"
+            " or its runs were local (recorded in .runs/, which git does not keep: only a"
+            " committed ledger, a Beaker submit's, can be compared)"
+        )
+    if not now:
+        return f"the manifest now has no point (at {rev}: {submitted} submitted)"
+    return (
+        f"none of the {submitted} point(s) submitted at {rev} has the parameters of one of the"
+        f" {now} point(s) now"
     )

@@ -17,11 +17,13 @@ from runner.analysis import aiming
 from runner.analysis.aiming import Front, counts, sweep_front
 from runner.analysis.curves import Curves, learning_curves
 from runner.analysis.told import told
+from runner.backends import ExperimentState
 from runner.core.aims import Aim, Aims, Goal
 from runner.core.errors import RunnerError
+from runner.core.invoked import invoked
 from runner.core.sample import Distribution
 from runner.core.values import Value
-from runner.observe.model import ROUND, Observation, PointResult
+from runner.observe.model import ROUND, Absent, Observation, PointResult
 from runner.search import ranking
 from runner.search.importance import Judgement, judge
 from runner.search.points import Told
@@ -105,8 +107,30 @@ def defaults(results: Observation, metric: str | None) -> str:
         return results.objective.metric
     numeric = results.numeric_metrics
     if not numeric:
-        raise RunnerError(f"{results.name}: no numeric metric yet: pass --metric NAME")
+        raise RunnerError(f"{results.name}: {_nothing_to_rank(results)}")
     return numeric[0]
+
+
+def _nothing_to_rank(results: Observation) -> str:
+    """Why a sweep has no metric to rank by, and what helps (never `--metric`, which needs a
+    metric some point has)."""
+    ended = [p for p in results.points if p.state == ExperimentState.SUCCEEDED]
+    if ended:
+        return (
+            f"the {len(ended)} point(s) that succeeded wrote no numeric metric: a job writes its"
+            " metrics as numbers to $RESULTS_DIR/metrics.json (`status` shows what each wrote)"
+        )
+    going = sum(isinstance(p.state, ExperimentState) and p.state.live for p in results.points)
+    unsent = sum(p.state == Absent.NOT_SUBMITTED for p in results.points)
+    if going:
+        then = f"{going} queued or running: `{invoked()} wait {results.path}` waits for them"
+    elif unsent:
+        then = f"{unsent} not submitted: `{invoked()} submit {results.path}` runs them"
+    else:
+        then = "none succeeded: `status` shows why each ended"
+    return (
+        f"no point has finished yet, so there is no metric to rank by ({then}; report again then)"
+    )
 
 
 def find(

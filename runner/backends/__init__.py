@@ -280,3 +280,20 @@ class RunsInCreate(Protocol):
     def stop_starting(self, sweep: Sweep) -> None:
         """`cancel` of a whole sweep: a submit running its points here starts no more of them
         (each raises `Canceled`); a submit started later runs them as usual."""
+
+    def will_start(self, sweep: Sweep, names: Sequence[str]) -> None:
+        """A submit is about to run these points (before its first create): `starting` names
+        them until it ends, for a `wait` in another process (a run is recorded as it starts)."""
+
+    def starting(self, sweep: Sweep) -> frozenset[str]:
+        """The points of the sweep that submits running now are to run, started or not."""
+
+
+@runtime_checkable
+class SeesCheckpoints(Protocol):
+    """A backend that keeps the storage a halving's checkpoints live on here (the local one:
+    `.runs/<sweep>/checkpoints/`); Beaker's (weka, datasets) is never read."""
+
+    def has_checkpoint(self, sweep: Sweep, path: str) -> bool:
+        """Whether something is at `path`, a checkpoint path as a spec gives it (a file, or a
+        directory with something in it): not whether it is a whole checkpoint."""

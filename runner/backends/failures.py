@@ -14,6 +14,9 @@ class Transient(BackendError):
     (e.g. 'connection refused')."""
 
     exit_code = Exit.INCOMPLETE
+    again = False
+    """The client library would have sent it again (it announced a retry, which the Beaker
+    gateway ends to retry a read itself, on the command's clock)."""
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from runner.backends import Backend, BackendKind
+from runner.core.clock import Bounds
 from runner.core.errors import SubmitError
 
 CHOICES = ("auto", *BackendKind)
@@ -27,8 +28,12 @@ def open_backend(
     *,
     http_timeout: float | None = None,
     refuse_local: str = "",
+    bounds: Bounds | None = None,
 ) -> Backend:
     """Beaker when asked or when credentials exist; local otherwise (never silently in CI).
+
+    `bounds`: the command's deadline and unreachable limit, which every Beaker call is held to
+    (`runner.backends.beaker.gateway`); the local backend calls no service.
 
     `auto` falling back to the local backend says so through `notify`. `refuse_local`: why
     `auto` must not fall back (e.g. a sweep that is not a draft would run on this machine);
@@ -43,7 +48,7 @@ def open_backend(
 
         config = credentials()
         if config is not None:
-            return BeakerBackend(config, http_timeout=http_timeout)
+            return BeakerBackend(config, http_timeout=http_timeout, bounds=bounds)
         if choice == "beaker" or in_ci():
             raise SubmitError(
                 TOKEN_HELP + (" (CI never falls back to the local backend)" if in_ci() else "")

@@ -9,17 +9,22 @@ import argparse
 
 from runner.commands.common import (
     BACKEND_CHOICES,
+    DURATIONS,
     FORMATS,
     Subparsers,
+    add_bounds,
     add_paths,
 )
 from runner.commands.submit_args import add_arguments
+from runner.core.defaults import DEFAULT_READ_TIMEOUT
 from runner.core.errors import Exit
 
 STATUS_FORMATS = ("table", "markdown", "json", "csv")
 REPORT_FORMATS = ("markdown", "json")
 GOALS = ("minimize", "maximize")
 """`runner.manifest.sample.Goal`, spelled here: `--help` loads none of the pipeline."""
+READS = f"{DEFAULT_READ_TIMEOUT / 60:.0f}m"
+"""The default `--timeout` of every command but `submit`, `wait` and `logs --follow`."""
 
 
 def _parser(
@@ -101,6 +106,7 @@ def _lock(commands: Subparsers) -> None:
         commands, "lock", "draw the points of params.sample into the manifest's lock file"
     )
     add_paths(parser)
+    add_bounds(parser, READS)
 
 
 def _propose(commands: Subparsers) -> None:
@@ -109,6 +115,12 @@ def _propose(commands: Subparsers) -> None:
     )
     add_paths(parser)
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    add_bounds(parser, READS)
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="a warm start's every point left out, with why (else the first few)",
+    )
 
 
 def _replay(commands: Subparsers) -> None:
@@ -149,6 +161,7 @@ def _status(commands: Subparsers) -> None:
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--min", dest="goal", action="store_const", const="minimize")
     goal.add_argument("--max", dest="goal", action="store_const", const="maximize")
+    add_bounds(parser, READS)
 
 
 def _wait(commands: Subparsers) -> None:
@@ -165,8 +178,8 @@ def _wait(commands: Subparsers) -> None:
     parser.add_argument(
         "--timeout",
         metavar="DURATION",
-        help=f"give up after DURATION (30s, 90m, 1h30m) and exit {int(Exit.TIMED_OUT)} (default:"
-        " never)",
+        help=f"give up waiting after DURATION ({DURATIONS}) and exit {int(Exit.TIMED_OUT)}"
+        " (default: never); Beaker unreachable this long ends it too, exit 5",
     )
     parser.add_argument(
         "--interval", metavar="DURATION", default="30s", help="between two looks (default 30s)"
@@ -177,6 +190,7 @@ def _wait(commands: Subparsers) -> None:
         help=f"exit {int(Exit.RUNS_FAILED)} at the first failed point instead of waiting for all",
     )
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    add_bounds(parser, None)
 
 
 def _report(commands: Subparsers) -> None:
@@ -217,6 +231,7 @@ def _report(commands: Subparsers) -> None:
     )
     parser.add_argument("--format", choices=REPORT_FORMATS, default="markdown")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    add_bounds(parser, READS)
     _live(parser, "each point's learning curve (running and finished points; always locally)")
 
 
@@ -274,6 +289,7 @@ def _cancel(commands: Subparsers) -> None:
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
     parser.add_argument("--commit", action="store_true", help="then commit the changed ledgers")
     parser.add_argument("--push", action="store_true", help="with --commit: push that commit")
+    add_bounds(parser, READS)
 
 
 def _logs(commands: Subparsers) -> None:
@@ -284,6 +300,7 @@ def _logs(commands: Subparsers) -> None:
     parser.add_argument("--tail", type=int, metavar="N", help="only the last N lines")
     parser.add_argument("--follow", action="store_true", help="keep printing until the job ends")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
+    add_bounds(parser, f"{READS}; with --follow, none")
 
 
 def _reviewed(commands: Subparsers) -> None:

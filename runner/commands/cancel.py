@@ -18,7 +18,10 @@ from runner.backends import Backend, Capability, runs
 from runner.backends.opening import open_backend
 from runner.commands.common import args_from, split_points, stderr
 from runner.commands.gitops import check_commit, commit_back
+from runner.commands.limits import bounds, show_waits, unanswered
 from runner.commands.loading import load_catalog, raise_if_problems
+from runner.core.clock import Clock
+from runner.core.defaults import DEFAULT_READ_TIMEOUT
 from runner.core.errors import Exit, RunnerError
 from runner.operate import cancels
 from runner.operate.cancels import CancelTarget
@@ -65,6 +68,15 @@ class CancelArgs:
     backend: str = "auto"
     commit: bool = False
     push: bool = False
+    timeout: str | None = None
+    """A duration; None: `DEFAULT_READ_TIMEOUT`."""
+    max_unreachable: str | None = None
+
+
+SENT = (
+    "the cancels sent are recorded in the ledger (one whose reply was lost is reconciled by the"
+    " next `cancel --yes`)"
+)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,8 +86,9 @@ def run(args: argparse.Namespace) -> int:
     return cancel(Path(args.directory), args_from(args, CancelArgs, paths=paths, points=points))
 
 
-def cancel(directory: Path, args: CancelArgs) -> int:
-
+def cancel(directory: Path, args: CancelArgs, clock: Clock | None = None) -> int:
+    """`clock`: what the command's deadline is on (tests pass one that jumps)."""
+    limits = bounds(clock or Clock(), args.timeout, args.max_unreachable, DEFAULT_READ_TIMEOUT)
     cat = load_catalog(directory, args.paths)
     raise_if_problems(cat)
     # As submit: the ledger names the commit its manifests were read at, so they must match it.
@@ -83,28 +96,32 @@ def cancel(directory: Path, args: CancelArgs) -> int:
     target = check_commit(
         cat.root, manifests, None, commit=args.commit, push=args.push, dry_run=not args.yes
     )
-    backend = open_backend(args.backend, cat.root, stderr)
+    backend = open_backend(args.backend, cat.root, stderr, bounds=limits)
+    show_waits(backend.health)
+    sent = ["nothing was canceled"]  # what is done when Beaker stops answering
     try:
-        store = cat.ledgers(backend.layout)
-        plans = cat.plans(store)
-        found = cancels.reconcile_cancels(backend, plans, store) if args.yes else 0
-        if found:
-            stderr(f"Recorded {found} cancel(s) that an interrupted run had sent.")
+        with unanswered(lambda: sent[0]):
+            store = cat.ledgers(backend.layout)
             plans = cat.plans(store)
-        if args.yes and not (args.orphans or args.points):
-            cancels.stop_starting(backend, plans)  # before the runs end: their submit stops
-        targets = cancels.cancel_targets(backend, plans, args.orphans, args.points)
-        said = words(backend)
-        if not targets:
-            stderr(said.none)
-            if found and args.commit:
-                commit_back(cat.root, target)
-            return Exit.OK
-        if not args.yes:
-            _show(f"Would cancel {len(targets)} {said.things}", targets)
-            stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
-            return Exit.WOULD_CHANGE
-        done = cancels.cancel(backend, targets, store, commit=gitrepo.head_commit(cat.root))
+            found = cancels.reconcile_cancels(backend, plans, store) if args.yes else 0
+            if found:
+                stderr(f"Recorded {found} cancel(s) that an interrupted run had sent.")
+                plans = cat.plans(store)
+            if args.yes and not (args.orphans or args.points):
+                cancels.stop_starting(backend, plans)  # before the runs end: their submit stops
+            targets = cancels.cancel_targets(backend, plans, args.orphans, args.points)
+            said = words(backend)
+            if not targets:
+                stderr(said.none)
+                if found and args.commit:
+                    commit_back(cat.root, target)
+                return Exit.OK
+            if not args.yes:
+                _show(f"Would cancel {len(targets)} {said.things}", targets)
+                stderr(f"Nothing was canceled: pass --yes to cancel these {len(targets)}.")
+                return Exit.WOULD_CHANGE
+            sent[0] = SENT
+            done = cancels.cancel(backend, targets, store, commit=gitrepo.head_commit(cat.root))
     finally:
         backend.close()
     if done:

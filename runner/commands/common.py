@@ -9,6 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
+from runner.core.durations import seconds_of
+from runner.core.errors import Exit, RunnerError
 from runner.core.output import write_text
 
 if TYPE_CHECKING:  # only for annotations: importing the catalog loads the whole pipeline
@@ -78,3 +81,36 @@ def split_points(
         path = word.endswith((".yaml", ".yml")) or "/" in word or is_dir
         (found if path else points).append(word)
     return tuple(points), tuple(found)
+
+
+DURATIONS = "90s, 5m, 1h30m, or seconds"
+
+
+def add_bounds(parser: argparse.ArgumentParser, timeout: str | None) -> None:
+    """`--timeout` (unless `timeout` is None: the command has its own) and `--max-unreachable`,
+    every command that talks to Beaker's (`timeout`: its default, in words). Both are
+    durations, parsed by the command (`duration`): a bad one is one line, exit 1."""
+    if timeout is not None:
+        parser.add_argument(
+            "--timeout",
+            metavar="DURATION",
+            help=f"the command's deadline ({DURATIONS}): exit {int(Exit.INCOMPLETE)} if Beaker"
+            f" has not answered by then (default: {timeout})",
+        )
+    parser.add_argument(
+        "--max-unreachable",
+        metavar="DURATION",
+        help="give up (exit 5) once Beaker has been unreachable, or left a call unanswered, this"
+        f" long (default {DEFAULT_MAX_UNREACHABLE:.0f}s)",
+    )
+
+
+def duration(option: str, text: str | None) -> float | None:
+    """A duration option in seconds (None when not given); a RunnerError (one line, exit 1)
+    for one that is not a duration."""
+    if text is None:
+        return None
+    try:
+        return seconds_of(text)
+    except ValueError:
+        raise RunnerError(f"{option} {text!r}: not a duration ({DURATIONS})") from None

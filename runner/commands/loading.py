@@ -9,6 +9,8 @@ from pathlib import Path
 
 from runner.backends import Backend, Capability
 from runner.backends.opening import open_backend
+from runner.commands.limits import show_waits
+from runner.core.clock import Bounds
 from runner.core.errors import ManifestError
 from runner.ledger import Layout
 from runner.manifest import Locks
@@ -34,15 +36,18 @@ def observed_sweeps(
     backend: str,
     reading: Reading = NO_TAILS,
     asked: Sequence[str] = (),
+    bounds: Bounds | None = None,
 ) -> list[Observation]:
     """`status` and `report`: every sweep named (or all) observed once, from one bulk look each
     (`runner.observe.sweeps`), and the reporting lines `reading` asks for from the points'
     logs; a manifest problem raises before the backend is asked anything. `asked`: the metrics
-    the reader asked for by name (`gpu_hours` among them is measured)."""
+    the reader asked for by name (`gpu_hours` among them is measured); `bounds`: the command's
+    deadline, which every Beaker call is held to."""
 
     cat = load_catalog(directory, paths)
     raise_if_problems(cat)
-    opened = open_backend(backend, cat.root, lambda text: None)  # falls back quietly
+    opened = open_backend(backend, cat.root, lambda text: None, bounds=bounds)  # quiet fallback
+    show_waits(opened.health)
     try:
         return sweeps.observe(cat, opened, checked_out(cat, opened), reading=reading, asked=asked)
     finally:

@@ -7,9 +7,10 @@ Two steps, each a section of the lock: the clusters a cluster selector (`beaker.
 samples nor lists clusters. Points already locked for the same sample section are kept byte for
 byte (growing `n` appends); a changed method, seed, digits or space draws a new sample. A lock
 that would not change is not written. Exit 0: every lock written or already up to date; 1: a
-manifest, selector or sample problem, no Beaker token for a selector, or scipy missing (nothing
-written for that manifest); 4: Beaker refused the listing; 5: Beaker did not answer; 3:
-unexpected.
+manifest, selector or sample problem, no Beaker token for a selector (a draft's is left, said in
+one line: it runs on this machine, where clusters are ignored), or scipy missing (nothing
+written for that manifest); 4: Beaker refused the listing; 5: Beaker did not answer in time
+(`--timeout`, `--max-unreachable`; the locks written before are kept); 3: unexpected.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runner.backends.opening import open_backend
-from runner.backends.placing import placing
+from runner.backends.placing import Places, placing
 from runner.commands.common import stderr
+from runner.commands.limits import bounds, show_waits, unanswered
 from runner.commands.loading import load_catalog, report_problems
+from runner.core.clock import Bounds, Clock
+from runner.core.defaults import DEFAULT_READ_TIMEOUT
 from runner.core.errors import Exit, ManifestError
 from runner.core.invoked import invoked
 from runner.locking.clusters import drop_clusters, lock_clusters
@@ -30,16 +34,30 @@ from runner.manifest import Locks
 from runner.plan.catalog import Catalog
 from runner.report.rounds import clusters_line, drew_line
 
+DRAFT_UNRESOLVED = (
+    "cluster selector not resolved (no Beaker token here): a draft runs on this machine, where"
+    " clusters are ignored; lock it with a token before it goes to Beaker"
+)
+
 
 def run(args: argparse.Namespace) -> Exit:
-    return lock(Path(args.directory), args.paths)
+    return lock(Path(args.directory), args.paths, args.timeout, args.max_unreachable)
 
 
-def lock(directory: Path, paths: Sequence[str]) -> Exit:
-    """Lock every manifest named (or all); one manifest's problem does not stop the others."""
+def lock(
+    directory: Path,
+    paths: Sequence[str],
+    timeout: str | None = None,
+    max_unreachable: str | None = None,
+    clock: Clock | None = None,
+) -> Exit:
+    """Lock every manifest named (or all); one manifest's problem does not stop the others.
+    `timeout`, `max_unreachable`: durations (`--timeout`, default `DEFAULT_READ_TIMEOUT`);
+    `clock`: what the deadline is on (tests pass one that jumps)."""
+    limits = bounds(clock or Clock(), timeout, max_unreachable, DEFAULT_READ_TIMEOUT)
     cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
     failed = report_problems(cat)
-    placed, unplaced = _place(cat)
+    placed, unplaced = _place(cat, limits)
     drew = draws(cat, placed)
     for one in drew:
         stderr(drew_line(one))
@@ -47,7 +65,7 @@ def lock(directory: Path, paths: Sequence[str]) -> Exit:
     return Exit.USER_ERROR if failed else Exit.OK
 
 
-def _place(cat: Catalog) -> tuple[set[str], bool]:
+def _place(cat: Catalog, limits: Bounds) -> tuple[set[str], bool]:
     """Each selector resolved into its lock (one Beaker listing per organization and sweep);
     a lock's clusters section that no selector asks for any more dropped. The sweeps whose
     clusters were locked, and whether one failed."""
@@ -58,18 +76,27 @@ def _place(cat: Catalog) -> tuple[set[str], bool]:
     asking = [s for s in cat.sweeps if s.placement.selector is not None]
     if not asking:
         return set(), False
-    backend = open_backend("auto", cat.root, lambda text: None)
-    failed = False
+    backend = open_backend("auto", cat.root, lambda text: None, bounds=limits)
+    show_waits(backend.health)
+    failed, written = False, [0]
     try:
+        if not isinstance(backend, Places) and all(s.draft for s in asking):
+            for sweep in asking:  # drafts run here only: their clusters wait for a token
+                stderr(f"{sweep.path}: {DRAFT_UNRESOLVED}")
+            return {s.name for s in asking}, False
         where = placing(backend, f"{asking[0].path}: resolving a cluster selector")
         for sweep in asking:
             command = f"{invoked()} lock {sweep.path}"
             try:
-                done = lock_clusters(cat.loaded[sweep.name], cat.root / sweep.path, command, where)
+                with unanswered(lambda: f"{written[0]} lock(s) written before it, the rest not"):
+                    done = lock_clusters(
+                        cat.loaded[sweep.name], cat.root / sweep.path, command, where
+                    )
             except ManifestError as exc:
                 stderr(str(exc))
                 failed = True
                 continue
+            written[0] += 1
             stderr(clusters_line(str(sweep.path), done))
     finally:
         backend.close()

@@ -7,8 +7,10 @@ round, a branch name and the pull request's title and body, `runner.report.round
 workflow that opens one pull request per sweep and round (.github/workflows/propose.yml).
 
 Exit 0: proposed, waiting for a round, or stopped (one line each); 1: a manifest problem (a grid,
-zip or include beside the sample is one), a manifest named that has nothing to propose, or
-Optuna missing; 3: unexpected.
+zip or include beside the sample is one), a metric the search is judged by that no finished point
+wrote (the line names those they wrote), a manifest named that has nothing to propose, a bad
+duration, or Optuna missing; 5: Beaker did not answer in time (`--timeout`, `--max-unreachable`;
+the rounds written before are kept); 3: unexpected.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from pathlib import Path
 
 from runner.backends.opening import open_backend
 from runner.commands.common import stderr
+from runner.commands.limits import bounds, show_waits, unanswered
 from runner.commands.loading import load_catalog, report_problems
+from runner.core.clock import Bounds, Clock
+from runner.core.defaults import DEFAULT_READ_TIMEOUT
 from runner.core.errors import Exit
 from runner.locking.proposing import Proposed, proposals, searching
 from runner.locking.seeding import SameCode
@@ -29,16 +34,36 @@ from runner.manifest import Locks
 from runner.observe import sweeps
 from runner.plan.catalog import SWEEPS_DIR
 from runner.repo import github, gitrepo
-from runner.report.rounds import proposed_lines, pull_request
+from runner.report.rounds import Listed, proposed_lines, pull_request
 
 
 def run(args: argparse.Namespace) -> Exit:
-    return propose(Path(args.directory), args.paths, args.backend)
+    limits = (args.timeout, args.max_unreachable)
+    listed = Listed.EVERY if args.verbose else Listed.FEW
+    return propose(Path(args.directory), args.paths, args.backend, limits, listed)
 
 
-def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -> Exit:
+def propose(
+    directory: Path,
+    paths: Sequence[str],
+    backend_name: str = "auto",
+    limits: tuple[str | None, str | None] = (None, None),
+    listed: Listed = Listed.FEW,
+    clock: Clock | None = None,
+) -> Exit:
     """Each stepping search's next step, from its observation; the rounds proposed as the step
-    output `rounds` (one pull request each, in the Propose workflow)."""
+    output `rounds` (one pull request each, in the Propose workflow). `limits`: `--timeout` and
+    `--max-unreachable` (durations; the timeout's default is `DEFAULT_READ_TIMEOUT`); `listed`:
+    a warm start's every point left out, one a line (`--verbose`), else the first few; `clock`:
+    what the deadline is on (tests pass one that jumps)."""
+    given = bounds(clock or Clock(), *limits, DEFAULT_READ_TIMEOUT)
+    with unanswered(lambda: "the rounds proposed before it are written, no other"):
+        return _propose(directory, paths, backend_name, given, listed)
+
+
+def _propose(
+    directory: Path, paths: Sequence[str], backend_name: str, given: Bounds, listed: Listed
+) -> Exit:
     cat = load_catalog(directory, paths, Locks.MAY_BE_STALE)
     if report_problems(cat):
         return Exit.USER_ERROR
@@ -52,13 +77,14 @@ def propose(directory: Path, paths: Sequence[str], backend_name: str = "auto") -
         return Exit.USER_ERROR
     found: list[Proposed] = []
     if stepping:
-        backend = open_backend(backend_name, cat.root, stderr)
+        backend = open_backend(backend_name, cat.root, stderr, bounds=given)
+        show_waits(backend.health)
         try:
             found = proposals(cat, sweeps.observer(cat, backend), same_code(cat.root))
         finally:
             backend.close()
     for one in found:
-        for line in proposed_lines(one):
+        for line in proposed_lines(one, listed):
             stderr(line)
     pulls = [pull_request(one.round) for one in found if one.round is not None]
     github.set_outputs({"rounds": json.dumps(pulls, sort_keys=True)})

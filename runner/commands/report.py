@@ -15,8 +15,11 @@ from pathlib import Path
 from runner.analysis.against import Comparison, compare
 from runner.analysis.findings import Findings, defaults, find, told_findings
 from runner.commands.common import args_from, stderr
+from runner.commands.limits import bounds, unanswered
 from runner.commands.loading import observed_sweeps
 from runner.core.aims import Aim, Goal
+from runner.core.clock import Bounds, Clock
+from runner.core.defaults import DEFAULT_READ_TIMEOUT
 from runner.core.errors import Exit, GitError, ManifestError, MissingExtra, RunnerError
 from runner.core.output import write_text, writing
 from runner.observe.live import Live, Reading, Tails
@@ -50,6 +53,9 @@ class ReportArgs:
     live: Live = Live.MANIFEST
     """`--live`: read every point's reporting lines (running and finished) for the learning
     curves, on Beaker too (locally they are always read)."""
+    timeout: str | None = None
+    """A duration (`--timeout`); None: `DEFAULT_READ_TIMEOUT`."""
+    max_unreachable: str | None = None
 
 
 def run(args: argparse.Namespace) -> Exit:
@@ -58,7 +64,14 @@ def run(args: argparse.Namespace) -> Exit:
     return report(Path(args.directory), given)
 
 
-def report(directory: Path, args: ReportArgs) -> Exit:
+def report(directory: Path, args: ReportArgs, clock: Clock | None = None) -> Exit:
+    """`clock`: what the command's deadline is on (tests pass one that jumps)."""
+    limits = bounds(clock or Clock(), args.timeout, args.max_unreachable, DEFAULT_READ_TIMEOUT)
+    with unanswered():
+        return _report(directory, args, limits)
+
+
+def _report(directory: Path, args: ReportArgs, limits: Bounds) -> Exit:
 
     if args.storage and importlib.util.find_spec("optuna") is None:
         raise MissingExtra(
@@ -67,7 +80,7 @@ def report(directory: Path, args: ReportArgs) -> Exit:
     then = committed(directory, args.against) if args.against is not None else None
     reading = Reading(Tails.CURVES, args.live)
     asked = [args.metric or ""]  # `gpu_hours` asked for by name is measured
-    sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked)
+    sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked, limits)
     if args.metric and not any(p.number(args.metric) is not None for s in sweeps for p in s.points):
         have = sorted({m for s in sweeps for m in s.metric_names})
         raise RunnerError(
@@ -93,7 +106,7 @@ def report(directory: Path, args: ReportArgs) -> Exit:
     if args.storage is not None:
         store(findings, Path(args.storage))
     if then is not None:
-        comparisons = against(then, sweeps, aims, args.backend, asked)
+        comparisons = against(then, sweeps, aims, args.backend, asked, limits)
         text = against_json(comparisons) if args.fmt == "json" else against_markdown(comparisons)
         sys.stdout.write(text)
     elif args.fmt == "json":
@@ -137,6 +150,7 @@ def against(
     aims: Sequence[Aim],
     backend: str,
     asked: Sequence[str],
+    limits: Bounds | None = None,
 ) -> list[Comparison]:
     """Each sweep, by its aim, against itself at the revision: its manifests and ledgers as
     committed then (written into a scratch directory), observed as now (one bulk look per
@@ -149,7 +163,9 @@ def against(
             (root / name).write_text(text, encoding="utf-8")
         paths = [s.path for s in sweeps if (root / s.path).is_file()]
         try:
-            looks = observed_sweeps(root, paths, backend, asked=asked) if paths else []
+            looks = (
+                observed_sweeps(root, paths, backend, asked=asked, bounds=limits) if paths else []
+            )
         except ManifestError as exc:
             raise RunnerError(
                 f"--against {rev}: the manifests at {rev} do not load ({exc})"

@@ -10,8 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.commands.common import args_from, stderr
+from runner.commands.limits import bounds, unanswered
 from runner.commands.loading import observed_sweeps
 from runner.core.aims import Goal
+from runner.core.clock import Bounds, Clock
+from runner.core.defaults import DEFAULT_READ_TIMEOUT
 from runner.core.errors import Exit, RunnerError
 from runner.core.output import write_text
 from runner.observe.live import Live, Reading, Tails
@@ -37,6 +40,9 @@ class StatusArgs:
     """`--min` or `--max`: a `Goal` (spelled as text: `--help` loads none of the pipeline)."""
     live: Live = Live.MANIFEST
     """`--live`: every sweep's running points with their latest reported values."""
+    timeout: str | None = None
+    """A duration (`--timeout`); None: `DEFAULT_READ_TIMEOUT`."""
+    max_unreachable: str | None = None
 
 
 def run(args: argparse.Namespace) -> Exit:
@@ -65,9 +71,12 @@ def check(args: StatusArgs) -> None:
         plot.check_can_save(Path(args.output))
 
 
-def status(directory: Path, args: StatusArgs) -> Exit:
+def status(directory: Path, args: StatusArgs, clock: Clock | None = None) -> Exit:
+    """`clock`: what the command's deadline is on (tests pass one that jumps)."""
     check(args)
-    sweeps = collect(directory, args)
+    limits = bounds(clock or Clock(), args.timeout, args.max_unreachable, DEFAULT_READ_TIMEOUT)
+    with unanswered():
+        sweeps = collect(directory, args, limits)
     if args.best is not None:
         goal = Goal(args.goal) if args.goal is not None else None
         sys.stdout.write(best(sweeps, args.best, goal, args.fmt))
@@ -83,11 +92,11 @@ def status(directory: Path, args: StatusArgs) -> Exit:
     return Exit.OK
 
 
-def collect(directory: Path, args: StatusArgs) -> list[Observation]:
+def collect(directory: Path, args: StatusArgs, limits: Bounds) -> list[Observation]:
     """Each sweep's observation (stderr: its duplicate warnings)."""
     reading = Reading(Tails.LATEST, args.live)
     asked = [*(args.best or "").split(","), args.plot or ""]  # gpu_hours is measured if named
-    sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked)
+    sweeps = observed_sweeps(directory, args.paths, args.backend, reading, asked, limits)
     for sweep in sweeps:
         for warning in sweep.warnings:
             stderr(warning)

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from runner.apply import Applied, ApplyOptions, apply
 from runner.apply.rounds import apply_rounds
-from runner.backends.opening import open_backend
 from runner.commands.common import stderr
 from runner.commands.gitops import check_commit, commit_back
+from runner.commands.limits import unanswered
 from runner.commands.loading import load_catalog, raise_if_problems, replanning
 from runner.commands.submit_args import DRY_RESTART, SubmitArgs, from_namespace
-from runner.commands.submit_options import apply_options, not_drafts
+from runner.commands.submit_options import apply_options, open_for
 from runner.core.errors import Exit
 from runner.core.output import write_text
 from runner.repo import github
@@ -58,20 +58,13 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     target = check_commit(
         cat.root, manifests, branch, commit=args.commit, push=args.push, dry_run=args.dry_run
     )
-    quiet = args.backend == "auto" and not args.paths  # refused below if it falls back to local
-    backend = open_backend(
-        args.backend,
-        cat.root,
-        (lambda text: None) if quiet else progress.note,
-        http_timeout=args.http_timeout,
-        refuse_local=not_drafts(cat),
-    )
-
+    backend = open_for(args, cat, progress, clock, started)
     try:
         options = apply_options(backend, cat, args, started, clock)
         plans = cat.plans(cat.ledgers(backend.layout))
         replan = replanning(directory, args.paths, backend.layout)  # the locks rounds wrote
-        applied = apply_rounds(plans, backend, options, progress, replan)
+        with unanswered(lambda: "nothing was submitted"):  # a read before anything was done
+            applied = apply_rounds(plans, backend, options, progress, replan)
     finally:
         backend.close()
     return _report(cat.root, args, target, applied)

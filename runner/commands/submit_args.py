@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from runner.commands.common import BACKEND_CHOICES, add_paths, args_from, split_points
+from runner.commands.common import (
+    BACKEND_CHOICES,
+    DURATIONS,
+    add_paths,
+    args_from,
+    duration,
+    split_points,
+)
 from runner.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE, DEFAULT_TIMEOUT
 from runner.core.errors import RunnerError
 from runner.core.invoked import invoked
@@ -51,17 +58,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
-        metavar="SECONDS",
-        help=f"deadline for the whole run (default on Beaker: {DEFAULT_TIMEOUT:.0f}; locally: none)",
+        metavar="DURATION",
+        help=f"deadline for the whole run ({DURATIONS}; default on Beaker:"
+        f" {DEFAULT_TIMEOUT:.0f}s, locally: none)",
     )
     parser.add_argument(
         "--max-unreachable",
-        type=float,
-        metavar="SECONDS",
-        default=DEFAULT_MAX_UNREACHABLE,
+        metavar="DURATION",
         help="stop early once Beaker has been unreachable this long"
-        f" (default {DEFAULT_MAX_UNREACHABLE:.0f})",
+        f" (default {DEFAULT_MAX_UNREACHABLE:.0f}s)",
     )
     parser.add_argument(
         "--summary-json",
@@ -80,9 +85,8 @@ def _add_git_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--http-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="seconds to wait for one Beaker HTTP reply (beaker-py's default: 30)",
+        metavar="DURATION",
+        help="how long to wait for one Beaker HTTP reply (beaker-py's default: 30s)",
     )
     parser.add_argument(
         "--commit",
@@ -140,7 +144,16 @@ def from_namespace(args: argparse.Namespace) -> SubmitArgs:
     points, paths = split_points(args.directory, args.points, args.paths)
     if bool(args.restart) != bool(points):
         raise RunnerError("--restart and --points go together: `submit --restart --points NAME...`")
-    return args_from(args, SubmitArgs, paths=paths, restart_points=points)
+    limit = duration("--max-unreachable", args.max_unreachable)
+    return args_from(
+        args,
+        SubmitArgs,
+        paths=paths,
+        restart_points=points,
+        timeout=duration("--timeout", args.timeout),
+        max_unreachable=DEFAULT_MAX_UNREACHABLE if limit is None else limit,
+        http_timeout=duration("--http-timeout", args.http_timeout),
+    )
 
 
 def _positive(text: str) -> int:

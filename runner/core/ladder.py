@@ -18,6 +18,12 @@ RUNG = "rung"
 PARENT = "parent"
 """`{parent}` in a task of a successive halving: the experiment name of the point a promoted
 point came from (absent at rung 0, whose points have none)."""
+CHECKPOINT = "checkpoint"
+"""`{checkpoint}` in a task of a halving with `params.fidelity.checkpoint`: where this point
+writes its checkpoint (the template at its own experiment name); also `SWEEP_CHECKPOINT`."""
+PARENT_CHECKPOINT = "parent_checkpoint"
+"""`{parent_checkpoint}`: where a promoted point's parent wrote its checkpoint, which it resumes
+(the template at the parent's name; absent at rung 0); also `SWEEP_PARENT_CHECKPOINT`."""
 SECOND = 10**9
 """Nanoseconds, as a spec's `timeout` counts them: a rung's timeout is whole seconds."""
 MIN_TIMEOUT = 600 * SECOND
@@ -36,6 +42,10 @@ class Ladder:
     eta: int
     min_timeout: int = MIN_TIMEOUT
     """The least timeout (ns) a rung point's tasks get (`timeout`)."""
+    checkpoint: str | None = None
+    """`params.fidelity.checkpoint` as written: the path template (naming `{experiment}`) of
+    where each point writes its checkpoint, and so where a promoted point finds its parent's;
+    None: the runner knows nothing of checkpoints."""
 
     @property
     def names(self) -> tuple[str, str]:

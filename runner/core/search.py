@@ -83,6 +83,19 @@ class Advance:
     max_gpu_hours: float | None = None
 
 
+def strategy(
+    sample: Sample | None, ladder: Ladder | None, promotion: Promotion = Promotion.SYNC
+) -> Strategy:
+    """How a sweep's points are found, from its sample (if any) and its halving's rungs (if
+    any, with its `promotion`): written out, drawn, proposed, or halved over one of the first two."""
+    base: Strategy = (
+        Grid() if sample is None else Adaptive(sample) if sample.adaptive else Drawn(sample)
+    )
+    if ladder is None:
+        return base
+    return Halving(base if isinstance(base, Grid | Drawn) else Grid(), ladder, promotion)
+
+
 @dataclass(frozen=True)
 class Search:
     """The sweep's search: its strategy, its aims and its lock as the manifest loaded them."""

@@ -12,10 +12,12 @@ Hartmann-6 and the curve, Branin's own box for Branin) and writes `{"value": f}`
     python -m runner.examples.objectives branin --x1 1.2 --x2 3.4
     python -m runner.examples.objectives curve --x1 0.5 --x2 0.1 --x3 0.9 --steps 300 --seed 2
 
-The curve also writes `checkpoint.json` (its steps) beside its metrics; `--resume NAME` reads
-that of the experiment NAME (a promoted point's `{parent}`) from its results directory, beside
-this run's on the local backend (`.runs/<sweep>/<experiment>/results`), and reports the steps
-it resumed from (`resumed_from`) and those it ran (`steps_run`).
+The curve writes a checkpoint (its steps) into `--checkpoint DIR` (a halving's `{checkpoint}`,
+else `SWEEP_CHECKPOINT`, else its results directory), and resumes the one in `--resume DIR` (a
+promoted point's `{parent_checkpoint}`, else `SWEEP_PARENT_CHECKPOINT`), reporting the steps it
+resumed from (`resumed_from`) and those it ran (`steps_run`). Told to resume (`SWEEP_PARENT_KEY`)
+from a checkpoint that is not there, it exits 66 with one line naming it, never starting over
+(`runner.examples.checkpoints`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
+
+from runner.examples.checkpoints import FILE, Missing, refuse, resuming, saving
 
 BRANIN_MIN = 0.397887
 HARTMANN6_MIN = -3.32237
@@ -125,16 +129,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--steps", type=float, default=100.0, help="curve: the run's length")
     parser.add_argument("--seed", type=int, default=0, help="curve: which instance")
-    parser.add_argument("--resume", default="", help="curve: the experiment to resume from")
+    parser.add_argument("--checkpoint", default="", help="curve: where to write its checkpoint")
+    parser.add_argument("--resume", default="", help="curve: the checkpoint to resume from")
     args = parser.parse_args(argv)
     xs = [getattr(args, f"x{i}") for i in range(1, 7)]
     out = Path(os.environ.get("RESULTS_DIR", "."))
     out.mkdir(parents=True, exist_ok=True)
     extra: dict[str, float] = {}
     if args.function == "curve":
+        try:
+            extra = _resumed(resuming(args.resume), args.steps)
+        except Missing as missing:
+            return refuse(missing)
         found = {"value": curve(xs[:3], args.steps, args.seed)}
-        extra = _resumed(out, args.resume, args.steps)
-        (out / "checkpoint.json").write_text(json.dumps({"steps": args.steps}) + "\n")
+        saved = saving(args.checkpoint) or out
+        saved.mkdir(parents=True, exist_ok=True)
+        (saved / FILE).write_text(json.dumps({"steps": args.steps}) + "\n")
     else:
         found = values(args.function, xs)
     if "value" in found:
@@ -149,13 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _resumed(out: Path, parent: str, steps: float) -> dict[str, float]:
-    """The steps a curve resumed from (its parent's checkpoint, beside this run's results
-    directory) and the steps it ran; from 0 without a parent or its checkpoint."""
-    checkpoint = out.parent.parent / parent / "results" / "checkpoint.json"
-    before = 0.0
-    if parent and checkpoint.is_file():
-        before = float(json.loads(checkpoint.read_text())["steps"])
+def _resumed(checkpoint: Path | None, steps: float) -> dict[str, float]:
+    """The steps a curve resumed from (its parent's checkpoint) and the steps it ran; from 0
+    when it was not told to resume."""
+    before = float(json.loads(checkpoint.read_text())["steps"]) if checkpoint else 0.0
     return {"resumed_from": before, "steps_run": steps - before}
 
 

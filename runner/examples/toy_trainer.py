@@ -7,7 +7,14 @@ replica 0 writes `$RESULTS_DIR/metrics.json`, which `python -m runner status` sh
 The replicas do not talk to each other (a real multi-node job would all-reduce through
 BEAKER_LEADER_REPLICA_HOSTNAME); each trains on its own shard and reports its progress.
 
-    python -m runner.examples.toy_trainer --lr 0.1 --steps 300
+It checkpoints as a successive halving's points are told (`runner.examples.checkpoints`):
+replica 0 writes its weights and step to `--checkpoint DIR` (else `SWEEP_CHECKPOINT`), and a
+run told to resume (`SWEEP_PARENT_KEY`, or `--resume DIR`) starts from the checkpoint in
+`--resume DIR` (else `SWEEP_PARENT_CHECKPOINT`) and trains on to `--steps`; when that checkpoint
+is not there it exits 66 with one line naming it instead of starting over.
+
+    python -m runner.examples.toy_trainer --lr 0.1 --steps 300 --checkpoint /tmp/c100
+    python -m runner.examples.toy_trainer --lr 0.1 --steps 900 --resume /tmp/c100
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from runner.examples.checkpoints import FILE, Missing, refuse, resuming, saving
 
 FEATURES = 8
 SAMPLES = 1024
@@ -51,6 +60,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         default=int(_env("FAIL_RANK", "-1")),
         help=f"this replica exits with code {FAILED} after its first step (for trying failures)",
     )
+    parser.add_argument("--checkpoint", default="", help="where replica 0 writes its checkpoint")
+    parser.add_argument("--resume", default="", help="the checkpoint to resume from")
     return parser.parse_args(argv)
 
 
@@ -81,11 +92,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         flush=True,
     )
     started = time.monotonic()
+    try:
+        resumed = resuming(args.resume)
+    except Missing as missing:
+        return refuse(missing)
+    first, w = 1, [0.0] * FEATURES
+    if resumed is not None:
+        saved = json.loads(resumed.read_text())
+        first, w = int(saved["step"]) + 1, [float(v) for v in saved["weights"]]
+        print(f"replica {rank}: resumed from step {first - 1} ({resumed})", flush=True)
     xs, ys = dataset()
     shard = list(range(rank, SAMPLES, count))
-    rng = random.Random(args.seed * 1000 + rank)
-    w = [0.0] * FEATURES
-    for step in range(1, args.steps + 1):
+    rng = random.Random(args.seed * 1000 + rank + first)
+    for step in range(first, args.steps + 1):
         batch = rng.sample(shard, min(args.batch_size, len(shard)))
         grad = [0.0] * FEATURES
         for i in batch:
@@ -107,8 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metrics = {
             "final_loss": loss if math.isfinite(loss) else str(loss),
             "steps": args.steps,
+            **({"resumed_from": first - 1} if resumed is not None else {}),
             "seconds": round(time.monotonic() - started, 3),
         }
+        place = saving(args.checkpoint)
+        if place is not None:
+            place.mkdir(parents=True, exist_ok=True)
+            (place / FILE).write_text(json.dumps({"step": args.steps, "weights": w}) + "\n")
         results = os.environ.get("RESULTS_DIR")
         if results:  # the runner always sets it; run by hand without it, just print
             Path(results).mkdir(parents=True, exist_ok=True)

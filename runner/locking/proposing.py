@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from runner.core.errors import MissingExtra, RunnerError
+from runner.backends import ExperimentState
+from runner.core.errors import ManifestError, MissingExtra, Problem, RunnerError
 from runner.core.invoked import invoked
+from runner.core.marks import KeyPath
 from runner.core.model import Sweep
 from runner.core.search import Adaptive
 from runner.locking.auto import leaves
@@ -107,13 +109,49 @@ def _names(sweep: Sweep) -> tuple[str, ...]:
     return halving.told if halving is not None else sample.names if sample is not None else ()
 
 
+def unwritten(sweep: Sweep, observed: Observation) -> None:
+    """ManifestError (exit 1, nothing written) when points have succeeded and none wrote a
+    metric the search is judged by (a misspelt `metric`, a job that writes another name): the
+    search would rank nothing, so it is said now, naming the metrics the points did write,
+    instead of after a rung or a round ran for nothing."""
+    finished = [p for p in observed.points if p.state == ExperimentState.SUCCEEDED]
+    if not finished:
+        return
+    wrote = sorted({m for p in finished for m in p.metrics if p.number(m) is not None})
+    problems = []
+    for metric in sweep.search.aims.metrics:
+        if metric in wrote:
+            continue
+        said = (
+            f"no finished point wrote {metric} (of {len(finished)} finished, in metrics.json):"
+            f" they wrote {', '.join(wrote) or 'no numeric metric'}; name one of those, or have"
+            f" the job write {metric}"
+        )
+        problems.append(Problem.at(sweep.marks, str(sweep.path), _written_at(sweep, metric), said))
+    if problems:
+        raise ManifestError(problems)
+
+
+def _written_at(sweep: Sweep, metric: str) -> KeyPath:
+    """Where the manifest names `metric`: a constraint, the halving's metric (which the sample's
+    must agree with), or the sample's."""
+    aims = sweep.search.aims
+    if all(a.metric != metric for a in aims.objectives):
+        return ("params", "sample", "constraints")
+    if sweep.search.halving is not None:
+        return ("params", "fidelity", "metric")
+    return ("params", "sample", "metric")
+
+
 def _next(cat: Catalog, name: str, looks: Observer, same: SameCode) -> Proposed:
     loaded = cat.loaded[name]
     sweep, shown = loaded.sweep, str(loaded.sweep.path)
 
     def observe() -> Observation:
         (plan,) = cat.plans_of([name], cat.ledgers(looks.backend.layout))
-        return looks.observation(plan)
+        observed = looks.observation(plan)
+        unwritten(sweep, observed)
+        return observed
 
     def others() -> Seeding:
         return seeding(sweep.search, sources(cat, sweep.search, looks.backend), same)

@@ -6,7 +6,10 @@ is a prior when it succeeded, lies in this search's space (each sampled paramete
 distribution, a conditional one present exactly where its condition holds; parameters this
 search does not sample are not read, and said so), reports every metric the search is judged by,
 and (with `commit: same`) was submitted at a commit whose code is the code checked out now.
-Every other point is left out with why. `seeding` is pure; `sources` reads the other sweeps.
+Of a successive halving, only the last rung's points are priors: they ran the full length, as
+the search's own points do; a shorter rung's value is of another budget (a loss at 30 steps is
+not a loss at 270), so those points are left out, each saying its rung. Every other point is
+left out with why. `seeding` is pure; `sources` reads the other sweeps.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 
 from runner.backends import Backend, ExperimentState
 from runner.core.errors import ManifestError
+from runner.core.ladder import Ladder
 from runner.core.locked import Seed, Seeds
 from runner.core.sample import Commits, Sample, SeedFrom
 from runner.core.search import Search
@@ -50,13 +54,21 @@ def seeding(search: Search, sources: Sequence[Source], same: SameCode) -> Seedin
     notes: list[str] = []
     for source in sources:
         observed = source.observation
+        ladder = observed.halving.ladder if observed.halving is not None else None
         for point in observed.points:
-            seed, why = _seed(sample, metrics, source, point, same)
+            short = _short(ladder, point) if ladder is not None else ""
+            seed, why = (None, short) if short else _seed(sample, metrics, source, point, same)
             if seed is not None:
                 seeds.append(seed)
             elif why:
                 left.append(LeftOut(observed.name, point.experiment, why))
-        unread = [a for a in observed.axes if a not in (*sample.names, ROUND)]
+        if ladder is not None:
+            notes.append(
+                f"{observed.name} is a successive halving: only its last rung's points"
+                f" ({ladder.param}={ladder.values[-1]}) are priors, its shorter rungs' are left out"
+            )
+        budget = ladder.names if ladder is not None else ()
+        unread = [a for a in observed.axes if a not in (*sample.names, ROUND, *budget)]
         if unread:
             notes.append(
                 f"{observed.name}'s parameters {', '.join(unread)} are not in this search's space:"
@@ -84,6 +96,18 @@ def _seed(
         return None, f"no metric {', '.join(missing)}"
     numbers = tuple(float(v or 0.0) for v in values)
     return Seed(source.observation.name, point.key, row, numbers), ""
+
+
+def _short(ladder: Ladder, point: PointResult) -> str:
+    """Why a halving's point is not a prior: it ran short of the full length ("" when it ran
+    it, at the last rung)."""
+    rung, last = ladder.rung(dict(point.params)), len(ladder.values) - 1
+    if rung == last or point.state == Absent.NOT_SUBMITTED:
+        return ""
+    return (
+        f"rung {rung} of {last} ({ladder.param}={ladder.values[rung]}): a shorter run than the"
+        f" full length ({ladder.param}={ladder.values[-1]})"
+    )
 
 
 def sources(cat: Catalog, search: Search, backend: Backend) -> list[Source]:

@@ -159,7 +159,7 @@ def _build(
             data.get("max_failures"),
             _target(data.get("stop_when")),
         ),
-        warnings=tuple(_warnings(doc)),
+        warnings=(*_warnings(doc), *([placed.note] if placed.note else [])),
         search=search,
     )
 

@@ -6,7 +6,9 @@ A selector is resolved once, with a token, by `lock` (`runner.locking.clusters`)
 other command reads that section and never asks Beaker: the spec lists the locked clusters, so
 it renders byte for byte as the same manifest with that list written out, and the plan (which
 has no token) shows them. A selector that no longer matches its section makes the lock out of
-date, as a changed sample does.
+date, as a changed sample does; a draft's is not resolved until `lock` runs with a token, and
+meanwhile ignored (a draft runs on this machine only, where clusters mean nothing): a note says
+so, and its specs list no cluster.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class Selected:
     problems: tuple[Problem, ...] = ()
     stale: Problem | None = None
     """The lock is missing or out of date for the selector (what `lock` mends)."""
+    note: Problem | None = None
+    """A draft's selector not resolved: ignored on this machine, said once (a warning)."""
 
 
 def check(doc: Document, lock: LockFile) -> Selected:
@@ -101,7 +105,20 @@ def check(doc: Document, lock: LockFile) -> Selected:
         said = f"the lock {name} has no clusters yet"
     else:
         said = "the lock's clusters are out of date"
+    if doc.data.get("draft") is True:  # never submitted to Beaker, where the clusters count
+        return Selected(asked, (), tuple(out), note=draft_note(doc, path, said))
     return Selected(asked, (), tuple(out), _stale(doc, path, said))
+
+
+def draft_note(doc: Document, path: KeyPath, said: str) -> Problem:
+    """A draft's selector that no lock resolves: a warning, not a problem (the local backend
+    ignores clusters, and Beaker never runs a draft)."""
+    message = (
+        f"warning: {said}: this draft's cluster selector is ignored on this machine (the local"
+        f" backend uses no cluster); before it goes to Beaker, run {invoked()} lock {doc.source}"
+        " with a Beaker token"
+    )
+    return Problem.at(doc.marks, doc.source, path, message, key=True)
 
 
 def _stale(doc: Document, path: KeyPath, said: str) -> Problem:

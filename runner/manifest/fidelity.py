@@ -19,7 +19,7 @@ from typing import Any
 from runner.core.aims import Aim, Goal
 from runner.core.errors import Problem
 from runner.core.invoked import invoked
-from runner.core.ladder import MIN_TIMEOUT, PARENT, RUNG, Ladder
+from runner.core.ladder import CHECKPOINT, MIN_TIMEOUT, PARENT, PARENT_CHECKPOINT, RUNG, Ladder
 from runner.core.locked import Rows, RungLock
 from runner.core.marks import Document, KeyPath, field_path
 from runner.core.model import BUILTINS, Axis, Point, Space
@@ -31,7 +31,12 @@ from runner.manifest import conditions as conditioned
 from runner.render import template
 from runner.render.durations import to_nanoseconds
 
-OWN = {RUNG: "each point's rung", PARENT: "{parent}: the experiment a promoted point resumes"}
+OWN = {
+    RUNG: "each point's rung",
+    PARENT: "{parent}: the experiment a promoted point resumes",
+    CHECKPOINT: "{checkpoint}: where a point writes its checkpoint",
+    PARENT_CHECKPOINT: "{parent_checkpoint}: the checkpoint a promoted point resumes",
+}
 """The names a halving gives every point, or its tasks: no parameter may take them."""
 FIDELITY: KeyPath = ("params", "fidelity")
 
@@ -70,15 +75,15 @@ def parse_fidelity(
     # a bound refused above: one budget stands in, so that its name stays known to the templates
     low, high = (bounds["min"], bounds["max"]) if len(bounds) == 2 else (1, 1)
     floor = to_nanoseconds(raw["min_timeout"]) if "min_timeout" in raw else MIN_TIMEOUT
-    ladder = Ladder(param, rung_values(low, high, eta), eta, floor)
-    for said in _problems(doc, ladder, swept, sample):
-        add(*said)
+    saved = raw.get("checkpoint")
+    ladder = Ladder(param, rung_values(low, high, eta), eta, floor, saved)
+    for problem in _problems(doc, ladder, swept, sample):
+        add(*problem)
+    if saved is not None and (wrong := checkpoint_problem(str(saved))):
+        add((*FIDELITY, CHECKPOINT), wrong, False)
     if float(low) > float(high):
-        add(
-            (*FIDELITY, "min"),
-            f"min {low} is above max {high}: rung 0 runs at min, the last rung at max",
-            False,
-        )
+        said = f"min {low} is above max {high}: rung 0 runs at min, the last rung at max"
+        add((*FIDELITY, "min"), said, False)
     return ladder
 
 
@@ -122,6 +127,27 @@ def _problems(
             )
         )
     return out
+
+
+def checkpoint_problem(path: str) -> str:
+    """What is wrong with a checkpoint path template ("" when nothing): an absolute path (on
+    storage every job mounts; a relative one dies with the container) without spaces or `..`,
+    naming `{experiment}` (each point its own; a promoted point finds its parent's by name)."""
+    try:
+        names = template.parse(path).names
+    except template.TemplateError as exc:
+        return str(exc)
+    if not path.startswith("/") or any(c.isspace() for c in path) or "/../" in f"{path}/":
+        return (
+            f"{path!r} is not an absolute path without spaces or '..': a checkpoint lives on"
+            " storage every job mounts (a weka bucket's path), keyed by {experiment}"
+        )
+    if "experiment" not in names:
+        return (
+            f"{path!r} does not name {{experiment}}: each point writes its own checkpoint there,"
+            " and a promoted point finds its parent's at the parent's name"
+        )
+    return ""
 
 
 def _against_sample(doc: Document, sample: Sample) -> list[tuple[KeyPath, str, bool]]:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runner.core.aims import Aim
 from runner.core.errors import Problem
 from runner.core.ladder import Ladder
 from runner.core.locked import Locked
@@ -21,7 +22,7 @@ from runner.core.model import (
     param_env_name,
 )
 from runner.core.sample import Kind, Sample
-from runner.core.search import Adaptive, Drawn, Grid, Halving, Promotion, Search, Strategy
+from runner.core.search import Search, strategy
 from runner.core.values import InvalidValue, Value, canonical_json, checked, identity
 from runner.manifest import conditions, fidelity, known
 from runner.manifest import sample as sampled
@@ -105,41 +106,31 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         ladder=ladder,
         enqueued=known.enqueued(sample),
     )
-    search = Search(_strategy(sample, ladder, fidelity.promotion(doc)), aims, found_lock)
-    if ladder is not None and not out.problems:
-        space = _promoted(space, search, (lock, found_lock), doc, out)
+    if ladder is not None and aims.first is not None and not out.problems:
+        space, stale = _promoted(space, ladder, aims.first, (lock, found_lock), doc)
+        out.problems += stale
     check_assignments(space, out.add)
     _check_env_names(seen, out)
-    return ParsedSpace(space, out.problems, search)
-
-
-def _strategy(sample: Sample | None, ladder: Ladder | None, promotion: Promotion) -> Strategy:
-    """How the points are found: written out, drawn, proposed, or halved over one of the first two."""
-    base: Strategy = (
-        Grid() if sample is None else Adaptive(sample) if sample.adaptive else Drawn(sample)
+    return ParsedSpace(
+        space,
+        out.problems,
+        Search(strategy(sample, ladder, fidelity.promotion(doc)), aims, found_lock),
     )
-    if ladder is None:
-        return base
-    return Halving(base if isinstance(base, Grid | Drawn) else Grid(), ladder, promotion)
 
 
 def _promoted(
     space: Space,
-    search: Search,
+    ladder: Ladder,
+    aim: Aim,
     lock: tuple[LockFile | None, Locked | None],
     doc: Document,
-    out: _Collector,
-) -> Space:
+) -> tuple[Space, list[Problem]]:
     """The space with a successive halving's promoted points (the lock's rungs): a lock edited
     by hand, or rungs of another rung 0, are a problem (`propose` writes them again)."""
     source, found = lock
-    halving, aim = search.halving, search.aims.first
-    assert halving is not None and aim is not None  # a fidelity section names its metric
     unreadable = found is None and source is not None and source.exists()  # edited by hand
-    rungs = found.rungs if found else None
-    space, stale = fidelity.with_rungs(space, halving.ladder, aim, rungs, doc)
-    out.problems += [fidelity.stale_rungs(doc)] if unreadable else stale
-    return space
+    space, stale = fidelity.with_rungs(space, ladder, aim, found.rungs if found else None, doc)
+    return space, [fidelity.stale_rungs(doc)] if unreadable else stale
 
 
 def _grid_axes(

@@ -124,6 +124,7 @@ def _point(plan: SweepPlan, row: Row, exp: Experiment | None, tailed: Tailed) ->
         exp.description,
         commit=entry.commit,
         reported=tailed.reported.get(row.experiment, ()),
+        skipped=tailed.skipped.get(row.experiment),
     )
 
 

@@ -26,9 +26,9 @@ from runner.backends import (
     recorded,
 )
 from runner.core.model import Sweep
-from runner.observe import tails, usage
+from runner.observe import resumes, tails, usage
 from runner.observe.join import Seen, observation
-from runner.observe.live import NO_TAILS, Reading
+from runner.observe.live import NO_TAILS, Reading, Tails
 from runner.observe.model import Observation
 from runner.plan import SweepPlan
 
@@ -162,10 +162,14 @@ class Observer:
             context = self.context
             if usage.wanted(plan.sweep, context.asked):
                 found = usage.measured(self.backend, plan.sweep, found)
-            read = tails.NOTHING_READ
+            read, picked = tails.NOTHING_READ, {}
             if tails.reads(plan.sweep, self.backend, context.reading):
                 picked = tails.chosen(found, context.reading.tails)
+            if context.reading.tails is not Tails.NONE:  # did a promoted point miss its checkpoint
+                picked |= resumes.failed(plan, found)
+            if picked:
                 read = tails.read(self.backend, plan.sweep, picked)
+            read = resumes.checked(self.backend, plan, found, read)
             joined = observation(plan, Seen(found, context.head, read))
             self._observations[name] = joined
         return self._observations[name]

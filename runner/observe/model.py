@@ -15,7 +15,7 @@ from runner.core.model import Condition
 from runner.core.sample import Sample
 from runner.core.search import Halving, Search
 from runner.core.values import StrEnum, Value
-from runner.observe.live import Reported
+from runner.observe.live import Reported, Skipped
 
 PROGRESS = re.compile(r"\[\s*\d+(?:\.\d+)?\s*%[^\]]*\]")
 """Progress as OLMo-core's BeakerCallback writes it: `[3%, 30/1,000]`."""
@@ -79,6 +79,8 @@ class PointResult:
         """(step, value) of each report of `metric`, in the order printed."""
         return tuple((r.step, r.values[metric]) for r in self.reported if metric in r.values)
 
+    skipped: Skipped | None = None
+    """Reporting lines its log printed that report nothing (malformed), where it was read."""
     parent: str = ""
     """A successive halving's promoted point: the experiment of the point it came from (the
     same configuration one rung lower); empty at rung 0 and elsewhere."""

@@ -1,7 +1,8 @@
 """The reporting lines of a sweep's points, read from their logs through the port's `logs`.
 
-One read per point read (replica 0 of its first task, its latest job), never a listing per
-point: which points are read is decided from the look the observation already made. On Beaker
+At most one read per point (replica 0 of its first task, its latest job), never a listing per
+point: which points are read is decided from the look the observation already made; none is
+read twice (`read`). On Beaker
 a read asks for the last `TAIL_LINES` lines (one bounded StreamJobLogs, after the job listing
 that finds the replica's job); on a backend whose logs are files on this machine
 (`Capability.LOCAL_LOGS`) the whole file is read, so a finished run's curve is whole. A point
@@ -26,7 +27,17 @@ from runner.backends import (
     Transient,
 )
 from runner.core.model import Sweep
-from runner.observe.live import TAIL_LINES, Live, Reading, Reported, Tails, reports
+from runner.observe.live import (
+    TAIL_LINES,
+    Live,
+    Reading,
+    Reported,
+    Scanned,
+    Skipped,
+    Tails,
+    scan,
+    skipped_text,
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,10 @@ class Tailed:
 
     reported: Mapping[str, tuple[Reported, ...]] = field(default_factory=dict)
     note: str = ""
+    skipped: Mapping[str, Skipped] = field(default_factory=dict)
+    """The reporting lines each read point printed that report nothing (`live.Skipped`)."""
+    missing: Mapping[str, str] = field(default_factory=dict)
+    """The checkpoint a read point's trainer said is missing (`live.CHECKPOINT_MISSING`)."""
 
 
 NOTHING_READ = Tailed()
@@ -61,20 +76,35 @@ def chosen(found: Results, tails: Tails) -> dict[str, Experiment]:
 
 def read(backend: Backend, sweep: Sweep, experiments: Mapping[str, Experiment]) -> Tailed:
     """Each experiment's reports, from one `logs` read of its replica 0 (by its id, which
-    holds even where it was renamed), by the name the plan knows it by."""
+    holds even where it was renamed), by the name the plan knows it by.
+
+    At most one read per experiment (an id under two names is read once), and none sent twice
+    (the backend's read is one log request: a stream cut off is a failure, not a second
+    request). Those that fail are named in the note; once the backend has given up on the
+    service (its deadline, its unreachable limit) every read left fails at once, unsent."""
     tail = None if Capability.LOCAL_LOGS in backend.capabilities else TAIL_LINES
     found: dict[str, tuple[Reported, ...]] = {}
+    skipped: dict[str, Skipped] = {}
+    missing: dict[str, str] = {}
+    by_id: dict[str, Scanned] = {}
     unread: list[str] = []
     for name, experiment in experiments.items():
         query = LogQuery(tail=tail, recorded=experiment.id)
         try:
-            found[name] = reports(backend.logs(sweep, name, query))
+            scanned = by_id.get(experiment.id) or scan(backend.logs(sweep, name, query))
         except NotStarted:
             continue
         except (Rejected, Transient) as exc:
             unread.append(f"{name} ({exc})")
-    note = ""
+            continue
+        by_id[experiment.id] = scanned
+        found[name] = scanned.reported
+        if scanned.skipped is not None:
+            skipped[name] = scanned.skipped
+        if scanned.missing:
+            missing[name] = scanned.missing
+    notes = [skipped_text(skipped)]
     if unread:
         shown = "; ".join(unread[:3]) + ("; ..." if len(unread) > 3 else "")
-        note = f"live values of {len(unread)} point(s) not read: {shown}"
-    return Tailed(found, note)
+        notes.append(f"live values of {len(unread)} point(s) not read: {shown}")
+    return Tailed(found, "; ".join(n for n in notes if n), skipped, missing)

@@ -3,8 +3,12 @@ awaited point has ended, one has failed (when asked to stop there) or the time i
 
 Each interval makes one listing per sweep (`Observer.states`: states only, listed in as few
 calls as the backend can, `Listing.FEW_CALLS`), never a call per point, and tells a `Tally`.
+A recorded experiment the backend no longer has (deleted) would never end: the wait ends at
+once, naming it (`Ending.GONE`).
 Waiting goes through a `Clock`, so tests jump through intervals instead of sleeping. The result
-is data (`Waited`); the command turns it into the final table and an exit code.
+is data (`Waited`); the command turns it into the final table and an exit code. On this machine
+a submit records a point only once it starts, so the points it has yet to start are awaited too
+(not started yet: pending), and the command reads the ledger again each interval (`again`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from runner.backends import Backend, ExperimentState, Listing
 from runner.core.clock import Clock
 from runner.core.values import StrEnum
 from runner.observe.looks import Context, Observer, never
-from runner.observe.model import Observation, PointResult
+from runner.observe.model import Absent, Observation, PointResult
 from runner.plan import SweepPlan
 
 
@@ -38,6 +42,8 @@ class Ending(StrEnum):
     """Some point failed or was canceled."""
     TIMED_OUT = "timed-out"
     """The timeout came while some point was still queued or running."""
+    GONE = "gone"
+    """An awaited point's recorded experiment is not on the backend any more: it never ends."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,8 @@ class Tally:
     queued: int
     failed: int
     """Failed or canceled."""
+    unstarted: int = 0
+    """Not started yet: a submit on this machine has yet to start them."""
 
     @classmethod
     def of(cls, points: Sequence[PointResult]) -> Tally:
@@ -78,12 +86,14 @@ class Tally:
             states.count(ExperimentState.RUNNING),
             states.count(ExperimentState.QUEUED),
             sum(isinstance(s, ExperimentState) and s.restartable for s in states),
+            states.count(Absent.NOT_SUBMITTED),
         )
 
     @property
     def text(self) -> str:
         parts = [f"{self.done}/{self.total} done", f"{self.running} running"]
         parts += [f"{self.queued} queued"] if self.queued else []
+        parts += [f"{self.unstarted} not started yet"] if self.unstarted else []
         parts += [f"{self.failed} failed"] if self.failed else []
         return ", ".join(parts)
 
@@ -105,6 +115,11 @@ class Waited:
         return [
             p for p in self.points if isinstance(p.state, ExperimentState) and p.state.restartable
         ]
+
+    @property
+    def gone(self) -> list[PointResult]:
+        """Those recorded but not found on the backend (deleted)."""
+        return [p for p in self.points if p.state == Absent.MISSING]
 
     @property
     def pending(self) -> list[PointResult]:
@@ -133,17 +148,24 @@ def wait(
     clock: Clock,
     timing: Timing,
     told: Callable[[Tally], None],
+    again: Callable[[], Sequence[Awaited]] | None = None,
 ) -> Waited:
     """Look every `timing.interval` until the awaited points have ended, one failed (with
-    `OnFailure.STOP`) or `timing.timeout` is up. Raises what the backend raises (`Transient`:
-    it did not answer)."""
+    `OnFailure.STOP`), one is gone from the backend or `timing.timeout` is up; `again`: the
+    awaited points as the ledger says them now, asked before each look after the first (a local
+    submit records each point as it starts). Raises what the backend raises (`Transient`: it did
+    not answer)."""
     deadline = None if timing.timeout is None else clock.now() + timing.timeout
     looks = 0
     while True:
+        if again is not None and looks:
+            awaited = again()
         sweeps = look(backend, awaited)
         looks += 1
         waited = Waited(Ending.TIMED_OUT, sweeps, looks)
         told(Tally.of(waited.points))
+        if waited.gone:
+            return dataclasses.replace(waited, ending=Ending.GONE)
         failed = bool(waited.failed)
         if not waited.pending or (failed and timing.on_failure is OnFailure.STOP):
             ending = Ending.SOME_FAILED if failed else Ending.ALL_SUCCEEDED

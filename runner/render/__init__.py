@@ -17,7 +17,7 @@ from typing import Any
 
 from runner.core.errors import ManifestError, Problem
 from runner.core.keys import experiment_name, point_key
-from runner.core.ladder import PARENT
+from runner.core.ladder import CHECKPOINT, PARENT, PARENT_CHECKPOINT
 from runner.core.marks import KeyPath
 from runner.core.model import BUILTINS, Point, Rendered, Sweep, param_env_name
 from runner.core.values import Value, as_text, checked
@@ -87,6 +87,7 @@ class Renderer:
         if self._ladder is not None:  # {parent}: in tasks only, absent at rung 0
             self._known.add(PARENT)
             self._optional |= {PARENT}
+        self._checkpoint = self._compile_checkpoint()
         self._literal_numbers: dict[KeyPath, int | float] = {}
         """Checked values of literal numeric slots (`replicas: 1`, `gpus: 8`), by slot path."""
         self._skeletons: dict[tuple[tuple[bool, ...], frozenset[str]], Skeleton[PointContext]] = {}
@@ -158,6 +159,18 @@ class Renderer:
                 " where an item naming an absent parameter is left out",
             )
         return Slot(parsed, path)
+
+    def _compile_checkpoint(self) -> Slot | None:
+        """`params.fidelity.checkpoint`, which makes `{checkpoint}` and `{parent_checkpoint}`
+        (absent at rung 0) known to the tasks; None without it."""
+        ladder = self._ladder
+        if ladder is None or ladder.checkpoint is None:
+            return None
+        self._known |= {CHECKPOINT, PARENT_CHECKPOINT}
+        self._optional |= {PARENT_CHECKPOINT}
+        # The configuration's own names only: a parent's path is the same template at its name.
+        known = set(self.sweep.space.axis_names) | set(BUILTINS)
+        return self._slot(ladder.checkpoint, ("params", "fidelity", CHECKPOINT), known)
 
     def _compile_derived(self) -> list[tuple[str, Slot]]:
         """The one place derived templates are checked: each may name only what comes before it."""
@@ -275,9 +288,14 @@ class Renderer:
         context, env = self._named(point)
         key, name = context.key, context.name
         above = self._ladder.parent(point.params) if self._ladder is not None else None
+        saved = self._checkpoint
+        if saved is not None:  # where it writes its checkpoint: the template at its name
+            context.checkpoint = env[CHECKPOINT] = context.text(saved)
         if above is not None:  # a promoted point: its parent's key and {parent}, its name
             parent, _ = self._named(Point(above))
             context.parent, env[PARENT] = parent.key, parent.name
+            if saved is not None:  # and where the parent wrote the checkpoint it resumes
+                context.parent_checkpoint = env[PARENT_CHECKPOINT] = parent.text(saved)
         if self._derived:
             derived = []
             for dname, slot in self._derived:

@@ -17,6 +17,12 @@ from runner.render.slots import Check, PointContext, Slot
 
 PARENT_KEY = "SWEEP_PARENT_KEY"
 """A promoted point's parent's key (successive halving): where the run it resumes came from."""
+CHECKPOINT_VAR = "SWEEP_CHECKPOINT"
+"""Where a halving's point writes its checkpoint (`params.fidelity.checkpoint` at its name)."""
+PARENT_CHECKPOINT_VAR = "SWEEP_PARENT_CHECKPOINT"
+"""Where a promoted point's parent wrote the checkpoint it resumes (the template at its name)."""
+CHECKPOINT_VARS = (CHECKPOINT_VAR, PARENT_CHECKPOINT_VAR)
+"""The variables whose paths the local backend keeps on this machine instead (mounts are not)."""
 _BEAKER_NAME = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 _nanoseconds = functools.lru_cache(maxsize=64)(to_nanoseconds)
 Field = str | int | float | Hole[PointContext]
@@ -185,8 +191,14 @@ class SpecShape:
             {"name": env_name, "value": Hole(_env_value(name))}
             for name, env_name in self.env_names.items()
         ]
-        if sweep.space.ladder is not None and PARENT not in self.absent:  # a promoted point
+        ladder = sweep.space.ladder
+        if ladder is not None and PARENT not in self.absent:  # a promoted point
             out.append({"name": PARENT_KEY, "value": Hole(lambda p: json_string(p.parent))})
+        if ladder is not None and ladder.checkpoint is not None:
+            out.append({"name": CHECKPOINT_VAR, "value": Hole(lambda p: json_string(p.checkpoint))})
+            if PARENT not in self.absent:
+                resumed: Hole[PointContext] = Hole(lambda p: json_string(p.parent_checkpoint))
+                out.append({"name": PARENT_CHECKPOINT_VAR, "value": resumed})
         # Sorted: the environment is a set, so reordering `env` or the grid changes nothing.
         return sorted(out, key=lambda var: str(var["name"]))
 

@@ -38,12 +38,14 @@ class PointContext:
     """Rendering state of one point: evaluates compiled slots, checking each."""
 
     __slots__ = (
+        "checkpoint",
         "derived",
         "env",
         "key",
         "literal_numbers",
         "name",
         "parent",
+        "parent_checkpoint",
         "point",
         "replicas",
         "sweep",
@@ -65,6 +67,10 @@ class PointContext:
         self.replicas: tuple[int, ...] = ()
         self.parent = ""
         """A promoted point's parent's key (`SWEEP_PARENT_KEY`); empty at rung 0."""
+        self.checkpoint = ""
+        """Where it writes its checkpoint (`params.fidelity.checkpoint`), or empty."""
+        self.parent_checkpoint = ""
+        """A promoted point's: where its parent wrote the checkpoint it resumes, or empty."""
 
     def fail(self, slot: Slot, message: str) -> ManifestError:
         sweep = self.sweep

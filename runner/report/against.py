@@ -42,7 +42,7 @@ def _sweep(c: Comparison) -> str:
                 "",
             ]
     else:
-        parts += ["_No point is in both._", ""]
+        parts += [f"_No point is in both: {c.unpaired}._", ""]
     then = [f"`{p.experiment}` ({params_text(p.params)})" for p in c.only_then]
     now = [f"`{p.experiment}` ({params_text(p.params)})" for p in c.only_now]
     parts += _listed(f"Only at `{c.rev}`", then) + _listed("Only now", now)
@@ -91,6 +91,7 @@ def as_json(c: Comparison) -> dict[str, object]:
         ],
         "only_then": [_point(p) for p in c.only_then],
         "only_now": [_point(p) for p in c.only_now],
+        "unpaired": c.unpaired or None,
     }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from runner.analysis.findings import Findings
 from runner.core.errors import RunnerError
+from runner.observe.live import skipped_text
 from runner.observe.model import PointResult
 from runner.report import pareto, views
 from runner.report.charts import chart, mermaid, progress_chart
@@ -71,6 +72,8 @@ def _page(
     else:
         parts += _ranked(f, images, charts)
         parts += pareto.front_lines(f, images.get(pareto.IMAGE))
+    skipped = skipped_text({p.experiment: p.skipped for p in r.points if p.skipped})
+    parts += [f"_{skipped}._", ""] if skipped else []
     if unfinished:
         parts += [f"### Not finished ({len(unfinished)})", "", _unfinished(f, unfinished[:shown])]
         if shown < len(unfinished):

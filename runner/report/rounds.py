@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from runner.core.aims import Aims
 from runner.core.sample import Sample
+from runner.core.values import StrEnum
 from runner.locking.auto import Auto
 from runner.locking.clusters import Resolved
 from runner.locking.proposing import Drew, Proposed
@@ -21,9 +22,17 @@ from runner.search.rounds import Next, Round, RoundVerdict
 from runner.search.rungs import halving_of
 
 
-def proposed_lines(one: Proposed) -> list[str]:
+class Listed(StrEnum):
+    """How many of a warm start's left-out points `propose`'s lines name."""
+
+    FEW = "few"
+    EVERY = "every"
+    """`propose --verbose`: each one, a line each."""
+
+
+def proposed_lines(one: Proposed, listed: Listed = Listed.FEW) -> list[str]:
     """What `propose` did for one sweep: its line (a round's or a rung's), and, when a warm
-    start's round 0 was written, what it learned from."""
+    start's round 0 was written, what it learned from and the points it left out (`listed`)."""
     step, sample, halving = one.done.step, one.sweep.search.sample, halving_of(one.sweep)
     if one.inside:
         kind = "rung" if halving is not None else "round"
@@ -37,7 +46,7 @@ def proposed_lines(one: Proposed) -> list[str]:
         first = line(one.shown, sample, step)
     else:
         raise ValueError(f"{one.shown}: no search to propose")
-    said = seeding_lines(step) if one.done.text is not None else []
+    said = seeding_lines(step, listed) if one.done.text is not None else []
     return [first, *(f"{one.shown}: {s}" for s in said)]
 
 
@@ -112,8 +121,9 @@ SHOWN_LEFT_OUT = 5
 """Points left out named in `propose`'s lines (the pull request lists 50)."""
 
 
-def seeding_lines(step: Next) -> list[str]:
-    """What a warm start learned from, and what it left out and why (`propose`, round 0)."""
+def seeding_lines(step: Next, listed: Listed = Listed.FEW) -> list[str]:
+    """What a warm start learned from, and what it left out and why (`propose`, round 0): the
+    first few, or every one, a line each."""
     seeding = step.seeding
     if seeding is None or step.number != 0:
         return []
@@ -121,9 +131,12 @@ def seeding_lines(step: Next) -> list[str]:
     used = ", ".join(f"{n} from {sweep}" for sweep, n in counts.items()) or "none"
     lines = [f"warm start: {len(seeding.seeds.points)} prior point(s) ({used})"]
     left = seeding.left_out
-    if left:
+    if left and listed is Listed.EVERY:
+        lines += [f"left out {len(left)}:", *(f"  {x.sweep}/{x.experiment}: {x.why}" for x in left)]
+    elif left:
         named = "; ".join(f"{x.sweep}/{x.experiment}: {x.why}" for x in left[:SHOWN_LEFT_OUT])
-        more = f"; and {len(left) - SHOWN_LEFT_OUT} more" if len(left) > SHOWN_LEFT_OUT else ""
+        cut = len(left) - SHOWN_LEFT_OUT
+        more = f"; and {cut} more (propose --verbose lists every one)" if cut > 0 else ""
         lines.append(f"left out {len(left)}: {named}{more}")
     return lines + list(seeding.notes)
 
@@ -180,7 +193,7 @@ def pull_request(round_: Round) -> dict[str, object]:
         f" through the usual plan; closing it unmerged stops the search until Propose is"
         f" dispatched or the manifest is edited.\n\n"
         + (f"Best so far: {best}\n\n" if best else "")
-        + _seeding_text(step)
+        + seeding_text(step)
         + _previous_table(round_, sample, search.aims)
         + f"Proposed in round {step.number}:\n\n"
         + f"| {' | '.join(names)} |\n|"
@@ -218,21 +231,34 @@ def _previous_table(round_: Round, sample: Sample, aims: Aims) -> str:
     return f"Results of round {round_.step.number - 1}:\n\n{head}\n{rows}\n"
 
 
-PR_LEFT_OUT = 50
+PR_LEFT_OUT_CHARS = 40_000
+"""The left-out table's most characters: every point is listed while the pull request's body
+stays under GitHub's 65 536 characters with the rest of it."""
 """Points left out listed in a round's pull request; the rest are counted."""
 
 
-def _seeding_text(step: Next) -> str:
+def seeding_text(step: Next) -> str:
     """Round 0 of a warm start: what it learned from, and each point left out and why."""
     lines = seeding_lines(step)
     if not lines:
         return ""
     assert step.seeding is not None
     left = step.seeding.left_out
-    rows = "".join(f"| `{x.sweep}` | `{x.experiment}` | {x.why} |\n" for x in left[:PR_LEFT_OUT])
-    table = f"| sweep | point | left out because |\n|---|---|---|\n{rows}" if rows else ""
-    more = f"\n…and {len(left) - PR_LEFT_OUT} more.\n" if len(left) > PR_LEFT_OUT else ""
-    return f"{lines[0].capitalize()}.\n\n" + (f"{table}{more}\n" if table else "")
+    rows = [f"| `{x.sweep}` | `{x.experiment}` | {x.why} |\n" for x in left]
+    kept, size = 0, 0
+    for row in rows:  # every row while the body stays under GitHub's limit
+        if size + len(row) > PR_LEFT_OUT_CHARS:
+            break
+        kept, size = kept + 1, size + len(row)
+    table = f"| sweep | point | left out because |\n|---|---|---|\n{''.join(rows[:kept])}"
+    more = (
+        f"\n…and {len(left) - kept} more, past what GitHub's body holds: `propose --verbose`"
+        " lists every one.\n"
+        if kept < len(left)
+        else ""
+    )
+    notes = "".join(f"{n[0].upper()}{n[1:]}.\n\n" for n in step.seeding.notes)
+    return f"{lines[0].capitalize()}.\n\n{notes}" + (f"{table}{more}\n" if rows else "")
 
 
 def _where(sample: Sample, told: Told) -> str:

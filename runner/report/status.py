@@ -205,6 +205,7 @@ def point_json(p: PointResult) -> dict[str, object]:
         "progress": p.progress,
         "link": p.link,
         "live": live_json(p),
+        "skipped_lines": None if p.skipped is None else p.skipped.as_json(),
         "url": p.url,
     }
 

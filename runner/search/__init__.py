@@ -9,6 +9,8 @@ call them, and nothing here reads the ledger, the plan or a backend.
 - `adaptive`: Optuna's TPE and GP proposals, fANOVA and the study file (the `[adaptive]` extra,
   only there);
 - `ranking`: the one `best()`, the best so far and importance by main effects;
+- `rungs`: successive halving's synchronous promotions; `asha`: its asynchronous ones (ASHA),
+  each decision a `Cut` that a record can show;
 - `rounds`: the next round of an adaptive search, from its lock and what was observed.
 
 The `params.sample` section, its vocabulary (`Method`, `Kind`, `Goal`) and the lock's codec

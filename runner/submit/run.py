@@ -106,6 +106,10 @@ class Submitter:
 
     def run(self, plans: Sequence[SweepPlan]) -> list[Outcome]:
         jobs = self.jobs(plans)
+        if isinstance(self.backend, RunsInCreate):  # a `wait` elsewhere waits for them all
+            for plan in plans:
+                if names := [p.name for s, p in jobs if s is plan.sweep]:
+                    self.backend.will_start(plan.sweep, names)
         self.progress.start(len(jobs))
         self.backend.health.listen(self._heard)
         try:
@@ -251,7 +255,7 @@ class Submitter:
 
     def _retrying(self, error: BaseException, seconds: float, attempt: int) -> None:
         down = error.unreachable if isinstance(error, Transient) else None
-        reason = str(error)
+        reason = down or str(error)  # 'connection refused', as the gateway's own waits say
         wait = Wait("", reason, seconds, attempt, self.policy.attempts, unreachable=bool(down))
         self.backend.health.waiting(wait)
 
@@ -281,7 +285,9 @@ class Submitter:
                 self._down_since is not None
                 and now >= self._down_since + self.options.max_unreachable
             ):
-                health, lasted = self.backend.health, elapsed_text(now - self._down_since)
+                # The limit it reached (workers' retry sleeps on a shared virtual clock can
+                # carry `now` past it before the loop looks again).
+                health, lasted = self.backend.health, elapsed_text(self.options.max_unreachable)
                 stop = Stop(
                     StopKind.UNREACHABLE,
                     f"{health.service} at {health.address} unreachable for {lasted} ({down})",

@@ -17,6 +17,7 @@ from tests.benchmarks import (
     expansion,
     halving,
     importance,
+    lab,
     migration,
     planning,
     restart,
@@ -43,6 +44,7 @@ GROUPS: dict[str, Callable[[Config], list[Row]]] = {
     "restart": restart.run,
     "signals": signals.run,
     "warm": warm.run,
+    "lab": lab.run,
 }
 RESULTS = PROJECT / "tests" / "benchmarks" / "RESULTS.md"
 

@@ -119,6 +119,10 @@ class LifecycleControls:
     _groups: GroupStore
     _telemetry: Telemetry
 
+    def delete_experiment(self, experiment_id: str) -> None:
+        """Delete an experiment (someone did, in Beaker's UI): no listing nor look-up finds it."""
+        self._state.delete_experiment(experiment_id)
+
     # Users and name scope.
 
     def add_user(self, name: str, token: str | None = None) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import grpc
@@ -55,7 +54,7 @@ class FaultInterceptor(grpc.ServerInterceptor):
             response = inner(request, context)
             held = self.faults.next_held_reply(rpc)
             if held:
-                time.sleep(held)  # committed; the reply waits (a runner may be killed meanwhile)
+                self.stopping.wait(held)  # committed; the reply waits (until the fake stops)
             if self.faults.next_lost_reply(rpc):
                 context.abort(
                     grpc.StatusCode.UNAVAILABLE, f"fake beaker: reply lost after {rpc} committed"

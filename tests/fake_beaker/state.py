@@ -280,6 +280,15 @@ class State:
         with self._lock:
             return list(self._experiments.values())
 
+    def delete_experiment(self, experiment_id: str) -> None:
+        """Forget an experiment as Beaker does once it is deleted: gone from every listing and
+        look-up (its jobs and tasks with it)."""
+        with self._lock:
+            del self._experiments[experiment_id]
+            for index in (self._by_job, self._by_task):
+                for key in [k for k, v in index.items() if v == experiment_id]:
+                    del index[key]
+
     def count_by_name(self) -> Counter[str]:
         with self._lock:
             return Counter(e.name for e in self._experiments.values())

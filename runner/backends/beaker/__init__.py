@@ -3,15 +3,15 @@
 It creates experiments by name (posting the rendered spec text as it is, once its shape is
 proven lossless through beaker-py's types: `conversion`), looks them up, lists them in bulk,
 and translates every failure into the three kinds the submit protocol understands (`errors`).
-Every call reports to `health`: a success, or a wait beaker-py sits out on its own.
+Every call goes through the `gateway`, which holds the command's deadline (`Bounds`) and reports
+to `health`: a success, or a wait it sits out; the client refuses any use around it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from beaker import beaker_pb2 as pb2
@@ -39,11 +39,13 @@ from runner.backends import NOTHING_RECORDED as NOTHING
 from runner.backends.beaker import duplicates, endings, identity, lifecycle, usage
 from runner.backends.beaker.client import TOKEN_HELP, Client, credentials
 from runner.backends.beaker.conversion import ShapeProofs, SpecMismatch, to_beaker_spec
-from runner.backends.beaker.errors import call, unreachable_reason
-from runner.backends.beaker.groups import SweepGroups, metrics_by_experiment
+from runner.backends.beaker.gateway import Gateway
+from runner.backends.beaker.groups import POLICY, SweepGroups, metrics_by_experiment
 from runner.backends.beaker.placing import BeakerPlacing
 from runner.backends.beaker.states import STATES
-from runner.backends.health import Health, Wait
+from runner.backends.health import Health
+from runner.core.clock import Bounds, Clock
+from runner.core.defaults import DEFAULT_MAX_UNREACHABLE
 from runner.core.errors import SubmitError
 from runner.core.model import Rendered, Sweep
 from runner.core.retry import RetryPolicy
@@ -63,9 +65,13 @@ class BeakerBackend:
         config: Config | None = None,
         http_timeout: float | None = None,
         policy: RetryPolicy | None = None,
+        bounds: Bounds | None = None,
     ) -> None:
-        """`policy`: how restarts and cancels are retried (by default, `RetryPolicy()`)."""
-        self.policy = policy or RetryPolicy()
+        """`policy`: how restarts and cancels are retried (by default, `RetryPolicy()` sleeping
+        on the bounds' clock); `bounds`: the command's deadline and unreachable limit, which
+        every call is held to (by default no deadline, and the default limit)."""
+        bounds = bounds or Bounds(Clock(), None, DEFAULT_MAX_UNREACHABLE)
+        self.policy = policy or RetryPolicy(sleep=bounds.clock.sleep)
         config = config or credentials()
         if config is None:
             raise SubmitError(TOKEN_HELP)
@@ -75,48 +81,28 @@ class BeakerBackend:
             raise SubmitError(f"cannot configure the Beaker client: {exc}") from None
         if http_timeout is not None:
             self.client.TIMEOUT = http_timeout  # type: ignore[misc]  # beaker-py reads self.TIMEOUT
+        self.health = Health("Beaker", config.agent_address)
+        self.gateway = Gateway(self.client, self.health, bounds)
         self._workspaces: dict[str, pb2.Workspace] = {}
         self.proofs = ShapeProofs()
-        self.groups = SweepGroups(self.client, self._workspace)
-        self.keys = identity.Keys(self.client, self._call, self._call)
-        self.placing = BeakerPlacing(self.client, self._call, self._workspace)
-        self.health = Health("Beaker", config.agent_address)
-        self._calling = threading.local()
-        self.client.watch_retries(self._retrying)
-        self.endings = endings.Endings(self.client, self._call)
+        groups = dataclasses.replace(POLICY, sleep=bounds.clock.sleep)
+        self.groups = SweepGroups(self.gateway, self._workspace, groups)
+        self.keys = identity.Keys(self.client, self.gateway.read, self.gateway.read)
+        self.placing = BeakerPlacing(self.client, self.gateway.read, self._workspace)
+        self.endings = endings.Endings(self.client, self.gateway.read)
         self._listed: dict[str, pb2.Workload] = {}
         """Workloads `results` listed, by experiment id: a live read of their logs right after
         a reader's look (`runner.observe.tails`) does not list each one again."""
 
     def close(self) -> None:
+        self.gateway.close()
         self.client.close()
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _call(self, what: str, fn: Callable[[], T]) -> T:
-        """`errors.call`, telling `health` of the outcome and naming the call in beaker-py's
-        own retries (which happen inside `fn`, on this thread)."""
-        self._calling.what = what
-        try:
-            value = call(what, fn)
-        except Transient as exc:
-            if exc.unreachable is not None:
-                self.health.waiting(Wait(what, exc.unreachable, 0.0, unreachable=True))
-            raise
-        finally:
-            self._calling.what = None
-        self.health.ok()
-        return value
-
-    def _retrying(self, error: BaseException, seconds: float) -> None:
-        down = unreachable_reason(error)
-        reason = down or f"{type(error).__name__}: {error}"
-        what = getattr(self._calling, "what", None) or "a Beaker call"
-        self.health.waiting(Wait(what, reason, seconds, unreachable=down is not None))
-
     def _workspace(self, name: str) -> pb2.Workspace:
         if name not in self._workspaces:
-            self._workspaces[name] = self._call(
+            self._workspaces[name] = self.gateway.read(
                 f"workspace {name}", lambda: self.client.workspace.get(name)
             )
         return self._workspaces[name]
@@ -152,10 +138,10 @@ class BeakerBackend:
         except (SpecMismatch, TypeError, ValueError) as exc:
             raise Rejected(f"invalid spec for {point.name}: {exc}") from None
         workspace = self._workspace(sweep.placement.workspace)
-        self.client.hold_session()
         what = f"create {point.name}"
 
         def post() -> str:
+            self.client.hold_session()  # on the gateway's thread that carries it
             reply = self.client.experiment.http_request(
                 f"workspaces/{workspace.id}/experiments",
                 method="POST",
@@ -172,7 +158,7 @@ class BeakerBackend:
                 raise Transient(f"{what}: reply {reply.status_code} carries no experiment id")
             return experiment_id
 
-        experiment_id = self._call(what, post)
+        experiment_id = self.gateway.once(what, post)
         url = self.client.experiment.url(pb2.Experiment(id=experiment_id))
         return Experiment(point.name, experiment_id, url, point.key, ExperimentState.QUEUED)
 
@@ -212,15 +198,16 @@ class BeakerBackend:
 
         what = f"list experiments of {sweep.name}"
 
-        def one(needle: str | None) -> list[pb2.Workload]:
-            self._calling.what = what  # on a pool's thread too, for beaker-py's retries
-            org_ = self.client.resolved_org(org)
-            listed = self.client.workload.list(
-                org=org_, workspace=workspace, name_or_description=needle
+        def listed(needle: str | None) -> list[pb2.Workload]:
+            found = self.client.workload.list(
+                org=self.client.resolved_org(org), workspace=workspace, name_or_description=needle
             )
-            return list(listed)
+            return list(found)
 
-        every = self._call(what, lambda: duplicates.by_name(one, needles, set(wanted)))
+        def one(needle: str | None) -> list[pb2.Workload]:  # each needle a call of its own
+            return self.gateway.read(what, lambda: listed(needle))
+
+        every = duplicates.by_name(one, needles, set(wanted))
         for name, workload in self.keys.renamed(every, wanted, recorded):
             every.setdefault(name, []).append(workload)
             every[name].sort(key=duplicates.age)
@@ -234,7 +221,7 @@ class BeakerBackend:
         self, sweep: Sweep, point: Rendered, experiment: Experiment, ahead: WriteAhead = NO_RECORD
     ) -> Experiment | None:
         workload = lifecycle.restart(
-            self.client, experiment.id, self.policy, lambda: None, ahead.since, ahead.intent
+            self.gateway, experiment.id, self.policy, ahead.since, ahead.intent
         )
         if workload is None:
             return None
@@ -253,7 +240,7 @@ class BeakerBackend:
             }
 
         mine = list(refresh().values())
-        ids = lifecycle.cancel(self.client, mine, refresh, self.policy, lambda: None)
+        ids = lifecycle.cancel(self.gateway, mine, refresh, self.policy)
         return [names[i] for i in ids]
 
     def logs(self, sweep: Sweep, name: str, query: LogQuery) -> Iterator[str]:
@@ -261,8 +248,8 @@ class BeakerBackend:
         if workload is None:
             workload = self._workload(sweep, name, query.recorded)
         names = [str(task.get("name") or "main") for task in sweep.tasks]
-        job = lifecycle.replica_job(self.client, workload, query, names)
-        return lifecycle.log_lines(self.client, job, query)
+        job = lifecycle.replica_job(self.gateway, workload, query, names)
+        return lifecycle.log_lines(self.gateway, job, query)
 
     def _workload(self, sweep: Sweep, name: str, experiment_id: str) -> pb2.Workload:
         """The named experiment's workload (the one of `experiment_id`, if given)."""
@@ -323,11 +310,11 @@ class BeakerBackend:
         ids = recorded((e.name, e.id, e.key or "") for e in rest)
         listed = self._all(sweep, [e.name for e in rest], ids, prove=False) if rest else {}
         known += [w for found in listed.values() for w in found if w.experiment.id in ids.keys]
-        return usage.usages(self.client, known, self._call)
+        return usage.usages(self.client, known, self.gateway.read)
 
     def _rank_of(self, task_id: str) -> int:
         """The replica rank of a task's latest job (0 for a task without replicas)."""
-        return self._call("job of a task", lambda: lifecycle.rank(self.client, task_id))
+        return self.gateway.read("job of a task", lambda: lifecycle.rank(self.client, task_id))
 
     def _result(
         self, workload: pb2.Workload, metrics: Mapping[str, object], now: float, recorded: Recorded

@@ -1,21 +1,31 @@
 """beaker-py's client as the backend uses it: credentials read once, HTTP sessions kept per
-worker thread, Retry-After headers remembered, and beaker-py's own retries made visible."""
+worker thread, Retry-After headers remembered, beaker-py's own retries made visible, and no use
+of it at all outside a gateway call (`runner.backends.beaker.gateway`).
+
+The guard is built into the client: its gRPC stub checks, on every RPC, and its HTTP sessions
+check, on every request, that the calling thread is inside a gateway call (`admitted`), else
+raise `OutsideGateway`. So a new path that reaches Beaker around the gateway, where the
+command's deadline lives, fails in every test that takes it instead of hanging the day Beaker
+is down.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import email.utils
 import logging
 import os
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import requests
-from beaker import Beaker
+from beaker import Beaker, beaker_pb2_grpc
 from beaker import beaker_pb2 as pb2
 from beaker.config import Config
 from beaker.exceptions import BeakerConfigurationError, BeakerError
+from requests.adapters import HTTPAdapter
 
 TOKEN_HELP = (
     "no Beaker token found: set BEAKER_TOKEN (in CI: the `beaker` environment's secret) or run"
@@ -32,6 +42,75 @@ def credentials() -> Config | None:
     if not config.user_token and os.environ.get("BEAKER_TOKEN"):
         config.user_token = os.environ["BEAKER_TOKEN"]
     return config if config.user_token else None
+
+
+class OutsideGateway(RuntimeError):
+    """The client was used outside a gateway call: a bug, a path around the command's deadline."""
+
+
+_calling = threading.local()
+
+
+@contextlib.contextmanager
+def admitted(what: str) -> Iterator[None]:
+    """Inside: this thread may use the client, for the call `what` (the gateway runs each call
+    inside one, on the thread that carries it)."""
+    before = getattr(_calling, "what", None)
+    _calling.what = what
+    try:
+        yield
+    finally:
+        _calling.what = before
+
+
+def check_admitted(use: str) -> None:
+    """OutsideGateway unless this thread is inside a gateway call."""
+    if getattr(_calling, "what", None) is None:
+        raise OutsideGateway(
+            f"{use} outside a gateway call: every Beaker call goes through"
+            " runner.backends.beaker.gateway.Gateway (read or once), where the deadline lives"
+        )
+
+
+class Retried(Exception):
+    """beaker-py announced a retry of `error`: raised from the announcement, inside its retry
+    loop's `except` handler, it ends that loop (the gateway retries on the command's clock)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _GuardedMethod:
+    """One of the stub's RPC methods, checked on every call. `_method` is what beaker-py's
+    `RpcMethod.name` reads off a method (its bytes path)."""
+
+    def __init__(self, name: str, method: Any) -> None:
+        self._name = name
+        self._inner = method
+        self._method = method._method
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        check_admitted(f"the gRPC call {self._name}")
+        return self._inner(*args, **kwargs)
+
+
+class _GuardedStub:
+    """beaker-py's gRPC stub, each of its methods guarded."""
+
+    def __init__(self, stub: beaker_pb2_grpc.BeakerStub) -> None:
+        self._stub = stub
+
+    def __getattr__(self, name: str) -> _GuardedMethod:
+        return _GuardedMethod(name, getattr(self._stub, name))
+
+
+class _GuardedAdapter(HTTPAdapter):
+    """beaker-py's HTTP adapter (its urllib3 `Retry` and pool size), checked on every request."""
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
+        check_admitted(f"the HTTP request {request.method} {request.path_url}")
+        return super().send(request, *args, **kwargs)
 
 
 RETRY_LOG = "Request failed with retriable error"
@@ -78,6 +157,7 @@ class Client(Beaker):
 
     retry_after = threading.local()
     _organization_lock = threading.Lock()
+    _service_lock = threading.Lock()
 
     def resolved_org(self, name: str | None = None) -> pb2.Organization:
         """An organization by name (None: the default one), resolved once per client:
@@ -105,14 +185,37 @@ class Client(Beaker):
         """
         self.logger = _RetryWatcher(on_retry)  # beaker-py's services read self.beaker.logger
 
+    @property
+    def service(self) -> beaker_pb2_grpc.BeakerStub:
+        """beaker-py's stub, refused outside a gateway call and guarded on every RPC (a method
+        taken inside one and called after, a listing's later pages, is refused too)."""
+        check_admitted("Beaker's gRPC service")
+        with self._service_lock:  # one channel, whichever call opens it first
+            if self._service is None or "_guarded" not in self.__dict__:
+                self._guarded = _GuardedStub(super().service)  # beaker-py opens the channel
+            return cast(beaker_pb2_grpc.BeakerStub, self._guarded)
+
     def _init_http_session(self) -> requests.Session:
         session: requests.Session = super()._init_http_session()
+        adapter = session.get_adapter("https://")
+        assert isinstance(adapter, HTTPAdapter)
+        guarded = _GuardedAdapter(max_retries=adapter.max_retries, pool_maxsize=self.POOL_MAXSIZE)
+        session.mount("https://", guarded)
+        session.mount("http://", guarded)
         session.hooks["response"].append(self._note_retry_after)
         return session
 
     def hold_session(self) -> None:
-        """Keep this thread's HTTP session (and its connection) open until `close`."""
+        """Keep this thread's HTTP session (and its connection) open until `release_session`
+        (or `close`) on this thread."""
         self.__enter__()  # creates the thread's session unless it has one; never exited here
+
+    def release_session(self) -> None:
+        """Close this thread's HTTP session, if it holds one (a gateway's thread, as it ends)."""
+        session = getattr(self._thread_local, "http_session", None)
+        if session is not None:
+            session.close()
+        self._thread_local.http_session = None
 
     @classmethod
     def _note_retry_after(cls, response: requests.Response, *args: Any, **kwargs: Any) -> None:

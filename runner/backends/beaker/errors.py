@@ -1,6 +1,7 @@
 """beaker-py's, requests' and gRPC's errors translated into the three the submit protocol knows.
 
-Every call the backend makes goes through `call`, so each failure is classified in one place:
+Every call the backend makes goes through `call` (on the gateway's thread that carries it, where
+a Retry-After header was noted), so each failure is classified in one place:
 `Transient` (worth retrying; `maybe_committed` when the request may have taken effect),
 `NameTaken` (409) and `Rejected` (a client error, never retried). The rule for what is left:
 any failure after the request may have been sent is ambiguous (the next attempt looks the name
@@ -38,7 +39,8 @@ from beaker.exceptions import (
 )
 
 from runner.backends import NameTaken, Rejected, Transient
-from runner.backends.beaker.client import Client, retry_after_seconds
+from runner.backends.beaker.client import Client, Retried, retry_after_seconds
+from runner.core.errors import BackendError
 
 T = TypeVar("T")
 
@@ -73,46 +75,63 @@ def unreachable_reason(error: BaseException) -> str | None:
 
 
 def call(what: str, fn: Callable[[], T]) -> T:
+    """`fn()`, its failure translated (a retry beaker-py announced, `Retried`, as the error it
+    retried); what this module does not know passes as it is."""
     try:
         return fn()
-    except BeakerExperimentConflict:
-        raise NameTaken(what) from None
-    except BeakerWorkspaceNotFound as exc:
-        raise Rejected(f"{what}: workspace not found: {exc}") from None
-    except BeakerPermissionsError as exc:
-        raise Rejected(f"{what}: permission denied: {exc}") from None
-    except BeakerServerError as exc:
+    except Retried as retried:
+        failure = translate(what, retried.error)
+        if failure is None:
+            raise
+        if isinstance(failure, Transient):
+            failure.again = True  # beaker-py judged it worth retrying
+        raise failure from None
+    except Exception as exc:
+        failure = translate(what, exc)
+        if failure is None:
+            raise
+        raise failure from None
+
+
+def translate(what: str, exc: BaseException) -> BackendError | None:
+    """The failure `exc` is, in the submit protocol's words; None for one it does not know."""
+    if isinstance(exc, BeakerExperimentConflict):
+        return NameTaken(what)
+    if isinstance(exc, BeakerWorkspaceNotFound):
+        return Rejected(f"{what}: workspace not found: {exc}")
+    if isinstance(exc, BeakerPermissionsError):
+        return Rejected(f"{what}: permission denied: {exc}")
+    if isinstance(exc, BeakerServerError):
         down = unreachable_reason(exc)
-        raise Transient(f"{what}: Beaker server error: {exc}", unreachable=down) from None
-    except requests.exceptions.HTTPError as exc:
+        return Transient(f"{what}: Beaker server error: {exc}", unreachable=down)
+    if isinstance(exc, requests.exceptions.HTTPError):
         status = exc.response.status_code if exc.response is not None else None
         if status is not None and (status >= 500 or status == 429):
-            raise Transient(
+            return Transient(
                 f"{what}: HTTP {status}", status != 429, retry_after_seconds(exc.response)
-            ) from None
-        raise Rejected(f"{what}: HTTP {status}: {exc}") from None
-    except requests.exceptions.RequestException as exc:
-        raise _lost(what, exc) from None
-    except grpc.RpcError as exc:
+            )
+        return Rejected(f"{what}: HTTP {status}: {exc}")
+    if isinstance(exc, requests.exceptions.RequestException):
+        return _lost(what, exc)
+    if isinstance(exc, grpc.RpcError):
         code = exc.code() if isinstance(exc, grpc.Call) else None
         if code in (
             grpc.StatusCode.UNAVAILABLE,
             grpc.StatusCode.DEADLINE_EXCEEDED,
             grpc.StatusCode.RESOURCE_EXHAUSTED,
         ):
-            raise Transient(
-                f"{what}: gRPC {code.name}", unreachable=unreachable_reason(exc)
-            ) from None
-        raise Rejected(f"{what}: gRPC {code}: {exc}") from None
-    except BeakerError as exc:
+            return Transient(f"{what}: gRPC {code.name}", unreachable=unreachable_reason(exc))
+        return Rejected(f"{what}: gRPC {code}: {exc}")
+    if isinstance(exc, BeakerError):
         text = str(exc)
         if text.startswith("[code=429]"):
-            raise Transient(
+            return Transient(
                 f"{what}: rate limited ({text})",
                 maybe_committed=False,
                 retry_after=Client.last_retry_after(),
-            ) from None
-        raise Rejected(f"{what}: {text}") from None
+            )
+        return Rejected(f"{what}: {text}")
+    return None
 
 
 def _lost(what: str, exc: requests.exceptions.RequestException) -> Transient:

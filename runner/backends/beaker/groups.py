@@ -12,7 +12,6 @@ twice is a no-op on Beaker, so a lost UpdateGroup reply is retried as it is.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -20,8 +19,7 @@ import grpc
 from beaker import beaker_pb2 as pb2
 
 from runner.backends import Group, NameTaken, Rejected, Transient, group_name
-from runner.backends.beaker.client import Client
-from runner.backends.beaker.errors import call
+from runner.backends.beaker.gateway import Gateway
 from runner.core import retry
 from runner.core.model import Sweep
 from runner.core.retry import RetryPolicy
@@ -45,15 +43,17 @@ def description(sweep: Sweep) -> str:
 
 
 class SweepGroups:
-    """The group operations of the Beaker backend for one client."""
+    """The group operations of the Beaker backend, through its gateway: listings as reads,
+    CreateGroup and UpdateGroup once each (retried here, within the gateway's deadline)."""
 
     def __init__(
         self,
-        client: Client,
+        gateway: Gateway,
         workspace: Callable[[str], pb2.Workspace],
         policy: RetryPolicy = POLICY,
     ) -> None:
-        self.client = client
+        self.gateway = gateway
+        self.client = gateway.client
         self._workspace = workspace
         self.policy = policy
 
@@ -65,16 +65,18 @@ class SweepGroups:
         name = group_name(sweep)
         workspace = self._workspace(sweep.placement.workspace)
 
-        org = self.client.resolved_org(sweep.placement.workspace.split("/", 1)[0])
+        org = sweep.placement.workspace.split("/", 1)[0]
 
         def listing() -> pb2.Group | None:
-            groups = self.client.group.list(org=org, workspace=workspace, name_or_description=name)
+            groups = self.client.group.list(
+                org=self.client.resolved_org(org), workspace=workspace, name_or_description=name
+            )
             for group in groups:
                 if group.name == name:
                     return group
             return None
 
-        found = call(f"look up group {name}", listing)
+        found = self.gateway.read(f"look up group {name}", listing)
         if found is not None and marker(name) not in found.description:
             raise Rejected(
                 f"group {name} ({self.url(found)}) exists in {sweep.placement.workspace} but was not"
@@ -88,7 +90,7 @@ class SweepGroups:
         return {m.experiment_id for m in self.task_metrics(group)}
 
     def task_metrics(self, group: pb2.Group) -> list[pb2.TaskMetrics]:
-        return call(
+        return self.gateway.read(
             f"metrics of group {group.name}",
             lambda: list(self.client.group.list_task_metrics(group)),
         )
@@ -123,7 +125,7 @@ class SweepGroups:
             if found is not None:
                 return found, False
             try:
-                return call(f"create group {name}", create), True
+                return self.gateway.once(f"create group {name}", create), True
             except NameTaken:
                 raise Transient(f"group {name} was created meanwhile; looking it up") from None
 
@@ -131,7 +133,7 @@ class SweepGroups:
 
     def _add(self, group: pb2.Group, ids: list[str]) -> None:
         def update() -> None:
-            call(
+            self.gateway.once(
                 f"add {len(ids)} experiment(s) to group {group.name}",
                 lambda: self.client.group.update(group, add_experiment_ids=ids),
             )
@@ -139,10 +141,13 @@ class SweepGroups:
         self._retrying(update)
 
     def _retrying(self, fn: Callable[[], T]) -> T:
-        started = time.monotonic()
+        clock = self.gateway.clock
+        started = clock.now()
 
         def remaining() -> float:
-            return self.policy.per_point_seconds - (time.monotonic() - started)
+            left = self.policy.per_point_seconds - (clock.now() - started)
+            deadline = self.gateway.left()
+            return left if deadline is None else min(left, deadline)
 
         result: T = retry.retrying(self.policy, remaining, Transient)(fn)
         return result

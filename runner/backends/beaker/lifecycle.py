@@ -5,19 +5,23 @@ lost after Beaker committed it. So a mutation is retried only after the experime
 looked up again: a restart took effect when the experiment has a new latest job (a restarted
 experiment is queued again with new jobs); a cancel took effect when it is no longer queued or
 running. Nothing is ever sent twice for a change that was already made.
+
+Every call goes through the backend's `Gateway`: look-ups as reads (retried there), the
+mutations and a log stream's reads once each; the retry loops here stop at its deadline.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
-from beaker import Beaker, BeakerSortOrder
+from beaker import BeakerSortOrder
 from beaker import beaker_pb2 as pb2
 
 from runner.backends import LogQuery, NotStarted, Rejected, Transient
 from runner.backends.beaker.client import Client
-from runner.backends.beaker.errors import call
+from runner.backends.beaker.gateway import Gateway, Patience
 from runner.core import retry
 from runner.core.retry import RetryPolicy
 
@@ -36,8 +40,6 @@ LIVE = frozenset(
 )
 CANCEL_BATCH = 100
 """Workloads per CancelWorkloads request."""
-
-Remaining = Callable[[], float | None]
 
 
 def status_name(workload: pb2.Workload) -> str:
@@ -62,21 +64,21 @@ def rank(client: Client, task_id: str) -> int:
     return 0 if job is None else int(job.system_details.replica_group_details.rank)
 
 
-def _latest_jobs(client: Client, workload: pb2.Workload) -> tuple[str, ...]:
+def _latest_jobs(gateway: Gateway, workload: pb2.Workload) -> tuple[str, ...]:
     """The id of each task's latest job: a restart adds new ones, nothing else does."""
+    client = gateway.client
 
     def ids() -> tuple[str, ...]:
         jobs = (latest_job(client, t) for t in workload.experiment.tasks)
         return tuple(job.id if job is not None else "" for job in jobs)
 
-    return call(f"jobs of {workload.experiment.name}", ids)
+    return gateway.read(f"jobs of {workload.experiment.name}", ids)
 
 
 def restart(
-    client: Client,
+    gateway: Gateway,
     experiment_id: str,
     policy: RetryPolicy,
-    remaining: Remaining,
     since: str = "",
     intent: Callable[[str], None] = lambda token: None,
 ) -> pb2.Workload | None:
@@ -88,11 +90,13 @@ def restart(
     `since`, a generation that moved on since means the interrupted restart took effect.
     """
 
+    client = gateway.client
+
     def get() -> pb2.Workload:
-        return call(f"look up {experiment_id}", lambda: client.workload.get(experiment_id))
+        return gateway.read(f"look up {experiment_id}", lambda: client.workload.get(experiment_id))
 
     workload = get()
-    before = _latest_jobs(client, workload)
+    before = _latest_jobs(gateway, workload)
     if since and ",".join(before) != since:
         return workload  # restarted by the run that recorded `since`, before it was stopped
     if status_name(workload) not in RESTARTABLE:
@@ -105,26 +109,25 @@ def restart(
         nonlocal sent
         if sent:  # the last request may have been committed with its reply lost
             now = get()
-            if _latest_jobs(client, now) != before:
+            if _latest_jobs(gateway, now) != before:
                 return now
         sent = True
         try:
-            return call(what, lambda: client.experiment.restart_tasks(workload))
+            return gateway.once(what, lambda: client.experiment.restart_tasks(workload))
         except Rejected:
-            if _latest_jobs(client, get()) != before:
+            if _latest_jobs(gateway, get()) != before:
                 return None  # restarted by someone else between our look-up and our request
             raise
 
-    result: pb2.Workload | None = retry.retrying(policy, remaining, Transient)(attempt)
+    result: pb2.Workload | None = retry.retrying(policy, gateway.left, Transient)(attempt)
     return result
 
 
 def cancel(
-    client: Beaker,
+    gateway: Gateway,
     workloads: Sequence[pb2.Workload],
     refresh: Callable[[], Mapping[str, pb2.Workload]],
     policy: RetryPolicy,
-    remaining: Remaining,
 ) -> list[str]:
     """Cancel the queued or running ones among workloads, in bulk, exactly once; their ids.
 
@@ -151,16 +154,17 @@ def cancel(
         while live:
             batch = list(live.values())[:CANCEL_BATCH]
             sent = True
-            call(f"cancel {len(batch)} experiment(s)", functools.partial(_cancel, client, batch))
+            what = f"cancel {len(batch)} experiment(s)"
+            gateway.once(what, functools.partial(_cancel, gateway.client, batch))
             for workload in batch:
                 canceled.append(workload.experiment.id)
                 del live[workload.experiment.id]
 
-    retry.retrying(policy, remaining, Transient)(attempt)
+    retry.retrying(policy, gateway.left, Transient)(attempt)
     return canceled
 
 
-def _cancel(client: Beaker, batch: Sequence[pb2.Workload]) -> list[str]:
+def _cancel(client: Client, batch: Sequence[pb2.Workload]) -> list[str]:
     return list(client.workload.cancel(*batch))
 
 
@@ -169,7 +173,7 @@ def _rank(job: pb2.Job) -> int:
 
 
 def replica_job(
-    client: Client, workload: pb2.Workload, query: LogQuery, spec_tasks: Sequence[str]
+    gateway: Gateway, workload: pb2.Workload, query: LogQuery, spec_tasks: Sequence[str]
 ) -> pb2.Job:
     """The latest job of the asked replica of the asked task (`spec_tasks`: the manifest's task
     names, the first by default); NotStarted before it runs.
@@ -185,10 +189,13 @@ def replica_job(
     wanted = query.task or spec_tasks[0]
     if wanted not in spec_tasks:
         raise Rejected(f"{name} has no task {wanted!r} (its tasks: {', '.join(spec_tasks)})")
-    org = client.resolved_org()
+    client = gateway.client
 
     def jobs_of(task: pb2.Task) -> list[pb2.Job]:
-        return call(f"jobs of {name}", lambda: list(client.job.list(org=org, task=task)))
+        def listed() -> list[pb2.Job]:
+            return list(client.job.list(org=client.resolved_org(), task=task))
+
+        return gateway.read(f"jobs of {name}", listed)
 
     newest = {t.id: jobs_of(t) for t in tasks}
     mine = tasks if len(spec_tasks) == 1 else _tasks_of(tasks, newest, wanted)
@@ -224,11 +231,37 @@ def _group(job: pb2.Job) -> str:
     return str(job.system_details.replica_group_details.id)
 
 
-def log_lines(client: Beaker, job: pb2.Job, query: LogQuery) -> Iterator[str]:
-    """The job's log lines, decoded; beaker-py resumes a cut stream by itself."""
-    stream = iter(client.job.logs(job, tail_lines=query.tail or None, follow=query.follow or None))
+def log_lines(gateway: Gateway, job: pb2.Job, query: LogQuery) -> Iterator[str]:
+    """The job's log lines, decoded. A read is one StreamJobLogs request: a stream cut off ends
+    it with Transient (the gateway ends beaker-py's resuming it), never a second request. A
+    followed stream (`logs --follow`) waits for its lines as long as it takes within the
+    deadline, and one cut off is asked again from just after its last line (as beaker-py
+    would), after a wait on the command's clock: every line once, in order."""
+    what, follow = f"logs of job {job.id}", Patience.FOLLOW if query.follow else Patience.ONCE
+    after: Any = None  # a protobuf Timestamp, which beaker-py puts in the request as it is
+    attempt = 0
     while True:
-        entry = call(f"logs of job {job.id}", lambda: next(stream, None))
-        if entry is None:
+        tail = query.tail or None if after is None else None
+        asked = gateway.client.job.logs(
+            job, tail_lines=tail, follow=query.follow or None, since=after
+        )
+        stream: Iterator[Any] = iter(asked)
+        nxt = functools.partial(next, stream, None)
+        try:
+            while (entry := gateway.once(what, nxt, follow)) is not None:
+                after, attempt = _just_after(entry.timestamp), 0
+                yield entry.message.decode("utf-8", errors="replace")
             return
-        yield entry.message.decode("utf-8", errors="replace")
+        except Transient as exc:
+            if follow is not Patience.FOLLOW:
+                raise
+            attempt += 1
+            gateway.pause(what, exc, attempt)
+
+
+def _just_after(stamp: Any) -> Any:
+    """The first moment after a log line's (a protobuf Timestamp), for a stream asked again
+    from there."""
+    found = type(stamp)()
+    found.FromNanoseconds(stamp.ToNanoseconds() + 1)
+    return found

@@ -54,7 +54,7 @@ from runner.backends.local.rundir import (
 from runner.backends.local.states import as_experiment, seen
 from runner.backends.local.supervisor import Supervisor
 from runner.backends.local.sweepdir import LAYOUT as LAYOUT
-from runner.backends.local.sweepdir import SweepDir
+from runner.backends.local.sweepdir import SweepDir, local_checkpoint
 from runner.backends.local.usage import run_usage
 from runner.core.errors import BackendError, RunnerError
 from runner.core.model import Rendered, Sweep
@@ -83,6 +83,8 @@ class LocalBackend:
         """Told when a point's run has started (`runner.backends.RunsInCreate`)."""
         self._opened = time.time()
         """When this runner began: a sweep canceled since starts no more points here."""
+        self._marks: list[Path] = []
+        """What this runner said it will start (`will_start`), removed when it closes."""
 
     def run_dir(self, sweep: str, name: str) -> RunDir:
         return SweepDir(self.root, sweep).run(name)
@@ -232,6 +234,17 @@ class LocalBackend:
     def stop_starting(self, sweep: Sweep) -> None:
         SweepDir(self.root, sweep.name).mark_canceled()
 
+    def will_start(self, sweep: Sweep, names: Sequence[str]) -> None:
+        with self._lock:
+            self._marks.append(SweepDir(self.root, sweep.name).will_start(names))
+
+    def starting(self, sweep: Sweep) -> frozenset[str]:
+        return SweepDir(self.root, sweep.name).starting()
+
+    def has_checkpoint(self, sweep: Sweep, path: str) -> bool:
+        found = local_checkpoint(SweepDir(self.root, sweep.name).path, path)
+        return found.is_file() or (found.is_dir() and any(found.iterdir()))
+
     def _check_canceled(self, run: RunDir) -> None:
         """Raise Canceled when the run's sweep was canceled since this runner began."""
         sweep = run.path.parent.name
@@ -303,3 +316,5 @@ class LocalBackend:
             if self._active:
                 self.say(f"stopping {self._active} local run(s); the next submit resumes them")
             self._idle.wait_for(lambda: self._active == 0, timeout=self.grace + 5)
+        for mark in self._marks:  # this runner starts nothing more
+            mark.unlink(missing_ok=True)

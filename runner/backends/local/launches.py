@@ -14,8 +14,10 @@ from runner.backends import Rejected
 from runner.backends.local.machine import ReplicaPlan
 from runner.backends.local.rundir import RunDir
 from runner.backends.local.supervisor import Launch
+from runner.backends.local.sweepdir import local_checkpoint
 from runner.core.model import Rendered
 from runner.render.argv import CODE_MARK
+from runner.render.shape import CHECKPOINT_VARS
 
 LOOPBACK = "127.0.0.1"
 PYTHONS = ("python", "python3")
@@ -44,6 +46,8 @@ def replica_plans(point: Rendered, run: RunDir, root: Path, say: Say) -> list[Re
                 env[var["name"]] = var["value"]
             elif var["name"] not in os.environ and var["name"] != "SWEEP_CODE_TOKEN":
                 missing.append(var["name"])  # (the code's token: locally the checkout is cloned)
+        given = {v["name"]: v["value"] for v in task.get("envVars", ()) if "value" in v}
+        argv = kept_here(env, given, argv, run.path.parent)
         if missing:
             names = ", ".join(missing)
             say(
@@ -76,6 +80,24 @@ def replica_plans(point: Rendered, run: RunDir, root: Path, say: Say) -> list[Re
             cpus = max(1, math.ceil(resources.get("cpuCount", 1)))
             out.append(ReplicaPlan(launch, cpus, int(resources.get("gpuCount", 0))))
     return out
+
+
+def kept_here(
+    env: dict[str, str], spec: Mapping[str, str], argv: list[str], sweep: Path
+) -> list[str]:
+    """Checkpoints on this machine: mounts are not used here, so each checkpoint path the spec
+    gives (`SWEEP_CHECKPOINT`, `SWEEP_PARENT_CHECKPOINT`) moves under the sweep's run directory
+    (`local_checkpoint`), in the variable and wherever an argument names it (`{checkpoint}`,
+    `{parent_checkpoint}`); the same path moves to the same place in every run, so a promoted
+    point finds what its parent wrote. `spec`: the spec's variables; the new argv (`env` is
+    changed in place)."""
+    moved = {spec[n]: str(local_checkpoint(sweep, spec[n])) for n in CHECKPOINT_VARS if n in spec}
+    for name in CHECKPOINT_VARS:
+        if name in spec:
+            env[name] = moved[spec[name]]
+    for path in sorted(moved, key=len, reverse=True):  # a longer path before one it starts with
+        argv = [item.replace(path, moved[path]) for item in argv]
+    return argv
 
 
 def program(root: Path, name: str, program: str) -> str:

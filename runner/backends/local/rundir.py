@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.core.errors import RunnerError
-from runner.core.files import utc_now, write_atomic
+from runner.core.files import write_atomic
 from runner.core.invoked import invoked
 from runner.core.values import StrEnum
 
@@ -118,7 +118,7 @@ def new_state(sweep: str, experiment: str, key: str, replicas: tuple[Replica, ..
         status=RUNNING,
         runner_pid=os.getpid(),
         runner_host=socket.gethostname(),
-        started_at=utc_now(),
+        started_at=run_time(),
         replicas=replicas,
     )
 
@@ -249,12 +249,31 @@ def with_replica(state: RunState, index: int, **changes: Any) -> RunState:
     return replace(state, replicas=tuple(replicas))
 
 
+STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
+"""A run state's times, to the millisecond (`2026-11-22T16:07:16.123Z`): a local run's
+`gpu_hours` and duration are wall time, and a short point's seconds must not round to 0 or 1
+(two-objective fronts of runs that take a second would tie). A state written before reads as
+whole seconds (`2026-11-22T16:07:16Z`)."""
+
+
+def run_time(at: dt.datetime | None = None) -> str:
+    """The time (now by default) as a run state writes it, to the millisecond, in UTC."""
+    at = at or dt.datetime.now(dt.timezone.utc)
+    return at.strftime(STAMP)[:-4] + "Z"  # microseconds cut to milliseconds
+
+
+def _read_time(text: str) -> dt.datetime:
+    shape = STAMP if "." in text else "%Y-%m-%dT%H:%M:%SZ"
+    return dt.datetime.strptime(text, shape)
+
+
 def elapsed_seconds(started: str, finished: str | None) -> float | None:
-    """Seconds between two of the run state's UTC timestamps (until now while it runs)."""
+    """Seconds between two of the run state's UTC timestamps (until now while it runs), to the
+    millisecond (whole seconds for a state written before)."""
     try:
-        start = dt.datetime.strptime(started, "%Y-%m-%dT%H:%M:%SZ")
+        start = _read_time(started)
         end = (
-            dt.datetime.strptime(finished, "%Y-%m-%dT%H:%M:%SZ")
+            _read_time(finished)
             if finished
             else dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         )

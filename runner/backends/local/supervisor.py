@@ -28,9 +28,9 @@ from runner.backends.local.rundir import (
     RunDir,
     RunState,
     Stopping,
+    run_time,
     with_replica,
 )
-from runner.core.files import utc_now
 
 POLL_SECONDS = 0.05
 NOT_STARTED = 127
@@ -99,7 +99,7 @@ class Supervisor:
         if self.run_dir.cancel_requested():  # `cancel` stopped it: canceled, as on Beaker
             status = CANCELED
         code = self.state.exit_code if self.state.exit_code is not None else 0
-        final = replace(self.state, status=status, finished_at=utc_now(), exit_code=code)
+        final = replace(self.state, status=status, finished_at=run_time(), exit_code=code)
         self._record(final)
         return final
 
@@ -181,7 +181,7 @@ class Supervisor:
             time.sleep(POLL_SECONDS)
         self._record(
             replace(
-                self.state, status=INTERRUPTED, finished_at=utc_now(), exit_code=None, cause=None
+                self.state, status=INTERRUPTED, finished_at=run_time(), exit_code=None, cause=None
             )
         )
         raise Stopping(f"{self.state.experiment} was interrupted; submit again to resume it")
