@@ -83,17 +83,15 @@ class Advance:
     max_gpu_hours: float | None = None
 
 
-def strategy(
-    sample: Sample | None, ladder: Ladder | None, promotion: Promotion = Promotion.SYNC
-) -> Strategy:
+def strategy(sample: Sample | None, ladder: Ladder | None) -> Strategy:
     """How a sweep's points are found, from its sample (if any) and its halving's rungs (if
-    any, with its `promotion`): written out, drawn, proposed, or halved over one of the first two."""
+    any): written out, drawn, proposed, or halved over one of the first two."""
     base: Strategy = (
         Grid() if sample is None else Adaptive(sample) if sample.adaptive else Drawn(sample)
     )
     if ladder is None:
         return base
-    return Halving(base if isinstance(base, Grid | Drawn) else Grid(), ladder, promotion)
+    return Halving(base if isinstance(base, Grid | Drawn) else Grid(), ladder)
 
 
 @dataclass(frozen=True)

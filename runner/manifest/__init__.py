@@ -15,7 +15,7 @@ from runner.core.marks import Document, KeyPath
 from runner.core.model import Limits, Placement, Priority, Space, StopWhen, Sweep
 from runner.core.search import Search
 from runner.manifest import clusters
-from runner.manifest.advance import parse_advance
+from runner.manifest.advance import parse_advance, promoted
 from runner.manifest.bounds import space_problems, too_many_points
 from runner.manifest.fidelity import stale_rungs
 from runner.manifest.lock import LockFile, lock_path, stale_problem
@@ -109,14 +109,16 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
 
 
 def _advancing(doc: Document, parsed: ParsedSpace) -> ParsedSpace:
-    """The search with who approves its rounds (`advance:`), and that key's problems."""
+    """The search with who approves its rounds (`advance:`) and when its rungs promote, and
+    the problems of `advance:`."""
     said: list[Problem] = []
 
     def add(at: KeyPath, text: str, key: bool) -> None:
         said.append(Problem.at(doc.marks, doc.source, at, text, key))
 
     advance = parse_advance(doc, parsed.search, add)
-    search = dataclasses.replace(parsed.search, advance=advance)
+    strategy = promoted(doc, parsed.search.strategy)
+    search = dataclasses.replace(parsed.search, strategy=strategy, advance=advance)
     return dataclasses.replace(parsed, search=search, problems=parsed.problems + said)
 
 

@@ -1,16 +1,19 @@
-"""The `advance:` key: who approves a stepping search's rounds (`runner.core.search.Advance`).
+"""How a stepping search advances: who approves its rounds (`advance:`,
+`runner.core.search.Advance`) and when a halving's rungs promote (`params.fidelity.promotion`).
 
 `advance: auto` (or `{mode: auto, max_gpu_hours: N}`) lets the schedule advance every round
 inside the envelope the manifest's pull request approved; `review` (the default) keeps a pull
 request per round. Only a search that steps has rounds: an adaptive sample or a halving.
+`promotion: async` promotes a rung's points as they end (ASHA) instead of once it has ended.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from runner.core.marks import Document, KeyPath
-from runner.core.search import Advance, Mode, Search
+from runner.core.search import Advance, Halving, Mode, Promotion, Search, Strategy
 
 ADVANCE: KeyPath = ("advance",)
 
@@ -38,3 +41,11 @@ def parse_advance(
         said = "max_gpu_hours bounds an automatic search: it needs mode: auto"
         add((*ADVANCE, "max_gpu_hours"), said, True)
     return advance
+
+
+def promoted(doc: Document, strategy: Strategy) -> Strategy:
+    """The strategy with its halving's `promotion` (from a schema-valid document)."""
+    if not isinstance(strategy, Halving):
+        return strategy
+    raw = (doc.data.get("params") or {}).get("fidelity") or {}
+    return dataclasses.replace(strategy, promotion=Promotion(raw.get("promotion", Promotion.SYNC)))

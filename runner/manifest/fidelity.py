@@ -24,7 +24,6 @@ from runner.core.locked import Rows, RungLock
 from runner.core.marks import Document, KeyPath, field_path
 from runner.core.model import BUILTINS, Axis, Point, Space
 from runner.core.sample import Sample, row_identity
-from runner.core.search import Promotion
 from runner.core.space import iter_points
 from runner.core.values import InvalidValue, Value, canonical_json, checked
 from runner.manifest import conditions as conditioned
@@ -201,12 +200,6 @@ def _read_by_tasks(doc: Document) -> set[str] | None:
             except template.TemplateError:
                 continue  # the renderer says what is wrong with it
     return names
-
-
-def promotion(doc: Document) -> Promotion:
-    """When the rungs promote (`promotion`): once a rung has ended (the default), or ASHA's."""
-    raw = (doc.data.get("params") or {}).get("fidelity") or {}
-    return Promotion(raw.get("promotion", Promotion.SYNC))
 
 
 def names_of(ladder: Ladder | None) -> tuple[str, ...]:

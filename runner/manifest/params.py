@@ -111,11 +111,7 @@ def parse_params(doc: Document, lock: LockFile | None = None) -> ParsedSpace:
         out.problems += stale
     check_assignments(space, out.add)
     _check_env_names(seen, out)
-    return ParsedSpace(
-        space,
-        out.problems,
-        Search(strategy(sample, ladder, fidelity.promotion(doc)), aims, found_lock),
-    )
+    return ParsedSpace(space, out.problems, Search(strategy(sample, ladder), aims, found_lock))
 
 
 def _promoted(
