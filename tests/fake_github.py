@@ -1,6 +1,7 @@
 """A stand-in for the parts of GitHub's REST API the workflows use, on 127.0.0.1.
 
-Pull requests (merged or not, with the commits they landed as, their head commit and labels),
+Pull requests (merged or not, with the commits they landed as, their head commit and labels; a
+commit's pull requests, those it landed or heads; the commits that changed a path),
 their comments (listed in pages with a Link header, created and updated; over 65 536 characters
 is refused with 422, as GitHub does), a commit's tree and file contents (read from `origin`, a
 bare repository, with git; a file over 1 MB comes back empty with `"encoding": "none"`, as from
@@ -100,8 +101,15 @@ class FakeGitHub:
         length = int(handler.headers.get("Content-Length") or 0)
         body = json.loads(handler.rfile.read(length) or b"{}") if length else {}
         if method == "GET" and (m := re.fullmatch(r"commits/(\w+)/pulls", path)):
-            found = [p for p in self.pulls.values() if m[1] in p["commits"]]
+            # GitHub lists a pull request for the commits it merged and for those of its branch
+            found = [
+                p for p in self.pulls.values() if m[1] in p["commits"] or p.get("head") == m[1]
+            ]
             return _reply(handler, 200, [_pull(p) for p in found])
+        if method == "GET" and path == "commits":  # the commits that changed a path, newest first
+            limit = ["-n", query["per_page"]] if "per_page" in query else []
+            shas = self._git("log", "--format=%H", *limit, query["sha"], "--", query["path"])
+            return _reply(handler, 200, [{"sha": sha} for sha in shas.split()])
         if method == "GET" and (m := re.fullmatch(r"pulls/(\d+)", path)):
             pull = self.pulls.get(int(m[1]))
             if pull is None:

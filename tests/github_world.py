@@ -223,8 +223,9 @@ def _cache(step: Step) -> None:
     import platform
 
     assert step.with_["path"] == "~/.cache/pip", step.with_
-    adaptive = step.env.get("SWEEP_RUNNER_EXTRAS") == "adaptive" or "propose" in step.env.get(
-        "GITHUB_ACTION_PATH", ""
+    path = step.env.get("GITHUB_ACTION_PATH", "")  # propose and submit install Optuna too
+    adaptive = step.env.get("SWEEP_RUNNER_EXTRAS") == "adaptive" or any(
+        name in path for name in ("propose", "submit")
     )
     lock = PROJECT / ("requirements-adaptive.txt" if adaptive else "requirements.txt")
     build = PROJECT / "requirements-build.txt"  # installed after it by install.sh

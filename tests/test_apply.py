@@ -192,6 +192,7 @@ def test_a_draft_is_planned_but_only_a_backend_that_runs_drafts_creates_it(
 
 def test_the_sequence_is_the_documented_one() -> None:
     assert [s.__name__ for s in PLANNING] == [
+        "advance_searches",
         "check_priorities",
         "resume_local_runs",
         "resume_preempted_points",

@@ -222,3 +222,52 @@ def test_a_shallow_checkout_fetches_other_heads_and_reads_their_files_of_any_siz
     gitrepo.fetch_commits(
         checkout, [head, git(checkout, "rev-parse", "HEAD")]
     )  # both here: no fetch
+
+
+LOCK = "sweeps/exact.lock.json"
+
+
+def test_an_automatic_rounds_lock_is_committed_with_the_ledger_and_survives_a_race(
+    world: World,
+) -> None:
+    """The round's lock goes in the round's commit, and is pushed with the ledger: rebuilt on
+    a race (theirs changed only the ledger); anything else is still refused."""
+    ours, theirs = world.ci_checkout("ours"), world.clone("theirs")
+    record(theirs, entry(1))
+    commit_all(theirs, "Their run's ledger [skip ci]")
+    git(theirs, "push", "--quiet", "origin", "main")
+    record(ours, entry(2))
+    write(ours, LOCK, '{"round": 1}\n')
+    made = gitrepo.commit_ledgers(ours, [ours / LOCK], ["exact: rung 1"])
+    assert made is not None and set(made.files) == {LEDGER, LOCK}
+    assert made.message == (
+        "Advance exact: rung 1 inside the reviewed envelope; record 1 Beaker experiment for"
+        " exact (1) [skip ci]"
+    )
+    with pytest.raises(GitError, match="change more than ledgers"):  # not told of the lock
+        push.publish(ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=lambda s: None))
+
+    pushed = push.publish(
+        ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=lambda s: None), [ours / LOCK]
+    )
+    assert pushed.sha == world.head() and pushed.attempts == 2  # rebuilt on theirs
+    assert world.show(LOCK) == '{"round": 1}' and set(keys_on_origin(world)) == {"1", "2"}
+    assert world.message().startswith("Advance exact: rung 1 inside the reviewed envelope")
+
+
+def test_a_round_whose_lock_changed_upstream_is_not_pushed(world: World) -> None:
+    """A merge changed the lock while this run advanced it: our round is not the one to land
+    (the next run decides again from the new head, and adopts what it makes the same)."""
+    ours, theirs = world.ci_checkout("ours"), world.clone("theirs")
+    write(theirs, LOCK, '{"theirs": true}\n')
+    commit_all(theirs, "Merge a pull request that edits the sweep")
+    git(theirs, "push", "--quiet", "origin", "main")
+    record(ours, entry(2))
+    write(ours, LOCK, '{"round": 1}\n')
+    gitrepo.commit_ledgers(ours, [ours / LOCK], ["exact: rung 1"])
+    before = world.head()
+    with pytest.raises(GitError, match="changed on origin/main while this run advanced it"):
+        push.publish(
+            ours, gitrepo.Target("origin", "main"), RetryPolicy(sleep=lambda s: None), [ours / LOCK]
+        )
+    assert world.head() == before and world.show(LOCK) == '{"theirs": true}'

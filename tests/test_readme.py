@@ -145,6 +145,11 @@ UNRELEASED = [
     ("docs/manifest.md", "| `params.fidelity.checkpoint:"),
     ("docs/search.md", "### Resuming a promoted point"),
     ("docs/coming-from-gantry.md", "a run that loads another's checkpoint"),
+    ("docs/commands.md", "`python -m runner replay [PATH...]`"),
+    ("docs/search.md", "## Automatic search: the envelope approved once"),
+    ("docs/search.md", "### Asynchronous promotion"),
+    ("docs/manifest.md", "| `advance: auto`"),
+    ("docs/manifest.md", "| `params.fidelity.promotion: async` |"),
 ]
 """What `main` has and v0.1.0 lacks, by the words that introduce it on a page: a researcher who
 installs the release (as README says) must see there that it is not in it. A release drops the

@@ -7,7 +7,8 @@ told what happens (`planned` once the plan is final, then the Submitter's calls)
 `runner.report` turns the returned `Applied` into text; the command prints it.
 
 1. PLANNING, run in every mode (a dry run stops after them, having changed nothing):
-   `check_priorities` (a priority above the workspace's maximum stops the run as a refusal
+   `advance_searches` (an automatic search's recorded rounds replayed, or the run refused; its
+   next round written into its lock and planned), `check_priorities` (a priority above the workspace's maximum stops the run as a refusal
    before anything is done), `resume_local_runs` (local runs a stopped runner left: `+` again),
    `resume_preempted_points` (what Beaker preempted or lost to a node failure, on every
    submit; in a dry run, what it would resume), `restart_failed_points` (or, in a dry run,
@@ -46,7 +47,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from runner import operate
-from runner.apply import allocation, guardrails, notify
+from runner.apply import advancing, allocation, guardrails, notify
 from runner.apply.model import Applied, ApplyListener, ApplyOptions
 from runner.apply.reading import stops_when_unanswered
 from runner.apply.resume import unfinished
@@ -94,6 +95,17 @@ Step = Callable[[Run, Applied], Applied]
 
 
 # -- planning ---------------------------------------------------------------------------------
+
+
+@stops_when_unanswered
+def advance_searches(run: Run, applied: Applied) -> Applied:
+    """Automatic searches (`advance: auto`, `runner.apply.advancing`): every recorded round
+    replayed (or the run refused, exit 4), then each search's next round inside its envelope
+    written into its lock and planned."""
+    done = advancing.advance(run.backend, run.observer, run.store, run.options, applied.plans)
+    if done.refused:
+        return dataclasses.replace(applied, stop=Stop(StopKind.POLICY, done.refused))
+    return dataclasses.replace(applied, plans=done.plans, rounds=done.rounds)
 
 
 def resume_local_runs(run: Run, applied: Applied) -> Applied:
@@ -238,6 +250,7 @@ def announce_events(run: Run, applied: Applied) -> Applied:
 
 
 PLANNING: tuple[Step, ...] = (
+    advance_searches,
     check_priorities,
     resume_local_runs,
     resume_preempted_points,

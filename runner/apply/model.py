@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 from runner.apply import notify
 from runner.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_UNREACHABLE
 from runner.core.errors import Exit, RunResult
+from runner.locking.auto import Auto
 from runner.operate import Candidate, Restart, RestartVerdict
 from runner.operate.membership import GroupOutcome
 from runner.operate.preempted import Resume, ResumeVerdict
@@ -75,6 +76,26 @@ class Applied:
     duplicates: tuple[Duplicate, ...] = ()
     groups: tuple[GroupOutcome, ...] = ()
     announced: notify.Announced = field(default_factory=notify.Announced)
+    rounds: tuple[Auto, ...] = ()
+    """The automatic searches' steps (`advance: auto`): each one's decision, the rounds written."""
+
+    def then(self, later: Applied) -> Applied:
+        """This pass and a later one as one run (`apply_rounds`): what either created, restarted
+        or advanced; the plans, stop and groups as the later one left them."""
+        return replace(
+            later,
+            restarts=later.restarts
+            if self.restarts is None
+            else (*self.restarts, *(later.restarts or ())),
+            outcomes=(*self.outcomes, *later.outcomes),
+            duplicates=(*self.duplicates, *later.duplicates),
+            rounds=(*self.rounds, *later.rounds),
+        )
+
+    @property
+    def advanced(self) -> tuple[Auto, ...]:
+        """The rounds written into their locks (committed with the ledgers)."""
+        return tuple(r for r in self.rounds if r.written)
 
     @property
     def result(self) -> RunResult:

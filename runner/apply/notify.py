@@ -7,6 +7,8 @@ that creates or reconciles (the merge's, the schedule's) sends what is new since
 - a sweep stopped by its failure budget or its target (`runner.apply.guardrails`);
 - points that failed (by their own doing: a non-zero exit, a timeout; never a preemption or a
   cancel), batched into one message per run, each with why.
+- an automatic search's round (`advance: auto`) submitted inside its reviewed envelope, with no
+  person's review: what it chose, and that its lock records how (`replay` recomputes it).
 
 Each event is sent once. Its id is recorded in the sweep's ledger header *before* the call as
 `sending` and turned into `sent` after a 2xx reply; a reply that says it was not delivered (an
@@ -32,7 +34,9 @@ from runner import ledger
 from runner.analysis.aiming import winner
 from runner.backends import ExperimentState
 from runner.core.aims import Goal
+from runner.core.search import Search
 from runner.ledger.store import LedgerStore
+from runner.locking.decision import history
 from runner.observe.looks import Observer
 from runner.observe.model import Observation
 from runner.plan import PlanStatus, SweepPlan
@@ -67,6 +71,7 @@ def sweep_events(observed: Observation) -> list[Notice]:
         if point.failed:
             text = f"`{observed.name}/{point.experiment}` ({point.why or point.state}) {point.url}"
             events.append(Notice(f"failed:{point.key[:16]}:{point.restarts}", observed.name, text))
+    events += _rounds(observed)
     done = all(p.has_ended for p in observed.points)  # a point a submit resumes is not done
     submitted = not any(p.status == PlanStatus.SUBMIT for p in observed.points)
     if observed.points and done and submitted:
@@ -74,6 +79,23 @@ def sweep_events(observed: Observation) -> list[Notice]:
         digest = hashlib.sha256(keys.encode()).hexdigest()[:16]
         events.append(Notice(f"finished:{digest}", observed.name, finished_text(observed)))
     return events
+
+
+def _rounds(observed: Observation) -> list[Notice]:
+    """Each automatic round the lock records: approved by the envelope, not by a person."""
+    search = observed.search
+    lock = search.lock
+    word = "rung" if search.halving is not None else "round"
+    out = []
+    for d in lock.decisions if lock is not None else ():
+        chose = hashlib.sha256(repr(d.chose).encode()).hexdigest()[:16]
+        text = (
+            f"Sweep `{observed.name}`: {word} {d.round} ({len(d.chose)} point(s)) submitted"
+            " inside its reviewed envelope, approved by the envelope and not by a person; its"
+            " lock records what it read and how it chose (`replay` recomputes it)."
+        )
+        out.append(Notice(f"advanced:{d.round}:{chose}", observed.name, text))
+    return out
 
 
 def finished_text(observed: Observation) -> str:
@@ -97,9 +119,22 @@ def finished_text(observed: Observation) -> str:
         metric = observed.numeric_metrics[0]
         low, high = (_extreme(observed, metric, goal) for goal in Goal)
         text += f". Lowest {low}; highest {high}" if low else ""
+    approved = approved_by(observed.search)
+    text += f". {approved}" if approved else ""
     if observed.group is not None and observed.group.url:
         text += f". Group: {observed.group.url}"
     return text
+
+
+def approved_by(search: Search) -> str:
+    """Who approved each round of an automatic search (`rung 0: a person; rungs 1, 2: the
+    envelope`); empty for another."""
+    lock = search.lock
+    if not search.auto and not (lock is not None and lock.decisions):
+        return ""
+    word = "Rung" if search.halving is not None else "Round"
+    said = ", ".join(f"{k} {who}" for k, who in history(search).items())
+    return f"{word}s approved by: {said}"
 
 
 def _extreme(observed: Observation, metric: str, goal: Goal) -> str:

@@ -45,6 +45,7 @@ def register(commands: Subparsers) -> None:
         _expand,
         _lock,
         _propose,
+        _replay,
         _submit,
         _status,
         _wait,
@@ -120,6 +121,15 @@ def _propose(commands: Subparsers) -> None:
         action="store_true",
         help="a warm start's every point left out, with why (else the first few)",
     )
+
+
+def _replay(commands: Subparsers) -> None:
+    parser = _parser(
+        commands,
+        "replay",
+        "automatic search: recompute every round its lock records (exit 4: one does not replay)",
+    )
+    add_paths(parser)
 
 
 def _submit(commands: Subparsers) -> None:

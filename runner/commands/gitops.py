@@ -34,13 +34,16 @@ def check_commit(
     return gitrepo.resolve_target(root, branch) if push else None
 
 
-def commit_back(root: Path, target: Target | None) -> None:
-    """Commit (and push) the ledgers after a submit, and say what happened, also in the summary."""
+def commit_back(
+    root: Path, target: Target | None, locks: Sequence[Path] = (), rounds: Sequence[str] = ()
+) -> None:
+    """Commit (and push) the ledgers after a submit, with the `locks` automatic rounds wrote
+    (`rounds` says which), and say what happened, also in the summary."""
 
-    made = gitrepo.commit_ledgers(root)
+    made = gitrepo.commit_ledgers(root, locks, rounds)
     lines = [f"Committed {made.sha[:12]}: {made.message}" if made else "No ledger changed."]
     if target is not None:
-        pushed = push.publish(root, target)
+        pushed = push.publish(root, target, locks=locks)
         where = f"{target.remote}/{target.branch}"
         if pushed.sha:
             lines.append(f"Pushed {pushed.sha[:12]} to {where}{push.raced_note(pushed)}.")

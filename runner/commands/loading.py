@@ -4,7 +4,7 @@ problems, and observe the sweeps for the readers (`status`, `report`)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from runner.backends import Backend, Capability
@@ -12,11 +12,12 @@ from runner.backends.opening import open_backend
 from runner.commands.limits import show_waits
 from runner.core.clock import Bounds
 from runner.core.errors import ManifestError
+from runner.ledger import Layout
 from runner.manifest import Locks
 from runner.observe import sweeps
 from runner.observe.live import NO_TAILS, Reading
 from runner.observe.model import Observation
-from runner.plan import catalog
+from runner.plan import SweepPlan, catalog
 from runner.plan.catalog import Catalog
 from runner.render.code import uses_code
 from runner.repo import gitrepo
@@ -67,6 +68,20 @@ def report_problems(cat: Catalog) -> bool:
     for problem in sorted([*cat.problems, *warnings]):
         print(problem, file=sys.stderr)
     return bool(cat.problems)
+
+
+def replanning(
+    directory: Path, paths: Sequence[str], layout: Layout
+) -> Callable[[], list[SweepPlan]]:
+    """The sweeps loaded and planned anew at each call (`submit`'s local rounds: the locks an
+    automatic round wrote are read again); a problem raises, as on the first load."""
+
+    def replan() -> list[SweepPlan]:
+        again = load_catalog(directory, paths)
+        raise_if_problems(again)
+        return again.plans(again.ledgers(layout))
+
+    return replan
 
 
 def raise_if_problems(cat: Catalog) -> None:

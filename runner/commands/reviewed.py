@@ -17,10 +17,10 @@ from pathlib import Path
 from runner.commands.common import stderr, write_output
 from runner.core.errors import Exit
 from runner.ledger import LEDGER_DIR
-from runner.plan import catalog, policy
+from runner.plan import SweepPlan, catalog, envelope, policy
 from runner.plan.catalog import SWEEPS_DIR
 from runner.repo import github, gitrepo, review
-from runner.repo.github import Api
+from runner.repo.github import Api, Merged
 from runner.repo.review import Pin
 
 
@@ -34,8 +34,10 @@ def reviewed_plans(directory: str, *, output: str | None = None) -> int:
     api = github.Api.from_env(os.environ)
     root = catalog.find_root(Path(directory))
     label = policy.read(root).approval_label
-    found = reviewed_pins(api, root, event.commits, event.default_branch or "main", label)
+    base = event.default_branch or "main"
+    found = reviewed_pins(api, root, event.commits, base, label)
     plans, _ = catalog.load(root, []).readable_plans()  # the `+` points of this checkout
+    found = _with_envelopes(api, root, found, plans, (base, label))
     pins = review.approvals(
         plans, [pin for number in sorted(found.pins) for pin in found.pins[number]]
     )
@@ -60,15 +62,40 @@ class Reviewed:
     """By pull request: why its plan comment approves nothing."""
 
 
+def _with_envelopes(
+    api: Api, root: Path, found: Reviewed, plans: Sequence[SweepPlan], at: tuple[str, str]
+) -> Reviewed:
+    """An automatic search whose envelope no recent merge's pin carries: the pins of the pull
+    request that last changed its manifest too (its envelope was approved there, however many
+    merges ago), checked the same way. Two calls and a comment's per such sweep."""
+    base, label = at
+    sealed = {p.envelope for pins in found.pins.values() for p in pins}
+    wanted = [
+        p
+        for p in plans
+        if p.sweep.search.auto and not p.sweep.draft and envelope.digest(p) not in sealed
+    ]
+    pulls = [pull for p in wanted for pull in api.last_merge_of(str(p.sweep.path), base)]
+    pulls = [pull for pull in pulls if pull.number not in found.pins]
+    if not pulls:
+        return found
+    more = _checked(api, root, pulls, label)
+    return Reviewed({**found.pins, **more.pins}, {**more.refused, **found.refused})
+
+
 def reviewed_pins(api: Api, root: Path, commits: Sequence[str], base: str, label: str) -> Reviewed:
     """The pins of the plans of the pushed commits' pull requests and of recent merges, each
     checked against its pull request's merged head, read with git from `origin` (GitHub's
     contents API would take a call per file and return files over 1 MB empty). `label`: the
     budget policy's approval label."""
+    return _checked(api, root, api.merged_pulls(commits, base), label)
 
+
+def _checked(api: Api, root: Path, pulls: Sequence[Merged], label: str) -> Reviewed:
+    """The pins of these merged pull requests' plans, each checked against its merged head."""
     shown: dict[int, tuple[str, bool, list[Pin]]] = {}
     refused: dict[int, str] = {}
-    for pull in api.merged_pulls(commits, base):
+    for pull in pulls:
         body = api.plan_comment(pull.number)
         if body is None:
             continue
@@ -85,5 +112,6 @@ def reviewed_pins(api: Api, root: Path, commits: Sequence[str], base: str, label
     found = {}
     for number, (head, labeled, pins) in shown.items():
         files = gitrepo.files_at(root, head, SWEEPS_DIR, skip=ledgers)
-        found[number] = review.checked(pins, review.defined(files, review.named(pins)), labeled)
+        there = review.at_head(files, review.named(pins))
+        found[number] = review.checked(pins, there.tokens, labeled, there.envelopes)
     return Reviewed(found, refused)

@@ -1,7 +1,8 @@
 """`submit`: create every `+` point of the plan on the backend, exactly once, and record it.
 
-The steps are `runner.apply`'s; this module parses, loads, checks, opens the backend, applies,
-prints and commits. With `--commit [--push]` it also commits the ledgers (and pushes them); with
+The steps are `runner.apply`'s (locally round after round of an automatic search); this module
+parses, loads, checks, opens the backend, applies, prints and commits. With `--commit [--push]` it
+also commits the ledgers and the locks automatic rounds wrote (and pushes them); with
 `--github-event` it takes its inputs from a workflow's event (`runner.commands.submit_args`).
 
 Exit codes: `runner.core.errors.Exit` (0 ok, 1 user error, 4 rejected, 5 incomplete, 6 local runs
@@ -17,15 +18,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from runner.apply import Applied, ApplyOptions, apply
+from runner.apply.rounds import apply_rounds
 from runner.commands.common import stderr
 from runner.commands.gitops import check_commit, commit_back
 from runner.commands.limits import unanswered
-from runner.commands.loading import load_catalog, raise_if_problems
-from runner.commands.submit_args import (
-    DRY_RESTART,
-    SubmitArgs,
-    from_namespace,
-)
+from runner.commands.loading import load_catalog, raise_if_problems, replanning
+from runner.commands.submit_args import DRY_RESTART, SubmitArgs, from_namespace
 from runner.commands.submit_options import apply_options, open_for
 from runner.core.errors import Exit
 from runner.core.output import write_text
@@ -63,8 +61,10 @@ def submit(directory: Path, args: SubmitArgs, clock: Clock | None = None) -> int
     backend = open_for(args, cat, progress, clock, started)
     try:
         options = apply_options(backend, cat, args, started, clock)
+        plans = cat.plans(cat.ledgers(backend.layout))
+        replan = replanning(directory, args.paths, backend.layout)  # the locks rounds wrote
         with unanswered(lambda: "nothing was submitted"):  # a read before anything was done
-            applied = apply(cat.plans(cat.ledgers(backend.layout)), backend, options, progress)
+            applied = apply_rounds(plans, backend, options, progress, replan)
     finally:
         backend.close()
     return _report(cat.root, args, target, applied)
@@ -84,7 +84,7 @@ def _report(root: Path, args: SubmitArgs, target: Target | None, applied: Applie
         stderr(shown.stopped_dry_run(applied))
         return applied.exit_code
     if args.commit:  # after failures too: what was created is recorded
-        commit_back(root, target)
+        commit_back(root, target, [a.lock for a in applied.advanced], shown.rounds(applied))
     for line in shown.result_lines(applied):
         stderr(line)
     if args.summary_json:

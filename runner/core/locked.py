@@ -53,6 +53,67 @@ class Seeds:
 
 
 @dataclass(frozen=True)
+class Heard:
+    """One point as an automatic round read it: what anyone needs to tell the search the same."""
+
+    key: str
+    name: str
+    """Its experiment's name."""
+    row: tuple[Cell, ...]
+    """Its values, in the order the search is told them (a halving's: configuration, budget
+    and rung)."""
+    result: str
+    """`done`, `failed` or `pending` (`runner.search.points.Result`, by name)."""
+    values: tuple[float, ...] = ()
+    """Every objective's value, when done with them."""
+    excess: tuple[float, ...] = ()
+    """How far it breaks each constraint (above 0: broken)."""
+
+
+@dataclass(frozen=True)
+class Cutoff:
+    """How a halving's round chose from one rung: its points ranked, how many had ended and
+    how many go on."""
+
+    rung: int
+    ranked: tuple[str, ...]
+    """The keys of the rung's points, best first (`runner.search.rungs.ranked`)."""
+    ended: int
+    kept: int
+    """How many go on: `max(1, n // eta)` of a finished rung (synchronous), or `floor(m / eta)`
+    of the `m` ended (asynchronous), before those promoted already are taken out."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An automatic round (`advance: auto`), as the lock records it before its points are
+    created: what it read, how it chose and what it chose, so that anyone can recompute it
+    (`runner.locking.replay`)."""
+
+    round: int
+    """The round proposed (an adaptive search), or the highest rung promoted to."""
+    of: str
+    """What it belongs to: the sample's digest (an adaptive search) or the rungs' `of`."""
+    ledger: str
+    """The commit whose ledger (and manifest) it read."""
+    before: int
+    """The points (an adaptive search) or promotions (a halving) the lock held before it."""
+    told: tuple[Heard, ...]
+    """Every point it read, as the search was told it."""
+    chose: tuple[tuple[int, tuple[Cell, ...]], ...]
+    """What it appended: each point's round (or rung) and row."""
+    envelope: str
+    """The digest of the envelope it ran inside (`runner.plan.envelope`)."""
+    gpu_hours: float | None
+    """Every point so far and the round's, in GPU-hours as the budget judges them; None:
+    unbounded."""
+    cuts: tuple[Cutoff, ...] = ()
+    """A halving's: each rung it promoted from."""
+    seed: int | None = None
+    """An adaptive search's: the sampler's seed (the sample's plus the round)."""
+
+
+@dataclass(frozen=True)
 class Locked:
     """A lock file that reads back as it was written."""
 
@@ -67,3 +128,5 @@ class Locked:
     """A successive halving's promoted points (`runner.manifest.fidelity`), when proposed."""
     seeds: Seeds | None = None
     """A warm start's prior points, once `propose` copied them."""
+    decisions: tuple[Decision, ...] = ()
+    """The automatic rounds (`advance: auto`), oldest first; the others a person merged."""

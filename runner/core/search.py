@@ -60,6 +60,29 @@ class Halving:
 Strategy = Grid | Drawn | Adaptive | Halving
 
 
+class Mode(StrEnum):
+    """Who approves a stepping search's next round (`advance:`)."""
+
+    REVIEW = "review"
+    """A person: each round is a pull request (`propose`), merged by a reviewer."""
+    AUTO = "auto"
+    """The envelope the sweep's pull request approved: the schedule (and `submit`) advances
+    every round inside it, each recorded so that anyone can recompute it."""
+
+    @property
+    def auto(self) -> bool:
+        return self is Mode.AUTO
+
+
+@dataclass(frozen=True)
+class Advance:
+    """`advance:`: who approves each round, and (`auto`) the most GPU-hours the whole search
+    may use; None: the plan's projection of the whole search (`runner.plan.envelope`)."""
+
+    mode: Mode = Mode.REVIEW
+    max_gpu_hours: float | None = None
+
+
 def strategy(sample: Sample | None, ladder: Ladder | None) -> Strategy:
     """How a sweep's points are found, from its sample (if any) and its halving's rungs (if
     any): written out, drawn, proposed, or halved over one of the first two."""
@@ -80,6 +103,8 @@ class Search:
     lock: Locked | None = None
     """The lock as read (its sample part may belong to an older sample section); None when
     there is none, or it could not be read."""
+    advance: Advance = field(default_factory=Advance)
+    """Who approves each round (a stepping search's only: `steps`)."""
 
     @property
     def sample(self) -> Sample | None:
@@ -102,6 +127,11 @@ class Search:
         """Whether it advances step by step from results (`propose`): an adaptive search, or a
         successive halving's rungs."""
         return isinstance(self.strategy, Adaptive | Halving)
+
+    @property
+    def auto(self) -> bool:
+        """Whether its rounds advance inside its reviewed envelope, without a pull request."""
+        return self.steps and self.advance.mode.auto
 
     @property
     def method(self) -> str:

@@ -15,13 +15,16 @@ from runner.core.invoked import invoked
 from runner.core.marks import KeyPath
 from runner.core.model import Sweep
 from runner.core.search import Adaptive
+from runner.locking.auto import leaves
 from runner.locking.seeding import SameCode, seeding, sources
-from runner.locking.step import Advanced, advance_search, draw_sample
+from runner.locking.step import Advanced, advance_search, draw_sample, so_far
+from runner.manifest.lock import lock_path
 from runner.manifest.seeds import Seeding
 from runner.observe.looks import Observer
 from runner.observe.model import Observation
 from runner.plan.catalog import Catalog
-from runner.search.rounds import Round, RoundVerdict
+from runner.search.rounds import Round, RoundVerdict, advance
+from runner.search.rungs import halving_of
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,9 @@ class Proposed:
     done: Advanced
     round: Round | None = None
     """The round (or rung) proposed and written to the lock; None when none was."""
+    inside: bool = False
+    """An automatic search whose next round stays inside its envelope: the schedule's submit
+    advances it, so no pull request is proposed."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,13 @@ def proposals(cat: Catalog, looks: Observer, same: SameCode) -> list[Proposed]:
     return [_next(cat, name, looks, same) for name in searching(cat)]
 
 
+def _names(sweep: Sweep) -> tuple[str, ...]:
+    """What the search's points are told by: a halving's configuration, budget and rung, or
+    the sample's parameters."""
+    halving, sample = halving_of(sweep), sweep.search.sample
+    return halving.told if halving is not None else sample.names if sample is not None else ()
+
+
 def unwritten(sweep: Sweep, observed: Observation) -> None:
     """ManifestError (exit 1, nothing written) when points have succeeded and none wrote a
     metric the search is judged by (a misspelt `metric`, a job that writes another name): the
@@ -144,6 +157,13 @@ def _next(cat: Catalog, name: str, looks: Observer, same: SameCode) -> Proposed:
         return seeding(sweep.search, sources(cat, sweep.search, looks.backend), same)
 
     command = f"{invoked()} propose {shown}"
+    if sweep.search.auto:  # a pull request only for a round that would leave its envelope
+        step = advance(sweep, so_far(observe(), _names(sweep)), loaded.stale is not None)
+        # round 0 is the author's (proposed for the review), the rounds after it the schedule's
+        later = step.number > 0 and bool(step.new)
+        inside = later and not leaves(loaded, cat.root / shown, step, command)
+        if step.verdict is RoundVerdict.PROPOSED and inside:
+            return Proposed(shown, sweep, Advanced(step, lock_path(cat.root / shown)), inside=True)
     done = advance_search(loaded, cat.root / shown, command, observe, others)
     if done.step.verdict is not RoundVerdict.PROPOSED or done.text is None:
         return Proposed(shown, sweep, done)

@@ -10,9 +10,10 @@ with nothing new changes no byte.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from runner.analysis.told import told
 from runner.core.errors import RunnerError
@@ -21,6 +22,7 @@ from runner.core.invoked import invoked
 from runner.core.ladder import RUNG
 from runner.core.locked import RungLock
 from runner.manifest import Loaded, relock
+from runner.manifest.decisions import DECISIONS
 from runner.manifest.fidelity import RUNGS, rungs_json
 from runner.manifest.lock import LockFile, collisions, lock_path, lock_text, locked_rows, sections
 from runner.manifest.seeds import SEEDS, Seeding, seeds_json
@@ -111,12 +113,12 @@ def _written(
     target = lock_path(path)
     if step.verdict is not RoundVerdict.PROPOSED:
         return Advanced(step, target, None, *before)
-    text = _lock_text(loaded, step, command, halving, LockFile(target))
+    text = lock_text_after(loaded, step, command, halving, LockFile(target))
     if target.exists() and target.read_text(encoding="utf-8") == text:
         return Advanced(step, target, None, *before)
     after = relock(loaded, path, text)  # the whole manifest, with its new lock, must be valid
     write_atomic(target, text)
-    return Advanced(step, target, text, *before, _hours(after, step, halving))
+    return Advanced(step, target, text, *before, new_hours(after, step, halving))
 
 
 def _before(loaded: Loaded, halving: SuccessiveHalving | None) -> tuple[int, bool]:
@@ -130,20 +132,24 @@ def _before(loaded: Loaded, halving: SuccessiveHalving | None) -> tuple[int, boo
     return (len(lock.rows) if lock is not None and same else 0), lock is not None and not same
 
 
-def _lock_text(
+def lock_text_after(
     loaded: Loaded,
     step: Next,
     command: str,
     halving: SuccessiveHalving | None,
     old: LockFile,
+    extra: Mapping[str, Any] | None = None,
 ) -> str:
     """The new lock: a sample's points (and an adaptive search's rounds), or, for a halving,
     the sample's points as locked and the rungs promoted so far; the lock's other sections
-    (its clusters) kept as they are. A new draw of the sample drops the rungs built on the old
-    one (the next `propose` starts them again)."""
+    (its clusters) kept as they are, `extra` (an automatic round's decisions) set. A new draw
+    of the sample drops the rungs built on the old one (the next `propose` starts them again),
+    and the decisions of the rounds it replaces."""
     search = loaded.sweep.search
     sample, lock = search.sample, search.lock
-    kept = {k: v for k, v in sections(old.content()).items() if k not in (RUNGS, SEEDS)}
+    dropped = (RUNGS, SEEDS, DECISIONS) if _before(loaded, halving)[1] else (RUNGS, SEEDS)
+    kept = {k: v for k, v in sections(old.content()).items() if k not in dropped}
+    kept.update(extra or {})
     if step.seeding is not None:  # a warm start's prior points, copied at round 0 and kept
         kept[SEEDS] = seeds_json(step.seeding.seeds)
     if halving is not None:
@@ -177,7 +183,7 @@ def _rung_zero_locked(loaded: Loaded) -> None:
         )
 
 
-def _hours(
+def new_hours(
     after: Loaded, step: Next, halving: SuccessiveHalving | None
 ) -> tuple[float | None, ...]:
     """The GPU-hours the plan expects of each point of a new rung (None: no upper bound)."""

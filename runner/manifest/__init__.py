@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,10 +15,11 @@ from runner.core.marks import Document, KeyPath
 from runner.core.model import Limits, Placement, Priority, Space, StopWhen, Sweep
 from runner.core.search import Search
 from runner.manifest import clusters
+from runner.manifest.advance import parse_advance, promoted
 from runner.manifest.bounds import space_problems, too_many_points
 from runner.manifest.fidelity import stale_rungs
 from runner.manifest.lock import LockFile, lock_path, stale_problem
-from runner.manifest.params import parse_params
+from runner.manifest.params import ParsedSpace, parse_params
 from runner.manifest.schema import schema_problems
 from runner.render import Renderer
 from runner.render.durations import to_nanoseconds
@@ -76,7 +78,7 @@ def relock(loaded: Loaded, path: Path, text: str, locks: Locks = Locks.CURRENT) 
 
 
 def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
-    parsed = parse_params(doc, lock)
+    parsed = _advancing(doc, parse_params(doc, lock))
     stale = (
         {stale_problem(doc, doc.source, missing) for missing in (False, True)}
         if parsed.search.sample is not None
@@ -104,6 +106,20 @@ def _checked(doc: Document, path: Path, lock: LockFile, locks: Locks) -> Loaded:
         raise ManifestError(problems)
     stale_lock = found[0] if found else None
     return Loaded(sweep, renderer, doc, stale_lock)
+
+
+def _advancing(doc: Document, parsed: ParsedSpace) -> ParsedSpace:
+    """The search with who approves its rounds (`advance:`) and when its rungs promote, and
+    the problems of `advance:`."""
+    said: list[Problem] = []
+
+    def add(at: KeyPath, text: str, key: bool) -> None:
+        said.append(Problem.at(doc.marks, doc.source, at, text, key))
+
+    advance = parse_advance(doc, parsed.search, add)
+    strategy = promoted(doc, parsed.search.strategy)
+    search = dataclasses.replace(parsed.search, strategy=strategy, advance=advance)
+    return dataclasses.replace(parsed, search=search, problems=parsed.problems + said)
 
 
 def _build(

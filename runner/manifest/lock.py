@@ -9,7 +9,8 @@ whole content, every section, so a hand-edited lock is refused. Both are checked
 Besides the sample's points a lock may hold sections of its own, each under one key, parsed by
 its own module and kept as it is by a command that writes another (`clusters`: what a cluster
 selector resolved to, `runner.manifest.clusters`; `rungs`: a successive halving's promoted points,
-`runner.manifest.fidelity`; `seeds`: a warm start's prior points, `runner.manifest.seeds`). A grid
+`runner.manifest.fidelity`; `seeds`: a warm start's prior points, `runner.manifest.seeds`;
+`decisions`: the automatic rounds' records, `runner.manifest.decisions`). A grid
 sweep with such a section has a lock without points. A search's known points are its first
 points (`enqueued`: how many, part of the sample's).
 """
@@ -31,6 +32,7 @@ from runner.core.marks import Document
 from runner.core.model import Cell
 from runner.core.sample import Method, Sample, row_identity
 from runner.core.values import InvalidValue, canonical_json, checked
+from runner.manifest.decisions import DECISIONS, parse_decisions
 from runner.manifest.fidelity import RUNGS, parse_rungs
 from runner.manifest.seeds import SEEDS, parse_seeds
 
@@ -103,6 +105,7 @@ SECTION_WORDS = {
     "clusters": "the clusters beaker's cluster selector resolved to",
     RUNGS: "the rungs of params.fidelity",
     SEEDS: "the prior points params.sample.seed_from found",
+    DECISIONS: "the decisions of the rounds its envelope approved (advance: auto)",
 }
 """What each section holds, for the lock's header."""
 
@@ -166,11 +169,12 @@ def _locked(body: Mapping[str, Any] | None, names: Sequence[str]) -> Locked | No
         sample = str(body.get("sample", ""))
         rungs = parse_rungs(body[RUNGS]) if RUNGS in body else None
         seeds = parse_seeds(body[SEEDS], len(names)) if SEEDS in body else None
+        decisions = parse_decisions(body[DECISIONS]) if DECISIONS in body else ()
     except (ValueError, KeyError, TypeError, InvalidValue):
         return None
     if any(len(r) != len(names) for r in rows) or (rounds and len(rounds) != len(rows)):
         return None
-    return Locked(sample, rows, rounds, rungs, seeds)
+    return Locked(sample, rows, rounds, rungs, seeds, decisions)
 
 
 def locked_rows(sample: Sample, lock: Locked | None) -> tuple[tuple[Cell, ...], ...] | None:

@@ -204,6 +204,11 @@ class Observer:
             self._seen[sweep.name] = seen.restarted(experiment)
         self._observations.pop(sweep.name, None)
 
+    def forget(self, name: str) -> None:
+        """The sweep was planned again (an automatic round added points): look again."""
+        self._seen.pop(name, None)
+        self._observations.pop(name, None)
+
     def next_phase(self, wants_results: Callable[[SweepPlan], bool] | None = None) -> Observer:
         """A fresh observer for the next phase (after the creates, what was seen is old)."""
         return Observer(self.backend, wants_results or self.wants_results, self.context)

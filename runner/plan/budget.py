@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from runner.core.errors import Problem
 from runner.core.marks import KeyPath
 from runner.core.model import Sweep
-from runner.plan import SweepPlan, cost
+from runner.plan import SweepPlan, cost, envelope
 from runner.plan.policy import Policy
 
 
@@ -50,14 +50,6 @@ def judge(plans: Sequence[SweepPlan], rules: Policy, labels: Sequence[str] | Non
     return Verdict(rules, tuple(breaches(plans, rules)), approved)
 
 
-def figure(sweep: Sweep, spent: cost.Cost) -> float:
-    """What the limits judge: the expected GPU-hours where the sweep declares expected_runtime,
-    else the up-to figure (infinite when unbounded)."""
-    if sweep.placement.expected_runtime is not None:
-        return spent.expected
-    return math.inf if spent.unbounded else spent.up_to
-
-
 def _hours_text(value: float) -> str:
     return "unbounded" if math.isinf(value) else cost.number(value)
 
@@ -79,9 +71,10 @@ def breaches(plans: Sequence[SweepPlan], rules: Policy) -> list[Breach]:
     where = f"({rules.source})"
     merge = 0.0
     for plan, spent in live:
-        sweep, total = plan.sweep, spent.total
-        merge += figure(sweep, total)
-        found += [Breach(sweep.name, p) for p in _sweep_breaches(sweep, total, rules, where)]
+        sweep, total, hours = plan.sweep, spent.total, _hours(plan, spent.total)
+        merge += hours
+        said = _sweep_breaches(sweep, (total, hours), rules, where)
+        found += [Breach(sweep.name, p) for p in said]
     limit = rules.max_gpu_hours_per_merge
     if limit is not None and merge > limit:
         message = (
@@ -94,14 +87,26 @@ def breaches(plans: Sequence[SweepPlan], rules: Policy) -> list[Breach]:
     return found
 
 
-def _sweep_breaches(sweep: Sweep, total: cost.Cost, rules: Policy, where: str) -> Iterator[Problem]:
-    limit, hours = rules.max_gpu_hours_per_sweep, figure(sweep, total)
+def _hours(plan: SweepPlan, total: cost.Cost) -> float:
+    """What a sweep's limits judge: its `+` points' GPU-hours; an automatic search's, its
+    envelope's (every round inside it runs without another review)."""
+    if plan.sweep.search.auto:
+        return envelope.envelope(plan).limit
+    return cost.figure(plan.sweep, total)
+
+
+def _sweep_breaches(
+    sweep: Sweep, spent: tuple[cost.Cost, float], rules: Policy, where: str
+) -> Iterator[Problem]:
+    (total, hours), limit = spent, rules.max_gpu_hours_per_sweep
     if limit is not None and hours > limit:
+        auto = sweep.search.auto
         yield _at(
             sweep,
-            _hours_path(sweep),
-            f"sweep {sweep.name} may use {_hours_text(hours)} GPU-hours, over"
-            f" max_gpu_hours_per_sweep {cost.number(limit)} {where}",
+            ("advance",) if auto else _hours_path(sweep),
+            f"sweep {sweep.name} may use {_hours_text(hours)} GPU-hours"
+            + (" in its envelope (advance: auto, every round)" if auto else "")
+            + f", over max_gpu_hours_per_sweep {cost.number(limit)} {where}",
         )
     gpus = rules.max_gpus_per_point
     if gpus is not None and total.gpus > gpus:

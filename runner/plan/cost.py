@@ -272,6 +272,21 @@ def _timeout(rendered: Rendered) -> int | None:
     return timeout
 
 
+def rows_cost(plan: SweepPlan, keys: frozenset[str] | None = None) -> Cost:
+    """The cost of the plan's points (of `keys` only, if given) whatever their status: what
+    a search has spent and will spend (`runner.plan.envelope`)."""
+    found = [r.rendered for r in plan.rows if r.rendered and (keys is None or r.key in keys)]
+    price = _pricer(plan.sweep) if _uses_gpus(plan.sweep) else lambda _: NOTHING
+    return total(map(price, found))
+
+
+def figure(sweep: Sweep, spent: Cost) -> float:
+    """What the limits judge: expected where `expected_runtime` is set, else up-to (or inf)."""
+    if sweep.placement.expected_runtime is not None:
+        return spent.expected
+    return math.inf if spent.unbounded else spent.up_to
+
+
 def merge_total(costs: Sequence[PlanCost]) -> Cost:
     return total(c.total for c in costs if c.counted)
 

@@ -275,6 +275,16 @@ class Api:
         order = dict.fromkeys(int(p["number"]) for p in found)
         return [merged[n] for n in order if n in merged]
 
+    def last_merge_of(self, path: str, base: str) -> list[Merged]:
+        """The merged pull request that last changed `path` on `base` (an automatic search's
+        manifest, whose envelope it approved): the path's last commit, then its pull requests."""
+        found = self.get("commits", {"path": path, "sha": base, "per_page": "1"})
+        if not found:
+            return []
+        sha = str(found[0].get("sha") or "")
+        pulls = self.get(f"commits/{sha}/pulls") if sha else []
+        return [Merged.of(p) for p in pulls if p.get("merged_at")]
+
     def plan_comment(self, number: int) -> str | None:
         """The body of the plan comment of a pull request, if the plan workflow left one."""
         page = 1

@@ -31,7 +31,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from runner.plan import Row, SweepPlan
+from runner.plan import Row, SweepPlan, envelope
 from runner.plan.budget import Verdict
 
 PIN_MARK = "beaker-sweep-runner:reviewed"
@@ -46,7 +46,7 @@ PIN_ROOM = 20_000
 """Characters of pins a plan comment may carry (about 150 sweeps); past that, one `*` pin."""
 _PIN = re.compile(
     r"<!-- " + re.escape(PIN_MARK) + r" sweep=(\S+) points=(\d+) sha256=([0-9a-f]{64})"
-    r"( approved=budget)?(?: tokens=([0-9a-f,]*))? -->"
+    r"( approved=budget)?(?: envelope=([0-9a-f]{64}))?(?: tokens=([0-9a-f,]*))? -->"
 )
 
 
@@ -60,6 +60,9 @@ class Pin:
     tokens: frozenset[str]
     approved: bool = False
     """The plan was approved over the budget policy (its pull request had the approval label)."""
+    envelope: str = ""
+    """An automatic search's envelope digest (`runner.plan.envelope`): the rounds inside it are
+    approved too, each once it replays."""
 
 
 def _full_token(row: Row) -> str:
@@ -77,12 +80,16 @@ def digest(rows: Iterable[Row]) -> str:
 
 def pins(plans: Sequence[SweepPlan]) -> list[Pin]:
     """The pins of a plan: one per sweep that would submit something, now or in a top-up, with
-    a digest of its points and no token (its size does not grow with the points)."""
+    a digest of its points and no token (its size does not grow with the points); an automatic
+    search's carries its envelope (even with no point to submit: the envelope is approved)."""
     found = []
     for plan in plans:
-        rows = plan.pending
-        if rows:
-            found.append(Pin(plan.sweep.name, len(rows), digest(rows), frozenset()))
+        rows, auto = plan.pending, plan.sweep.search.auto and not plan.sweep.draft
+        if rows or auto:
+            sealed = envelope.digest(plan) if auto else ""
+            found.append(
+                Pin(plan.sweep.name, len(rows), digest(rows), frozenset(), envelope=sealed)
+            )
     return found
 
 
@@ -99,7 +106,8 @@ def comment_pins(found: Sequence[Pin], room: int = PIN_ROOM) -> str:
         frozenset(),
         all(p.approved for p in found),
     )
-    return pin_lines([every])
+    sealed = [dataclasses.replace(p, points=0, digest=NO_DIGEST) for p in found if p.envelope]
+    return pin_lines([every, *sealed])  # an envelope has no `*`: each is pinned by name
 
 
 def pin_lines(found: Sequence[Pin]) -> str:
@@ -108,9 +116,10 @@ def pin_lines(found: Sequence[Pin]) -> str:
     for pin in found:
         tokens = f" tokens={','.join(sorted(pin.tokens))}" if pin.tokens else ""
         approved = " approved=budget" if pin.approved else ""
+        sealed = f" envelope={pin.envelope}" if pin.envelope else ""
         lines.append(
             f"<!-- {PIN_MARK} sweep={pin.sweep} points={pin.points} sha256={pin.digest}"
-            f"{approved}{tokens} -->"
+            f"{approved}{sealed}{tokens} -->"
         )
     return "".join(line + "\n" for line in lines)
 
@@ -127,7 +136,14 @@ def planned_head(text: str) -> str:
 
 def parse_pins(text: str) -> list[Pin]:
     return [
-        Pin(m[1], int(m[2]), m[3], frozenset(t for t in (m[5] or "").split(",") if t), bool(m[4]))
+        Pin(
+            m[1],
+            int(m[2]),
+            m[3],
+            frozenset(t for t in (m[6] or "").split(",") if t),
+            bool(m[4]),
+            m[5] or "",
+        )
         for m in _PIN.finditer(text)
     ]
 
@@ -140,7 +156,23 @@ def uncovered(plan: SweepPlan, found: Iterable[Pin]) -> frozenset[str]:
     if not rows or any(p.digest == digest(rows) for p in mine):
         return frozenset()
     tokens = frozenset().union(*(p.tokens for p in mine))
-    return frozenset(r.key for r in rows if token(r) not in tokens)
+    left = frozenset(r.key for r in rows if token(r) not in tokens)
+    return left - sealed(plan, mine)
+
+
+def sealed(plan: SweepPlan, found: Iterable[Pin]) -> frozenset[str]:
+    """The keys of an automatic search's points that its envelope covers: those automatic
+    rounds chose, when a pin carries the sweep's envelope (the rounds' replay is checked before
+    anything is created: `runner.apply.advancing`); none while it is paused (`review`)."""
+    return envelope.automatic(plan) if approves_envelope(plan, found) else frozenset()
+
+
+def approves_envelope(plan: SweepPlan, found: Iterable[Pin]) -> bool:
+    """Whether a pin approves the automatic search's envelope as the sweep has it now."""
+    if not plan.sweep.search.auto:
+        return False
+    sealed = envelope.digest(plan)
+    return any(p.sweep == plan.sweep.name and p.envelope == sealed for p in found)
 
 
 def approve_pins(found: Sequence[Pin], verdict: Verdict) -> list[Pin]:
@@ -151,12 +183,28 @@ def approve_pins(found: Sequence[Pin], verdict: Verdict) -> list[Pin]:
 # -- checking them against the merged heads ---------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Head:
+    """What a merged head defines, as the plan comment would pin it."""
+
+    tokens: Mapping[str, frozenset[str]]
+    """The token of every point each sweep defines."""
+    envelopes: Mapping[str, str]
+    """Each automatic search's envelope digest (`runner.plan.envelope`)."""
+
+
 def defined(
     files: Mapping[str, str], names: Collection[str] | None = None
 ) -> dict[str, frozenset[str]]:
+    """The token of every point each sweep defines in these files (`at_head`'s tokens)."""
+    return dict(at_head(files, names).tokens)
+
+
+def at_head(files: Mapping[str, str], names: Collection[str] | None = None) -> Head:
     """The token of every point each sweep defines in these files (path -> text), as
-    `expand --plan` renders them against an empty ledger; a sweep with problems defines none,
-    and a draft none (it is never submitted). `names`: only these sweeps are rendered."""
+    `expand --plan` renders them against an empty ledger, and each automatic search's envelope;
+    a sweep with problems defines none, and a draft none (it is never submitted). `names`: only
+    these sweeps are rendered."""
     import tempfile
     from pathlib import Path
 
@@ -172,11 +220,10 @@ def defined(
         if names is not None:
             cat = dataclasses.replace(cat, sweeps=tuple(s for s in cat.sweeps if s.name in names))
         plans, _ = cat.readable_plans()
-        return {
-            p.sweep.name: frozenset(token(r) for r in p.rows if r.rendered)
-            for p in plans
-            if not p.sweep.draft
-        }
+        plans = [p for p in plans if not p.sweep.draft]
+        tokens = {p.sweep.name: frozenset(token(r) for r in p.rows if r.rendered) for p in plans}
+        sealed = {p.sweep.name: envelope.digest(p) for p in plans if p.sweep.search.auto}
+        return Head(tokens, sealed)
 
 
 def named(pins: Sequence[Pin]) -> frozenset[str] | None:
@@ -185,18 +232,25 @@ def named(pins: Sequence[Pin]) -> frozenset[str] | None:
     return None if EVERY_SWEEP in found else found
 
 
-def checked(shown: Sequence[Pin], tokens: Mapping[str, frozenset[str]], labeled: bool) -> list[Pin]:
+def checked(
+    shown: Sequence[Pin],
+    tokens: Mapping[str, frozenset[str]],
+    labeled: bool,
+    envelopes: Mapping[str, str] | None = None,
+) -> list[Pin]:
     """The pins a comment shows, cut down to the points the head defines: listed tokens that it
     defines (a comment written before pins had no tokens), or every point its sweep defines (a
     `*` pin: of every sweep); approved over the budget only while the pull request has the
-    label."""
+    label; an envelope only where it is the one the head's sweep has (`envelopes`)."""
     out = []
     for pin in shown:
         names = sorted(tokens) if pin.sweep == EVERY_SWEEP else [pin.sweep]
         for name in names:
             mine = tokens.get(name, frozenset())
             kept = pin.tokens & mine if pin.tokens else mine
-            out.append(Pin(name, len(kept), NO_DIGEST, kept, pin.approved and labeled))
+            at_head = (envelopes or {}).get(name, "")
+            sealed = pin.envelope if pin.envelope and pin.envelope == at_head else ""
+            out.append(Pin(name, len(kept), NO_DIGEST, kept, pin.approved and labeled, sealed))
     return out
 
 
@@ -207,6 +261,12 @@ def approvals(plans: Sequence[SweepPlan], found: Iterable[Pin]) -> list[Pin]:
     found = list(found)
     out = []
     for plan in plans:
+        if plan.sweep.search.auto:  # its envelope, as a pin of its own (no point)
+            sealed = envelope.digest(plan)
+            for approved in sorted(
+                {p.approved for p in found if p.sweep == plan.sweep.name and p.envelope == sealed}
+            ):
+                out.append(Pin(plan.sweep.name, 0, NO_DIGEST, frozenset(), approved, sealed))
         rows = plan.pending
         for approved in (False, True):
             mine = [p for p in found if p.sweep == plan.sweep.name and (p.approved or not approved)]

@@ -8,6 +8,7 @@ from runner.operate.preempted import Resume, ResumeVerdict
 from runner.plan import Held
 from runner.report import plan
 from runner.report.held import held_counts, held_line, held_markdown
+from runner.report.rounds import auto_label, auto_line
 from runner.report.submission import (
     counts_line,
     failures_table,
@@ -51,9 +52,10 @@ def resume_lines(resumes: tuple[Resume, ...], dry_run: bool) -> list[str]:
 
 
 def planned_lines(applied: Applied) -> list[str]:
-    """Before anything is created: the resumes and the restarts (done, or those a dry run
-    would do) and the points held back by plan pins."""
-    lines = resume_lines(applied.resumes, False) + resume_lines(applied.would_resume, True)
+    """Before anything is created: the automatic rounds, the resumes and the restarts (done, or
+    those a dry run would do) and the points held back by plan pins."""
+    lines = [auto_line(done) for done in applied.rounds]
+    lines += resume_lines(applied.resumes, False) + resume_lines(applied.would_resume, True)
     if applied.restarts is not None:
         done = applied.restarts
         lines += [
@@ -80,6 +82,11 @@ def planned_lines(applied: Applied) -> list[str]:
         for s, reason in stops(applied)
     ]
     return lines
+
+
+def rounds(applied: Applied) -> list[str]:
+    """The automatic rounds written, as the ledger commit names them."""
+    return [auto_label(done) for done in applied.advanced]
 
 
 def holds(applied: Applied) -> list[Held]:
@@ -142,6 +149,7 @@ def job_summary(applied: Applied, dry_run: bool) -> str:
     """The whole job summary of a submit, in order: the points held back, the stops, then the
     plan (a dry run) or what was submitted, and the notifications sent."""
     parts = [held_markdown(held) for held in holds(applied)]
+    parts += [f"{auto_line(done)}.\n\n" for done in applied.rounds]
     parts += [f"**`{s}` {reason}**: no new points are created.\n" for s, reason in stops(applied)]
     if dry_run:
         if applied.stop is not None:

@@ -15,6 +15,7 @@ from runner.observe.live import skipped_text
 from runner.observe.model import PointResult
 from runner.report import pareto, views
 from runner.report.charts import chart, mermaid, progress_chart
+from runner.report.envelope import approved_json, approved_line
 from runner.report.shares import METHODS, NO_EXTRA, share_json
 from runner.report.status import metric_text, point_json, summary
 from runner.report.tables import params_text, tabulate
@@ -94,6 +95,7 @@ def _ranked(f: Findings, images: Mapping[str, str], charts: Sequence[str]) -> li
         "",
     ]
     parts += _rungs(f)
+    parts += [approved_line(f.results.search), ""] if approved_line(f.results.search) else []
     if f.ranked:
         parts += [f"### Top {min(TOP, len(f.ranked))}", "", _top(f), ""]
     parts += ["### Parameter importance", "", *_importance(f), ""]
@@ -248,6 +250,7 @@ def as_json(f: Findings) -> dict[str, object]:
         "front": pareto.data(f),
         "curves": None if f.curves is None else f.curves.as_json(),
         "rungs": None if f.results.halving is None else f.results.halving.ladder.values,
+        "approved": approved_json(f.results.search),
         "points": [point_json(p) for p in f.results.points],
     }
 

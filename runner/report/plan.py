@@ -12,6 +12,7 @@ from runner.core.invoked import invoked
 from runner.core.values import StrEnum, Value, identity
 from runner.plan import COMMENT_MARKER, STATUS_WORDS, PlanStatus, Row, SweepPlan, cost
 from runner.report import cost as priced
+from runner.report.envelope import envelope_json, envelope_line
 from runner.report.tables import params_text, simple_table, tabulate
 from runner.report.where import clusters_json, linked_group, where_lines
 
@@ -46,7 +47,7 @@ def _summary(plan: SweepPlan, view: View) -> str:
     if view.compared:
         ladder = plan.sweep.space.ladder
         halving = priced.halving_line(cost.halving_cost(plan), ladder.param) if ladder else ""
-        lines = [priced.sweep_line(cost.plan_cost(plan).total), halving]
+        lines = [priced.sweep_line(cost.plan_cost(plan).total), halving, envelope_line(plan)]
         return plan.summary() + "".join(f"\n{line}" for line in lines if line)
     return f"{len(plan.rows)} point(s), not compared with the ledger (add --plan for that)"
 
@@ -288,6 +289,7 @@ def _plan_json(plan: SweepPlan) -> dict[str, Any]:
         else {**dataclasses.asdict(plan.cap), "waiting": plan.waiting},
         "gpu_hours": priced.as_json(costs.total),
         "halving": priced.halving_json(cost.halving_cost(plan)),
+        "envelope": envelope_json(plan),
         "points": [
             {
                 "status": row.status,

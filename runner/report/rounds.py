@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import base64
 from collections import Counter
+from collections.abc import Sequence
 
 from runner.core.aims import Aims
 from runner.core.sample import Sample
 from runner.core.values import StrEnum
+from runner.locking.auto import Auto
 from runner.locking.clusters import Resolved
 from runner.locking.proposing import Drew, Proposed
+from runner.locking.replay import Replayed
 from runner.locking.step import Advanced
 from runner.report.rungs import param_cell, result_cell, rung_line, rung_pull_request
 from runner.search.points import Told
@@ -31,6 +34,12 @@ def proposed_lines(one: Proposed, listed: Listed = Listed.FEW) -> list[str]:
     """What `propose` did for one sweep: its line (a round's or a rung's), and, when a warm
     start's round 0 was written, what it learned from and the points it left out (`listed`)."""
     step, sample, halving = one.done.step, one.sweep.search.sample, halving_of(one.sweep)
+    if one.inside:
+        kind = "rung" if halving is not None else "round"
+        return [
+            f"{one.shown}: {kind} {step.number} is inside its envelope (advance: auto): the"
+            " schedule's submit advances it, so no pull request is proposed"
+        ]
     if halving is not None:
         first = rung_line(one.shown, halving, step)
     elif sample is not None:
@@ -39,6 +48,44 @@ def proposed_lines(one: Proposed, listed: Listed = Listed.FEW) -> list[str]:
         raise ValueError(f"{one.shown}: no search to propose")
     said = seeding_lines(step, listed) if one.done.text is not None else []
     return [first, *(f"{one.shown}: {s}" for s in said)]
+
+
+def auto_line(auto: Auto) -> str:
+    """What `submit` did for one automatic search (`advance: auto`), in one line."""
+    step, halving, sample = auto.step, halving_of(auto.sweep), auto.sweep.search.sample
+    if auto.left:
+        return f"{auto.shown}: {auto.left}"
+    if halving is not None and auto.written and step.cuts:
+        by_rung = Counter(k for k in step.rounds[len(step.rounds) - len(step.new) :])
+        said = ", ".join(f"{n} to rung {k}" for k, n in sorted(by_rung.items()))
+        first = f"{auto.shown}: promoted {len(step.new)} point(s) as their rungs ended ({said})"
+    elif halving is not None:
+        first = rung_line(auto.shown, halving, step)
+    elif sample is not None:
+        first = line(auto.shown, sample, step)
+    else:
+        raise ValueError(f"{auto.shown}: no search to advance")
+    if not auto.written:
+        return first
+    return first + ": approved by its reviewed envelope (the decision is in its lock)"
+
+
+def replay_line(shown: str, replayed: Sequence[Replayed]) -> str:
+    """What `replay` found of one sweep's automatic rounds, in one line: the first that does
+    not replay, with why."""
+    bad = next((r for r in replayed if not r.ok), None)
+    if bad is not None:
+        return f"error: {shown}: {bad.name} does not replay: {bad.why}"
+    if not replayed:
+        return f"{shown}: no automatic round yet (each round so far a person merged)"
+    rounds = ", ".join(str(r.decision.round) for r in replayed)
+    return f"{shown}: {len(replayed)} automatic round(s) replay byte for byte ({rounds})"
+
+
+def auto_label(auto: Auto) -> str:
+    """A round written, as a commit message names it: `halving: rung 2`, `branin: round 3`."""
+    word = "rung" if auto.sweep.search.halving is not None else "round"
+    return f"{auto.sweep.name}: {word} {auto.step.number}"
 
 
 def drew_line(one: Drew) -> str:

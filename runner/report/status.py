@@ -18,6 +18,7 @@ from runner.analysis.findings import last_rung_best
 from runner.observe.live import step_text
 from runner.observe.model import Observation, PointResult
 from runner.render.durations import elapsed_text
+from runner.report.envelope import approved_json, approved_line
 from runner.report.tables import params_text, tabulate
 
 HEADING = "## Sweep status\n\n"
@@ -122,6 +123,7 @@ def table(sweep: Observation) -> str:
     lines = [_title(sweep), tabulate(rows, headers=_headers(columns))]
     lines.append(summary(sweep))
     lines += [rung_best_text(sweep)] if sweep.halving is not None else []
+    lines += [approved_line(sweep.search)] if approved_line(sweep.search) else []
     if sweep.note:
         lines.append(f"note: {sweep.note}")
     return "\n".join(lines)
@@ -138,6 +140,7 @@ def markdown(sweep: Observation) -> str:
     )
     parts += ["", f"{summary(sweep)}. {LEGEND}."]
     parts += ["", _md(rung_best_text(sweep))] if sweep.halving is not None else []
+    parts += ["", approved_line(sweep.search)] if approved_line(sweep.search) else []
     if sweep.note:
         parts += ["", f"> {sweep.note}"]
     return "\n".join(parts)
@@ -173,7 +176,7 @@ def summary(sweep: Observation) -> str:
 
 def as_json(sweep: Observation) -> dict[str, object]:
     group = sweep.group
-    return {
+    said: dict[str, object] = {
         "name": sweep.name,
         "path": sweep.path,
         "draft": sweep.draft,
@@ -181,6 +184,10 @@ def as_json(sweep: Observation) -> dict[str, object]:
         "note": sweep.note,
         "points": [point_json(p) for p in sweep.points],
     }
+    approved = approved_json(sweep.search)  # who approved each round: a person, the envelope
+    if approved is not None:
+        said["approved"] = approved
+    return said
 
 
 def point_json(p: PointResult) -> dict[str, object]:

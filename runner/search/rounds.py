@@ -24,10 +24,10 @@ from runner.core.aims import Aims
 from runner.core.locked import Locked, Rows
 from runner.core.model import Cell, Sweep
 from runner.core.sample import Sample, row_identity
-from runner.core.search import Adaptive, Drawn, Search
+from runner.core.search import Adaptive, Drawn, Promotion, Search
 from runner.core.values import StrEnum
 from runner.manifest.seeds import Seeding
-from runner.search import adaptive, draw, rungs
+from runner.search import adaptive, asha, draw, rungs
 from runner.search.judged import front_values, priors
 from runner.search.pareto import front
 from runner.search.points import Proposer, Result, Told
@@ -86,6 +86,8 @@ class Next:
     """The prior points the search learned from (the lock keeps them), and those left out."""
     front: tuple[Told, ...] = ()
     """Two or more objectives: the Pareto set so far (of the feasible finished points)."""
+    cuts: tuple[asha.Cut, ...] = ()
+    """An asynchronous halving's decision on each rung below the last (`runner.search.asha`)."""
 
     @property
     def ended(self) -> int:
@@ -223,6 +225,8 @@ def next_rung(halving: SuccessiveHalving, lock: Locked | None, observed: SoFar) 
 
 
 def _rung_step(halving: SuccessiveHalving, lock: Locked | None, observed: SoFar) -> Next:
+    if halving.promotion is Promotion.ASYNC:
+        return _async_step(halving, lock, observed)
     promoted = rungs.so_far(halving, lock)
     rows, numbers = promoted
     last = max(numbers, default=0)
@@ -237,6 +241,33 @@ def _rung_step(halving: SuccessiveHalving, lock: Locked | None, observed: SoFar)
     if waits.ended < len(mine):
         return waits
     return appended(waits, tuple(rungs.promote(halving, mine)))
+
+
+def _async_step(halving: SuccessiveHalving, lock: Locked | None, observed: SoFar) -> Next:
+    """ASHA (`runner.search.asha`): from every rung at once, the points that rank in the top
+    `floor(m / eta)` of its `m` ended go on now; `number` is the highest rung reached, and
+    `previous` its points. Complete once nothing is pending and the last rung holds a point."""
+    rows, numbers = promoted = rungs.so_far(halving, lock)
+    cuts = asha.step(halving, promoted, observed.told)
+    new = [(c.rung + 1, row) for c in cuts for row in c.promoted]
+    grown = ((*rows, *(r for _, r in new)), (*numbers, *(k for k, _ in new)))
+    last = max(grown[1], default=0)
+    mine = rungs.rung_told(halving, grown, observed.told, last)
+    done = [t for t in mine if t.result == Result.DONE and t.value is not None]
+    top = best(done, lambda t: t.value, halving.aim.goal)
+    step = Next(RoundVerdict.WAITING, last, rows, numbers, (), mine, top, len(done), observed.stop)
+    step = replace(step, cuts=cuts)
+    if observed.stop:  # said at once: a point the stop holds would never end
+        return replace(step, verdict=RoundVerdict.STOPPED)
+    if new:
+        added = tuple(row for _, row in new)
+        return replace(
+            step, verdict=RoundVerdict.PROPOSED, rows=grown[0], rounds=grown[1], new=added
+        )
+    if any(c.pending for c in cuts) or any(t.result == Result.PENDING for t in mine):
+        return step
+    ended = RoundVerdict.COMPLETE if halving.last in numbers else RoundVerdict.EXHAUSTED
+    return replace(step, verdict=ended)
 
 
 def told_rows(rows: Sequence[tuple[Cell, ...]], observed: Sequence[Told]) -> list[Told]:

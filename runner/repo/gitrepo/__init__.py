@@ -201,24 +201,45 @@ def resolve_target(root: Path, branch: str | None = None) -> Target:
 # -- committing -------------------------------------------------------------------------------
 
 
-def commit_message(counts: dict[str, int]) -> str:
+ADVANCE, INSIDE = "Advance ", " inside the reviewed envelope"
+"""How a commit of automatic rounds names them: `Advance halving: rung 2 inside the ...`."""
+
+
+def rounds_in(message: str) -> list[str]:
+    """The automatic rounds a commit message names (`commit_message`'s), for a rebuilt one."""
+    if not message.startswith(ADVANCE) or INSIDE not in message:
+        return []
+    return message[len(ADVANCE) : message.index(INSIDE)].split(", ")
+
+
+def commit_message(counts: dict[str, int], rounds: Sequence[str] = ()) -> str:
     """E.g. 'Record 15 Beaker experiments for exact (12), other (3) [skip ci]', counting the
-    entries new on the branch; 'Update the Beaker ledger of exact [skip ci]' when none is."""
+    entries new on the branch; 'Update the Beaker ledger of exact [skip ci]' when none is.
+    `rounds`: the automatic rounds whose locks it commits too ('halving: rung 2'), said first."""
     total = sum(counts.values())
+    said = f"{ADVANCE}{', '.join(rounds)}{INSIDE}; " if rounds else ""
     if not total:
-        return f"Update the Beaker ledger of {', '.join(sorted(counts))} {SKIP_CI}"
+        if not counts:
+            return f"{said.removesuffix('; ')} {SKIP_CI}"
+        update = f"Update the Beaker ledger of {', '.join(sorted(counts))}"
+        return f"{said}{update[0].lower() if said else update[0]}{update[1:]} {SKIP_CI}"
     sweeps = ", ".join(f"{name} ({count})" for name, count in sorted(counts.items()) if count)
     noun = "experiment" if total == 1 else "experiments"
-    return f"Record {total} Beaker {noun} for {sweeps} {SKIP_CI}"
+    record = f"{'record' if said else 'Record'} {total} Beaker {noun} for {sweeps}"
+    return f"{said}{record} {SKIP_CI}"
 
 
-def commit_ledgers(root: Path) -> Commit | None:
-    """Commit the Beaker ledger files that differ from HEAD, and nothing else; None if none do."""
+def commit_ledgers(
+    root: Path, locks: Sequence[Path] = (), rounds: Sequence[str] = ()
+) -> Commit | None:
+    """Commit the Beaker ledger files that differ from HEAD, and the `locks` an automatic round
+    wrote (`rounds` says which), nothing else; None if none differ."""
     repo = open_repo(root)
     directory = relative_path(repo, root / str(ledger.LEDGER_DIR))
     files = [f for f in _changed(repo, [directory]) if f.endswith(".jsonl")]
     files = [f for f in files if (Path(str(repo.working_tree_dir)) / f).exists()]
-    if not files:
+    written = _changed(repo, [relative_path(repo, p) for p in locks]) if locks else []
+    if not files and not written:
         return None
     counts = {}
     for path in files:
@@ -228,7 +249,8 @@ def commit_ledgers(root: Path) -> Commit | None:
         counts[sweep] = sum(
             1 for key, entry in after.items() if key not in before or before[key].id != entry.id
         )
-    message = commit_message(counts)
+    message = commit_message(counts, rounds if written else ())
+    files += written
     run_git(repo, "add", "--", *files)
     # --only: whatever else is staged stays out of this commit. --no-verify: a machine-made
     # commit of generated files must not be rewritten or refused by a developer's local hooks.

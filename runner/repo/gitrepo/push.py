@@ -23,6 +23,7 @@ from runner.repo.gitrepo import (
     commit_ledgers,
     open_repo,
     relative_path,
+    rounds_in,
     run_git,
     sweep_of,
     text_at,
@@ -50,10 +51,14 @@ class Pushed:
     attempts: int
 
 
-def publish(root: Path, target: Target, policy: RetryPolicy | None = None) -> Pushed:
-    """Push the ledger commits HEAD has over the remote branch; rebuild and retry on races."""
+def publish(
+    root: Path, target: Target, policy: RetryPolicy | None = None, locks: Sequence[Path] = ()
+) -> Pushed:
+    """Push the ledger commits HEAD has over the remote branch (with the `locks` automatic
+    rounds wrote, and nothing else); rebuild and retry on races."""
     policy = policy or PUSH_POLICY
     repo = open_repo(root)
+    allowed = frozenset(relative_path(repo, p) for p in locks)
     tracking = f"refs/remotes/{target.remote}/{target.branch}"
     _fetch(repo, target)
     attempts = 0
@@ -64,7 +69,7 @@ def publish(root: Path, target: Target, policy: RetryPolicy | None = None) -> Pu
         if raced:
             _rebuild(repo, root, target, raced)
         attempts += 1
-        files = _ledger_commits(repo, tracking, root)
+        files = _ledger_commits(repo, tracking, root, allowed)
         if files is None:
             return Pushed(None, attempts - 1)
         if _push(repo, target):
@@ -84,9 +89,25 @@ def publish(root: Path, target: Target, policy: RetryPolicy | None = None) -> Pu
 
 
 def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -> None:
-    """Move HEAD to the new remote head and re-apply our ledger entries on top, merged by key."""
+    """Move HEAD to the new remote head and re-apply our ledger entries on top, merged by key,
+    and an automatic round's lock as we wrote it, unless the remote changed that lock too (then
+    the round is not ours to push: GitError; the next run decides again, from the new head)."""
+    tracking = f"refs/remotes/{target.remote}/{target.branch}"
+    locks = [f for f in files if not f.endswith(".jsonl")]
+    written = {f: text_at(repo, "HEAD", f) for f in locks}
+    rounds = rounds_in(str(repo.head.commit.message))
+    base = run_git(repo, "merge-base", "HEAD", tracking).strip()  # what our round was built on
+    based = {f: text_at(repo, base, f) for f in locks}
+    files = [f for f in files if f.endswith(".jsonl")]
     ours = [ledger.parse(text_at(repo, "HEAD", f), f, sweep_of(f)) for f in files]
     _fetch(repo, target)
+    moved = [f for f in locks if text_at(repo, tracking, f) != based[f]]
+    if moved:
+        raise GitError(
+            f"{', '.join(moved)} changed on {target.remote}/{target.branch} while this run"
+            " advanced it; the round is not pushed (its experiments are created: the next run"
+            " decides again from the new head and adopts them where it makes the same choice)"
+        )
     # --keep, not --hard: it refuses rather than discard uncommitted work in the checkout; our
     # own commit is not lost either, its entries are in `ours`.
     run_git(repo, "reset", "--keep", "--quiet", f"refs/remotes/{target.remote}/{target.branch}")
@@ -94,7 +115,9 @@ def _rebuild(repo: git.Repo, root: Path, target: Target, files: Sequence[str]) -
     for path, entries in zip(files, ours, strict=True):
         ledger.record(top / path, entries.sweep, entries.entries.values())
         headers.keep_header(top / path, entries.sweep, entries)  # the group, the notifications
-    commit_ledgers(root)
+    for path, text in written.items():
+        (top / path).write_text(text, encoding="utf-8")
+    commit_ledgers(root, [top / p for p in written], rounds)
 
 
 def _fetch(repo: git.Repo, target: Target) -> None:
@@ -102,17 +125,24 @@ def _fetch(repo: git.Repo, target: Target) -> None:
     run_git(repo, "fetch", "--quiet", "--no-tags", target.remote, refspec)
 
 
-def _ledger_commits(repo: git.Repo, tracking: str, root: Path) -> list[str] | None:
-    """Ledger files changed by the commits HEAD has over the remote; None when it has none.
+def _ledger_commits(
+    repo: git.Repo, tracking: str, root: Path, allowed: frozenset[str] = frozenset()
+) -> list[str] | None:
+    """Ledger files (and the `allowed` locks) changed by the commits HEAD has over the remote;
+    None when it has none.
 
     Anything else in those commits (a manifest edit not yet reviewed, say) is refused: this
-    pushes ledgers, nothing else.
+    pushes ledgers and an automatic round's lock, nothing else.
     """
     if not run_git(repo, "rev-list", "--max-count=1", f"{tracking}..HEAD"):
         return None
     files = run_git(repo, "diff", "--name-only", "--no-renames", f"{tracking}...HEAD").splitlines()
     directory = relative_path(repo, root / str(ledger.LEDGER_DIR)) + "/"
-    others = [f for f in files if not (f.startswith(directory) and f.endswith(".jsonl"))]
+    others = [
+        f
+        for f in files
+        if not (f.startswith(directory) and f.endswith(".jsonl")) and f not in allowed
+    ]
     if others:
         raise GitError(
             f"HEAD has commits not on {tracking.removeprefix('refs/remotes/')} that change more"
