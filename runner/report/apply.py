@@ -34,20 +34,27 @@ WOULD = {
 """What a dry run says it would do to a point the platform ended, by verdict."""
 
 
-def resume_lines(resumes: tuple[Resume, ...], dry_run: bool) -> list[str]:
-    """One line per point the platform ended (what was done to it, or would be), then the
-    counts; nothing when there was none."""
+def resume_lines(resumes: tuple[Resume, ...]) -> list[str]:
+    """One line per point the platform ended (what was done to it), then the counts; nothing
+    when there was none."""
+    return _resumes(resumes, {v: str(v) for v in ResumeVerdict}, "Resume: ")
+
+
+def would_resume_lines(resumes: tuple[Resume, ...]) -> list[str]:
+    """A dry run's: what it would do to each point the platform ended, then the counts."""
+    verbs = {v: WOULD.get(v, str(v)) for v in ResumeVerdict}
+    return _resumes(resumes, verbs, "Resume (dry run, nothing resumed): ")
+
+
+def _resumes(resumes: tuple[Resume, ...], verb: dict[ResumeVerdict, str], head: str) -> list[str]:
     if not resumes:
         return []
-    verb = {v: WOULD.get(v, str(v)) for v in ResumeVerdict} if dry_run else None
     lines = [
-        f"{verb[r.verdict] if verb else r.verdict} {r.sweep}/{r.name}: {r.detail}"
-        f" (preemptions: {r.preemptions})"
+        f"{verb[r.verdict]} {r.sweep}/{r.name}: {r.detail} (preemptions: {r.preemptions})"
         for r in resumes
     ]
     counts = {v: sum(r.verdict == v for r in resumes) for v in ResumeVerdict}
-    said = ", ".join(f"{n} {verb[v] if verb else v}" for v, n in counts.items() if n)
-    head = "Resume (dry run, nothing resumed): " if dry_run else "Resume: "
+    said = ", ".join(f"{n} {verb[v]}" for v, n in counts.items() if n)
     return [*lines, head + said]
 
 
@@ -55,7 +62,7 @@ def planned_lines(applied: Applied) -> list[str]:
     """Before anything is created: the automatic rounds, the resumes and the restarts (done, or
     those a dry run would do) and the points held back by plan pins."""
     lines = [auto_line(done) for done in applied.rounds]
-    lines += resume_lines(applied.resumes, False) + resume_lines(applied.would_resume, True)
+    lines += resume_lines(applied.resumes) + would_resume_lines(applied.would_resume)
     if applied.restarts is not None:
         done = applied.restarts
         lines += [
