@@ -4,6 +4,7 @@ fake Beaker."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner import ledger, manifest, yaml12
+from runner.backends import ExperimentState
 from runner.cli import main
 from runner.core.errors import Problem
 from runner.core.locked import RungLock
@@ -31,9 +33,11 @@ from runner.manifest.fidelity import (
 )
 from runner.manifest.lock import lock_path, lock_text
 from runner.manifest.params import parse_params
+from runner.plan import catalog
 from tests.conftest import PROJECT
 
 if TYPE_CHECKING:
+    from tests.fake_backend import FakeBackend
     from tests.fake_beaker.server import FakeBeaker
 
 HEAD = """\
@@ -364,3 +368,20 @@ params:
   grid:
     lr: {lrs}
 """
+
+
+def finish_rung(
+    root: Path, backend: FakeBackend, rung: int, loss: dict[tuple[float, float], float | None]
+) -> None:
+    """Every point of `rung` of the halving at `root` (`halving()`'s, on the fake at the port)
+    ends: succeeded with the loss its (lr, wd) is given, or failed."""
+    (plan,) = catalog.load(root, ()).plans()
+    for row in plan.rows:
+        params = dict(row.params)
+        if params["rung"] != rung or row.name not in backend.made:
+            continue
+        value = loss[(float(params["lr"]), float(params["wd"]))]
+        made = backend.made[row.name][-1]
+        ended = ExperimentState.FAILED if value is None else ExperimentState.SUCCEEDED
+        metrics = {} if value is None else {"loss": value}
+        backend.made[row.name][-1] = dataclasses.replace(made, state=ended, metrics=metrics)

@@ -19,7 +19,6 @@ import pytest
 
 from runner.analysis.findings import find
 from runner.apply import Applied, ApplyOptions, apply, notify
-from runner.backends import ExperimentState
 from runner.cli import main
 from runner.commands.propose import same_code
 from runner.core.aims import Goal
@@ -46,7 +45,15 @@ from runner.search.points import Result
 from tests.conftest import PROJECT
 from tests.fake_backend import FakeBackend
 from tests.fake_beaker.server import FakeBeaker
-from tests.helpers import BRANIN_SEARCH, OBJECTIVE_HEAD, Quiet, halving, head, write_manifest
+from tests.helpers import (
+    BRANIN_SEARCH,
+    OBJECTIVE_HEAD,
+    Quiet,
+    finish_rung,
+    halving,
+    head,
+    write_manifest,
+)
 
 SHOWN = "sweeps/halving.yaml"
 AUTO = halving() + "advance: auto\n"
@@ -61,22 +68,6 @@ COMMIT = "c0ffee" * 6 + "c0fe"
 def _submit(root: Path, backend: FakeBackend) -> Applied:
     plans = catalog.load(root, ()).plans()
     return apply(plans, backend, ApplyOptions(root, commit=COMMIT), Quiet())
-
-
-def _finish(
-    root: Path, backend: FakeBackend, rung: int, loss: dict[tuple[float, float], float | None]
-) -> None:
-    """Every point of `rung` ends: succeeded with the loss its (lr, wd) is given, or failed."""
-    (plan,) = catalog.load(root, ()).plans()
-    for row in plan.rows:
-        params = dict(row.params)
-        if params["rung"] != rung or row.name not in backend.made:
-            continue
-        value = loss[(float(params["lr"]), float(params["wd"]))]
-        made = backend.made[row.name][-1]
-        ended = ExperimentState.FAILED if value is None else ExperimentState.SUCCEEDED
-        metrics = {} if value is None else {"loss": value}
-        backend.made[row.name][-1] = dataclasses.replace(made, state=ended, metrics=metrics)
 
 
 class Witness(FakeBackend):
@@ -100,7 +91,7 @@ def _rung_1(root: Path, text: str = AUTO) -> tuple[Witness, Applied]:
     backend = Witness(root / "sweeps" / "halving.lock.json")
     first = _submit(root, backend)
     assert len(backend.made) == 9 and not first.advanced
-    _finish(root, backend, 0, LOSS)
+    finish_rung(root, backend, 0, LOSS)
     return backend, _submit(root, backend)
 
 
@@ -430,7 +421,7 @@ def test_propose_opens_no_pull_request_inside_the_envelope_and_one_for_a_round_p
         write_manifest(root, text, "halving.yaml")
         backend = FakeBackend()
         apply(catalog.load(root, ()).plans(), backend, ApplyOptions(root), Quiet())  # rung 0
-        _finish(root, backend, 0, LOSS)
+        finish_rung(root, backend, 0, LOSS)
         one = _proposed(root, backend)
         assert one.inside is inside and (one.round is None) is inside
         assert (root / "sweeps" / "halving.lock.json").exists() is not inside
@@ -499,7 +490,7 @@ def test_with_plan_pins_a_round_is_advanced_only_inside_an_approved_envelope(
         return apply(plans, backend, ApplyOptions(tmp_path, pins=pins), Quiet())
 
     assert len(submit([plain]).outcomes) == 9  # rung 0: its points' pin covers them
-    _finish(tmp_path, backend, 0, LOSS)
+    finish_rung(tmp_path, backend, 0, LOSS)
     (waits,) = submit([plain]).rounds
     assert not waits.written and "its envelope is in no reviewed plan" in waits.left
     assert not (tmp_path / "sweeps" / "halving.lock.json").exists() and len(backend.made) == 9

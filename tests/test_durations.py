@@ -46,7 +46,7 @@ def test_what_the_schema_refuses_is_refused_here_too(bad: str) -> None:
     [(42.4, "42s"), (180, "3m"), (185, "3m05s"), (90, "1m30s"), (7380, "2h03m")],
 )
 def test_elapsed_time_has_one_format_everywhere(seconds: float, text: str) -> None:
-    from runner.render.durations import elapsed_text
+    from runner.render.durations import elapsed_text as said
     from runner.report.status import duration
 
-    assert elapsed_text(seconds) == duration(seconds) == text
+    assert said(seconds) == duration(seconds) == text

@@ -40,7 +40,7 @@ from runner.search.rounds import Round, RoundVerdict, SoFar, next_rung
 from runner.search.rungs import SuccessiveHalving
 from tests.conftest import PROJECT
 from tests.fake_backend import FakeBackend
-from tests.helpers import Quiet, halving, write_manifest
+from tests.helpers import Quiet, finish_rung, halving, write_manifest
 
 LADDER = Ladder("steps", (100, 300, 900), 3)
 CONFIGS = tuple((float(i),) for i in range(7))
@@ -133,22 +133,6 @@ def _submit(root: Path, backend: FakeBackend) -> None:
     apply(catalog.load(root, ()).plans(), backend, ApplyOptions(root), Quiet())
 
 
-def _finish(
-    root: Path, backend: FakeBackend, rung: int, loss: dict[tuple[float, float], float | None]
-) -> None:
-    """Every point of `rung` ends: succeeded with the loss its (lr, wd) is given, or failed."""
-    (plan,) = catalog.load(root, ()).plans()
-    for row in plan.rows:
-        params = dict(row.params)
-        if params["rung"] != rung or row.name not in backend.made:
-            continue
-        value = loss[(float(params["lr"]), float(params["wd"]))]
-        made = backend.made[row.name][-1]
-        ended = ExperimentState.FAILED if value is None else ExperimentState.SUCCEEDED
-        metrics = {} if value is None else {"loss": value}
-        backend.made[row.name][-1] = dataclasses.replace(made, state=ended, metrics=metrics)
-
-
 SHOWN = "sweeps/halving.yaml"
 LOSS: dict[tuple[float, float], float | None] = {  # lr 0.1 is bad; one of its points fails
     (0.1, 0.0): 3.0, (0.1, 0.1): None, (0.1, 0.2): 2.9,
@@ -163,7 +147,7 @@ def _rung_1_proposed(root: Path, text: str | None = None) -> tuple[FakeBackend, 
     write_manifest(root, text or halving(), "halving.yaml")
     backend = FakeBackend()
     _submit(root, backend)
-    _finish(root, backend, 0, LOSS)
+    finish_rung(root, backend, 0, LOSS)
     found = _propose(root, backend)
     assert found is not None
     return backend, found
@@ -179,7 +163,7 @@ def test_propose_promotes_each_rung_from_the_last_through_the_port_and_a_rerun_w
     assert not lock.exists()
     _submit(tmp_path, backend)
     assert len(backend.made) == 9
-    _finish(tmp_path, backend, 0, LOSS)
+    finish_rung(tmp_path, backend, 0, LOSS)
 
     first = _propose(tmp_path, backend)
     assert first is not None and first.step.number == 1
@@ -193,7 +177,7 @@ def test_propose_promotes_each_rung_from_the_last_through_the_port_and_a_rerun_w
 
     _submit(tmp_path, backend)
     assert len(backend.made) == 12
-    _finish(tmp_path, backend, 1, {(0.01, 0.1): 0.3, (0.001, 0.2): 0.2, (0.001, 0.1): 0.35})
+    finish_rung(tmp_path, backend, 1, {(0.01, 0.1): 0.3, (0.001, 0.2): 0.2, (0.001, 0.1): 0.35})
     second = _propose(tmp_path, backend)
     assert second is not None and second.step.new == ((0.001, 0.2),)
     assert json.loads(lock.read_text())["rungs"]["points"] == [
@@ -245,7 +229,7 @@ def test_status_and_report_show_each_rung_its_promotions_and_the_best_of_the_las
 ) -> None:
     backend, _ = _rung_1_proposed(tmp_path)
     _submit(tmp_path, backend)  # at 300 steps the loss is no lower than rung 0's best (0.4)
-    _finish(tmp_path, backend, 1, {(0.01, 0.1): 0.5, (0.001, 0.2): 0.45, (0.001, 0.1): 0.6})
+    finish_rung(tmp_path, backend, 1, {(0.01, 0.1): 0.5, (0.001, 0.2): 0.45, (0.001, 0.1): 0.6})
     cat = catalog.load(tmp_path, ())
     (seen,) = sweeps.observe(cat, backend)
     by_name = {p.experiment: p for p in seen.points}
@@ -433,7 +417,7 @@ def test_a_halving_stopped_by_max_failures_says_so_at_once_in_propose_and_status
     backend = FakeBackend()
     _submit(tmp_path, backend)  # 4 of rung 0's 9 points: max_running
     assert len(backend.made) == 4
-    _finish(tmp_path, backend, 0, {k: None for k in LOSS})  # the 4 that ran failed
+    finish_rung(tmp_path, backend, 0, {k: None for k in LOSS})  # the 4 that ran failed
     _submit(tmp_path, backend)  # the stop holds the other 5: never submitted
     assert len(backend.made) == 4
     cat = catalog.load(tmp_path, [SHOWN], Locks.MAY_BE_STALE)
@@ -451,7 +435,7 @@ def test_a_halving_whose_point_is_canceled_or_gone_stops_and_names_it(tmp_path: 
     write_manifest(tmp_path, halving(), "halving.yaml")
     backend = FakeBackend()
     _submit(tmp_path, backend)
-    _finish(tmp_path, backend, 0, LOSS)
+    finish_rung(tmp_path, backend, 0, LOSS)
     (plan,) = catalog.load(tmp_path, ()).plans()
     gone = plan.rows[4].name
     del backend.made[gone]  # deleted in Beaker's UI
