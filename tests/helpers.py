@@ -22,6 +22,7 @@ from runner.core.errors import Problem
 from runner.core.locked import RungLock
 from runner.core.marks import Document
 from runner.core.model import Space, Sweep
+from runner.ledger import Layout
 from runner.manifest import load_manifest
 from runner.manifest.clusters import selector
 from runner.manifest.fidelity import (
@@ -33,7 +34,7 @@ from runner.manifest.fidelity import (
 )
 from runner.manifest.lock import lock_path, lock_text
 from runner.manifest.params import parse_params
-from runner.plan import catalog
+from runner.plan import SweepPlan, catalog
 from tests.conftest import PROJECT
 
 if TYPE_CHECKING:
@@ -115,6 +116,15 @@ def minimal(root: Path, name: str = "demo", extra: str = "", body: str | None = 
 
 def load(root: Path, path: Path) -> Sweep:
     return load_manifest(path, path.relative_to(root).as_posix())
+
+
+def only_plan(root: Path, layout: Layout, text: str, name: str) -> SweepPlan:
+    """Write one manifest as sweeps/`name` and plan it against the ledgers of a backend's
+    `layout`: the one sweep a backend test creates points of."""
+    write_manifest(root, text, name)
+    cat = catalog.load(root, [])
+    (plan,) = cat.plans(cat.ledgers(layout))
+    return plan
 
 
 DOC_PAGES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]

@@ -18,10 +18,10 @@ from runner.backends.beaker.states import CAUSES, SIBLINGS
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import CANCELED, INTERRUPTED, RUNNING, RunDir, new_state
 from runner.backends.local.states import as_experiment
-from runner.plan import SweepPlan, catalog
+from runner.plan import SweepPlan
 from tests.fake_beaker import FakeBeaker
 from tests.fake_beaker.cancelations import TEXTS
-from tests.helpers import SWEEP, write_manifest
+from tests.helpers import SWEEP, only_plan
 
 ENDING = SWEEP.replace(
     "  clusters: [ai2/test-cluster]\n",
@@ -62,10 +62,7 @@ def backend(fake_beaker: FakeBeaker) -> Iterator[BeakerBackend]:
 
 
 def _plan(root: Path, backend: Backend, text: str = ENDING) -> SweepPlan:
-    write_manifest(root, text, "ending.yaml")
-    cat = catalog.load(root, [])
-    (plan,) = cat.plans(cat.ledgers(backend.layout))
-    return plan
+    return only_plan(root, backend.layout, text, "ending.yaml")
 
 
 def _created(

@@ -26,8 +26,8 @@ from runner.backends.beaker import BeakerBackend
 from runner.backends.local import LocalBackend
 from runner.backends.local.rundir import Replica, RunDir, elapsed_seconds, new_state
 from runner.observe.looks import Observer
-from runner.plan import SweepPlan, catalog
-from tests.helpers import MINIMAL, write_manifest
+from runner.plan import SweepPlan
+from tests.helpers import MINIMAL, only_plan
 
 # The minimal sweep (two points), with a command that also runs on this machine.
 SWEEP = MINIMAL.format(name="contract").replace(
@@ -51,10 +51,7 @@ def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
 
 
 def _plan(root: Path, backend: Backend, text: str = SWEEP) -> SweepPlan:
-    write_manifest(root, text, "contract.yaml")
-    cat = catalog.load(root, [])
-    (plan,) = cat.plans(cat.ledgers(backend.layout))
-    return plan
+    return only_plan(root, backend.layout, text, "contract.yaml")
 
 
 def test_experiments_lists_what_create_made_by_name_with_its_state(

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from runner.core.aims import Aims
+from runner.core.model import Sweep
 from runner.core.sample import Sample
 from runner.core.values import StrEnum
 from runner.locking.auto import Auto
@@ -33,38 +34,39 @@ class Listed(StrEnum):
 def proposed_lines(one: Proposed, listed: Listed = Listed.FEW) -> list[str]:
     """What `propose` did for one sweep: its line (a round's or a rung's), and, when a warm
     start's round 0 was written, what it learned from and the points it left out (`listed`)."""
-    step, sample, halving = one.done.step, one.sweep.search.sample, halving_of(one.sweep)
+    step, halving = one.done.step, halving_of(one.sweep)
     if one.inside:
         kind = "rung" if halving is not None else "round"
         return [
             f"{one.shown}: {kind} {step.number} is inside its envelope (advance: auto): the"
             " schedule's submit advances it, so no pull request is proposed"
         ]
-    if halving is not None:
-        first = rung_line(one.shown, halving, step)
-    elif sample is not None:
-        first = line(one.shown, sample, step)
-    else:
-        raise ValueError(f"{one.shown}: no search to propose")
+    first = _step_line(one.shown, one.sweep, step)
     said = seeding_lines(step, listed) if one.done.text is not None else []
     return [first, *(f"{one.shown}: {s}" for s in said)]
 
 
+def _step_line(shown: str, sweep: Sweep, step: Next) -> str:
+    """A search's step in one line: a rung's (a halving) or a round's (a sample)."""
+    halving, sample = halving_of(sweep), sweep.search.sample
+    if halving is not None:
+        return rung_line(shown, halving, step)
+    if sample is None:
+        raise ValueError(f"{shown}: no search to step")
+    return line(shown, sample, step)
+
+
 def auto_line(auto: Auto) -> str:
     """What `submit` did for one automatic search (`advance: auto`), in one line."""
-    step, halving, sample = auto.step, halving_of(auto.sweep), auto.sweep.search.sample
+    step, halving = auto.step, halving_of(auto.sweep)
     if auto.left:
         return f"{auto.shown}: {auto.left}"
     if halving is not None and auto.written and step.cuts:
         by_rung = Counter(k for k in step.rounds[len(step.rounds) - len(step.new) :])
         said = ", ".join(f"{n} to rung {k}" for k, n in sorted(by_rung.items()))
         first = f"{auto.shown}: promoted {len(step.new)} point(s) as their rungs ended ({said})"
-    elif halving is not None:
-        first = rung_line(auto.shown, halving, step)
-    elif sample is not None:
-        first = line(auto.shown, sample, step)
     else:
-        raise ValueError(f"{auto.shown}: no search to advance")
+        first = _step_line(auto.shown, auto.sweep, step)
     if not auto.written:
         return first
     return first + ": approved by its reviewed envelope (the decision is in its lock)"
